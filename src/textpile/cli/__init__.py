@@ -1,0 +1,54 @@
+"""The ``textpile`` command line: one subcommand per module beside this file.
+
+Each module exposes ``register(subparsers)`` which adds its subcommand(s) and sets
+``func`` to a callable taking the parsed namespace and returning an exit status.
+Exit statuses: 0 success, 1 a run-time failure (database, network), 2 bad usage or
+configuration (argparse's own code), 130 interrupted with Ctrl+C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from textpile.errors import ConfigError, TextpileError
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the full argument parser with every subcommand registered."""
+    from textpile.cli import crawl, debug, maintenance, pipeline, search, summarize
+
+    parser = argparse.ArgumentParser(
+        prog="textpile",
+        description="Crawl a chosen set of websites, summarize them into a search index, search it.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (crawl, summarize, maintenance, debug, search, pipeline):
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"textpile: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except TextpileError as exc:
+        print(f"textpile: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("textpile: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

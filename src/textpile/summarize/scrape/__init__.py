@@ -1,0 +1,4 @@
+"""Scraping one fetched file into text piles, a document description and link summaries.
+
+The HTML is parsed once; every extractor works on the same tree.
+"""
