@@ -1,0 +1,230 @@
+"""textpile's query language: parsing what a person typed into a safe query plan.
+
+Source: unobtanium's query language (unobtanium-documentation.txt, viewer) as issue 4
+specifies it, plus Dead Simple Search's any-term fallback
+(dead-simple-search-how-it-works.txt, "The search process").
+
+Syntax:
+
+* words are all required (AND);
+* ``"quoted text"`` is a phrase; quote pairs are ``"…"``, ``»…«`` and ``«…»``; inside
+  quotes a backslash escapes the closing quote or a backslash. A quote opens a phrase
+  only at the start of a word (after whitespace or at the start) and closes it only
+  where it is not followed by a letter or digit; otherwise it is an ordinary character;
+  an opening quote without a closing one is an ordinary character too;
+* ``-"phrase"`` excludes pages holding the phrase; a bare ``-word`` is *not* an
+  exclusion: it stays a required word (a pasted error message keeps all its words);
+* ``site:example.org`` (that domain and its subdomains), ``host:www.example.org``
+  (exactly that host), ``lang:en`` (``primary_language`` en or en-*), each negatable
+  with a leading ``-``;
+* ``OR`` (upper case) between two words or phrases makes them alternatives.
+
+Any input is a valid query. Control characters, NUL bytes and lone surrogates become
+spaces; the query is cut to :data:`MAX_QUERY_CHARS` characters and
+:data:`MAX_TERMS` items, with a message saying so.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 64
+
+QUOTE_PAIRS = {'"': '"', "»": "«", "«": "»"}
+FILTER_KINDS = ("site", "host", "lang")
+
+
+@dataclass(frozen=True)
+class Term:
+    """A word (``phrase=False``) or a quoted phrase, as typed (escapes resolved)."""
+
+    text: str
+    phrase: bool = False
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A ``site:``, ``host:`` or ``lang:`` filter; ``value`` is normalized lower case."""
+
+    kind: str
+    value: str
+    negated: bool = False
+
+
+@dataclass
+class ParsedQuery:
+    """The parse of a query.
+
+    ``groups`` are the required items: each group is a list of alternatives (more than
+    one when joined with ``OR``); ``excluded`` are the ``-"phrase"`` items; ``filters``
+    the site/host/lang filters; ``messages`` explain anything dropped or cut.
+    """
+
+    groups: list[list[Term]] = field(default_factory=list)
+    excluded: list[Term] = field(default_factory=list)
+    filters: list[Filter] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def positive_terms(self) -> list[Term]:
+        """Every required or alternative term, flattened in order."""
+        return [t for g in self.groups for t in g]
+
+    def is_empty(self) -> bool:
+        """True when there is nothing to search for and nothing to filter by."""
+        return not self.groups and not self.excluded and not self.filters
+
+
+def clean_text(raw: str) -> str:
+    """Return ``raw`` with control characters, NULs and lone surrogates made spaces."""
+    out = []
+    for ch in raw:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cs", "Zl", "Zp"):
+            out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _is_word_char(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in ("L", "N")
+
+
+def _read_phrase(text: str, start: int) -> tuple[str, int] | None:
+    """Read a quoted phrase whose opening quote is at ``start``.
+
+    Returns (content, index after the closing quote), or None when it never closes.
+    """
+    closer = QUOTE_PAIRS[text[start]]
+    i = start + 1
+    buf: list[str] = []
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and (text[i + 1] in QUOTE_PAIRS.values() or text[i + 1] in QUOTE_PAIRS or text[i + 1] == "\\"):
+            buf.append(text[i + 1])
+            i += 2
+            continue
+        if ch == closer and (i + 1 == len(text) or not _is_word_char(text[i + 1])):
+            return "".join(buf), i + 1
+        buf.append(ch)
+        i += 1
+    return None
+
+
+def _normalize_filter_value(kind: str, value: str) -> str | None:
+    """Normalize a filter value: hosts lower case and punycode, languages lower case."""
+    value = value.strip().lower()
+    if kind == "lang":
+        return value or None
+    if "://" in value:
+        value = value.split("://", 1)[1]
+    value = value.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    if "@" in value:
+        value = value.rsplit("@", 1)[1]
+    if value.startswith("[") and "]" in value:
+        value = value[1 : value.index("]")]
+    elif value.count(":") == 1:
+        value = value.split(":", 1)[0]
+    value = value.strip(".")
+    if not value:
+        return None
+    if not value.isascii():
+        try:
+            value = value.encode("idna").decode("ascii")
+        except UnicodeError:
+            return value  # cannot be a stored host; matches nothing, which is the truth
+    return value
+
+
+def _split_items(text: str) -> list[tuple[str, str, bool]]:
+    """Split cleaned text into (kind, text, negated) items; kind is word or phrase."""
+    items: list[tuple[str, str, bool]] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        if text[i].isspace():
+            i += 1
+            continue
+        negated = False
+        j = i
+        if text[j] == "-" and j + 1 < n and text[j + 1] in QUOTE_PAIRS:
+            negated = True
+            j += 1
+        if text[j] in QUOTE_PAIRS:
+            got = _read_phrase(text, j)
+            if got is not None:
+                content, end = got
+                items.append(("phrase", content, negated))
+                i = end
+                continue
+        # an ordinary word: up to the next whitespace
+        end = i
+        while end < n and not text[end].isspace():
+            end += 1
+        items.append(("word", text[i:end], False))
+        i = end
+    return items
+
+
+def parse_query(raw: str) -> ParsedQuery:
+    """Parse ``raw`` (any string) into a :class:`ParsedQuery`; never raises for any input."""
+    parsed = ParsedQuery()
+    text = clean_text(raw)
+    if len(text) > MAX_QUERY_CHARS:
+        text = text[:MAX_QUERY_CHARS]
+        parsed.messages.append(f"The query was cut to its first {MAX_QUERY_CHARS} characters.")
+    items = _split_items(text)
+    if len(items) > MAX_TERMS:
+        items = items[:MAX_TERMS]
+        parsed.messages.append(f"Only the first {MAX_TERMS} words and phrases of the query were used.")
+
+    # Filters first, then OR grouping of the positive terms.
+    sequence: list[Term | str] = []  # Term or the marker "OR"
+    for kind, content, negated in items:
+        if kind == "word":
+            word = content
+            neg = False
+            if word.startswith("-") and ":" in word:
+                neg = True
+                word = word[1:]
+            key, sep, value = word.partition(":")
+            if sep and key.lower() in FILTER_KINDS:
+                normalized = _normalize_filter_value(key.lower(), value)
+                if normalized is None:
+                    parsed.messages.append(f"The filter {content!r} has no value and was ignored.")
+                else:
+                    parsed.filters.append(Filter(key.lower(), normalized, neg))
+                continue
+            if content == "OR":
+                sequence.append("OR")
+                continue
+            sequence.append(Term(content, phrase=False))
+        else:
+            term = Term(content, phrase=True)
+            if negated:
+                parsed.excluded.append(term)
+            else:
+                sequence.append(term)
+
+    # "OR" is an operator only between two terms; elsewhere it is the word OR.
+    groups: list[list[Term]] = []
+    i = 0
+    while i < len(sequence):
+        item = sequence[i]
+        if item == "OR":
+            prev_is_term = i > 0 and isinstance(sequence[i - 1], Term) and groups
+            next_is_term = i + 1 < len(sequence) and isinstance(sequence[i + 1], Term)
+            if prev_is_term and next_is_term:
+                groups[-1].append(sequence[i + 1])
+                i += 2
+                continue
+            groups.append([Term("OR")])
+            i += 1
+            continue
+        groups.append([item])
+        i += 1
+    parsed.groups = groups
+    return parsed

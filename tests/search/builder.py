@@ -1,0 +1,174 @@
+"""Build small summary databases for search tests, the way the summarizer writes them.
+
+Rows follow the shared decisions: FTS rowid = entity_generation_id, and only searchable
+generations (open, not duplicate, with a text pile) get FTS rows. ``build_fts(stale=True)``
+also indexes the unsearchable ones, to prove the search SQL filters them out itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from textpile.ids import uuid7_bytes
+from textpile.store.database import open_summary_db
+from textpile.store.urls import intern_url, parse_url
+
+PILE_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
+
+
+class SummaryBuilder:
+    """A summary database under construction at ``path`` (created if missing)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.conn = open_summary_db(self.path)
+
+    def add_page(
+        self,
+        url: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        text: str = "",
+        secondary_text: str = "",
+        big_headlines: str = "",
+        small_headlines: str = "",
+        code_text: str = "",
+        quote_text: str = "",
+        primary_headline: str | None = None,
+        lang: str | None = None,
+        time_created: int | None = None,
+        time_updated: int | None = None,
+        indexiness: int = -10,
+        closed: bool = False,
+        duplicate: bool = False,
+        first_seen: int = 1_700_000_000,
+    ) -> int:
+        """Add one generation of ``url`` (its fragment kept); return its entity_generation_id."""
+        parsed = parse_url(url)
+        conn = self.conn
+        url_id = intern_url(conn, parsed)
+        values = dict(text=text, secondary_text=secondary_text, big_headlines=big_headlines,
+                      small_headlines=small_headlines, code_text=code_text, quote_text=quote_text)
+        digest = hashlib.blake2b("\n\n\n".join(values[f] for f in PILE_FIELDS).encode("utf-8"), digest_size=64).digest()
+        row = conn.execute("SELECT text_pile_id FROM text_pile WHERE blake2b512_digest = ?", (digest,)).fetchone()
+        if row:
+            pile_id = row[0]
+        else:
+            pile_id = conn.execute(
+                "INSERT INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, small_headlines, code_text, quote_text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (digest, *(values[f] for f in PILE_FIELDS)),
+            ).lastrowid
+        eg_id = conn.execute(
+            "INSERT INTO entity_generation(entity_generation_uuid, url_id, url_fragment, first_seen_unix_utc,"
+            " last_seen_unix_utc, confirmed_end_unix_utc, marked_duplicate, text_pile_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (uuid7_bytes(), url_id, parsed.fragment, first_seen, first_seen + 10,
+             first_seen + 20 if closed else None, 1 if duplicate else 0, pile_id),
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO document_description(entity_generation_id, time_created_unix_utc, time_updated_unix_utc,"
+            " primary_language, title, primary_headline, description, indexiness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (eg_id, time_created, time_updated, lang, title, primary_headline, description, indexiness),
+        )
+        conn.commit()
+        return eg_id
+
+    def build_fts(self, *, stale: bool = False) -> int:
+        """(Re)build the FTS rows; with ``stale`` index closed/duplicate generations too. Return the row count."""
+        conn = self.conn
+        conn.execute("DELETE FROM full_text_entity_index")
+        where = "eg.text_pile_id IS NOT NULL"
+        if not stale:
+            where += " AND eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate"
+        cur = conn.execute(
+            "INSERT INTO full_text_entity_index(rowid, text_pile_id, any, title, description, text, secondary_text,"
+            " big_headlines, small_headlines, code_text, quote_text)"
+            " SELECT eg.entity_generation_id, tp.text_pile_id, 'any', dd.title, dd.description, tp.text,"
+            " tp.secondary_text, tp.big_headlines, tp.small_headlines, tp.code_text, tp.quote_text"
+            " FROM entity_generation eg JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id"
+            f" LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id WHERE {where}"
+        )
+        conn.commit()
+        return cur.rowcount
+
+    def close(self) -> None:
+        """Commit and close the connection."""
+        self.conn.commit()
+        self.conn.close()
+
+
+def sample_site(path: str | Path, *, stale_fts: bool = True) -> dict[str, int]:
+    """Write the standard test corpus to ``path``; return {name: entity_generation_id}."""
+    b = SummaryBuilder(path)
+    ids = {}
+    ids["sqlite_fts"] = b.add_page(
+        "https://docs.example.org/fts5.html",
+        title="SQLite FTS5 Extension",
+        description="Full-text search in SQLite with the FTS5 virtual table.",
+        text="FTS5 is an SQLite virtual table module that provides full-text search.\n"
+             "The bm25 function ranks results by relevance.",
+        big_headlines="SQLite FTS5 Extension",
+        lang="en", time_updated=1_700_000_000, indexiness=-40,
+    )
+    ids["sqlite_json"] = b.add_page(
+        "https://docs.example.org/json1.html",
+        title="JSON Functions",
+        text="SQLite JSON functions let you store and query JSON documents in text columns.\n"
+             "Use json_extract to read a value; full-text search is a different module.",
+        lang="en", indexiness=-30,
+    )
+    ids["blog_cats"] = b.add_page(
+        "https://blog.example.org/2024/cats",
+        title="Why cats sleep all day",
+        text="Cats sleep for sixteen hours a day. A sleeping cat saves energy for hunting.",
+        lang="en", time_created=1_690_000_000, indexiness=-50,
+    )
+    ids["german"] = b.add_page(
+        "https://de.example.net/katzen",
+        title="Warum Katzen schlafen",
+        text="Katzen schlafen sechzehn Stunden am Tag. Cats sleep too, sagt man.",
+        lang="de", indexiness=-50,
+    )
+    ids["rust_error"] = b.add_page(
+        "https://forum.example.com/t/borrow",
+        title="error[E0502]: cannot borrow as mutable",
+        text="error[E0502]: cannot borrow `v` as mutable because it is also borrowed as immutable.\n"
+             "The fix is to end the immutable borrow first.",
+        code_text="let first = &v[0]; v.push(6);",
+        lang="en", indexiness=-20,
+    )
+    ids["cpp"] = b.add_page(
+        "https://forum.example.com/t/cpp",
+        title="C++ templates explained",
+        text="Templates in C++ allow generic programming with compile-time polymorphism.",
+        lang="en", indexiness=-20,
+    )
+    ids["dogs_closed"] = b.add_page(
+        "https://blog.example.org/2023/dogs",
+        title="Dogs and zebrafinch friendship",
+        text="An old page about zebrafinch birds that was removed.",
+        lang="en", closed=True,
+    )
+    ids["dup"] = b.add_page(
+        "https://blog.example.org/2024/cats?utm=1",
+        title="Why cats sleep all day (zebrafinch copy)",
+        text="A duplicate about zebrafinch and cats.",
+        lang="en", duplicate=True,
+    )
+    ids["xss"] = b.add_page(
+        "https://evil.example.com/page#section-2",
+        title="<script>alert('xss')</script> Marmalade recipe",
+        text="Orange marmalade <b>bold</b> & <img src=x onerror=alert(1)> tasty marmalade.",
+        lang="en", indexiness=-10,
+    )
+    ids["no_title"] = b.add_page(
+        "https://notitle.example.com/x",
+        primary_headline="Quokka facts",
+        text="The quokka is a small marsupial.",
+        lang="en",
+    )
+    b.build_fts(stale=stale_fts)
+    b.close()
+    return ids

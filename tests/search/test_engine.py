@@ -1,0 +1,176 @@
+"""search() over a small summary database with known pages."""
+
+import random
+import sqlite3
+
+import pytest
+
+from search.builder import SummaryBuilder, sample_site
+from textpile.search.engine import search
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("summary") / "summary.db"
+    ids = sample_site(path, stale_fts=True)  # closed/duplicate rows are in the FTS table too
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    yield conn, ids
+    conn.close()
+
+
+def urls(results):
+    return [r.url for r in results.results]
+
+
+def test_phrase_query_right_page_first(db):
+    conn, _ = db
+    r = search(conn, '"virtual table module"')
+    assert urls(r) == ["https://docs.example.org/fts5.html"]
+    r = search(conn, '"full-text search"')
+    assert urls(r)[0] == "https://docs.example.org/fts5.html" and r.total == 2
+
+
+def test_site_host_and_negated_filters(db):
+    conn, _ = db
+    assert urls(search(conn, "cats site:example.org")) == ["https://blog.example.org/2024/cats"]
+    assert urls(search(conn, "cats -site:example.org")) == ["https://de.example.net/katzen"]
+    assert urls(search(conn, "sqlite host:docs.example.org")) == [
+        "https://docs.example.org/fts5.html", "https://docs.example.org/json1.html"]
+    assert urls(search(conn, "sqlite host:example.org")) == []
+    assert search(conn, "cats site:xample.org").total == 0  # a suffix, not a domain
+
+
+def test_excluded_phrase(db):
+    conn, _ = db
+    assert urls(search(conn, 'sqlite -"virtual table"')) == ["https://docs.example.org/json1.html"]
+    # a bare -word is not an exclusion: the word stays required
+    assert urls(search(conn, "sqlite -json_extract")) == ["https://docs.example.org/json1.html"]
+
+
+def test_lang_filter(db):
+    conn, _ = db
+    assert urls(search(conn, "cats lang:de")) == ["https://de.example.net/katzen"]
+    assert urls(search(conn, "cats -lang:de")) == ["https://blog.example.org/2024/cats"]
+
+
+def test_or_query(db):
+    conn, _ = db
+    r = search(conn, "quokka OR marmalade")
+    assert sorted(urls(r)) == ["https://evil.example.com/page#section-2", "https://notitle.example.com/x"]
+    assert not r.fallback_any_term
+
+
+def test_only_negative_query_uses_any_column(db):
+    conn, _ = db
+    r = search(conn, '-"cats"')
+    assert r.total == 6 and "https://blog.example.org/2024/cats" not in urls(r)
+
+
+def test_closed_and_duplicate_generations_never_returned(db):
+    conn, ids = db
+    # Their stale FTS rows exist, but the SQL joins entity_generation and filters them out.
+    assert conn.execute("SELECT count(*) FROM full_text_entity_index WHERE rowid IN (?, ?)",
+                        (ids["dogs_closed"], ids["dup"])).fetchone()[0] == 2
+    r = search(conn, "zebrafinch")
+    assert r.total == 0 and r.results == []
+    assert "https://blog.example.org/2024/cats?utm=1" not in urls(search(conn, "cats", per_page=100))
+
+
+def test_title_match_outranks_body_only(tmp_path):
+    b = SummaryBuilder(tmp_path / "s.db")
+    b.add_page("https://a.example/body", title="Gardening notes",
+                      text="Some words about tomatoes and also about the axolotl in a pond.")
+    b.add_page("https://a.example/title", title="Axolotl", text="Some words about a pond animal.")
+    b.build_fts()
+    r = search(b.conn, "axolotl")
+    assert urls(r) == ["https://a.example/title", "https://a.example/body"]
+
+
+def test_leaf_beats_index_page(tmp_path):
+    b = SummaryBuilder(tmp_path / "s.db")
+    # The navigation page lists the words twice: by bm25 alone it would win.
+    b.add_page("https://a.example/", title="Articles",
+               text="Narwhal tusks\nPenguin feet\nNarwhal tusks again\nOwl eyes", indexiness=60)
+    b.add_page("https://a.example/narwhal", title="Articles",
+               text="Narwhal tusks grow long\nPenguin feet\nOwl eyes\nSea ice", indexiness=-60)
+    b.build_fts()
+    raw = dict(b.conn.execute(
+        "SELECT rowid, bm25(full_text_entity_index) FROM full_text_entity_index WHERE full_text_entity_index MATCH ?",
+        ('"narwhal" AND "tusks"',)))
+    assert raw[1] < raw[2]  # bm25 prefers the index page
+    assert urls(search(b.conn, "narwhal tusks")) == ["https://a.example/narwhal", "https://a.example/"]
+
+
+def test_any_term_fallback(db):
+    conn, _ = db
+    r = search(conn, "quokka unicornword")
+    assert r.fallback_any_term and urls(r) == ["https://notitle.example.com/x"]
+    assert "any of them" in r.message
+    r = search(conn, "unicornword")
+    assert not r.fallback_any_term and r.total == 0 and r.message == "No results."
+
+
+def test_result_fields_and_fallbacks(db):
+    conn, _ = db
+    [fts] = [x for x in search(conn, '"virtual table module"').results]
+    assert fts.title == "SQLite FTS5 Extension"
+    assert fts.description == "Full-text search in SQLite with the FTS5 virtual table."
+    assert fts.snippet_html == ("FTS5 is an SQLite <mark>virtual table module</mark> that provides full-text search. "
+                                "The bm25 function ranks results by relevance.")
+    assert fts.language == "en" and fts.time_updated_unix_utc == 1_700_000_000
+    [q] = search(conn, "marsupial").results
+    assert q.title == "Quokka facts"  # primary_headline when there is no title
+    assert q.description == "The quokka is a small marsupial."  # the snippet as text
+    assert q.snippet_html == "The quokka is a small <mark>marsupial</mark>."
+
+
+def test_markup_in_pages_is_escaped(db):
+    conn, _ = db
+    [x] = search(conn, "marmalade").results
+    assert x.url == "https://evil.example.com/page#section-2"
+    assert x.title == "<script>alert('xss')</script> Marmalade recipe"  # plain text; escaped when rendered
+    assert x.snippet_html == ("Orange <mark>marmalade</mark> &lt;b&gt;bold&lt;/b&gt; &amp; "
+                              "&lt;img src=x onerror=alert(1)&gt; tasty <mark>marmalade</mark>.")
+    assert "<script" not in search(conn, "script alert").results[0].snippet_html
+
+
+def test_paging(tmp_path):
+    b = SummaryBuilder(tmp_path / "s.db")
+    for i in range(130):
+        b.add_page(f"https://p.example/{i:03d}", title=f"Page {i}", text=f"common word number{i}")
+    b.build_fts()
+    r = search(b.conn, "common")
+    assert r.total == 130 and len(r.results) == 20 and r.page == 0 and r.per_page == 20
+    r2 = search(b.conn, "common", page=1)
+    assert not set(urls(r)) & set(urls(r2))
+    assert len(search(b.conn, "common", per_page=500).results) == 100
+    assert len(search(b.conn, "common", page=6, per_page=20).results) == 10
+    past = search(b.conn, "common", page=7)
+    assert past.results == [] and "past the last" in past.message
+    assert search(b.conn, "common", page=-3).page == 0
+
+
+ADVERSARIAL = [
+    "C++", "hello-world", "AND", "NOT", "OR", "NEAR", '"unbalanced', "*", "site:", "host:", "lang:", "-", "--",
+    '""', '"', "«", "»", "»«", "\\", '"\\', '"a\\"', "NEAR(a b)", "a:b", "title:x", "any:any", "{title}: x",
+    "^x", "x*", "(", ")", "()", "a AND (b", "\x00", "a\x00b", "\ud800", "x\udfff", "-site:", "site:*",
+    "site:..", "host:[::1]", "lang:%", "site:%_", "' OR 1=1 --", "'; DROP TABLE url; --", "\u202e", "🙂",
+    "a" * 5000, "x " * 2000, "OR OR OR", "- - -", '-"', '-"a"', "-site:example.org",
+    '"' * 100, "NOT NOT a", "a OR", "OR a", "site:ex\u00e4mple.org", "host:xn--", "\t\n\r",
+]
+
+
+def test_adversarial_queries_never_fail(db):
+    conn, _ = db
+    rng = random.Random(4)
+    queries = list(ADVERSARIAL)
+    alphabet = list('"»«\\-:*()^{}+ ORANDNOT') + ["site:", "lang:", "host:", " OR ", "-\""]
+    while len(queries) < 140:
+        queries.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30))))
+    while len(queries) < 220:
+        queries.append("".join(chr(rng.randint(0, 0x10FFFF)) for _ in range(rng.randint(1, 40))))
+    for q in queries:
+        r = search(conn, q)
+        assert isinstance(r.total, int) and len(r.results) <= 20
+        if r.total == 0:
+            assert r.message, q
