@@ -131,6 +131,9 @@ class DirectoryServer:
 
 
 SQLITE_DOC = Path("/usr/share/doc/sqlite3-doc")
+#: Debian 12's sqlite3-doc installs its HTML here (the package's own doc folder holds only
+#: changelog and copyright).
+SQLITE_DOC_HTML = Path("/usr/share/doc/sqlite3")
 
 
 def real_docs_root(tmp_dir: Path) -> Path:
@@ -139,8 +142,9 @@ def real_docs_root(tmp_dir: Path) -> Path:
     Debian's sqlite3-doc when installed (scripts/test installs it), else pydoc's HTML
     for a handful of standard library modules, written into ``tmp_dir``.
     """
-    if (SQLITE_DOC / "index.html").exists():
-        return SQLITE_DOC
+    for folder in (SQLITE_DOC, SQLITE_DOC_HTML):
+        if (folder / "index.html").exists():
+            return folder
     out = Path(tmp_dir) / "pydoc-html"
     out.mkdir(parents=True, exist_ok=True)
     modules = ["json", "sqlite3", "http.server", "urllib.parse", "textwrap", "csv", "zipfile", "gzip"]

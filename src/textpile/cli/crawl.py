@@ -1,5 +1,71 @@
-"""`textpile` subcommands of this area (placeholder until implemented)."""
+"""``textpile crawl``: run the crawl loop for a crawl configuration.
+
+Source: unobtanium-documentation.txt, page "unobtanium-crawler", section ``crawl`` (the
+options), page "Crawler crawl configuration" (what they override).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from textpile.cli import EXIT_INTERRUPTED, EXIT_OK
 
 
 def register(subparsers) -> None:
-    """Add this module's subcommands to ``subparsers``."""
+    """Add the ``crawl`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "crawl",
+        help="crawl the configured sites into a crawler database",
+        description="Start the crawl loop for a crawl configuration (--config) and/or options. "
+                    "Prints the statistics report on stdout; progress goes to stderr.",
+    )
+    p.add_argument("-c", "--database", required=True, metavar="FILE",
+                   help="crawler database to store the crawl results in (created if missing)")
+    p.add_argument("-u", "--user-agent", metavar="USER_AGENT",
+                   help="the HTTP User-Agent (overrides user_agent); robots.txt is matched against "
+                        "its part before the first space")
+    p.add_argument("-w", "--worker-name", default="ant", metavar="NAME",
+                   help="worker name logged to the agent table (default: ant)")
+    p.add_argument("-m", "--max-commands", type=int, metavar="N",
+                   help="maximum number of crawl commands in this run (overrides max_commands_per_run)")
+    p.add_argument("-d", "--default-delay", type=int, metavar="MILLISECONDS",
+                   help="default wait between requests to one origin (overrides default_delay_ms)")
+    p.add_argument("--schedule", action="append", metavar="URL",
+                   help="a seed URL; repeatable; overrides seeds")
+    p.add_argument("--config", metavar="PATH", help="crawl configuration file (TOML)")
+    p.add_argument("--policy-file", action="append", default=[], metavar="PATH",
+                   help="file of additional do_not_crawl / url_query_paramters policies; repeatable")
+    p.add_argument("--force-recrawl", action="store_true",
+                   help="schedule every known URL again, ignoring recrawl_interval")
+    p.add_argument("--ignore-db-name-from-config", action="store_true",
+                   help="do not check the database path against database_file")
+    p.add_argument("--allow-private-addresses", action="store_true", default=None,
+                   help="allow loopback, private, link-local and reserved addresses (off by default)")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``textpile crawl`` with parsed ``args``; return the exit status
+    (0 done, 130 interrupted; configuration errors raise ConfigError)."""
+    from textpile.crawl.config import check_database_file, config_from_options
+    from textpile.crawl.report import format_report
+    from textpile.crawl.run import run_crawl
+
+    config = config_from_options(
+        args.config,
+        policy_files=args.policy_file,
+        user_agent=args.user_agent,
+        max_commands=args.max_commands,
+        default_delay_ms=args.default_delay,
+        seeds=args.schedule,
+        force_recrawl=args.force_recrawl,
+        allow_private_addresses=args.allow_private_addresses,
+    )
+    check_database_file(config, args.database, ignore=args.ignore_db_name_from_config)
+    report = run_crawl(config, args.database, worker_name=args.worker_name,
+                       force_recrawl=args.force_recrawl, progress=not args.no_progress)
+    sys.stdout.write(format_report(report))
+    sys.stdout.flush()
+    return EXIT_INTERRUPTED if report.interrupted else EXIT_OK

@@ -1,0 +1,394 @@
+"""The origin crawler: the crawl loop of one seed origin.
+
+Source: unobtanium-documentation.txt, page "Crawl Loop". Each iteration does one of:
+[1] fetch robots.txt (when missing, expired after 30 minutes, or unavailable last time),
+[2] fill the todo list from due crawl candidates (logging local-policy blocks as 173),
+[3] crawl one URL (robots.txt blocks logged as 170). Patience starts at 5; persisting
+trouble (5xx answers, flukes that failed their retry, an unavailable robots.txt)
+decrements it and the origin gives up at 0; a database error sets it to 0 at once.
+Rate-limited (429) and fluke URLs are taken off the ignore list so they are tried again
+in the same run (each at most :data:`MAX_REQUEUES` times).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import httpx
+
+from textpile.crawl.charset import decode_body
+from textpile.crawl.config import CrawlConfig
+from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, RedirectRecord, RequestRecord
+from textpile.crawl.delay import CrawlDelay, parse_retry_after
+from textpile.crawl.fetch import FetchLimits, FetchResult, exit_code_for_status, fetch, http_date, parse_http_date
+from textpile.crawl.page import PageInfo, RobotsDirectives, read_page, x_robots_tag
+from textpile.crawl.robots import ROBOTS_EXPIRY_S, RobotsRules, looks_like_html
+from textpile.enums import CrawlType, ExitCode
+from textpile.store.mimetypes import parse_media_type
+from textpile.store.urls import ParsedUrl, UrlError, parse_url
+
+#: Patience of an origin crawler (page "Crawl Loop").
+INITIAL_PATIENCE = 5
+#: Candidates taken from the database per todo-list fill.
+TODO_CHUNK = 64
+#: How often one URL may be put back for another try in the same run (429, flukes).
+MAX_REQUEUES = 2
+#: Redirects followed for robots.txt (RFC 9309 2.3.1.2: at least five).
+MAX_ROBOTS_REDIRECTS = 5
+#: Media types whose text is stored in file_text (exit 20); others give 29 with metadata.
+TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+
+@dataclass
+class RunState:
+    """What all origin crawlers of one run share (one asyncio thread, no locks needed).
+
+    ``commands_left`` is the run's remaining max_commands_per_run budget; a command is a
+    crawl that sends requests (a file crawl or a robots.txt fetch).
+    """
+
+    config: CrawlConfig
+    db: CrawlerDb
+    client: httpx.AsyncClient
+    token: str
+    seed_origins: frozenset[str]
+    commands_left: int
+    force_recrawl: bool
+    limits: FetchLimits
+    display: object
+    report: object
+    out_of_commands: bool = False
+
+    def take_command(self) -> bool:
+        """Use one command of the budget; False when it is spent."""
+        if self.commands_left <= 0:
+            self.out_of_commands = True
+            return False
+        self.commands_left -= 1
+        return True
+
+    def is_seed_origin(self, url: ParsedUrl) -> bool:
+        """True when ``url`` is http(s) and shares its origin with a seed."""
+        return url.scheme in ("http", "https") and url.str_origin in self.seed_origins
+
+
+@dataclass
+class OriginCrawler:
+    """The crawl loop of one origin (``str_origin`` as stored in ``origin.str_origin``)."""
+
+    state: RunState
+    str_origin: str
+    origin_url: str
+    patience: int = INITIAL_PATIENCE
+    robots: RobotsRules | None = None
+    robots_expiry: float = 0.0
+    robots_unavailable: bool = False
+    delay: CrawlDelay = field(default_factory=lambda: CrawlDelay(0.0))
+    todo: deque = field(default_factory=deque)
+    requeues: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.delay = CrawlDelay(self.state.config.default_delay_ms / 1000.0)
+
+    # -- the loop -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Crawl until done, out of commands or out of patience."""
+        state = self.state
+        while True:
+            if self.patience <= 0:
+                state.report.out_of_patience_origins.append(self.str_origin)
+                state.display.note(f"Out of patience with {self.str_origin}")
+                return
+            if self.robots is None or self.robots_unavailable or time.monotonic() >= self.robots_expiry:
+                if not state.take_command():
+                    state.display.note(f"Ran out of crawl commands on {self.str_origin}")
+                    return
+                await self.fetch_robots()
+                continue
+            if not self.todo:
+                if not self.fill_todo():
+                    state.display.note(f"Finished {self.str_origin}")
+                    return
+                continue
+            candidate = self.todo.popleft()
+            url = parse_url(candidate.str_url)
+            if not self.robots.can_fetch(url.str_url, state.token):
+                self.write(LogEntry(url=url, crawl_type=CrawlType.file_crawl, time_started_unix=int(time.time()),
+                                    time_taken_ms=0, exit_code=ExitCode.blocked_by_robots_txt,
+                                    message=f"disallowed by {self.origin_url}robots.txt for {state.token}"))
+                continue
+            if not state.take_command():
+                state.display.note(f"Ran out of crawl commands on {self.str_origin}")
+                return
+            await self.crawl(candidate, url)
+
+    def fill_todo(self) -> bool:
+        """[2] Take due candidates, log the ones local policies block; False when the
+        database has no due candidates left (the origin is finished)."""
+        state = self.state
+        try:
+            candidates = state.db.due_candidates(
+                self.str_origin, recrawl_interval_s=state.config.recrawl_interval_s,
+                force=state.force_recrawl, limit=TODO_CHUNK)
+        except sqlite3.Error as exc:
+            self.database_error(None, exc)
+            return True
+        if not candidates:
+            return False
+        for candidate in candidates:
+            url = parse_url(candidate.str_url)
+            verdict = state.config.policy_verdict(url)
+            if verdict is not None:
+                self.write(LogEntry(url=url, crawl_type=CrawlType.file_crawl, time_started_unix=int(time.time()),
+                                    time_taken_ms=0, exit_code=ExitCode.blocked_url_by_local_policy,
+                                    message=verdict))
+            else:
+                self.todo.append(candidate)
+        return True
+
+    # -- requests -------------------------------------------------------------------
+
+    async def request(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
+        """Send one request after waiting out the crawl delay; record its timing."""
+        wait = self.delay.wait_s()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self.delay.request_started()
+        result = await fetch(self.state.client, url, headers=headers, limits=self.state.limits)
+        retry_after = None
+        if result.status in (429, 503):
+            retry_after = parse_retry_after(result.headers.get("retry-after"))
+        self.delay.response_received(result.duration_s, rate_limited=result.status == 429,
+                                     retry_after_s=retry_after)
+        report = self.state.report
+        report.total_requests += 1
+        report.bytes_received += result.raw_size
+        self.state.display.request()
+        return result
+
+    async def request_with_retry(self, url: str, headers: dict[str, str] | None = None) -> list[FetchResult]:
+        """One request, and a second one when the first ended in a possible fluke."""
+        first = await self.request(url, headers)
+        if first.exit_code is not None and first.exit_code.could_be_fluke:
+            return [first, await self.request(url, headers)]
+        return [first]
+
+    # -- [1] robots.txt -------------------------------------------------------------
+
+    async def fetch_robots(self) -> None:
+        """Fetch, parse and remember /robots.txt; log it as a robotstxt_fetch entry."""
+        state = self.state
+        robots_url = parse_url("/robots.txt", self.origin_url)
+        started = time.time()
+        t0 = time.monotonic()
+        results = await self.request_with_retry(robots_url.str_url)
+        hops = 0
+        message = None
+        while (results[-1].exit_code is None and results[-1].status in (301, 302, 303, 307, 308)
+               and hops < MAX_ROBOTS_REDIRECTS):
+            try:
+                target = parse_url(results[-1].headers.get("location") or "", results[-1].url)
+            except UrlError:
+                break
+            if target.scheme not in ("http", "https"):
+                break
+            hops += 1
+            results.extend(await self.request_with_retry(target.str_url))
+        last = results[-1]
+        rules: RobotsRules
+        self.robots_unavailable = False
+        if last.exit_code is not None:
+            code = last.exit_code
+            message = last.message
+            rules = RobotsRules.unavailable()
+            self.robots_unavailable = True
+            if last.blocked_address:
+                self.patience = 0
+            else:
+                self.patience -= 1
+        else:
+            code = exit_code_for_status(last.status)
+            if 200 <= last.status < 300:
+                body = last.body or b""
+                if looks_like_html(last.headers.get("content-type"), body):
+                    code = ExitCode.file_of_unknown_type
+                    message = "robots.txt answered with an HTML page: no rules, everything allowed"
+                    rules = RobotsRules.allow_all()
+                else:
+                    rules = RobotsRules.parse(body)
+            elif last.status in (301, 302, 303, 307, 308):
+                message = "robots.txt redirects too often or to nowhere: treated as unavailable (4xx), everything allowed"
+                rules = RobotsRules.allow_all()
+            elif last.status == 429 or last.status >= 500:
+                message = "robots.txt unavailable: nothing allowed for now"
+                rules = RobotsRules.unavailable()
+                self.robots_unavailable = True
+                self.patience -= 1
+            elif 400 <= last.status < 500:
+                message = "no robots.txt rules (4xx): everything allowed"
+                rules = RobotsRules.allow_all()
+            else:
+                message = "robots.txt answer not understood: everything allowed"
+                rules = RobotsRules.allow_all()
+        self.robots = rules
+        self.robots_expiry = time.monotonic() + ROBOTS_EXPIRY_S
+        crawl_delay = rules.crawl_delay_s(state.token)
+        self.delay.minimum_s = crawl_delay if crawl_delay is not None else state.config.default_delay_ms / 1000.0
+        requests = [self.request_record(r, r.exit_code or exit_code_for_status(r.status)) for r in results]
+        requests[-1].exit_code = code
+        self.write(LogEntry(url=robots_url, crawl_type=CrawlType.robotstxt_fetch, time_started_unix=int(started),
+                            time_taken_ms=int((time.monotonic() - t0) * 1000), exit_code=code, message=message,
+                            requests=requests, update_candidate=False))
+
+    # -- [3] crawling one URL -------------------------------------------------------
+
+    async def crawl(self, candidate: Candidate, url: ParsedUrl) -> None:
+        """Crawl ``url`` with a conditional request when the candidate allows one, and
+        log the outcome with its data tree."""
+        headers = {}
+        if candidate.last_contentful_http_etag:
+            headers["If-None-Match"] = candidate.last_contentful_http_etag
+        if candidate.last_contentful_crawl_time_unix is not None:
+            headers["If-Modified-Since"] = http_date(candidate.last_contentful_crawl_time_unix)
+        started = time.time()
+        t0 = time.monotonic()
+        results = await self.request_with_retry(url.str_url, headers)
+        entry = self.interpret(url, results)
+        entry.time_started_unix = int(started)
+        entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
+        self.write(entry)
+        code = entry.exit_code
+        last = results[-1]
+        if last.blocked_address:
+            self.patience = 0
+        elif code == ExitCode.rate_limited or code.could_be_fluke:
+            if code.could_be_fluke:
+                self.patience -= 1
+            count = self.requeues.get(candidate.url_id, 0)
+            if count < MAX_REQUEUES:
+                self.requeues[candidate.url_id] = count + 1
+                try:
+                    self.state.db.unignore(candidate.url_id)
+                except sqlite3.Error as exc:
+                    self.database_error(url, exc)
+        elif code == ExitCode.server_internal_error:
+            self.patience -= 1
+
+    def request_record(self, result: FetchResult, code: ExitCode) -> RequestRecord:
+        """The request row of ``result`` with exit code ``code``."""
+        return RequestRecord(
+            url=parse_url(result.url), time_sent_unix=int(result.time_sent),
+            duration_ms=int(result.duration_s * 1000), exit_code=code,
+            server_last_modified_unix=parse_http_date(result.headers.get("last-modified")),
+            http_status=result.status, http_etag=result.headers.get("etag"),
+        )
+
+    def interpret(self, url: ParsedUrl, results: list[FetchResult]) -> LogEntry:
+        """Turn the answers to a file crawl into a log entry (times filled by the caller)."""
+        state = self.state
+        last = results[-1]
+        entry = LogEntry(url=url, crawl_type=CrawlType.file_crawl, time_started_unix=0, time_taken_ms=0,
+                         exit_code=ExitCode.unknown_error)
+        entry.requests = [self.request_record(r, r.exit_code or exit_code_for_status(r.status)) for r in results]
+        index = len(results) - 1
+        if last.exit_code is not None:
+            entry.exit_code = last.exit_code
+            entry.message = last.message
+            return entry
+        code = exit_code_for_status(last.status)
+        headers = last.headers
+        modified = parse_http_date(headers.get("last-modified"))
+        file_modified = None if modified is not None and modified == parse_http_date(headers.get("date")) else modified
+        if code in (ExitCode.permanent_redirect, ExitCode.redirect):
+            location = headers.get("location")
+            target = None
+            if location:
+                try:
+                    target = parse_url(location, url.str_url)
+                except UrlError:
+                    target = None
+            if target is None or target.scheme not in ("http", "https"):
+                code = ExitCode.did_not_understand_answer
+                entry.message = f"redirect without a usable http(s) Location: {location!r}"
+            else:
+                entry.redirect = RedirectRecord(index, target, code == ExitCode.permanent_redirect, file_modified)
+                if state.is_seed_origin(target):
+                    entry.new_candidates.append(target)
+        elif code == ExitCode.file_ingested:
+            code = self.read_file(url, last, entry, index, file_modified)
+        entry.exit_code = code
+        entry.requests[-1].exit_code = code
+        return entry
+
+    def read_file(self, url: ParsedUrl, result: FetchResult, entry: LogEntry, index: int,
+                  file_modified: int | None) -> ExitCode:
+        """Read a 2xx answer into ``entry``: file and text rows, discovered candidates,
+        noindex / canonical decisions. Returns the exit code."""
+        state = self.state
+        body = result.body or b""
+        media_type = parse_media_type(result.headers.get("content-type"))
+        directives = x_robots_tag(result.headers.get_list("x-robots-tag"), state.token)
+        text = None
+        info = PageInfo(base_url=url.str_url)
+        if media_type.essence in TEXT_TYPES:
+            decoded = decode_body(body, media_type.charset, is_html=media_type.essence in HTML_TYPES)
+            text = decoded.text
+            if media_type.essence in HTML_TYPES:
+                info = read_page(text, url.str_url, state.token)
+                directives = directives | info.robots
+        if not directives.nofollow:
+            entry.new_candidates.extend(link for link in info.links if state.is_seed_origin(link))
+        if directives.noindex:
+            entry.message = "the page asked not to be indexed (noindex)"
+            return ExitCode.blocked_at_request_of_remote
+        canonical = info.canonical
+        if canonical is not None and canonical.str_url != url.str_url:
+            entry.message = f"canonical URL is {canonical.str_url}"
+            if state.is_seed_origin(canonical):
+                entry.new_candidates.append(canonical)
+            return ExitCode.not_canonical
+        entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
+                                last_modified_unix=file_modified, canonical_url=canonical, text=text)
+        return ExitCode.file_ingested if text is not None else ExitCode.file_of_unknown_type
+
+    # -- database -------------------------------------------------------------------
+
+    def write(self, entry: LogEntry) -> None:
+        """Write ``entry``; on a database error set patience to 0 and try to log -3."""
+        try:
+            self.state.db.write_entry(entry)
+        except sqlite3.Error as exc:
+            self.database_error(entry.url, exc)
+            return
+        report = self.state.report
+        name = entry.exit_code.name
+        report.exit_code_counts[name] = report.exit_code_counts.get(name, 0) + 1
+        if entry.exit_code == ExitCode.file_ingested and entry.crawl_type == CrawlType.file_crawl:
+            report.ingested_files += 1
+        self.state.display.entry(entry.exit_code, entry.url.str_url)
+
+    def database_error(self, url: ParsedUrl | None, exc: sqlite3.Error) -> None:
+        """Stop this origin (patience 0) and log a database_error entry if the database
+        still takes one."""
+        self.patience = 0
+        self.state.display.note(f"Database error on {self.str_origin}: {exc}")
+        if url is None:
+            return
+        try:
+            self.state.db.write_entry(LogEntry(url=url, crawl_type=CrawlType.file_crawl,
+                                               time_started_unix=int(time.time()), time_taken_ms=0,
+                                               exit_code=ExitCode.database_error, message=f"database error: {exc}",
+                                               update_candidate=False))
+        except sqlite3.Error:
+            return
+        counts = self.state.report.exit_code_counts
+        counts["database_error"] = counts.get("database_error", 0) + 1
+
+
+__all__ = ["OriginCrawler", "RunState", "RobotsDirectives", "TEXT_TYPES"]

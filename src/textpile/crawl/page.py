@@ -1,0 +1,123 @@
+"""Crawl-time reading of an HTML page: links, ``<base href>``, robots directives, canonical.
+
+Sources: unobtanium-documentation.txt, page "Crawl Loop" (links from ``a`` elements,
+canonical URLs, meta robots noindex / nofollow); dead-simple-search-how-it-works.txt,
+"Deciding what not to index" (``content="none"``, the X-Robots-Tag header, a canonical
+naming a different page). The directives addressed to ``robots`` or to the crawler's
+own user-agent token count; other crawlers' names (googlebot) do not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import lxml.etree
+import lxml.html
+
+from textpile.store.urls import ParsedUrl, UrlError, parse_url
+
+# X-Robots-Tag directives that carry a value after a colon (so "name:" is not a bot name).
+_VALUED_DIRECTIVES = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+
+
+@dataclass(frozen=True)
+class RobotsDirectives:
+    """Indexing directives for one page: ``noindex`` (noindex or none) and ``nofollow``
+    (nofollow or none)."""
+
+    noindex: bool = False
+    nofollow: bool = False
+
+    def __or__(self, other: "RobotsDirectives") -> "RobotsDirectives":
+        return RobotsDirectives(self.noindex or other.noindex, self.nofollow or other.nofollow)
+
+
+def directives_from_tokens(content: str) -> RobotsDirectives:
+    """Directives of a comma- or space-separated list such as ``"noindex, follow"``."""
+    tokens = {t.strip().lower() for t in content.replace(",", " ").split()}
+    none = "none" in tokens
+    return RobotsDirectives(none or "noindex" in tokens, none or "nofollow" in tokens)
+
+
+def x_robots_tag(values: list[str], token: str) -> RobotsDirectives:
+    """Directives of X-Robots-Tag header values for the crawler named ``token``.
+
+    A value may start with a bot name and a colon (``googlebot: noindex``); such a value
+    applies only when the name is ``token`` (case-insensitive). Values without a name
+    apply to every crawler.
+    """
+    result = RobotsDirectives()
+    token = token.lower()
+    for value in values:
+        head, sep, rest = value.partition(":")
+        name = head.strip().lower()
+        if sep and name and " " not in name and "," not in name and name not in _VALUED_DIRECTIVES:
+            if name == token:
+                result = result | directives_from_tokens(rest)
+            continue
+        result = result | directives_from_tokens(value)
+    return result
+
+
+@dataclass
+class PageInfo:
+    """What the crawler reads from an HTML page.
+
+    ``links`` are absolute http(s) URLs without fragment, in document order, deduplicated;
+    links marked ``rel=nofollow`` are left out. ``canonical`` is the rel=canonical target
+    when it is an http(s) URL (resolved against the base), else None.
+    """
+
+    base_url: str
+    links: list[ParsedUrl] = field(default_factory=list)
+    robots: RobotsDirectives = field(default_factory=RobotsDirectives)
+    canonical: ParsedUrl | None = None
+
+
+def _http_url(href: str | None, base: str) -> ParsedUrl | None:
+    if not href:
+        return None
+    try:
+        parsed = parse_url(href.strip(), base)
+    except (UrlError, ValueError):
+        return None
+    return parsed if parsed.scheme in ("http", "https") else None
+
+
+def read_page(text: str, page_url: str, token: str) -> PageInfo:
+    """Read links, base, robots meta directives and canonical from HTML ``text`` fetched
+    from ``page_url``, for the crawler whose robots token is ``token``.
+
+    An unparsable or empty document gives a PageInfo without links or directives.
+    """
+    info = PageInfo(base_url=page_url)
+    try:
+        doc = lxml.html.document_fromstring(text.encode("utf-8"),
+                                            parser=lxml.html.HTMLParser(encoding="utf-8"))
+    except (lxml.etree.ParserError, ValueError):
+        return info
+    base = page_url
+    for element in doc.iter("base"):
+        href = element.get("href")
+        resolved = _http_url(href, page_url) if href else None
+        if resolved is not None:
+            base = resolved.url_with_fragment
+        break
+    info.base_url = base
+    names = {"robots", token.lower()}
+    for meta in doc.iter("meta"):
+        if (meta.get("name") or "").strip().lower() in names:
+            info.robots = info.robots | directives_from_tokens(meta.get("content") or "")
+    for link in doc.iter("link"):
+        rel = (link.get("rel") or "").lower().split()
+        if "canonical" in rel and info.canonical is None:
+            info.canonical = _http_url(link.get("href"), base)
+    seen: set[str] = set()
+    for element in doc.iter("a", "area"):
+        if "nofollow" in (element.get("rel") or "").lower().split():
+            continue
+        target = _http_url(element.get("href"), base)
+        if target is not None and target.str_url not in seen:
+            seen.add(target.str_url)
+            info.links.append(target)
+    return info

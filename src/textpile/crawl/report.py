@@ -1,0 +1,92 @@
+"""What a crawl run shows: the live display while it runs and the end report.
+
+Source: unobtanium-documentation.txt, page "Your first search engine" (the crawler's
+output: ``[ file_ingested ] …`` lines, "Ran out of crawl commands on …", and the
+``[Crawl_Statistics_Report]`` with out_of_patience_origins, total_requests and
+ingested_files). textpile adds the counts per exit code, bytes and duration.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from textpile.enums import ExitCode
+
+
+def format_report(report) -> str:
+    """The end report of a :class:`~textpile.crawl.run.CrawlReport` as TOML-like text.
+
+    Exit codes are listed by number; names are the seed's exit code names.
+    """
+    lines = ["[Crawl_Statistics_Report]"]
+    origins = ", ".join(f'"{o}"' for o in report.out_of_patience_origins)
+    lines.append(f"out_of_patience_origins = [{origins}]")
+    lines.append(f"total_requests = {report.total_requests}")
+    lines.append(f"ingested_files = {report.ingested_files}")
+    lines.append(f"bytes_received = {report.bytes_received}")
+    lines.append(f"duration_s = {report.duration_s:.1f}")
+    lines.append(f"interrupted = {'true' if report.interrupted else 'false'}")
+    lines.append("")
+    lines.append("[Crawl_Statistics_Report.exit_codes]")
+    for name, count in sorted(report.exit_code_counts.items(), key=lambda kv: ExitCode[kv[0]].value):
+        lines.append(f"{name} = {count}")
+    return "\n".join(lines) + "\n"
+
+
+class CrawlDisplay:
+    """A rich progress display on stderr: a bar of commands used (out of the run's
+    budget), the number of requests and the exit code counts, with one line per crawl
+    log entry above it. When ``enabled`` is false every method does nothing.
+
+    Use as a context manager.
+    """
+
+    def __init__(self, *, enabled: bool, total_commands: int) -> None:
+        self.enabled = enabled
+        self.total = total_commands
+        self.requests = 0
+        self.counts: dict[str, int] = {}
+        self._progress = None
+        self._task = None
+
+    def __enter__(self) -> "CrawlDisplay":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), console=Console(file=sys.stderr), transient=False)
+            self._progress.__enter__()
+            self._task = self._progress.add_task("crawling", total=self.total or None)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+            self._progress = None
+
+    def _describe(self) -> str:
+        top = sorted(self.counts.items(), key=lambda kv: -kv[1])[:4]
+        codes = " ".join(f"{name}={count}" for name, count in top)
+        return f"requests={self.requests} {codes}".strip()
+
+    def request(self) -> None:
+        """Count one request sent."""
+        self.requests += 1
+        if self._progress is not None:
+            self._progress.update(self._task, description=self._describe())
+
+    def entry(self, code: ExitCode, url: str) -> None:
+        """Show a written crawl log entry."""
+        self.counts[code.name] = self.counts.get(code.name, 0) + 1
+        if self._progress is not None:
+            advance = 0 if code in (ExitCode.blocked_by_robots_txt, ExitCode.blocked_url_by_local_policy) else 1
+            self._progress.update(self._task, advance=advance, description=self._describe())
+            self._progress.console.print(f"[ {code.name} ] {url}", markup=False, highlight=False)
+
+    def note(self, text: str) -> None:
+        """Show a message about the run (an origin finished, out of commands …)."""
+        if self._progress is not None:
+            self._progress.console.print(text, markup=False, highlight=False)
+        elif self.enabled:
+            print(text, file=sys.stderr)

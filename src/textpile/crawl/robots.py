@@ -1,0 +1,77 @@
+"""robots.txt rules of one origin: parsing with protego, RFC 9309 failure handling.
+
+Sources: unobtanium-documentation.txt, page "Crawler User-Agent and robots.txt" (the
+user-agent token is the user agent up to its first space, rules for ``*`` apply when
+the crawler is not named, re-fetch every 30 minutes), page "Crawl Delay between
+Requests" (Crawl-delay capped at 2 minutes); RFC 9309 section 2.3.1 (4xx: allow all;
+5xx or unreachable: disallow all); dead-simple-search-how-it-works.txt, "robots.txt"
+(the ``*`` and ``$`` wildcards, hence protego rather than urllib.robotparser).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protego import Protego
+
+#: Seconds after which robots.txt is fetched again (hard coded in the seed).
+ROBOTS_EXPIRY_S = 30 * 60
+#: The largest Crawl-delay honoured, in seconds (page "Crawl Delay between Requests").
+MAX_CRAWL_DELAY_S = 120.0
+
+
+def user_agent_token(user_agent: str) -> str:
+    """The product token matched against robots.txt: ``user_agent`` up to its first space."""
+    return user_agent.strip().split(" ", 1)[0]
+
+
+@dataclass
+class RobotsRules:
+    """What one robots.txt allows. ``parser`` None means no rules (allow all) unless
+    ``disallow_all`` is set (the file was unavailable: RFC 9309 "complete disallow")."""
+
+    parser: Protego | None = None
+    disallow_all: bool = False
+
+    @classmethod
+    def allow_all(cls) -> "RobotsRules":
+        """Rules allowing everything (no robots.txt, a 4xx answer, an HTML page)."""
+        return cls(None, False)
+
+    @classmethod
+    def unavailable(cls) -> "RobotsRules":
+        """Rules disallowing everything (5xx answer or unreachable server)."""
+        return cls(None, True)
+
+    @classmethod
+    def parse(cls, body: bytes) -> "RobotsRules":
+        """Parse a robots.txt body. It is decoded as UTF-8 (RFC 9309 2.3), a byte order
+        mark removed first so that the first group keeps its ``User-agent`` line, bytes
+        that are not UTF-8 replaced."""
+        text = body.decode("utf-8-sig", errors="replace")
+        return cls(Protego.parse(text), False)
+
+    def can_fetch(self, url: str, token: str) -> bool:
+        """True when ``url`` (absolute) may be crawled by the crawler named ``token``."""
+        if self.disallow_all:
+            return False
+        if self.parser is None:
+            return True
+        return bool(self.parser.can_fetch(url, token))
+
+    def crawl_delay_s(self, token: str) -> float | None:
+        """The Crawl-delay for ``token`` in seconds, capped at 2 minutes; None when absent."""
+        if self.parser is None:
+            return None
+        delay = self.parser.crawl_delay(token)
+        if delay is None:
+            return None
+        return min(float(delay), MAX_CRAWL_DELAY_S)
+
+
+def looks_like_html(content_type: str | None, body: bytes) -> bool:
+    """True for a robots.txt answer that is an HTML page (an error page served with 200,
+    as Python's pydoc server does): declared text/html and starting with ``<``."""
+    if not content_type or "html" not in content_type.lower():
+        return False
+    return body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
