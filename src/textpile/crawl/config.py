@@ -1,14 +1,38 @@
 """The crawl configuration: the TOML file documented in the seed, and its policies.
 
-Source: unobtanium-documentation.txt, page "Crawler crawl configuration" (keys, policies)
-and the criterium pages (Criterium Chain, String, Number, Boolean, Url, Origin).
+Source: unobtanium-documentation.txt, page "Crawler crawl configuration" (keys, policies,
+the ``database_file`` safety check), page "unobtanium-crawler" (the ``crawl`` options that
+override keys) and the criterium pages (Criterium Chain, String, Number, Boolean, Url,
+Origin; the TOML form of chains is described in :mod:`textpile.crawl.criteria`).
+
+Entry points:
+
+* :func:`load_config` reads a complete configuration file (every required key present).
+* :func:`read_config_file` / :func:`read_policy_file` read a file that may lack keys the
+  command line supplies, and policy files (``--policy-file``).
+* :func:`apply_overrides` merges command line options into a (partial) configuration and
+  :func:`config_from_options` does all of it for ``textpile crawl``.
+* :func:`check_database_file` is the ``database_file`` safety check.
+* :meth:`CrawlConfig.policy_verdict` applies ``do_not_crawl`` and ``url_query_paramters``.
+
+Every problem raises :class:`textpile.errors.ConfigError` naming the file, the key path
+(``do_not_crawl[2].if.url.path.has_prefx``; array indexes count from 0) and what was expected.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import parse_qsl
+
+from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain
+from textpile.errors import ConfigError
+from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
 #: User agent used when none is configured (page "Crawler User-Agent and robots.txt").
 UNCONFIGURED_USER_AGENT = "textpile-crawler-unconfigured-ua"
@@ -50,3 +74,458 @@ class CrawlConfig:
     allow_private_addresses: bool = False
     #: the file this configuration was read from, None when built in code.
     source: Path | None = None
+
+    def policy_verdict(self, url: ParsedUrl) -> str | None:
+        """Why the crawl policies forbid crawling ``url``, or None when they allow it.
+
+        Source: page "Crawl Loop", step [2]: a URL matched by a ``do_not_crawl`` policy is
+        blocked; a URL with a query is blocked unless one single ``url_query_paramters``
+        policy whose ``if`` matches allows every parameter name present (allow lists do
+        not combine; not all allowed names need be present). No query, or the empty query
+        of a bare ``?``, has no parameters and passes. The crawl loop logs a non-None
+        verdict as exit code 173 blocked_url_by_local_policy.
+
+        Returns:
+            A human message naming the policy (its index from 0 and its reason), or None.
+        """
+        for index, policy in enumerate(self.do_not_crawl):
+            if policy.criterium.matches(url):
+                return f"blocked by do_not_crawl[{index}]: {_reason(policy.reason)}"
+        names = query_parameter_names(url.query)
+        if not names:
+            return None
+        applicable = [(i, p) for i, p in enumerate(self.url_query_parameters) if p.criterium.matches(url)]
+        if any(names <= policy.allow for _, policy in applicable):
+            return None
+        shown = ", ".join(sorted(names))
+        if not applicable:
+            return f"query parameters {shown} not allowed: no url_query_paramters policy applies to this URL"
+        rules = "; ".join(f"url_query_paramters[{i}] allows {', '.join(sorted(p.allow)) or 'nothing'} "
+                          f"({_reason(p.reason)})" for i, p in applicable)
+        return f"query parameters {shown} not allowed by any single policy: {rules}"
+
+
+def _reason(reason: str | None) -> str:
+    return reason if reason else "(no reason given)"
+
+
+def query_parameter_names(query: str | None) -> frozenset[str]:
+    """The set of parameter names in a URL query (percent-decoded, ``+`` as space).
+
+    ``None`` and ``""`` (a bare ``?``) have none; ``a=1&b&a=2`` gives {"a", "b"}.
+    """
+    if not query:
+        return frozenset()
+    return frozenset(name for name, _ in parse_qsl(query, keep_blank_values=True))
+
+
+#: Seconds per duration unit. "month" is 30 days and "year" 365 days.
+_UNIT_SECONDS = {
+    "second": 1, "seconds": 1, "sec": 1, "secs": 1, "s": 1,
+    "minute": 60, "minutes": 60, "min": 60, "mins": 60,
+    "hour": 3600, "hours": 3600, "h": 3600,
+    "day": 86400, "days": 86400, "d": 86400,
+    "week": 7 * 86400, "weeks": 7 * 86400, "w": 7 * 86400,
+    "month": 30 * 86400, "months": 30 * 86400,
+    "year": 365 * 86400, "years": 365 * 86400,
+}
+_DURATION_PART = re.compile(r"\s*(\d+)\s*([A-Za-z]+)\s*")
+
+
+def parse_duration(value: str | int) -> int:
+    """A ``recrawl_interval`` as whole seconds.
+
+    Accepts a non-negative integer (seconds) or a string of one or more ``<number> <unit>``
+    parts that are added up: ``"1 week"``, ``"4 weeks"``, ``"30 minutes"``,
+    ``"1 day 12 hours"``. Units (singular or plural, any case): second, minute, hour, day,
+    week, month (30 days), year (365 days); short forms s, sec, min, h, d, w also work.
+    Source: page "Crawler crawl configuration", ``recrawl_interval``.
+
+    Raises:
+        ValueError: anything else; the message says what was expected.
+    """
+    expected = ('expected a duration such as "4 weeks", "30 minutes" or "1 day 12 hours" '
+                "(units second, minute, hour, day, week, month, year) or a whole number of seconds")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"found {type(value).__name__} {value!r}; {expected}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"found negative number {value}; {expected}")
+        return value
+    text = value.strip()
+    total, pos = 0, 0
+    while pos < len(text):
+        match = _DURATION_PART.match(text, pos)
+        if not match or match.group(2).lower() not in _UNIT_SECONDS:
+            raise ValueError(f"cannot read {value!r}; {expected}")
+        total += int(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+        pos = match.end()
+    if pos == 0:
+        raise ValueError(f"found an empty string; {expected}")
+    return total
+
+
+@dataclass
+class ConfigFile:
+    """A crawl configuration or policy file as read, before command line options are merged.
+
+    Every key may be missing (None); :func:`apply_overrides` turns it into a CrawlConfig.
+    Values are validated and converted as in :class:`CrawlConfig`.
+    """
+
+    path: Path | None = None
+    name: str | None = None
+    description: str | None = None
+    database_file: str | None = None
+    default_delay_ms: int | None = None
+    max_commands_per_run: int | None = None
+    recrawl_interval_s: int | None = None
+    user_agent: str | None = None
+    seeds: list[str] | None = None
+    allow_private_addresses: bool | None = None
+    do_not_crawl: list[DoNotCrawlPolicy] = field(default_factory=list)
+    url_query_parameters: list[QueryParameterPolicy] = field(default_factory=list)
+
+
+_POLICY_KEYS = ("do_not_crawl", "url_query_paramters", "url_query_parameters")
+_CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max_commands_per_run",
+                "recrawl_interval", "user_agent", "seeds", "allow_private_addresses", *_POLICY_KEYS)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+class _Reader:
+    """Validates the TOML values of one file; every error names the file and key path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.path}: {key}: {problem}")
+
+    def load(self) -> dict[str, Any]:
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{self.path}: cannot read the configuration file: {exc.strerror or exc}") from None
+        try:
+            return tomllib.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{self.path}: not UTF-8 text ({exc}); expected a TOML file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{self.path}: invalid TOML: {exc}") from None
+
+    def string(self, key: str, value: Any, *, single_line: bool = False) -> str:
+        if not isinstance(value, str):
+            raise self.error(key, f"found {_type_name(value)}; expected a string")
+        if single_line and (not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)):
+            raise self.error(key, f"found {value!r}; expected a non-empty single-line string without control characters")
+        return value
+
+    def count(self, key: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"found {_type_name(value)} {value!r}; expected a whole number >= 0")
+        if value < 0:
+            raise self.error(key, f"found negative number {value}; expected a whole number >= 0")
+        return value
+
+    def boolean(self, key: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(key, f"found {_type_name(value)} {value!r}; expected true or false")
+        return value
+
+    def seeds(self, key: str, value: Any) -> list[str]:
+        if not isinstance(value, list) or not value:
+            raise self.error(key, f"found {_type_name(value)}; expected a non-empty array of absolute http(s) URLs")
+        return [self.seed(f"{key}[{i}]", item) for i, item in enumerate(value)]
+
+    def seed(self, key: str, value: Any) -> str:
+        try:
+            return normalize_seed(self.string(key, value))
+        except ValueError as exc:
+            raise self.error(key, str(exc)) from None
+
+    def policies(self, key: str, value: Any, kind: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.error(key, f"found {_type_name(value)}; expected an array of tables ([[{kind}]])")
+        return [self.policy(f"{key}[{i}]", item, kind) for i, item in enumerate(value)]
+
+    def policy(self, key: str, value: Any, kind: str) -> DoNotCrawlPolicy | QueryParameterPolicy:
+        allowed = ("reason", "if") if kind == "do_not_crawl" else ("reason", "allow", "if")
+        if not isinstance(value, dict):
+            raise self.error(key, f"found {_type_name(value)}; expected a table with keys {', '.join(allowed)}")
+        for name in value:
+            if name not in allowed:
+                raise self.error(f"{key}.{name}", f"unknown key; expected one of {', '.join(allowed)}")
+        reason = self.string(f"{key}.reason", value["reason"]) if "reason" in value else None
+        if "if" not in value:
+            raise self.error(f"{key}.if", "missing; expected a crawl policy criterium chain "
+                                          '(for example if.url.host.equals = "example.org")')
+        try:
+            criterium = compile_crawl_policy_chain(value["if"], f"{key}.if")
+        except CriteriumError as exc:
+            raise self.error(exc.key_path, exc.problem) from None
+        if kind == "do_not_crawl":
+            return DoNotCrawlPolicy(reason, criterium)
+        if "allow" not in value:
+            raise self.error(f"{key}.allow", 'missing; expected an array of query parameter names (allow = ["page"])')
+        allow = value["allow"]
+        if not isinstance(allow, list):
+            raise self.error(f"{key}.allow", f"found {_type_name(allow)}; expected an array of query parameter names")
+        names = frozenset(self.string(f"{key}.allow[{i}]", name) for i, name in enumerate(allow))
+        return QueryParameterPolicy(reason, names, criterium)
+
+    def read(self, data: dict[str, Any], keys: Sequence[str], what: str) -> ConfigFile:
+        out = ConfigFile(path=self.path)
+        for key, value in data.items():
+            if key not in keys:
+                raise self.error(key, f"unknown key; expected one of {', '.join(keys)} ({what})")
+            if key in ("name", "description", "database_file"):
+                setattr(out, key, self.string(key, value))
+            elif key == "user_agent":
+                out.user_agent = self.string(key, value, single_line=True)
+            elif key in ("default_delay_ms", "max_commands_per_run"):
+                setattr(out, key, self.count(key, value))
+            elif key == "recrawl_interval":
+                try:
+                    out.recrawl_interval_s = parse_duration(value)
+                except ValueError as exc:
+                    raise self.error(key, str(exc)) from None
+            elif key == "seeds":
+                out.seeds = self.seeds(key, value)
+            elif key == "allow_private_addresses":
+                out.allow_private_addresses = self.boolean(key, value)
+            elif key == "do_not_crawl":
+                out.do_not_crawl = self.policies(key, value, "do_not_crawl")
+            else:  # url_query_paramters (the documented spelling) or url_query_parameters
+                out.url_query_parameters.extend(self.policies(key, value, "url_query_paramters"))
+        return out
+
+
+def normalize_seed(url: str) -> str:
+    """A seed URL, checked and normalized (``parse_url(url).str_url``, fragment dropped).
+
+    Raises:
+        ValueError: not an absolute http or https URL; the message quotes it.
+    """
+    try:
+        parsed = parse_url(url)
+    except UrlError as exc:
+        raise ValueError(f"{exc}; expected an absolute http(s) URL") from None
+    if parsed.scheme not in ("http", "https"):
+        raise ValueError(f"found {url!r}; expected an absolute http(s) URL")
+    return parsed.str_url
+
+
+def read_config_file(path: str | Path) -> ConfigFile:
+    """Read and validate a crawl configuration file whose required keys may be missing.
+
+    Keys as on the seed page "Crawler crawl configuration", plus ``allow_private_addresses``
+    (bool) and the correct spelling ``url_query_parameters`` next to the documented
+    ``url_query_paramters`` (both may appear; their policies are concatenated, documented
+    spelling first in file order).
+
+    Raises:
+        ConfigError: unreadable file, invalid TOML, unknown key, wrong type, negative
+            number, bad seed or bad criterium; the message names file, key path and expectation.
+    """
+    reader = _Reader(Path(path))
+    return reader.read(reader.load(), _CONFIG_KEYS, "crawl configuration keys")
+
+
+def read_policy_file(path: str | Path) -> ConfigFile:
+    """Read a ``--policy-file``: only ``[[do_not_crawl]]`` and ``[[url_query_paramters]]``
+    (or ``[[url_query_parameters]]``) tables, in the same notation as the configuration.
+
+    Raises:
+        ConfigError: as :func:`read_config_file`; any other key is refused.
+    """
+    reader = _Reader(Path(path))
+    return reader.read(reader.load(), _POLICY_KEYS, "a policy file holds only policies")
+
+
+def _with_policies(base: ConfigFile, policy_files: Iterable[str | Path]) -> ConfigFile:
+    for policy_path in policy_files:
+        extra = read_policy_file(policy_path)
+        base.do_not_crawl.extend(extra.do_not_crawl)
+        base.url_query_parameters.extend(extra.url_query_parameters)
+    return base
+
+
+def load_config(path: str | Path, *, policy_files: Iterable[str | Path] = ()) -> CrawlConfig:
+    """Load a complete crawl configuration file, with the policies of ``policy_files`` appended.
+
+    Required keys: default_delay_ms, max_commands_per_run, recrawl_interval, seeds (use
+    :func:`config_from_options` when command line options may supply them).
+
+    Raises:
+        ConfigError: any problem of :func:`read_config_file` / :func:`read_policy_file`, or
+            a missing required key (named, with the file).
+    """
+    partial = _with_policies(read_config_file(path), policy_files)
+    missing = [key for key, attr in (("default_delay_ms", "default_delay_ms"),
+                                     ("max_commands_per_run", "max_commands_per_run"),
+                                     ("recrawl_interval", "recrawl_interval_s"), ("seeds", "seeds"))
+               if getattr(partial, attr) is None]
+    if missing:
+        raise ConfigError(f"{partial.path}: missing required key(s) {', '.join(missing)}")
+    return apply_overrides(partial)
+
+
+def apply_overrides(
+    config: CrawlConfig | ConfigFile | None,
+    *,
+    user_agent: str | None = None,
+    max_commands: int | None = None,
+    default_delay_ms: int | None = None,
+    seeds: Sequence[str] | None = None,
+    force_recrawl: bool = False,
+    allow_private_addresses: bool | None = None,
+    recrawl_interval: str | int | None = None,
+) -> CrawlConfig:
+    """Merge ``textpile crawl`` options into a configuration (options win; None = not given).
+
+    ``seeds`` (``--schedule``) replaces the configured seeds; ``force_recrawl`` sets
+    ``recrawl_interval_s`` to 0 (every crawled URL is due again) and so also stands in
+    for a missing ``recrawl_interval``. ``allow_private_addresses=True`` turns the SSRF
+    filter off; None keeps the configured value (default False).
+
+    Raises:
+        ConfigError: an option value is invalid (negative, bad URL, bad user agent), or a
+            required value is given neither as option nor in the file; the message names
+            the option and the key, e.g. "no seeds: give --schedule URL or seeds in --config".
+    """
+    if config is None:
+        base = ConfigFile()
+    elif isinstance(config, CrawlConfig):
+        base = ConfigFile(path=config.source, name=config.name, description=config.description,
+                          database_file=config.database_file, default_delay_ms=config.default_delay_ms,
+                          max_commands_per_run=config.max_commands_per_run,
+                          recrawl_interval_s=config.recrawl_interval_s, user_agent=config.user_agent,
+                          seeds=list(config.seeds), allow_private_addresses=config.allow_private_addresses,
+                          do_not_crawl=list(config.do_not_crawl),
+                          url_query_parameters=list(config.url_query_parameters))
+    else:
+        base = replace(config, do_not_crawl=list(config.do_not_crawl),
+                       url_query_parameters=list(config.url_query_parameters))
+    where = f" in {base.path}" if base.path else " in --config"
+
+    def option_count(option: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{option}: found {value!r}; expected a whole number >= 0")
+        return value
+
+    if user_agent is not None:
+        if not user_agent.strip() or any(ord(c) < 32 or ord(c) == 127 for c in user_agent):
+            raise ConfigError(f"--user-agent: found {user_agent!r}; expected a non-empty single-line string")
+        base.user_agent = user_agent
+    if max_commands is not None:
+        base.max_commands_per_run = option_count("--max-commands", max_commands)
+    if default_delay_ms is not None:
+        base.default_delay_ms = option_count("--default-delay", default_delay_ms)
+    if seeds is not None and len(seeds) > 0:
+        checked = []
+        for seed in seeds:
+            try:
+                checked.append(normalize_seed(seed))
+            except ValueError as exc:
+                raise ConfigError(f"--schedule: {exc}") from None
+        base.seeds = checked
+    if recrawl_interval is not None:
+        try:
+            base.recrawl_interval_s = parse_duration(recrawl_interval)
+        except ValueError as exc:
+            raise ConfigError(f"recrawl interval option: {exc}") from None
+    if force_recrawl:
+        base.recrawl_interval_s = 0
+    if allow_private_addresses is not None:
+        base.allow_private_addresses = allow_private_addresses
+
+    if not base.seeds:
+        raise ConfigError(f"no seeds: give --schedule URL or seeds{where}")
+    if base.default_delay_ms is None:
+        raise ConfigError(f"no default delay: give --default-delay MILLISECONDS or default_delay_ms{where}")
+    if base.max_commands_per_run is None:
+        raise ConfigError(f"no command limit: give --max-commands N or max_commands_per_run{where}")
+    if base.recrawl_interval_s is None:
+        raise ConfigError(f'no recrawl interval: set recrawl_interval (e.g. "4 weeks"){where}, '
+                          "or give --force-recrawl")
+    return CrawlConfig(
+        default_delay_ms=base.default_delay_ms,
+        max_commands_per_run=base.max_commands_per_run,
+        recrawl_interval_s=base.recrawl_interval_s,
+        seeds=list(base.seeds),
+        name=base.name,
+        description=base.description,
+        database_file=base.database_file,
+        user_agent=base.user_agent if base.user_agent is not None else UNCONFIGURED_USER_AGENT,
+        do_not_crawl=base.do_not_crawl,
+        url_query_parameters=base.url_query_parameters,
+        allow_private_addresses=bool(base.allow_private_addresses),
+        source=base.path,
+    )
+
+
+def config_from_options(
+    config_path: str | Path | None = None,
+    *,
+    policy_files: Iterable[str | Path] = (),
+    user_agent: str | None = None,
+    max_commands: int | None = None,
+    default_delay_ms: int | None = None,
+    seeds: Sequence[str] | None = None,
+    force_recrawl: bool = False,
+    allow_private_addresses: bool | None = None,
+) -> CrawlConfig:
+    """The configuration of one ``textpile crawl`` call: ``--config`` file (optional),
+    ``--policy-file`` policies appended, then the options applied (:func:`apply_overrides`).
+
+    Raises:
+        ConfigError: from reading the files or from :func:`apply_overrides`.
+    """
+    base = read_config_file(config_path) if config_path is not None else ConfigFile()
+    _with_policies(base, policy_files)
+    return apply_overrides(base, user_agent=user_agent, max_commands=max_commands,
+                           default_delay_ms=default_delay_ms, seeds=seeds, force_recrawl=force_recrawl,
+                           allow_private_addresses=allow_private_addresses)
+
+
+def check_database_file(config: CrawlConfig, database_path: str | Path, ignore: bool = False) -> None:
+    """The ``database_file`` safety check (page "Crawler crawl configuration").
+
+    When ``config.database_file`` is set (and ``ignore``, the ``--ignore-db-name-from-config``
+    option, is false) the absolute, normalized ``database_path`` must end with the same
+    path segments: ``database_file = "data/crawl.db"`` accepts ``/srv/data/crawl.db`` but
+    not ``/srv/other/crawl.db`` or ``/srv/data/crawl.db.bak``.
+
+    Raises:
+        ConfigError: the path does not end with those segments; names both and the option.
+    """
+    if ignore or config.database_file is None:
+        return
+    wanted = PurePath(os.path.normpath(config.database_file)).parts
+    actual = PurePath(os.path.normpath(os.path.abspath(os.fspath(database_path)))).parts
+    if PurePath(config.database_file).is_absolute():
+        ok = wanted == actual
+    else:
+        ok = len(actual) >= len(wanted) and actual[len(actual) - len(wanted):] == wanted
+    if not ok:
+        source = f" (from {config.source})" if config.source else ""
+        raise ConfigError(
+            f"database file {os.fspath(database_path)!r} does not match database_file = "
+            f"{config.database_file!r}{source}: its path must end with the same path segments; "
+            "check that you picked the right database, or give --ignore-db-name-from-config")

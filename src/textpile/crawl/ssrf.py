@@ -1,0 +1,243 @@
+"""An httpx transport that refuses to connect to private, loopback and reserved addresses.
+
+Source: dead-simple-search-how-it-works.txt, SSRF: "Every DNS resolution passes through an
+SSRF filter that drops private, loopback, link-local and reserved addresses. Because it sits
+at the resolver, it covers robots.txt, sitemap probes and page fetches alike, and re-checks
+on each resolution rather than trusting an earlier answer."
+
+How: :func:`make_transport` builds an ``httpx.AsyncHTTPTransport`` whose connection pool
+uses :class:`FilteringNetworkBackend`. Every new TCP connection resolves its host afresh
+(``loop.getaddrinfo``, or an injected resolver), drops refused addresses (see
+:func:`refusal_reason`) and connects to the first remaining address that answers, by IP,
+so the address checked is the address connected to (no second resolution to rebind).
+TLS still verifies and sends SNI for the host name (httpcore passes it to ``start_tls``).
+Pooled keep-alive connections are reused only for the origin they were opened for.
+
+When every address is refused the request fails with :class:`BlockedAddressError`, a
+subclass of ``httpx.ConnectError`` naming the host and the refused addresses with their
+reasons. A crawl loop that maps ``httpx.ConnectError`` to connection_failed keeps working;
+one that wants a distinct verdict catches ``BlockedAddressError`` first (it is not a fluke:
+retrying will not help). Resolution failures are plain ``httpx.ConnectError``.
+
+Use the transport directly in ``httpx.AsyncClient(transport=...)``: httpx then ignores
+proxy environment variables, so nothing routes around the filter. Timeouts stay on the
+client (``httpx.Timeout``); the connect timeout bounds resolution plus connecting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import ssl
+import typing
+from collections.abc import Awaitable, Callable, Iterable
+
+import anyio
+import httpcore
+import httpx
+from httpcore._backends.anyio import AnyIOStream
+
+#: Resolver signature: (host, port) -> IP address strings, in preference order.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+_SHARED_ADDRESS_SPACE = ipaddress.ip_network("100.64.0.0/10")  # RFC 6598 carrier-grade NAT
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052 well-known prefix, embeds IPv4
+
+
+def refusal_reason(address: str | ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why an IP address must not be connected to, or None when it is public.
+
+    Refused: unspecified, loopback, private (RFC 1918, ULA fc00::/7 ...), link-local,
+    shared address space 100.64.0.0/10, multicast, reserved, IPv6 site-local, and any
+    other address Python does not consider globally reachable. IPv4-mapped (``::ffff:a.b.c.d``),
+    6to4 (2002::/16) and NAT64 (64:ff9b::/96) IPv6 addresses are judged by the IPv4
+    address they carry. An IPv6 scope id (``fe80::1%eth0``) is ignored for the check.
+
+    Raises:
+        ValueError: ``address`` is not an IP address.
+    """
+    ip = ipaddress.ip_address(address.split("%", 1)[0] if isinstance(address, str) else address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour
+        if embedded is None and ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if embedded is not None:
+            inner = refusal_reason(embedded)
+            return None if inner is None else f"{inner} (embedded in {ip})"
+    if ip.is_unspecified:
+        return "unspecified"
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_link_local:
+        return "link-local"
+    if isinstance(ip, ipaddress.IPv4Address) and ip in _SHARED_ADDRESS_SPACE:
+        return "shared address space"
+    if ip.is_multicast:
+        return "multicast"
+    if ip.is_private:
+        return "private"
+    if ip.is_reserved:
+        return "reserved"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local:
+        return "site-local"
+    if not ip.is_global:
+        return "not globally reachable"
+    return None
+
+
+class BlockedAddressError(httpx.ConnectError):
+    """Every address of ``host`` was refused by the SSRF filter; nothing was sent.
+
+    ``refused`` lists (address, reason) pairs. A subclass of ``httpx.ConnectError``.
+    """
+
+    def __init__(self, host: str, refused: list[tuple[str, str]], *, request: httpx.Request | None = None) -> None:
+        shown = ", ".join(f"{addr} ({why})" for addr, why in refused) or "no addresses"
+        super().__init__(f"refused to connect to {host}: every address is non-public: {shown} "
+                         "(set allow_private_addresses to crawl such hosts)", request=request)
+        self.host = host
+        self.refused = refused
+
+
+class _Blocked(httpcore.ConnectError):
+    """Raised inside httpcore; the transport turns it into BlockedAddressError."""
+
+    def __init__(self, host: str, refused: list[tuple[str, str]]) -> None:
+        super().__init__(f"refused to connect to {host}")
+        self.host = host
+        self.refused = refused
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """Resolve ``host`` with the system resolver (``loop.getaddrinfo``), TCP addresses,
+    duplicates removed, in the order returned. Raises OSError (socket.gaierror) on failure."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    seen: dict[str, None] = {}
+    for _family, _type, _proto, _canon, sockaddr in infos:
+        seen.setdefault(str(sockaddr[0]), None)
+    return list(seen)
+
+
+class FilteringNetworkBackend(httpcore.AsyncNetworkBackend):
+    """An httpcore network backend that resolves every connection's host itself and
+    connects only to addresses :func:`refusal_reason` accepts (all when ``allow_private``)."""
+
+    def __init__(self, *, allow_private: bool, resolver: Resolver | None = None) -> None:
+        self.allow_private = allow_private
+        self.resolver = resolver or system_resolver
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            with anyio.fail_after(timeout):
+                stream = await self._connect(host, port, local_address)
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"timed out resolving or connecting to {host}:{port}") from None
+        for option in socket_options or ():
+            stream.extra(anyio.abc.SocketAttribute.raw_socket).setsockopt(*option)
+        return AnyIOStream(stream)
+
+    async def _connect(self, host: str, port: int, local_address: str | None) -> anyio.abc.SocketStream:
+        try:
+            addresses = await self.resolver(host.strip("[]"), port)
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        refused: list[tuple[str, str]] = []
+        allowed: list[str] = []
+        for address in addresses:
+            reason = None if self.allow_private else refusal_reason(address)
+            (allowed.append(address) if reason is None else refused.append((address, reason)))
+        if not allowed:
+            if refused:
+                raise _Blocked(host, refused)
+            raise httpcore.ConnectError(f"cannot resolve {host}: no addresses")
+        errors: list[str] = []
+        for address in allowed:
+            try:
+                return await anyio.connect_tcp(address, port, local_host=local_address)
+            except OSError as exc:
+                errors.append(f"{address}: {exc.strerror or exc}")
+        raise httpcore.ConnectError(f"cannot connect to {host}:{port}: {'; '.join(errors)}")
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None
+                                  ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are not used by the crawler")
+
+    async def sleep(self, seconds: float) -> None:
+        await anyio.sleep(seconds)
+
+
+class SsrfSafeTransport(httpx.AsyncHTTPTransport):
+    """``httpx.AsyncHTTPTransport`` over :class:`FilteringNetworkBackend`; see the module doc.
+
+    Raises from ``handle_async_request``: :class:`BlockedAddressError` when the filter
+    refused every address, otherwise what ``httpx.AsyncHTTPTransport`` raises.
+    """
+
+    def __init__(
+        self,
+        *,
+        allow_private_addresses: bool,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0),
+        http2: bool = False,
+        retries: int = 0,
+        local_address: str | None = None,
+        resolver: Resolver | None = None,
+    ) -> None:
+        super().__init__(verify=verify, limits=limits, http2=http2, retries=retries,
+                         local_address=local_address, trust_env=False)
+        self.allow_private_addresses = allow_private_addresses
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(verify=verify, trust_env=False),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            http1=True,
+            http2=http2,
+            retries=retries,
+            local_address=local_address,
+            network_backend=FilteringNetworkBackend(allow_private=allow_private_addresses, resolver=resolver),
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return await super().handle_async_request(request)
+        except httpx.ConnectError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, _Blocked):
+                raise BlockedAddressError(cause.host, cause.refused, request=request) from None
+            raise
+
+
+def make_transport(
+    *,
+    allow_private_addresses: bool,
+    verify: ssl.SSLContext | bool = True,
+    limits: httpx.Limits | None = None,
+    http2: bool = False,
+    retries: int = 0,
+    local_address: str | None = None,
+    resolver: Resolver | None = None,
+) -> SsrfSafeTransport:
+    """The crawler's network transport: an ``httpx.AsyncHTTPTransport`` whose every DNS
+    resolution passes the SSRF address filter unless ``allow_private_addresses``.
+
+    ``limits`` (httpx.Limits) defaults to 100 connections / 20 keep-alive / 5 s expiry;
+    ``resolver`` replaces the system resolver (tests); ``retries`` are httpcore connect
+    retries (0: the crawl loop decides about retrying). Timeouts belong to the client.
+    """
+    kwargs: dict[str, typing.Any] = {}
+    if limits is not None:
+        kwargs["limits"] = limits
+    return SsrfSafeTransport(allow_private_addresses=allow_private_addresses, verify=verify, http2=http2,
+                             retries=retries, local_address=local_address, resolver=resolver, **kwargs)

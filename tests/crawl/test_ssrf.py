@@ -1,0 +1,144 @@
+"""The SSRF-filtering transport (seed: Dead Simple Search, SSRF at the resolver)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from sites import Response, SiteServer
+from textpile.crawl.ssrf import BlockedAddressError, make_transport, refusal_reason
+
+
+async def fetch(url: str, **transport_kwargs) -> httpx.Response:
+    async with httpx.AsyncClient(transport=make_transport(**transport_kwargs), timeout=5) as client:
+        return await client.get(url)
+
+
+@pytest.fixture
+def site():
+    with SiteServer({"/": Response(200, "hello"), "/redirect": Response(301, "", {"Location": "/"})}) as server:
+        yield server
+
+
+def test_loopback_refused_and_nothing_sent(site):
+    with pytest.raises(BlockedAddressError) as err:
+        asyncio.run(fetch(site.base_url + "/", allow_private_addresses=False))
+    assert err.value.host == "127.0.0.1"
+    assert err.value.refused == [("127.0.0.1", "loopback")]
+    assert str(err.value) == ("refused to connect to 127.0.0.1: every address is non-public: 127.0.0.1 (loopback) "
+                              "(set allow_private_addresses to crawl such hosts)")
+    assert isinstance(err.value, httpx.ConnectError)
+    assert err.value.request.url == site.base_url + "/"
+    assert site.log == []
+
+
+def test_hostname_resolving_to_loopback_refused(site):
+    with pytest.raises(BlockedAddressError) as err:
+        asyncio.run(fetch(f"http://localhost:{site.port}/", allow_private_addresses=False))
+    assert err.value.host == "localhost"
+    assert all(why == "loopback" for _, why in err.value.refused)
+    assert site.log == []
+
+
+def test_allowed_when_private_addresses_allowed(site):
+    response = asyncio.run(fetch(site.base_url + "/", allow_private_addresses=True))
+    assert (response.status_code, response.text) == (200, "hello")
+    response = asyncio.run(fetch(f"http://localhost:{site.port}/redirect", allow_private_addresses=True))
+    assert (response.status_code, response.headers["location"]) == (301, "/")
+    assert [r.path for r in site.log] == ["/", "/redirect"]
+
+
+def test_each_resolution_is_checked(site, monkeypatch):
+    """A host whose second resolution gives another address (DNS rebinding) is checked
+    again. Stand-ins, so that nothing leaves 127.0.0.1: the injected resolver is DNS, and
+    the filter treats 127.0.0.1 as if it were a public address."""
+    import textpile.crawl.ssrf as ssrf
+
+    real = ssrf.refusal_reason
+    monkeypatch.setattr(ssrf, "refusal_reason", lambda a: None if a == "127.0.0.1" else real(a))
+    answers = iter([["127.0.0.1"], ["127.0.0.2"]])
+    calls = []
+
+    async def resolver(host: str, port: int) -> list[str]:
+        calls.append((host, port))
+        return next(answers)
+
+    async def run() -> None:
+        transport = make_transport(allow_private_addresses=False, resolver=resolver,
+                                   limits=httpx.Limits(max_keepalive_connections=0))
+        async with httpx.AsyncClient(transport=transport, timeout=5) as client:
+            first = await client.get(f"http://rebind.test:{site.port}/")
+            assert (first.status_code, first.text) == (200, "hello")
+            with pytest.raises(BlockedAddressError) as second:
+                await client.get(f"http://rebind.test:{site.port}/")
+            assert second.value.refused == [("127.0.0.2", "loopback")]
+
+    asyncio.run(run())
+    assert calls == [("rebind.test", site.port), ("rebind.test", site.port)]
+    assert [(r.path, r.headers["Host"]) for r in site.log] == [("/", f"rebind.test:{site.port}")]
+
+
+def test_mixed_answer_uses_only_allowed_addresses(site):
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["10.0.0.1", "127.0.0.1"]
+
+    with pytest.raises(BlockedAddressError) as err:
+        asyncio.run(fetch(f"http://mixed.test:{site.port}/", allow_private_addresses=False, resolver=resolver))
+    assert err.value.refused == [("10.0.0.1", "private"), ("127.0.0.1", "loopback")]
+    assert site.log == []
+
+    async def loopbacks(host: str, port: int) -> list[str]:
+        return ["127.0.0.2", "127.0.0.1"]  # nothing listens on 127.0.0.2: the next one is tried
+
+    response = asyncio.run(fetch(f"http://mixed.test:{site.port}/", allow_private_addresses=True, resolver=loopbacks))
+    assert response.status_code == 200
+    assert [r.headers["Host"] for r in site.log] == [f"mixed.test:{site.port}"]
+
+
+def test_unresolvable_host_is_a_plain_connect_error():
+    async def resolver(host: str, port: int) -> list[str]:
+        raise OSError(-2, "Name or service not known")
+
+    with pytest.raises(httpx.ConnectError) as err:
+        asyncio.run(fetch("http://nowhere.test/", allow_private_addresses=False, resolver=resolver))
+    assert not isinstance(err.value, BlockedAddressError)
+    assert "cannot resolve nowhere.test" in str(err.value)
+
+
+@pytest.mark.parametrize("address, reason", [
+    ("127.0.0.1", "loopback"),
+    ("127.1.2.3", "loopback"),
+    ("::1", "loopback"),
+    ("0.0.0.0", "unspecified"),
+    ("::", "unspecified"),
+    ("10.1.2.3", "private"),
+    ("172.16.0.1", "private"),
+    ("192.168.1.1", "private"),
+    ("fd00::1", "private"),
+    ("169.254.169.254", "link-local"),
+    ("fe80::1", "link-local"),
+    ("fe80::1%eth0", "link-local"),
+    ("100.64.0.1", "shared address space"),
+    ("224.0.0.1", "multicast"),
+    ("ff02::1", "multicast"),
+    ("240.0.0.1", "private"),  # Python files 240/4 under private as well as reserved
+    ("192.0.2.1", "private"),  # documentation range (TEST-NET-1)
+    ("::ffff:127.0.0.1", "loopback (embedded in ::ffff:7f00:1)"),
+    ("::ffff:10.0.0.1", "private (embedded in ::ffff:a00:1)"),
+    ("2002:7f00:1::", "loopback (embedded in 2002:7f00:1::)"),
+    ("64:ff9b::a9fe:a9fe", "link-local (embedded in 64:ff9b::a9fe:a9fe)"),
+    ("fec0::1", "site-local"),
+    ("93.184.215.14", None),
+    ("2606:4700:4700::1111", None),
+    ("::ffff:93.184.215.14", None),
+    ("8.8.8.8", None),
+])
+def test_refusal_reason(address, reason):
+    assert refusal_reason(address) == reason
+
+
+def test_refusal_reason_rejects_non_addresses():
+    with pytest.raises(ValueError):
+        refusal_reason("example.org")
