@@ -1,8 +1,91 @@
-"""Entry point of scraping: one HTML (or text) file to a :class:`ScrapeResult`."""
+"""Entry point of scraping: one HTML (or text) file to a :class:`ScrapeResult`.
+
+The HTML is parsed once with lxml; the same tree goes to the text walk (text piles,
+spans, links, h1s), to trafilatura (main content decision) and to the markup readers
+(title, description, dates, language, robots).
+"""
 
 from __future__ import annotations
 
-from textpile.summarize.scrape.result import ScrapeResult
+import re
+import time
+
+import lxml.html
+from lxml import etree
+
+from textpile.store.mimetypes import parse_media_type
+from textpile.store.urls import parse_url
+from textpile.summarize.scrape import description as desc
+from textpile.summarize.scrape.dates import page_dates
+from textpile.summarize.scrape.indexiness import indexiness
+from textpile.summarize.scrape.language import guess_language, language_tag, primary_subtag
+from textpile.summarize.scrape.links import resolve_links
+from textpile.summarize.scrape.main_content import DEFAULT_FAST, mark_main_content
+from textpile.summarize.scrape.piles import build_gen1, build_gen2
+from textpile.summarize.scrape.result import DocumentDescription, ScrapeResult
+from textpile.summarize.scrape.walk import Line, WalkResult, walk_document
+
+HTML_TYPES = frozenset(("text/html", "application/xhtml+xml"))
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_body(body: str | bytes) -> str:
+    """``body`` as text lxml can take: bytes decoded as UTF-8 (invalid sequences become
+    U+FFFD), lone surrogates replaced by U+FFFD, NUL characters removed."""
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        text = bytes(body).decode("utf-8", "replace")
+    else:
+        text = body
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _SURROGATE.sub("\ufffd", text)
+    return text.replace("\x00", "")
+
+
+def parse_html(text: str) -> etree._Element | None:
+    """Parse HTML text into an lxml.html document (root ``html`` element); None when
+    there is no document at all (empty or whitespace-only input, nothing parseable).
+
+    libxml2 stops descending at its nesting limit (256 levels): content nested deeper is
+    not in the tree (it is dropped, not an error)."""
+    if not text.strip():
+        return None
+    parser = lxml.html.HTMLParser(encoding="utf-8", remove_blank_text=False)
+    try:
+        return lxml.html.document_fromstring(text.encode("utf-8"), parser=parser)
+    except etree.ParserError:  # "Document is empty": nothing but comments or the like
+        return None
+
+
+def _description(root, h1s, last_modified: int | None, now: int, links, guessed: str | None) -> DocumentDescription:
+    tag = language_tag(desc.html_lang(root)) if root is not None else None
+    language = primary_subtag(tag) or guessed
+    created, updated = page_dates(root, last_modified, now)
+    if root is None:
+        return DocumentDescription(None, None, None, language, created, updated,
+                                   indexiness(links, created is not None))
+    return DocumentDescription(
+        title=desc.title(root),
+        primary_headline=desc.primary_headline(h1s, desc.site_name(root)),
+        description=desc.description(root),
+        primary_language=language,
+        time_created_unix_utc=created,
+        time_updated_unix_utc=updated,
+        indexiness=indexiness(links, created is not None),
+    )
+
+
+def _plain_text_walk(text: str) -> WalkResult:
+    walk = WalkResult()
+    offset = 0
+    for raw in text.splitlines():
+        line = " ".join(raw.split())  # stripped, whitespace runs collapsed
+        if not line:
+            continue
+        walk.lines.append(Line(line, offset, 0, False, False, 0, main=True))
+        offset += len(line) + 1
+    return walk
 
 
 def scrape_document(
@@ -12,11 +95,72 @@ def scrape_document(
     mime_type: str = "text/html",
     last_modified_unix_utc: int | None = None,
     now_unix_utc: int | None = None,
+    fast_main_content: bool = DEFAULT_FAST,
 ) -> ScrapeResult:
-    """Scrape ``body`` (UTF-8 text as stored in file_text) fetched from ``url``.
+    """Scrape ``body`` (UTF-8 text as stored in file_text; bytes are accepted too)
+    fetched from ``url``.
 
+    ``mime_type`` is a media type (parameters allowed): HTML for ``text/html`` and
+    ``application/xhtml+xml``, plain text for any other ``text/*`` (text pile with the
+    text as ``text``, every other field empty, no title, no links).
     ``last_modified_unix_utc`` is file.last_modified_unix_utc (already cleaned of a
     Last-Modified equal to Date by the crawler); ``now_unix_utc`` bounds future dates
-    (dates more than a day ahead are discarded); now when None.
+    (dates more than a day ahead are discarded); now when None. ``fast_main_content``
+    selects trafilatura's fast mode (see bench/bench_scrape.py).
+
+    Any body (empty, broken markup, odd characters) scrapes without raising.
+
+    Raises:
+        textpile.store.urls.UrlError: ``url`` is not an absolute URL.
+        ValueError: ``mime_type`` is neither HTML nor text.
     """
-    raise NotImplementedError("scraping: issue 3")
+    now = int(time.time()) if now_unix_utc is None else int(now_unix_utc)
+    page = parse_url(url)
+    media = parse_media_type(mime_type)
+    if media.essence not in HTML_TYPES and media.mime_type != "text":
+        raise ValueError(f"cannot scrape media type {mime_type!r} of {url}: only HTML and text/*")
+    text = clean_body(body)
+
+    if media.essence not in HTML_TYPES:
+        walk = _plain_text_walk(text)
+        language = guess_language(walk.text)
+        description = _description(None, [], last_modified_unix_utc, now, [], language)
+        return ScrapeResult(
+            text_pile=build_gen1(walk),
+            text_pile_v0_2=build_gen2(walk.lines, [], "", language or ""),
+            description=description,
+            links=[],
+            noindex=False,
+        )
+
+    root = parse_html(text)
+    if root is None:
+        walk = WalkResult()
+        return ScrapeResult(
+            text_pile=build_gen1(walk),
+            text_pile_v0_2=build_gen2([], [], "", ""),
+            description=_description(None, [], last_modified_unix_utc, now, [], None),
+            links=[],
+            noindex=False,
+        )
+    walk = walk_document(root)
+    mark_main_content(walk.lines, root, page.str_url, fast=fast_main_content)
+
+    base = page.str_url
+    declared_base = desc.base_href(root)
+    if declared_base is not None:
+        try:
+            base = parse_url(declared_base, page.str_url).str_url
+        except ValueError:  # an unusable <base href> is ignored, as browsers do
+            base = page.str_url
+    links = resolve_links(walk.links, page, base)
+
+    lang_tag = language_tag(desc.html_lang(root))
+    guessed = guess_language(walk.text)
+    return ScrapeResult(
+        text_pile=build_gen1(walk),
+        text_pile_v0_2=build_gen2(walk.lines, walk.spans, lang_tag or "", guessed or ""),
+        description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed),
+        links=links,
+        noindex=desc.robots_noindex(root),
+    )

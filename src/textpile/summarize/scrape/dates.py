@@ -1,0 +1,169 @@
+"""Page dates: when a document was created and last updated.
+
+Source: dead-simple-search-how-it-works.txt, section "Page dates".
+
+- created (page_published) comes only from the page's own markup, checked in order:
+  Schema.org JSON-LD (``datePublished``, also inside ``@graph`` and nested objects),
+  Schema.org microdata (``itemprop="datePublished"``), Open Graph
+  (``article:published_time``), Dublin Core (``DC.date``, ``DC.date.created``,
+  ``DC.date.issued``, ``dcterms.created``, ``dcterms.issued``, ``dcterms.date``).
+- updated (page_modified) takes the first source that speaks: the page's own
+  ``dateModified`` (JSON-LD, microdata, ``article:modified_time``, ``og:updated_time``,
+  ``dcterms.modified``, ``DC.date.modified``), else the file's Last-Modified
+  (``file.last_modified_unix_utc``, already NULL when it equalled the response's Date).
+  There is no sitemap source here.
+- Discarded: dates before 1990-01-01T00:00:00Z or more than one day after now, and a
+  Last-Modified (the weaker source) that precedes the page's own datePublished. Within a
+  source the first candidate that parses and passes these checks wins.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime, timezone
+
+from lxml import etree
+
+EARLIEST_UNIX_UTC = 631152000  # 1990-01-01T00:00:00Z
+MAX_FUTURE_SECONDS = 86400
+
+PUBLISHED_META = {
+    "og": ("article:published_time",),
+    "dc": ("dc.date", "dc.date.created", "dc.date.issued", "dcterms.created", "dcterms.issued",
+           "dcterms.date"),
+}
+MODIFIED_META = ("article:modified_time", "og:updated_time", "dcterms.modified", "dc.date.modified")
+
+_DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
+
+
+def parse_date(value: str | None) -> int | None:
+    """An ISO 8601 date or date-time (``Z`` or offset; naive means UTC; date only means
+    midnight UTC) as unix seconds; None when it is not such a date."""
+    if not value:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        match = _DATE_PREFIX.match(text)
+        if not match:
+            return None
+        try:
+            parsed = datetime(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    try:
+        return int(parsed.timestamp())
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def plausible(unix: int | None, now_unix_utc: int) -> int | None:
+    """``unix`` unless it is before 1990 or more than a day after ``now_unix_utc``."""
+    if unix is None or unix < EARLIEST_UNIX_UTC or unix > now_unix_utc + MAX_FUTURE_SECONDS:
+        return None
+    return unix
+
+
+def _json_values(node: object, key: str, depth: int = 0) -> Iterator[str]:
+    """Depth-first values of ``key`` in parsed JSON-LD (objects, lists, @graph)."""
+    if depth > 50:
+        return
+    if isinstance(node, dict):
+        value = node.get(key)
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, str))
+        for child in node.values():
+            if isinstance(child, (dict, list)):
+                yield from _json_values(child, key, depth + 1)
+    elif isinstance(node, list):
+        for child in node:
+            yield from _json_values(child, key, depth + 1)
+
+
+class PageDateSources:
+    """The date candidates found in one document's markup, collected once."""
+
+    def __init__(self, root: etree._Element) -> None:
+        self.json_ld: list[object] = []
+        for script in root.iter("script"):
+            if (script.get("type") or "").strip().lower() != "application/ld+json":
+                continue
+            try:
+                self.json_ld.append(json.loads(script.text or "", strict=False))
+            except (ValueError, RecursionError):  # invalid JSON is ignored, as browsers do
+                continue
+        self.itemprops: dict[str, list[str]] = {"datepublished": [], "datemodified": []}
+        self.meta: dict[str, list[str]] = {}
+        for el in root.xpath("//*[@itemprop]"):
+            for prop in (el.get("itemprop") or "").lower().split():
+                if prop in self.itemprops:
+                    value = el.get("content") or el.get("datetime") or el.get("value") or "".join(el.itertext())
+                    self.itemprops[prop].append(value)
+        for el in root.iter("meta"):
+            name = (el.get("property") or el.get("name") or "").strip().lower()
+            if name:
+                self.meta.setdefault(name, []).append(el.get("content") or "")
+
+    def _first(self, candidates: Iterator[str], now_unix_utc: int) -> int | None:
+        for value in candidates:
+            unix = plausible(parse_date(value), now_unix_utc)
+            if unix is not None:
+                return unix
+        return None
+
+    def _meta(self, names: tuple[str, ...]) -> Iterator[str]:
+        for name in names:
+            yield from self.meta.get(name, ())
+
+    def published(self, now_unix_utc: int) -> int | None:
+        """The page's own publishing date (JSON-LD, microdata, Open Graph, Dublin Core)."""
+        for source in (
+            (v for doc in self.json_ld for v in _json_values(doc, "datePublished")),
+            iter(self.itemprops["datepublished"]),
+            self._meta(PUBLISHED_META["og"]),
+            self._meta(PUBLISHED_META["dc"]),
+        ):
+            found = self._first(source, now_unix_utc)
+            if found is not None:
+                return found
+        return None
+
+    def modified(self, now_unix_utc: int) -> int | None:
+        """The page's own dateModified (JSON-LD, microdata, meta tags), in that order."""
+        for source in (
+            (v for doc in self.json_ld for v in _json_values(doc, "dateModified")),
+            iter(self.itemprops["datemodified"]),
+            self._meta(MODIFIED_META),
+        ):
+            found = self._first(source, now_unix_utc)
+            if found is not None:
+                return found
+        return None
+
+
+def page_dates(root: etree._Element | None, last_modified_unix_utc: int | None,
+               now_unix_utc: int) -> tuple[int | None, int | None]:
+    """(time_created, time_updated) in unix seconds per the module docstring.
+
+    ``root`` None (plain text) has no markup: created is None, updated the Last-Modified.
+    """
+    published = modified = None
+    if root is not None:
+        sources = PageDateSources(root)
+        published = sources.published(now_unix_utc)
+        modified = sources.modified(now_unix_utc)
+    if modified is None:
+        weaker = plausible(last_modified_unix_utc, now_unix_utc)
+        if weaker is not None and (published is None or weaker >= published):
+            modified = weaker
+    return published, modified

@@ -1,0 +1,167 @@
+"""Links of a document: resolution, destination type and link locality.
+
+Sources: unobtanium-documentation.txt, pages "Link Locality", "Link destination type",
+"Location Signature" (flags come from the walk), "Summary Database" (link_summary).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from textpile.enums import LinkDestinationType as Dest
+from textpile.enums import LinkLocality
+from textpile.store.urls import DEFAULT_PORTS, ParsedUrl, parse_url
+from textpile.summarize.scrape.result import Link
+from textpile.summarize.scrape.walk import RawLink, collapse
+
+#: Schemes that never name a fetchable destination; such links are not recorded.
+SKIPPED_SCHEMES = frozenset(("javascript", "data", "about", "blob"))
+COMMUNICATION_SCHEMES = frozenset(("mailto", "tel", "sms", "callto", "xmpp", "matrix", "irc", "ircs"))
+FEED_TYPES = frozenset((
+    "application/rss+xml", "application/atom+xml", "application/feed+json",
+    "application/json+feed", "application/rdf+xml", "text/xml", "application/xml",
+))
+_EXTENSIONS = {
+    Dest.media_image: "png jpg jpeg gif webp avif svg ico bmp tif tiff jxl heic",
+    Dest.media_audio: "mp3 ogg oga opus flac wav m4a aac weba",
+    Dest.media_video: "mp4 webm ogv mkv mov avi m4v",
+    Dest.media: "vtt srt m3u m3u8 pls",
+    Dest.feed: "rss atom",
+    Dest.stylesheet: "css",
+    Dest.script: "js mjs",
+    Dest.file: "zip gz tgz bz2 xz zst 7z rar tar exe msi dmg deb rpm apk iso bin jar whl",
+}
+EXTENSION_TYPES = {ext: dest for dest, names in _EXTENSIONS.items() for ext in names.split()}
+_TAG_TYPES = {"img": Dest.media_image, "audio": Dest.media_audio, "video": Dest.media_video,
+              "script": Dest.script, "track": Dest.media}
+_PRELOAD_AS = {"style": Dest.stylesheet, "script": Dest.script, "image": Dest.media_image,
+               "audio": Dest.media_audio, "video": Dest.media_video, "document": Dest.document,
+               "track": Dest.media, "fetch": Dest.file, "font": Dest.file}
+_MEDIA_PARENTS = {"audio": Dest.media_audio, "video": Dest.media_video, "picture": Dest.media_image}
+
+
+def _extension(url: ParsedUrl) -> str:
+    name = posixpath.basename(url.path or "")
+    return name.rsplit(".", 1)[1].lower() if "." in name else ""
+
+
+def _type_from_mime(value: str | None) -> Dest | None:
+    mime = (value or "").split(";", 1)[0].strip().lower()
+    if not mime:
+        return None
+    if mime in FEED_TYPES:
+        return Dest.feed
+    if mime == "text/css":
+        return Dest.stylesheet
+    if mime in ("text/javascript", "application/javascript", "module"):
+        return Dest.script
+    major = mime.split("/", 1)[0]
+    return {"image": Dest.media_image, "audio": Dest.media_audio, "video": Dest.media_video}.get(major)
+
+
+def destination_type(tag: str, url: ParsedUrl, rel: frozenset[str], type_attr: str | None,
+                     parent_media: str | None = None, as_attr: str | None = None) -> Dest:
+    """The link destination type (seed page "Link destination type").
+
+    ``mailto:``/``tel:``-like schemes are communication (1000). Otherwise by element:
+    ``a``/``area`` are documents (1) unless their ``type`` attribute or file extension says
+    feed, media, stylesheet, script or a known non-document file; ``link`` by rel
+    (stylesheet 3, alternate with a feed type 2, icons 101, preload by its ``as`` attribute,
+    modulepreload 4, then by type/extension, document-like rels such as alternate,
+    canonical, next, prev 1, else 0); ``script`` 4; ``img`` 101;
+    ``audio`` 102; ``video`` 103; ``source`` by its parent (audio/video/picture);
+    ``track`` 100. Unknown cases are 0 (file).
+    """
+    if url.scheme in COMMUNICATION_SCHEMES:
+        return Dest.communication
+    by_mime = _type_from_mime(type_attr)
+    by_ext = EXTENSION_TYPES.get(_extension(url))
+    if tag in ("a", "area"):
+        return by_mime or by_ext or Dest.document
+    if tag == "link":
+        if "stylesheet" in rel:
+            return Dest.stylesheet
+        if "alternate" in rel and by_mime is Dest.feed:
+            return Dest.feed
+        if rel & {"icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon", "shortcut"}:
+            return Dest.media_image
+        if "modulepreload" in rel:
+            return Dest.script
+        if "preload" in rel:
+            return _PRELOAD_AS.get((as_attr or "").strip().lower()) or by_mime or by_ext or Dest.file
+        if by_mime or by_ext:
+            return by_mime or by_ext
+        if rel & {"alternate", "canonical", "next", "prev", "prefetch", "help", "license",
+                  "author", "search", "home", "index", "up", "first", "last", "me"}:
+            return Dest.document
+        return Dest.file
+    if tag == "source":
+        return _MEDIA_PARENTS.get(parent_media or "") or by_mime or by_ext or Dest.media
+    return _TAG_TYPES.get(tag, Dest.file)
+
+
+def _explicit_port(url: ParsedUrl) -> int | None:
+    """The port as the ``url`` crate's ``port()`` gives it: None when it is the default."""
+    return None if url.port == DEFAULT_PORTS.get(url.scheme) else url.port
+
+
+def link_locality(page: ParsedUrl, target: ParsedUrl) -> LinkLocality:
+    """Self (0), in (1) or out (2) link (seed page "Link Locality").
+
+    Self: the same URL apart from the fragment. In: same host and port, scheme equal or
+    differing only by an ``s`` suffix (http/https, ws/wss, ...); ports compare as the url
+    crate reports them (None for a scheme's default), so http://h/ and https://h/ are in
+    each other's site. Out: everything else, including links without a host.
+    """
+    if target.str_url == page.str_url:
+        return LinkLocality.self_link
+    if target.host is None or page.host is None or target.host != page.host:
+        return LinkLocality.out_link
+    a, b = page.scheme, target.scheme
+    if not (a == b or a == b + "s" or b == a + "s"):
+        return LinkLocality.out_link
+    if _explicit_port(page) != _explicit_port(target):
+        return LinkLocality.out_link
+    return LinkLocality.in_link
+
+
+def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[Link]:
+    """Turn walked link elements into :class:`Link` rows.
+
+    ``base`` is the ``<base href>`` resolved against the page URL, or the page URL.
+    Targets that cannot be parsed (``parse_url`` raises) and targets with a scheme in
+    ``SKIPPED_SCHEMES`` are left out. Text: the link's collapsed text content, else an
+    ``img`` alt inside it, else its ``title``, ``aria-label`` or (for ``img``) ``alt``
+    attribute; None when all are empty.
+    """
+    links = []
+    for raw in raw_links:
+        try:
+            target = parse_url(raw.target.strip(), base)
+        except ValueError:  # UrlError and urllib's own ValueError for malformed hosts
+            continue
+        if target.scheme in SKIPPED_SCHEMES:
+            continue
+        el = raw.element
+        rel = frozenset((el.get("rel") or "").lower().split())
+        text = raw.text or raw.fallback_text
+        if not text:
+            for attr in ("title", "aria-label", "alt"):
+                text = collapse(el.get(attr))
+                if text:
+                    break
+        links.append(Link(
+            to_url=target.str_url,
+            fragment=target.fragment,
+            rel_nofollow="nofollow" in rel,
+            rel_me="me" in rel,
+            rel_tag="tag" in rel,
+            location=raw.location,
+            contains_headline=raw.contains_headline,
+            destination_type=int(destination_type(raw.tag, target, rel, el.get("type"), raw.parent_media,
+                                              el.get("as"))),
+            link_locality=int(link_locality(page, target)),
+            html_tag_name=raw.tag,
+            text=text or None,
+        ))
+    return links

@@ -1,0 +1,110 @@
+"""Building Text Piles Gen1 and Gen2 from the walked lines.
+
+Sources: unobtanium-documentation.txt, pages "Text Pile Gen1" (fields, digest) and
+"Text Pile Gen2" (text, metadata, segmentation cache, digest); encodings in
+schemas/summary/text_pile_v0_2.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from textpile.summarize.scrape.gen2_codec import (
+    Marker, MarkerKind, Relevance, Segment, encode_metadata, encode_segmentation_cache, gen2_digest,
+)
+from textpile.summarize.scrape.result import TextPileGen1, TextPileGen2
+from textpile.summarize.scrape.walk import Line, WalkResult
+
+GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
+GEN1_SEPARATOR = "\n\n\n"
+
+# A sentence ends after . ! ? … (plus closing quotes/brackets) followed by whitespace.
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\s+(?=\S)")
+
+
+def gen1_digest(text: str, secondary_text: str, big_headlines: str, small_headlines: str,
+                code_text: str, quote_text: str) -> bytes:
+    """BLAKE2b-512 of the six fields, UTF-8, with ``"\\n\\n\\n"`` between each two fields
+    (not after the last), in the order of the arguments (seed page "Text Pile Gen1")."""
+    hasher = hashlib.blake2b(digest_size=64)
+    fields = (text, secondary_text, big_headlines, small_headlines, code_text, quote_text)
+    for i, value in enumerate(fields):
+        if i:
+            hasher.update(GEN1_SEPARATOR.encode("utf-8"))
+        hasher.update(value.encode("utf-8"))
+    return hasher.digest()
+
+
+def make_gen1(text: str = "", secondary_text: str = "", big_headlines: str = "",
+              small_headlines: str = "", code_text: str = "", quote_text: str = "") -> TextPileGen1:
+    """A Gen1 text pile from its fields (each stripped) with its digest."""
+    fields = [f.strip() for f in (text, secondary_text, big_headlines, small_headlines, code_text, quote_text)]
+    return TextPileGen1(*fields, blake2b512_digest=gen1_digest(*fields))
+
+
+def build_gen1(walk: WalkResult) -> TextPileGen1:
+    """Gen1 fields from the lines: text = main content lines (headlines, code, quotes
+    included), secondary_text = the other lines; big_headlines = h1-h2 lines,
+    small_headlines = h3-h6 lines (from the whole page); code_text = lines inside ``pre``
+    and the text of ``code``/``kbd``/``samp``/``tt`` outside ``pre``; quote_text = lines
+    inside ``blockquote`` and ``q`` outside ``blockquote``. One line per paragraph or
+    headline."""
+    lines = walk.lines
+    return make_gen1(
+        "\n".join(line.text for line in lines if line.main),
+        "\n".join(line.text for line in lines if not line.main),
+        "\n".join(line.text for line in lines if line.heading in (1, 2)),
+        "\n".join(line.text for line in lines if line.heading >= 3),
+        "\n".join([line.text for line in lines if line.in_pre] + walk.code_items),
+        "\n".join([line.text for line in lines if line.in_blockquote] + walk.quote_items),
+    )
+
+
+def sentence_lengths(segment: str) -> tuple[int, ...]:
+    """Lengths (code points) of the sentences of ``segment``; they sum to ``len(segment)``.
+    A sentence keeps the whitespace after its final punctuation."""
+    lengths = []
+    previous = 0
+    for match in _SENTENCE_END.finditer(segment):
+        lengths.append(match.end() - previous)
+        previous = match.end()
+    if previous < len(segment):
+        lengths.append(len(segment) - previous)
+    return tuple(lengths)
+
+
+def main_content_markers(lines: list[Line]) -> list[Marker]:
+    """One main_content marker per run of consecutive main content lines."""
+    markers = []
+    run_start = run_end = None
+    for line in lines:
+        if line.main:
+            if run_start is None:
+                run_start = line.start
+            run_end = line.start + len(line.text)
+        elif run_start is not None:
+            markers.append(Marker(run_start, run_end, MarkerKind.main_content))
+            run_start = None
+    if run_start is not None:
+        markers.append(Marker(run_start, run_end, MarkerKind.main_content))
+    return markers
+
+
+def build_gen2(lines: list[Line], spans: list[tuple[int, int, int]], language: str,
+               guessed_language: str) -> TextPileGen2:
+    """Gen2 text pile: text = the lines joined by ``"\\n"``; metadata = the walk's spans
+    plus main_content markers and the document language; segmentation cache = one
+    segment per line with its relevance (main content or boilerplate), sentence lengths
+    and the guessed language."""
+    text = "\n".join(line.text for line in lines)
+    markers = sorted({Marker(start, end, kind) for kind, start, end in spans}) + main_content_markers(lines)
+    metadata = encode_metadata(language, markers)
+    segments = [
+        Segment(len(line.text),
+                int(Relevance.main_content if line.main else Relevance.boilerplate),
+                sentence_lengths(line.text))
+        for line in lines
+    ]
+    cache = encode_segmentation_cache(guessed_language, segments)
+    return TextPileGen2(text, metadata, cache, gen2_digest(text, metadata))
