@@ -1,0 +1,96 @@
+"""Which database of a Datasette instance is the summary database, and hot swapping it.
+
+The published index is replaced atomically (``os.replace`` of a finished copy). Search
+opens the file per request, so it always reads the current file. Datasette's own views
+keep connections to the Database object; :func:`refresh_if_swapped` compares the file's
+identity (device, inode, mtime, size) with the one last seen and, when it changed, puts a
+new immutable Database object under the same name so the next request reads the new file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+_STATE_ATTR = "_textpile_web_state"
+
+
+@dataclass
+class SummaryTarget:
+    """The served summary database: Datasette database ``name`` for the file at ``path``."""
+
+    name: str
+    path: Path
+    identity: tuple | None = None
+
+
+def file_identity(path: Path) -> tuple | None:
+    """Return (st_dev, st_ino, st_mtime_ns, st_size) of ``path``, or None if it is missing."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def is_summary_file(path: Path) -> bool:
+    """True when ``path`` is a SQLite file whose unobtanium_database_info says kind summary."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = conn.execute(
+            "SELECT value FROM unobtanium_database_info WHERE key = 'unobtanium_database_kind'"
+        ).fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return row is not None and row[0] == "summary"
+
+
+def set_target(datasette, name: str, path: str | Path) -> SummaryTarget:
+    """Declare Datasette database ``name`` (file ``path``) the summary database to search."""
+    target = SummaryTarget(name=name, path=Path(path), identity=file_identity(Path(path)))
+    setattr(datasette, _STATE_ATTR, target)
+    return target
+
+
+def find_target(datasette) -> SummaryTarget | None:
+    """Return the summary database to search, or None when this Datasette serves none.
+
+    :func:`set_target` (used by ``textpile serve``) decides; otherwise (a plain
+    ``datasette summary.db`` with the plugin installed) the first file-backed database
+    whose ``unobtanium_database_info`` kind is summary is used. The answer is remembered
+    on the Datasette instance.
+    """
+    cached = getattr(datasette, _STATE_ATTR, None)
+    if cached is not None:
+        return cached or None
+    target = None
+    for name, db in datasette.databases.items():
+        if db.path is not None and is_summary_file(Path(db.path)):
+            target = SummaryTarget(name=name, path=Path(db.path), identity=file_identity(Path(db.path)))
+            break
+    setattr(datasette, _STATE_ATTR, target or False)
+    return target
+
+
+def refresh_if_swapped(datasette, target: SummaryTarget) -> bool:
+    """Re-register the summary database if its file was replaced; return True if it was."""
+    from datasette.database import Database
+
+    identity = file_identity(target.path)
+    if identity is None or identity == target.identity:
+        return False
+    old = datasette.databases.get(target.name)
+    is_mutable = old.is_mutable if old is not None else False
+    db = Database(datasette, path=str(target.path), is_mutable=is_mutable)
+    db.name = target.name
+    db.route = old.route if old is not None else target.name
+    datasette.databases = {**datasette.databases, target.name: db}
+    target.identity = identity
+    return True

@@ -1,0 +1,196 @@
+"""The search page, its JSON API, the OpenSearch description and static files.
+
+``/`` and ``/search`` show the search form; with ``search=`` (or ``q=``) they show
+results; with ``format=json`` they answer the JSON that unobtanium's viewer gives and
+SearxNG's ``json_engine`` reads (unobtanium-documentation.txt, "Configuring SearxNG to
+use Unobtanium": ``results_query: list``, ``title_query: title``, ``url_query: url``,
+``content_query: description``, ``first_page_num: 0``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import sqlite3
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urlencode
+
+from datasette.utils.asgi import Response, asgi_static
+from markupsafe import escape
+
+from textpile.search.engine import SearchResults, clamp_paging, search
+from textpile.web.state import find_target, refresh_if_swapped
+
+SEARCH_TEMPLATE = "textpile_search.html"
+STATIC_PREFIX = "/-/textpile/static"
+
+
+def iso_date(unix_utc: int | None) -> str | None:
+    """Return ``unix_utc`` seconds as an ISO 8601 UTC timestamp, or None."""
+    if unix_utc is None:
+        return None
+    try:
+        return dt.datetime.fromtimestamp(unix_utc, tz=dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def results_json(results: SearchResults) -> dict:
+    """Return the JSON document of a search (the API and ``textpile search --format json``).
+
+    Shape: ``{"query", "page", "per_page", "total", "message", "fallback_any_term",
+    "list": [{"title", "url", "description", "snippet", "snippet_text", "language",
+    "time_updated", "time_created", "time_updated_unix_utc", "time_created_unix_utc",
+    "entity_generation_uuid"}]}``; ``snippet`` is escaped HTML with ``<mark>``.
+    """
+    return {
+        "query": results.query,
+        "page": results.page,
+        "per_page": results.per_page,
+        "total": results.total,
+        "message": results.message,
+        "fallback_any_term": results.fallback_any_term,
+        "list": [
+            {
+                "title": r.title,
+                "url": r.url,
+                "description": r.description,
+                "snippet": r.snippet_html,
+                "snippet_text": r.snippet_text,
+                "language": r.language,
+                "time_updated": iso_date(r.time_updated_unix_utc),
+                "time_created": iso_date(r.time_created_unix_utc),
+                "time_updated_unix_utc": r.time_updated_unix_utc,
+                "time_created_unix_utc": r.time_created_unix_utc,
+                "entity_generation_uuid": r.entity_generation_uuid,
+            }
+            for r in results.results
+        ],
+    }
+
+
+def run_search_file(path: Path, query: str, page: int, per_page: int) -> SearchResults:
+    """Open ``path`` read-only, run :func:`search`, close it (one connection per request)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        return search(conn, query, page=page, per_page=per_page)
+    finally:
+        conn.close()
+
+
+def _query_arg(request) -> str:
+    return request.args.get("search") or request.args.get("q") or ""
+
+
+def _page_url(request, query: str, page: int, per_page: int) -> str:
+    params = {"search": query}
+    if page:
+        params["page"] = str(page)
+    if per_page != 20:
+        params["per_page"] = str(per_page)
+    return request.path + "?" + urlencode(params)
+
+
+def _display_item(item: dict) -> dict:
+    """Add what the template shows: short dates and a link only for http(s) URLs."""
+    href = item["url"] if item["url"].lower().startswith(("http://", "https://")) else None
+    return dict(
+        item,
+        href=href,
+        time_updated_iso=(item["time_updated"] or "")[:10],
+        time_created_iso=(item["time_created"] or "")[:10],
+    )
+
+
+async def search_view(datasette, request):
+    """Handle ``/`` and ``/search``: form, results, pagination, help; JSON with format=json."""
+    target = find_target(datasette)
+    if target is None:
+        return Response.text("textpile: this Datasette serves no summary database", status=404)
+    refresh_if_swapped(datasette, target)
+    query = _query_arg(request)
+    page, per_page = clamp_paging(request.args.get("page"), request.args.get("per_page"))
+    want_json = request.args.get("format") == "json"
+    results = None
+    error = None
+    if query.strip() or want_json:
+        try:
+            results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page)
+        except sqlite3.Error as exc:
+            error = f"The search index could not be read: {exc}"
+    if want_json:
+        if results is None:
+            body = {"query": query, "page": page, "per_page": per_page, "total": 0,
+                    "message": error, "fallback_any_term": False, "list": []}
+            return Response.json(body, status=503)
+        return Response(json.dumps(results_json(results), ensure_ascii=False),
+                        content_type="application/json; charset=utf-8")
+    pages = None
+    if results is not None and results.total:
+        last = (results.total - 1) // results.per_page
+        pages = {
+            "current": results.page,
+            "last": last,
+            "prev_url": _page_url(request, query, results.page - 1, per_page) if results.page > 0 else None,
+            "next_url": _page_url(request, query, results.page + 1, per_page) if results.page < last else None,
+        }
+    db = datasette.databases.get(target.name)
+    context = {
+        "query": query,
+        "site_title": datasette.metadata("title") or "textpile",
+        "results": results,
+        "items": [_display_item(r) for r in (results_json(results)["list"] if results else [])],
+        "pages": pages,
+        "error": error,
+        "json_url": _page_url(request, query, page, per_page) + "&format=json" if query else None,
+        "database_url": datasette.urls.database(db.route if db is not None else target.name),
+        "static_prefix": STATIC_PREFIX,
+        "first_result_number": (results.page * results.per_page + 1) if results else 1,
+    }
+    html = await datasette.render_template(SEARCH_TEMPLATE, context, request=request, view_name="textpile_search")
+    return Response.html(html, status=503 if error else 200)
+
+
+async def opensearch_view(datasette, request):
+    """Serve the OpenSearch description (``/opensearch.xml``) pointing at ``/search``."""
+    base = datasette.absolute_url(request, "/")
+    base = base.rstrip("/")
+    name = str(escape((datasette.metadata("title") or "textpile")[:16]))
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/">\n'
+        f"  <ShortName>{name}</ShortName>\n"
+        "  <Description>Search the pages indexed by this textpile instance</Description>\n"
+        "  <InputEncoding>UTF-8</InputEncoding>\n"
+        f'  <Url type="text/html" method="get" template="{escape(base)}/search?search={{searchTerms}}"/>\n'
+        f'  <Url type="application/json" method="get" template="{escape(base)}/search?format=json&amp;search={{searchTerms}}&amp;page={{startPage?}}" pageOffset="0"/>\n'
+        "</OpenSearchDescription>\n"
+    )
+    return Response(body, content_type="application/opensearchdescription+xml; charset=utf-8")
+
+
+def package_static_dir() -> Path:
+    """The folder of the static files shipped in the package."""
+    return Path(str(resources.files("textpile.web").joinpath("static")))
+
+
+def package_templates_dir() -> Path:
+    """The folder of the templates shipped in the package."""
+    return Path(str(resources.files("textpile.web").joinpath("templates")))
+
+
+async def static_view(datasette, request, send):
+    """Serve ``/-/textpile/static/<path>``: the template location's ``static/`` first, then the package's."""
+    rel = request.url_vars.get("path", "")
+    roots = []
+    if datasette.template_dir:
+        roots.append(Path(datasette.template_dir) / "static")
+    roots.append(package_static_dir())
+    for root in roots:
+        candidate = (root / rel)
+        if root.is_dir() and candidate.is_file():
+            await asgi_static(root)(request, send)
+            return
+    await asgi_static(roots[-1])(request, send)
