@@ -9,9 +9,18 @@ Source: unobtanium-documentation.txt, pages "Summarizing", "Database Batching".
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from textpile.progress import progress_bar
+from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum
+from textpile.summarize import fts, staging
+from textpile.summarize.integrate import BatchResult, integrate_batch
+from textpile.summarize.scrape_stage import scrape_batch
 
 
 @dataclass
@@ -32,6 +41,7 @@ class ScrapeReport:
     links: int = 0
     noindex: int = 0
     seconds: float = 0.0
+    scrape_errors: int = 0
 
 
 @dataclass
@@ -45,6 +55,19 @@ class IntegrationReport:
     generations_opened: int = 0
     generations_closed: int = 0
     seconds: float = 0.0
+    placeholder_generations: int = 0
+    duplicates_ended: int = 0
+    links_skipped: int = 0
+    skipped_link_examples: list[str] = field(default_factory=list)
+
+    def add(self, batch: BatchResult) -> None:
+        """Add one batch's counts to this report."""
+        for name in ("crawls_integrated", "crawls_skipped", "self_duplicates", "exact_duplicates",
+                     "generations_opened", "generations_closed", "placeholder_generations",
+                     "duplicates_ended", "links_skipped"):
+            setattr(self, name, getattr(self, name) + getattr(batch, name))
+        room = 5 - len(self.skipped_link_examples)
+        self.skipped_link_examples.extend(batch.skipped_link_examples[:max(room, 0)])
 
 
 @dataclass
@@ -56,30 +79,146 @@ class SummaryReport:
     fts_rows: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+    batches: int = 0
+    stage: StageReport = field(default_factory=StageReport)
+    scrape: ScrapeReport = field(default_factory=ScrapeReport)
+
+
+def _add_stage_counts(report: StageReport, batch_dir: Path, counts: dict[str, int]) -> None:
+    report.batches.append(batch_dir)
+    report.crawl_log_entries += counts["crawl_log"]
+    report.files += counts["file"]
+    report.bytes_of_text += counts["bytes_of_text"]
 
 
 def stage_crawl_log(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid: uuid.UUID | None = None,
                     summary_db: str | Path | None = None, batch_size: int = 1000, progress: bool = True) -> StageReport:
-    """Write crawl log entries (of one agent, or all) not yet in ``summary_db`` to Parquet."""
-    raise NotImplementedError("staging: issue 3")
+    """Write crawl log entries (of one agent, or all) not yet in ``summary_db`` to Parquet.
+
+    Entries are taken in time order and cut into batches of up to ``batch_size``; each
+    batch becomes ``staging_dir/batch-NNNNN/`` with crawl_log, request, file, file_text and
+    redirect Parquet files (zstd). Earlier ``batch-*`` folders in ``staging_dir`` are
+    replaced. See :mod:`textpile.summarize.staging`.
+
+    Raises:
+        DatabaseError: ``crawler_db`` is missing or not a crawler database, or
+            ``summary_db`` exists and is not a summary database.
+        TextpileError: ``batch_size`` is below 1.
+    """
+    if summary_db is not None and Path(summary_db).exists():
+        open_summary_db(summary_db, create=False, read_only=True).close()
+    report = StageReport()
+    with progress_bar("Staging crawl log", None, enabled=progress) as bar:
+        for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, agent_uuid=agent_uuid,
+                                                      summary_db=summary_db, batch_size=batch_size):
+            _add_stage_counts(report, batch_dir, counts)
+            bar.advance(counts["crawl_log"])
+    return report
+
+
+def _scrape_into(report: ScrapeReport, batch_dir: Path, bar) -> None:
+    started = time.monotonic()
+    files, links, noindex, errors = scrape_batch(batch_dir, on_file=lambda: bar.advance(1))
+    report.files_scraped += files
+    report.links += links
+    report.noindex += noindex
+    report.scrape_errors += errors
+    report.seconds += time.monotonic() - started
 
 
 def scrape_staged(staging_dir: str | Path, *, progress: bool = True) -> ScrapeReport:
-    """Scrape every staged file under ``staging_dir`` into scrape-result Parquet beside it."""
-    raise NotImplementedError("scraping stage: issue 3")
+    """Scrape every staged file under ``staging_dir`` into scrape-result Parquet beside it.
+
+    Writes ``scrape_file.parquet`` and ``scrape_link.parquet`` into each batch folder
+    (replacing earlier results). See :mod:`textpile.summarize.scrape_stage`.
+    """
+    report = ScrapeReport()
+    with progress_bar("Scraping", None, enabled=progress) as bar:
+        for batch_dir in staging.batch_dirs(staging_dir):
+            _scrape_into(report, batch_dir, bar)
+    return report
 
 
 def integrate_staged(summary_db: str | Path, staging_dir: str | Path, *, progress: bool = True) -> IntegrationReport:
-    """Integrate staged crawl logs and scrape results into the summary database."""
-    raise NotImplementedError("integration: issue 3")
+    """Integrate staged crawl logs and scrape results into the summary database.
+
+    Each batch folder is integrated in its own transaction (in batch order); crawls
+    already summarized are skipped, so running it again changes nothing. The summary
+    database is created when missing. See :mod:`textpile.summarize.integrate`.
+
+    Raises:
+        DatabaseError: ``summary_db`` is not a summary database.
+        TextpileError: a batch folder lacks its staged or scrape-result Parquet files.
+    """
+    report = IntegrationReport()
+    started = time.monotonic()
+    batches = staging.batch_dirs(staging_dir)
+    conn = open_summary_db(summary_db)
+    try:
+        with progress_bar("Integrating", len(batches), enabled=progress) as bar:
+            for batch_dir in batches:
+                report.add(integrate_batch(conn, batch_dir))
+                bar.advance(1)
+    finally:
+        conn.close()
+    report.seconds = time.monotonic() - started
+    return report
 
 
 def rebuild_fts(summary_db: str | Path) -> int:
-    """(Re)build full_text_entity_index from open, non-duplicate generations; return rows."""
-    raise NotImplementedError("fts: issue 3")
+    """(Re)build full_text_entity_index from open, non-duplicate generations; return rows.
+
+    See :mod:`textpile.summarize.fts`.
+    """
+    return fts.rebuild_fts(summary_db)
 
 
 def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str | Path | None = None,
               batch_size: int = 1000, progress: bool = True) -> SummaryReport:
-    """Summarize every not yet integrated crawl log entry of ``crawler_db`` into ``summary_db``."""
-    raise NotImplementedError("summarize: issue 3")
+    """Summarize every not yet integrated crawl log entry of ``crawler_db`` into ``summary_db``.
+
+    Per batch of up to ``batch_size`` entries: stage to Parquet under ``work_dir`` (a
+    temporary folder when None, removed afterwards), scrape, integrate (one transaction).
+    Then rebuild the FTS index, optimize and vacuum the summary database. Interrupting
+    (Ctrl+C, kill) loses at most the current batch; the next run continues.
+
+    Raises:
+        DatabaseError: ``crawler_db`` is missing or not a crawler database, or
+            ``summary_db`` is not a summary database.
+    """
+    started = time.monotonic()
+    open_crawler_db(crawler_db, create=False, read_only=True).close()
+    report = SummaryReport()
+    conn = open_summary_db(summary_db)
+    temp = None
+    if work_dir is None:
+        temp = tempfile.mkdtemp(prefix="textpile-summarize-")
+        work_dir = temp
+    try:
+        staging_dir = Path(work_dir) / "staging"
+        with progress_bar("Summarizing", None, enabled=progress) as bar:
+            for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, summary_db=summary_db,
+                                                          batch_size=batch_size):
+                report.batches += 1
+                _add_stage_counts(report.stage, batch_dir, counts)
+                bar.advance(0, description=f"Summarizing page {report.batches}")
+                _scrape_into(report.scrape, batch_dir, _NoBar())
+                result = integrate_batch(conn, batch_dir)
+                report.integration.add(result)
+                shutil.rmtree(batch_dir)
+                bar.advance(counts["crawl_log"])
+        report.pages_processed = report.integration.crawls_integrated
+        report.integration.seconds = time.monotonic() - started
+        report.fts_rows = fts.rebuild_fts_in(conn)
+        optimize_and_vacuum(conn)
+    finally:
+        conn.close()
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+class _NoBar:
+    def advance(self, amount: float = 1, description: str | None = None) -> None:
+        """Do nothing (scraping inside summarize is shown by the batch bar)."""

@@ -1,0 +1,311 @@
+"""Stage 3 of the summarizer: staged batches and scrape results into the summary database.
+
+Per batch, in one SQLite transaction: export what the batch needs from the summary
+database (already integrated crawl uuids, the latest generation of each URL) through
+Arrow into DuckDB, let :mod:`textpile.summarize.events` decide, then write
+entity_generation, text_pile, text_pile_v0_2, file_summary, document_description,
+link_summary, redirect_summary, crawl_summary and http_summary rows, close generations,
+and reconcile exact duplicates (:mod:`textpile.summarize.duplicates`). A batch is
+either wholly integrated or not at all, so an interrupted run leaves a consistent
+database and the next run continues; crawls already summarized are skipped, so
+integrating the same batch twice changes nothing.
+
+Placeholder generations: every crawl_summary needs a generation. A crawl that neither
+brings content nor finds an existing generation of its URL (a 404 of a never-seen URL,
+a connection error, a robots.txt fetch, a crawl blocked by robots.txt) gets a
+*placeholder generation*: no text pile, no file or redirect summary, first_seen =
+last_seen = confirmed_end = the crawl's time, so it is closed from the start and never
+searchable. Later such crawls of the URL attach to it (it is the URL's latest generation).
+
+Source: unobtanium-documentation.txt, pages "Summarizing", "Entity Generation",
+"Crawl Summary", "Duplicate Types", "Database Batching".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from textpile.errors import TextpileError
+from textpile.ids import uuid7_bytes
+from textpile.store.mimetypes import intern_mimetype
+from textpile.store.urls import UrlError, intern_url
+from textpile.summarize import duplicates
+from textpile.summarize.events import INTEGRATED_SCHEMA, PRIOR_SCHEMA, decide_batch
+from textpile.summarize.scrape.result import LOCATION_FLAGS
+from textpile.summarize.staging import rows_to_table, table_path
+
+
+@dataclass
+class BatchResult:
+    """What integrating one batch changed (summed into the IntegrationReport)."""
+
+    crawls_integrated: int = 0
+    crawls_skipped: int = 0
+    self_duplicates: int = 0
+    exact_duplicates: int = 0
+    duplicates_ended: int = 0
+    generations_opened: int = 0
+    generations_closed: int = 0
+    placeholder_generations: int = 0
+    links_skipped: int = 0
+    skipped_link_examples: list[str] = field(default_factory=list)
+
+
+class _Interner:
+    """Per-batch caches of url and mimetype ids of the summary database."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.urls: dict[str, int] = {}
+        self.mimetypes: dict[str, int] = {}
+
+    def url(self, str_url: str) -> int:
+        """Return the summary database's url_id of ``str_url`` (raises UrlError)."""
+        url_id = self.urls.get(str_url)
+        if url_id is None:
+            url_id = self.urls[str_url] = intern_url(self.conn, str_url)
+        return url_id
+
+    def mimetype(self, str_mimetype: str) -> int:
+        """Return the summary database's mimetype_id of ``str_mimetype``."""
+        mimetype_id = self.mimetypes.get(str_mimetype)
+        if mimetype_id is None:
+            mimetype_id = self.mimetypes[str_mimetype] = intern_mimetype(self.conn, str_mimetype)
+        return mimetype_id
+
+
+def _temp_values(conn: sqlite3.Connection, name: str, column: str, values: list) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+    conn.execute(f"CREATE TEMP TABLE {name} ({column} PRIMARY KEY)")
+    conn.executemany(f"INSERT OR IGNORE INTO temp.{name} VALUES (?)", [(v,) for v in values])
+
+
+def export_integrated(conn: sqlite3.Connection, crawl_uuids: list[bytes]) -> pa.Table:
+    """Return the crawl uuids among ``crawl_uuids`` that already have a crawl_summary."""
+    _temp_values(conn, "batch_crawl_uuid", "crawl_uuid BLOB", crawl_uuids)
+    rows = conn.execute("SELECT DISTINCT cs.crawl_uuid FROM crawl_summary cs "
+                        "JOIN temp.batch_crawl_uuid b ON b.crawl_uuid = cs.crawl_uuid").fetchall()
+    return rows_to_table(rows, INTEGRATED_SCHEMA)
+
+
+def export_prior(conn: sqlite3.Connection, str_urls: list[str]) -> pa.Table:
+    """Return :data:`~textpile.summarize.events.PRIOR_SCHEMA` rows: per URL of ``str_urls``
+    its latest whole-document generation (highest first_seen, then id) with what its key
+    is made of."""
+    _temp_values(conn, "batch_url", "str_url TEXT", str_urls)
+    rows = conn.execute(
+        """
+        SELECT str_url, entity_generation_id, first_seen_unix_utc, last_seen_unix_utc,
+               confirmed_end_unix_utc, gen2_digest, redirect_to, str_mimetype, file_size
+        FROM (
+            SELECT u.str_url, eg.entity_generation_id, eg.first_seen_unix_utc, eg.last_seen_unix_utc,
+                   eg.confirmed_end_unix_utc, tp2.blake2b512_digest AS gen2_digest, ru.str_url AS redirect_to,
+                   m.str_mimetype, fs.file_size,
+                   row_number() OVER (PARTITION BY eg.url_id
+                                      ORDER BY eg.first_seen_unix_utc DESC, eg.entity_generation_id DESC) AS rn
+            FROM temp.batch_url b
+            JOIN url u ON u.str_url = b.str_url
+            JOIN entity_generation eg ON eg.url_id = u.url_id AND eg.url_fragment IS NULL
+            LEFT JOIN text_pile_v0_2 tp2 ON tp2.text_pile_id = eg.text_pile_v0_2_id
+            LEFT JOIN redirect_summary rs ON rs.entity_generation_id = eg.entity_generation_id
+            LEFT JOIN url ru ON ru.url_id = rs.to_url_id
+            LEFT JOIN file_summary fs ON fs.entity_generation_id = eg.entity_generation_id
+            LEFT JOIN mimetype m ON m.mimetype_id = fs.mimetype_id
+        ) WHERE rn = 1
+        """).fetchall()
+    return rows_to_table(rows, PRIOR_SCHEMA)
+
+
+def _store_text_piles(conn: sqlite3.Connection, s: dict) -> tuple[int, int]:
+    conn.execute(
+        "INSERT OR IGNORE INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, small_headlines,"
+        " code_text, quote_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (s["gen1_digest"], s["gen1_text"], s["gen1_secondary_text"], s["gen1_big_headlines"],
+         s["gen1_small_headlines"], s["gen1_code_text"], s["gen1_quote_text"]))
+    tp1 = conn.execute("SELECT text_pile_id FROM text_pile WHERE blake2b512_digest = ?", (s["gen1_digest"],)).fetchone()[0]
+    conn.execute(
+        "INSERT OR IGNORE INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) VALUES (?, ?, ?, ?)",
+        (s["gen2_digest"], s["gen2_text"], s["gen2_metadata"], s["gen2_segmentation_cache"]))
+    tp2 = conn.execute("SELECT text_pile_id FROM text_pile_v0_2 WHERE blake2b512_digest = ?",
+                       (s["gen2_digest"],)).fetchone()[0]
+    return tp1, tp2
+
+
+def _store_links(conn: sqlite3.Connection, interner: _Interner, generation_id: int, links: list[dict],
+                 result: BatchResult) -> None:
+    rows = []
+    for link in links:
+        try:
+            to_url_id = interner.url(link["to_url"])
+        except UrlError as exc:
+            result.links_skipped += 1
+            if len(result.skipped_link_examples) < 5:
+                result.skipped_link_examples.append(str(exc))
+            continue
+        rows.append((generation_id, to_url_id, link["fragment"], link["rel_nofollow"], link["rel_me"], link["rel_tag"],
+                     *(link[f] for f in LOCATION_FLAGS), link["contains_headline"], link["destination_type"],
+                     link["link_locality"], link["html_tag_name"], link["text"]))
+    columns = ("entity_generation_id, link_to_url, link_to_fragment, rel_nofollow, rel_me, rel_tag, "
+               + ", ".join(LOCATION_FLAGS) + ", contains_headline, destination_type, link_locality, html_tag_name, text")
+    placeholders = ", ".join("?" * (len(LOCATION_FLAGS) + 11))
+    conn.executemany(f"INSERT INTO link_summary({columns}) VALUES ({placeholders})", rows)
+
+
+def _insert_generation(conn: sqlite3.Connection, url_id: int, first_seen: int, last_seen: int,
+                       confirmed_end: int | None, tp1: int | None, tp2: int | None) -> int:
+    cur = conn.execute(
+        "INSERT INTO entity_generation(entity_generation_uuid, url_id, url_fragment, first_seen_unix_utc,"
+        " last_seen_unix_utc, confirmed_end_unix_utc, marked_duplicate, text_pile_id, text_pile_v0_2_id)"
+        " VALUES (?, ?, NULL, ?, ?, ?, 0, ?, ?)",
+        (uuid7_bytes(), url_id, first_seen, last_seen, confirmed_end, tp1, tp2))
+    return cur.lastrowid
+
+
+def _fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def _check_batch(batch_dir: Path) -> None:
+    for name in ("crawl_log", "request", "file", "redirect", "scrape_file", "scrape_link"):
+        if not table_path(batch_dir, name).exists():
+            hint = " (run scrape_staged / `textpile summarize` first)" if name.startswith("scrape") else ""
+            raise TextpileError(f"{batch_dir}: missing {name}.parquet{hint}")
+
+
+def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> BatchResult:
+    """Integrate one staged and scraped batch into the open summary database ``conn``.
+
+    Runs in one ``BEGIN IMMEDIATE`` transaction, committed at the end and rolled back on
+    any error or interrupt.
+
+    Raises:
+        TextpileError: the batch folder lacks one of its Parquet files.
+    """
+    batch_dir = Path(batch_dir)
+    _check_batch(batch_dir)
+    result = BatchResult()
+    staged = duckdb.connect()
+    try:
+        crawl_rows = staged.execute("SELECT crawl_uuid, str_url FROM read_parquet(?)",
+                                    [str(table_path(batch_dir, "crawl_log"))]).fetchall()
+    finally:
+        staged.close()
+    if not crawl_rows:
+        return result
+    saved_isolation = conn.isolation_level
+    conn.isolation_level = None
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        integrated = export_integrated(conn, [r[0] for r in crawl_rows])
+        prior = export_prior(conn, sorted({r[1] for r in crawl_rows}))
+        con = decide_batch(batch_dir, prior, integrated)
+        try:
+            _write_batch(conn, con, batch_dir, result)
+        finally:
+            con.close()
+        result.crawls_skipped = len(crawl_rows) - result.crawls_integrated
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.isolation_level = saved_isolation
+    return result
+
+
+def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch_dir: Path,
+                 result: BatchResult) -> None:
+    interner = _Interner(conn)
+    generations = _fetch_dicts(con, """
+        SELECT g.*, e.file_id, e.file_size, e.str_mimetype, e.canonical_str_url, e.redirect_to,
+               e.information_source, e.by_security_policy, e.gen2_digest IS NOT NULL AS has_pile
+        FROM generations g LEFT JOIN events e ON e.crawl_log_id = g.opening_crawl_log_id
+        ORDER BY g.str_url, g.gen_seq""")
+    scraped = {row["file_id"]: row for row in _fetch_dicts(con, """
+        SELECT s.* FROM read_parquet(?) s
+        WHERE s.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)""",
+        [str(table_path(batch_dir, "scrape_file"))])}
+    links: dict[int, list[dict]] = {}
+    for row in _fetch_dicts(con, """
+            SELECT l.* FROM read_parquet(?) l
+            WHERE l.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
+            ORDER BY l.file_id, l.link_index""", [str(table_path(batch_dir, "scrape_link"))]):
+        links.setdefault(row["file_id"], []).append(row)
+
+    generation_ids: dict[tuple[str, int], int] = {}
+    touched: list[int] = []  # generations opened or closed: their duplicate groups are rechecked
+    for g in generations:
+        key = (g["str_url"], g["gen_seq"])
+        end = g["closed_at"] if g["closed_at"] is not None else g["next_first_seen"]
+        if g["gen_seq"] == 0:
+            if g["prior_generation_id"] is None:
+                url_id = interner.url(g["str_url"])
+                generation_ids[key] = _insert_generation(conn, url_id, g["min_t"], g["min_t"], g["min_t"], None, None)
+                result.placeholder_generations += 1
+                continue
+            gen_id = generation_ids[key] = g["prior_generation_id"]
+            if g["extend_to"] is not None:
+                conn.execute("UPDATE entity_generation SET last_seen_unix_utc = max(last_seen_unix_utc, ?)"
+                             " WHERE entity_generation_id = ?", (g["extend_to"], gen_id))
+            if end is not None:
+                cur = conn.execute("UPDATE entity_generation SET confirmed_end_unix_utc = ?"
+                                   " WHERE entity_generation_id = ? AND confirmed_end_unix_utc IS NULL", (end, gen_id))
+                if cur.rowcount:
+                    result.generations_closed += 1
+                    touched.append(gen_id)
+            continue
+        url_id = interner.url(g["str_url"])
+        tp1 = tp2 = None
+        if g["has_pile"]:
+            tp1, tp2 = _store_text_piles(conn, scraped[g["file_id"]])
+        first_seen = g["first_seen"]
+        last_seen = max(first_seen, g["extend_to"] or first_seen)
+        gen_id = generation_ids[key] = _insert_generation(conn, url_id, first_seen, last_seen, end, tp1, tp2)
+        result.generations_opened += 1
+        result.generations_closed += end is not None
+        touched.append(gen_id)
+        if g["redirect_to"] is not None and g["file_id"] is None:
+            conn.execute("INSERT INTO redirect_summary(entity_generation_id, to_url_id, information_source,"
+                         " by_security_policy, to_url_fragment) VALUES (?, ?, ?, ?, NULL)",
+                         (gen_id, interner.url(g["redirect_to"]), g["information_source"],
+                          bool(g["by_security_policy"])))
+            continue
+        mimetype_id = interner.mimetype(g["str_mimetype"]) if g["str_mimetype"] is not None else None
+        canonical_id = interner.url(g["canonical_str_url"]) if g["canonical_str_url"] is not None else None
+        conn.execute("INSERT INTO file_summary(entity_generation_id, file_size, mimetype_id, canonical_url_id)"
+                     " VALUES (?, ?, ?, ?)", (gen_id, g["file_size"], mimetype_id, canonical_id))
+        if g["has_pile"]:
+            s = scraped[g["file_id"]]
+            conn.execute(
+                "INSERT INTO document_description(entity_generation_id, time_created_unix_utc, time_updated_unix_utc,"
+                " primary_language, title, primary_headline, description, indexiness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (gen_id, s["time_created_unix_utc"], s["time_updated_unix_utc"], s["primary_language"], s["title"],
+                 s["primary_headline"], s["description"], s["indexiness"]))
+            _store_links(conn, interner, gen_id, links.get(g["file_id"], []), result)
+
+    events = _fetch_dicts(con, """
+        SELECT crawl_uuid, agent_uuid, crawl_type, exit_code, str_url, gen_seq, t, duration_ms,
+               robotstxt_approved, http_status_code, http_etag, self_duplicate
+        FROM events ORDER BY t, crawl_log_id""")
+    for e in events:
+        cur = conn.execute(
+            "INSERT INTO crawl_summary(entity_generation_id, was_robotstxt_approved, crawl_type, crawl_uuid,"
+            " agent_uuid, time_started_unix_utc, exit_code, request_duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (generation_ids[(e["str_url"], e["gen_seq"])], bool(e["robotstxt_approved"]), e["crawl_type"],
+             e["crawl_uuid"], e["agent_uuid"], e["t"], e["exit_code"], e["duration_ms"]))
+        if e["http_status_code"] is not None:
+            conn.execute("INSERT INTO http_summary(crawl_summary_id, status_code, etag) VALUES (?, ?, ?)",
+                         (cur.lastrowid, e["http_status_code"], e["http_etag"]))
+        result.self_duplicates += bool(e["self_duplicate"])
+    result.crawls_integrated = len(events)
+    if events:
+        batch_time = max(e["t"] for e in events)
+        inserted, ended = duplicates.reconcile(conn, touched, batch_time)
+        result.exact_duplicates += inserted
+        result.duplicates_ended += ended

@@ -1,0 +1,198 @@
+"""Stage 1 of the summarizer: crawl log entries of the crawler database to Parquet.
+
+Each batch of up to ``batch_size`` crawl log entries (in time order) becomes a folder
+``batch-NNNNN/`` holding one zstd-compressed Parquet file per crawler table
+(:data:`STAGED_TABLES`), with the URL, mimetype and agent ids already resolved to their
+strings so that later stages never need the crawler database again.
+Source: unobtanium-documentation.txt, pages "Summarizing" (fetch file information, cross
+check with the summary database) and "Database Batching"; DESIGN.md "Data flow".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from textpile.errors import TextpileError
+from textpile.store.database import open_crawler_db
+
+BATCH_PREFIX = "batch-"
+
+CRAWL_LOG_SCHEMA = pa.schema([
+    ("crawl_log_id", pa.int64()), ("agent_uuid", pa.binary(16)), ("url_id", pa.int64()),
+    ("str_url", pa.string()), ("crawl_type", pa.int64()), ("crawl_uuid", pa.binary(16)),
+    ("time_started_unix_utc", pa.int64()), ("time_taken_ms", pa.int64()), ("exit_code", pa.int64()),
+    ("message", pa.string()),
+])
+REQUEST_SCHEMA = pa.schema([
+    ("request_id", pa.int64()), ("crawl_log_id", pa.int64()), ("str_url", pa.string()),
+    ("time_sent_unix_utc", pa.int64()), ("request_duration_ms", pa.int64()),
+    ("robotstxt_approved", pa.bool_()), ("exit_code", pa.int64()),
+    ("server_last_modified_unix_utc", pa.int64()), ("http_status_code", pa.int64()),
+    ("http_etag", pa.string()),
+])
+FILE_SCHEMA = pa.schema([
+    ("file_id", pa.int64()), ("crawl_log_id", pa.int64()), ("request_id", pa.int64()),
+    ("str_url", pa.string()), ("last_modified_unix_utc", pa.int64()), ("file_size", pa.int64()),
+    ("str_mimetype", pa.string()), ("mime_essence", pa.string()), ("canonical_str_url", pa.string()),
+])
+FILE_TEXT_SCHEMA = pa.schema([("file_id", pa.int64()), ("text", pa.string())])
+REDIRECT_SCHEMA = pa.schema([
+    ("redirect_id", pa.int64()), ("crawl_log_id", pa.int64()), ("request_id", pa.int64()),
+    ("str_url", pa.string()), ("last_modified_unix_utc", pa.int64()), ("to_str_url", pa.string()),
+    ("information_source", pa.int64()), ("is_permanent", pa.bool_()), ("by_security_policy", pa.bool_()),
+])
+
+# table name -> (Parquet schema, SELECT over the crawler database restricted to a JSON id list)
+STAGED_TABLES: dict[str, tuple[pa.Schema, str]] = {
+    "crawl_log": (CRAWL_LOG_SCHEMA, """
+        SELECT cl.crawl_log_id, a.agent_uuid, cl.url_id, u.str_url, cl.crawl_type, cl.crawl_uuid,
+               cl.time_started_unix_utc, cl.time_taken_ms, cl.exit_code, cl.message
+        FROM crawl_log cl JOIN agent a ON a.agent_id = cl.agent_id JOIN url u ON u.url_id = cl.url_id
+        WHERE cl.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY cl.crawl_log_id"""),
+    "request": (REQUEST_SCHEMA, """
+        SELECT r.request_id, r.crawl_log_id, u.str_url, r.time_sent_unix_utc, r.request_duration_ms,
+               r.robotstxt_approved, r.exit_code, r.server_last_modified_unix_utc, r.http_status_code,
+               r.http_etag
+        FROM request r JOIN url u ON u.url_id = r.url_id
+        WHERE r.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY r.request_id"""),
+    "file": (FILE_SCHEMA, """
+        SELECT f.file_id, f.crawl_log_id, f.request_id, u.str_url, f.last_modified_unix_utc, f.file_size,
+               m.str_mimetype, m.mime_type || '/' || m.mime_subtype, cu.str_url
+        FROM file f JOIN url u ON u.url_id = f.url_id JOIN mimetype m ON m.mimetype_id = f.mimetype_id
+        LEFT JOIN url cu ON cu.url_id = f.canonical_url_id
+        WHERE f.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY f.file_id"""),
+    "file_text": (FILE_TEXT_SCHEMA, """
+        SELECT ft.file_id, ft.text FROM file_text ft JOIN file f ON f.file_id = ft.file_id
+        WHERE f.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY ft.file_id"""),
+    "redirect": (REDIRECT_SCHEMA, """
+        SELECT r.redirect_id, r.crawl_log_id, r.request_id, u.str_url, r.last_modified_unix_utc,
+               tu.str_url, r.information_source, r.is_permanent, r.by_security_policy
+        FROM redirect r JOIN url u ON u.url_id = r.url_id JOIN url tu ON tu.url_id = r.to_url_id
+        WHERE r.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY r.redirect_id"""),
+}
+
+
+def batch_dirs(staging_dir: str | Path) -> list[Path]:
+    """Return the ``batch-NNNNN`` folders under ``staging_dir`` in batch order (may be empty)."""
+    root = Path(staging_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith(BATCH_PREFIX)
+                  and p.name[len(BATCH_PREFIX):].isdigit())
+
+
+def table_path(batch_dir: Path, table: str) -> Path:
+    """Path of the Parquet file of ``table`` in ``batch_dir``."""
+    return Path(batch_dir) / f"{table}.parquet"
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """Write ``table`` to ``path`` with zstd, atomically (temporary file, then rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def rows_to_table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+    """Build an Arrow table of ``schema`` from SQLite rows (0/1 become booleans)."""
+    columns = list(zip(*rows)) if rows else [() for _ in schema]
+    arrays = []
+    for col, f in zip(columns, schema):
+        values = list(col)
+        if pa.types.is_boolean(f.type):
+            values = [None if v is None else bool(v) for v in values]
+        arrays.append(pa.array(values, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def pending_crawl_log_ids(crawler: sqlite3.Connection, *, agent_uuid: uuid.UUID | None = None,
+                          summary_db: str | Path | None = None) -> list[int]:
+    """Return the ids of crawl log entries not yet summarized, in time order.
+
+    Time order is (time_started_unix_utc, crawl_log_id). With ``agent_uuid`` only that
+    agent's (crawl run's) entries; with ``summary_db`` (an existing file) entries whose
+    crawl_uuid already has a crawl_summary there are left out. The summary database is
+    attached read-only; it is never written here.
+    """
+    params: list[object] = []
+    where = []
+    if agent_uuid is not None:
+        where.append("cl.agent_id = (SELECT agent_id FROM agent WHERE agent_uuid = ?)")
+        params.append(agent_uuid.bytes)
+    attached = False
+    if summary_db is not None and Path(summary_db).exists():
+        uri = f"file:{Path(summary_db).resolve()}?mode=ro"
+        crawler.execute("ATTACH DATABASE ? AS summary", (uri,))
+        attached = True
+        where.append("NOT EXISTS (SELECT 1 FROM summary.crawl_summary cs WHERE cs.crawl_uuid = cl.crawl_uuid)")
+    sql = "SELECT cl.crawl_log_id FROM crawl_log cl"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY cl.time_started_unix_utc, cl.crawl_log_id"
+    try:
+        return [row[0] for row in crawler.execute(sql, params)]
+    finally:
+        if attached:
+            crawler.execute("DETACH DATABASE summary")
+
+
+def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir: Path) -> dict[str, int]:
+    """Write the staged tables of ``crawl_log_ids`` into ``batch_dir`` (replacing it).
+
+    The folder is first written as ``<batch_dir>.tmp`` and renamed when complete, so a
+    batch folder is either whole or absent. Returns the row count per table.
+    """
+    batch_dir = Path(batch_dir)
+    tmp = batch_dir.with_name(batch_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    ids_json = json.dumps(crawl_log_ids)
+    counts: dict[str, int] = {}
+    for name, (schema, sql) in STAGED_TABLES.items():
+        rows = crawler.execute(sql, (ids_json,)).fetchall()
+        table = rows_to_table(rows, schema)
+        pq.write_table(table, table_path(tmp, name), compression="zstd")
+        counts[name] = len(rows)
+        if name == "file_text":
+            counts["bytes_of_text"] = sum(len(r[1].encode("utf-8")) for r in rows)
+    shutil.rmtree(batch_dir, ignore_errors=True)
+    os.replace(tmp, batch_dir)
+    return counts
+
+
+def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid: uuid.UUID | None = None,
+                 summary_db: str | Path | None = None, batch_size: int = 1000) -> Iterator[tuple[Path, dict[str, int]]]:
+    """Stage batch after batch, yielding ``(batch_dir, counts)`` after each is written.
+
+    Existing ``batch-*`` folders in ``staging_dir`` are removed first, so staging again
+    replaces the folder's contents. The list of pending entries is read once at the
+    start; batches are numbered from 1.
+
+    Raises:
+        DatabaseError: ``crawler_db`` is missing or not a crawler database.
+        TextpileError: ``batch_size`` is below 1.
+    """
+    if batch_size < 1:
+        raise TextpileError(f"batch size must be at least 1, got {batch_size}")
+    crawler = open_crawler_db(crawler_db, create=False, read_only=True)
+    try:
+        root = Path(staging_dir)
+        root.mkdir(parents=True, exist_ok=True)
+        for old in batch_dirs(root):
+            shutil.rmtree(old)
+        ids = pending_crawl_log_ids(crawler, agent_uuid=agent_uuid, summary_db=summary_db)
+        for number, start in enumerate(range(0, len(ids), batch_size), start=1):
+            batch_dir = root / f"{BATCH_PREFIX}{number:05d}"
+            counts = write_batch(crawler, ids[start:start + batch_size], batch_dir)
+            yield batch_dir, counts
+    finally:
+        crawler.close()
