@@ -9,12 +9,17 @@ new immutable Database object under the same name so the next request reads the 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 _STATE_ATTR = "_textpile_web_state"
+# Seconds an old file's connections stay open after a swap, for queries still running.
+SWAP_GRACE_S = 30.0
+_thread_connections = threading.local()
 
 
 @dataclass
@@ -79,18 +84,57 @@ def find_target(datasette) -> SummaryTarget | None:
     return target
 
 
-def refresh_if_swapped(datasette, target: SummaryTarget) -> bool:
-    """Re-register the summary database if its file was replaced; return True if it was."""
+def _swappable_database_class():
     from datasette.database import Database
 
+    class SwappableDatabase(Database):
+        """A Datasette Database whose per-thread connections are keyed by file identity.
+
+        Datasette keeps one connection per worker thread keyed by the database name
+        only; a swapped file under the same name needs a new key, or the threads
+        would keep reading the old file.
+        """
+
+        def __init__(self, ds, path, is_mutable, key):
+            super().__init__(ds, path=path, is_mutable=is_mutable)
+            self._textpile_key = key
+
+        async def execute_fn(self, fn):
+            if self.ds.executor is None:
+                return await super().execute_fn(fn)
+
+            def in_thread():
+                conn = getattr(_thread_connections, self._textpile_key, None)
+                if not conn:
+                    conn = self.connect()
+                    self.ds._prepare_connection(conn, self.name)
+                    setattr(_thread_connections, self._textpile_key, conn)
+                return fn(conn)
+
+            return await asyncio.get_running_loop().run_in_executor(self.ds.executor, in_thread)
+
+    return SwappableDatabase
+
+
+def refresh_if_swapped(datasette, target: SummaryTarget) -> bool:
+    """Re-register the summary database if its file was replaced; return True if it was.
+
+    The old Database object's connections are closed after :data:`SWAP_GRACE_S`
+    seconds, so the replaced file's disk space is freed.
+    """
     identity = file_identity(target.path)
     if identity is None or identity == target.identity:
         return False
     old = datasette.databases.get(target.name)
     is_mutable = old.is_mutable if old is not None else False
-    db = Database(datasette, path=str(target.path), is_mutable=is_mutable)
+    key = "textpile_" + "_".join(str(part) for part in (target.name, *identity))
+    db = _swappable_database_class()(datasette, str(target.path), is_mutable, key)
     db.name = target.name
     db.route = old.route if old is not None else target.name
     datasette.databases = {**datasette.databases, target.name: db}
     target.identity = identity
+    if old is not None:
+        timer = threading.Timer(SWAP_GRACE_S, old.close)
+        timer.daemon = True
+        timer.start()
     return True

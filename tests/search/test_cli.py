@@ -1,0 +1,105 @@
+"""``textpile search`` and ``textpile serve`` argument handling."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from search.builder import sample_site
+from textpile.cli import main
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "summary.db"
+    sample_site(path)
+    return str(path)
+
+
+def test_search_text_output(db, capsys):
+    assert main(["search", "-s", db, "cats"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "2 results, showing 1-2",
+        "",
+        "1. Why cats sleep all day",
+        "   https://blog.example.org/2024/cats",
+        "   Cats sleep for sixteen hours a day. A sleeping cat saves energy for hunting.",
+        "   published 2023-07-22 · language en",
+        "",
+        "2. Warum Katzen schlafen",
+        "   https://de.example.net/katzen",
+        "   Katzen schlafen sechzehn Stunden am Tag. Cats sleep too, sagt man.",
+        "   language de",
+    ]
+
+
+def test_search_paging_and_words_joined(db, capsys):
+    assert main(["search", "-s", db, "--page", "1", "--per-page", "1", '"full-text', 'search"']) == 0
+    assert capsys.readouterr().out.splitlines()[:4] == [
+        "2 results, showing 2-2", "", "2. JSON Functions", "   https://docs.example.org/json1.html"]
+
+
+def test_search_json_output_same_as_api(db, capsys):
+    assert main(["search", "-s", db, "--format", "json", "marmalade"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total"] == 1 and data["page"] == 0
+    assert data["list"][0]["title"] == "<script>alert('xss')</script> Marmalade recipe"
+    assert data["list"][0]["url"] == "https://evil.example.com/page#section-2"
+
+
+def test_search_nothing_found_and_messages(db, capsys):
+    assert main(["search", "-s", db, "*"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Ignored for having no letters or digits: '*'. Nothing searchable remained in the query."]
+    assert main(["search", "-s", db, "unicornword"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["No results."]
+
+
+def test_search_bad_database(tmp_path, capsys):
+    assert main(["search", "-s", str(tmp_path / "missing.db"), "x"]) == 1
+    assert capsys.readouterr().err == f"textpile: error: {tmp_path / 'missing.db'}: no such summary database\n"
+    junk = tmp_path / "junk.db"
+    junk.write_text("hello")
+    assert main(["search", "-s", str(junk), "x"]) == 1
+    assert str(junk) in capsys.readouterr().err
+
+
+def test_serve_refuses_missing_database_and_bad_options(tmp_path, capsys):
+    assert main(["serve", "-s", str(tmp_path / "missing.db")]) == 1
+    assert "missing.db: no such summary database" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "-l", "nonsense"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "--per-page", "0", "x"])
+    assert exc.value.code == 2
+
+
+def test_serve_runs_datasette_on_the_address(db):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "textpile"), "serve", "-s", db, "-l", f"127.0.0.1:{port}",
+                             "--request-workers", "2"], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/search?format=json&search=quokka", timeout=5)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        assert r.status_code == 200
+        assert [x["title"] for x in r.json()["list"]] == ["Quokka facts"]
+        assert r.headers["x-content-type-options"] == "nosniff"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

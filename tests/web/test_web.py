@@ -1,0 +1,186 @@
+"""The Datasette plugin through Datasette(...).client: search page, JSON API, SQL views."""
+
+import asyncio
+import os
+import shutil
+
+import pytest
+
+from search.builder import SummaryBuilder, sample_site
+from textpile.errors import ConfigError, DatabaseError
+from textpile.web.app import build_datasette
+from textpile.web.metadata import CANNED_QUERIES
+
+# The SearxNG engine of unobtanium-documentation.txt, "Configuring SearxNG to use Unobtanium".
+SEARXNG = {
+    "search_url": "/search?format=json&search={query}&page={pageno}",
+    "first_page_num": 0,
+    "results_query": "list",
+    "title_query": "title",
+    "url_query": "url",
+    "content_query": "description",
+}
+
+
+def get(ds, path):
+    return asyncio.run(ds.client.get(path))
+
+
+@pytest.fixture(scope="module")
+def summary_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("web") / "summary.db"
+    sample_site(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ds(summary_path):
+    return build_datasette(summary_path)
+
+
+def test_search_form_at_root_and_search(ds):
+    for path in ("/", "/search"):
+        r = get(ds, path)
+        assert r.status_code == 200
+        assert '<form class="tp-form" action="/search" method="get"' in r.text
+        assert 'name="search"' in r.text and "Query syntax" in r.text
+        assert '<link rel="search" type="application/opensearchdescription+xml"' in r.text
+        assert 'href="/summary"' in r.text  # Datasette's own views stay reachable
+
+
+def test_html_results_escaped(ds):
+    r = get(ds, "/search?search=marmalade")
+    assert r.status_code == 200
+    assert "<script>alert" not in r.text
+    assert ('<a href="https://evil.example.com/page#section-2" rel="noopener">'
+            "&lt;script&gt;alert(&#39;xss&#39;)&lt;/script&gt; Marmalade recipe</a>") in r.text
+    assert ('<p class="tp-snippet">Orange <mark>marmalade</mark> &lt;b&gt;bold&lt;/b&gt; &amp; '
+            "&lt;img src=x onerror=alert(1)&gt; tasty <mark>marmalade</mark>.</p>") in r.text
+    assert "1 result, page 1 of 1" in r.text
+
+
+def test_q_parameter_and_messages(ds):
+    r = get(ds, "/search?q=%22unbalanced")
+    assert r.status_code == 200 and "No results." in r.text
+    r = get(ds, "/search?q=quokka+unicornword")
+    assert "any of them" in r.text and "Quokka facts" in r.text
+
+
+def test_json_api_fits_searxng_mapping(ds):
+    url = SEARXNG["search_url"].format(query="cats", pageno=SEARXNG["first_page_num"])
+    r = get(ds, url)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    data = r.json()
+    results = data[SEARXNG["results_query"]]
+    assert [(x[SEARXNG["title_query"]], x[SEARXNG["url_query"]], x[SEARXNG["content_query"]]) for x in results] == [
+        ("Why cats sleep all day", "https://blog.example.org/2024/cats",
+         "Cats sleep for sixteen hours a day. A sleeping cat saves energy for hunting."),
+        ("Warum Katzen schlafen", "https://de.example.net/katzen",
+         "Katzen schlafen sechzehn Stunden am Tag. Cats sleep too, sagt man."),
+    ]
+    assert data["query"] == "cats" and data["page"] == 0 and data["total"] == 2 and data["message"] is None
+    assert results[0]["snippet"] == "<mark>Cats</mark> sleep for sixteen hours a day. A sleeping cat saves energy for hunting."
+    assert results[0]["language"] == "en" and results[0]["time_created"] == "2023-07-22T04:26:40Z"
+
+
+def test_json_escaping_and_paging(ds):
+    data = get(ds, "/search?format=json&search=marmalade").json()
+    [item] = data["list"]
+    assert item["title"] == "<script>alert('xss')</script> Marmalade recipe"  # JSON is data, not HTML
+    assert "<script" not in item["snippet"] and "&lt;img" in item["snippet"]
+    data = get(ds, "/search?format=json&search=sqlite&page=1&per_page=1").json()
+    assert data["page"] == 1 and data["per_page"] == 1 and data["total"] == 2
+    assert [x["url"] for x in data["list"]] == ["https://docs.example.org/json1.html"]
+    data = get(ds, "/search?format=json&search=sqlite&page=x&per_page=100000").json()
+    assert data["page"] == 0 and data["per_page"] == 100
+
+
+@pytest.mark.parametrize("q", ["C%2B%2B", "hello-world", "AND", "NOT", "%22unbalanced", "*", "site%3A",
+                               "%00", "%ED%A0%80", "x" * 2000, "%F0%9F%99%82", "-%22", "%C2%BB%C2%AB"])
+def test_adversarial_queries_through_http(ds, q):
+    for fmt in ("", "&format=json"):
+        r = get(ds, f"/search?search={q}{fmt}")
+        assert r.status_code == 200, (q, r.text[:300])
+
+
+def test_security_headers(ds):
+    r = get(ds, "/search?search=cats")
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["referrer-policy"] == "strict-origin"
+    assert r.headers["permissions-policy"] == "interest-cohort=()"
+    assert r.headers["x-frame-options"] == "DENY"
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp and "script-src" not in csp
+    r = get(ds, "/summary")
+    assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_opensearch_and_static(ds):
+    r = get(ds, "/opensearch.xml")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/opensearchdescription+xml")
+    assert 'template="http://localhost/search?search={searchTerms}"' in r.text
+    r = get(ds, "/-/textpile/static/textpile.css")
+    assert r.status_code == 200 and ".tp-result" in r.text
+    assert get(ds, "/-/textpile/static/../metadata.py").status_code == 404
+
+
+def test_sql_exploration_read_only_with_descriptions_and_canned_queries(ds):
+    r = get(ds, "/summary/entity_generation")
+    assert r.status_code == 200
+    assert "Entity generations: the space/time coordinates of one version of a document." in r.text
+    meta = get(ds, "/-/metadata.json").json()
+    fts = meta["databases"]["summary"]["tables"]["full_text_entity_index"]
+    assert fts["columns"]["any"].startswith('always the string "any"')
+    assert get(ds, "/summary/count_active_entity_generations.json?_shape=array").json() == [{"count(*)": 7}]
+    assert get(ds, "/summary/count_unused_tokens.json?_shape=array").json() == [{"count(*)": 0}]
+    assert set(CANNED_QUERIES) == {"count_active_entity_generations", "count_unused_tokens"}
+    r = get(ds, "/summary.json?sql=delete+from+url")
+    assert r.status_code == 400
+    assert ds.setting("sql_time_limit_ms") == 3000
+    assert not ds.databases["summary"].is_mutable
+
+
+def test_template_location_overrides(summary_path, tmp_path):
+    (tmp_path / "_textpile_help.html").write_text("<p>Custom help here</p>")
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "textpile.css").write_text("body { color: red }")
+    ds = build_datasette(summary_path, template_dir=tmp_path)
+    r = get(ds, "/search?search=cats")
+    assert "Custom help here" in r.text and "Query syntax" not in r.text
+    assert "Why cats sleep all day" in r.text
+    assert get(ds, "/-/textpile/static/textpile.css").text == "body { color: red }"
+
+
+def test_hot_swap_of_published_file(tmp_path):
+    served = tmp_path / "published.db"
+    a = SummaryBuilder(tmp_path / "a.db")
+    a.add_page("https://a.example/", title="Alpha page", text="alpha words")
+    a.build_fts()
+    a.close()
+    shutil.copy(tmp_path / "a.db", served)
+    ds = build_datasette(served)
+    assert [x["title"] for x in get(ds, "/search?format=json&search=alpha").json()["list"]] == ["Alpha page"]
+    assert get(ds, "/published.json?sql=select+count(*)+as+n+from+url&_shape=array").json() == [{"n": 1}]
+    b = SummaryBuilder(tmp_path / "b.db")
+    b.add_page("https://b.example/", title="Beta page", text="beta words")
+    b.add_page("https://b.example/2", title="Beta two", text="beta more")
+    b.build_fts()
+    b.close()
+    tmp_copy = tmp_path / "published.db.tmp"
+    shutil.copy(tmp_path / "b.db", tmp_copy)
+    os.replace(tmp_copy, served)  # the way the publisher swaps the file
+    assert get(ds, "/search?format=json&search=alpha").json()["list"] == []
+    assert get(ds, "/search?format=json&search=beta").json()["total"] == 2
+    assert get(ds, "/published.json?sql=select+count(*)+as+n+from+url&_shape=array").json() == [{"n": 2}]
+
+
+def test_build_refuses_bad_files(tmp_path):
+    with pytest.raises(DatabaseError, match="no such summary database"):
+        build_datasette(tmp_path / "missing.db")
+    (tmp_path / "junk.db").write_text("not sqlite")
+    with pytest.raises(DatabaseError, match="junk.db"):
+        build_datasette(tmp_path / "junk.db")
+    sample_site(tmp_path / "ok.db")
+    with pytest.raises(ConfigError, match="template location"):
+        build_datasette(tmp_path / "ok.db", template_dir=tmp_path / "nope")
