@@ -76,8 +76,9 @@ def destination_type(tag: str, url: ParsedUrl, rel: frozenset[str], type_attr: s
         return Dest.communication
     by_mime = _type_from_mime(type_attr)
     by_ext = EXTENSION_TYPES.get(_extension(url))
+    known = by_mime if by_mime is not None else by_ext  # Dest.file is 0: test for None
     if tag in ("a", "area"):
-        return by_mime or by_ext or Dest.document
+        return known if known is not None else Dest.document
     if tag == "link":
         if "stylesheet" in rel:
             return Dest.stylesheet
@@ -88,15 +89,17 @@ def destination_type(tag: str, url: ParsedUrl, rel: frozenset[str], type_attr: s
         if "modulepreload" in rel:
             return Dest.script
         if "preload" in rel:
-            return _PRELOAD_AS.get((as_attr or "").strip().lower()) or by_mime or by_ext or Dest.file
-        if by_mime or by_ext:
-            return by_mime or by_ext
+            preloaded = _PRELOAD_AS.get((as_attr or "").strip().lower())
+            return preloaded if preloaded is not None else (known if known is not None else Dest.file)
+        if known is not None:
+            return known
         if rel & {"alternate", "canonical", "next", "prev", "prefetch", "help", "license",
                   "author", "search", "home", "index", "up", "first", "last", "me"}:
             return Dest.document
         return Dest.file
     if tag == "source":
-        return _MEDIA_PARENTS.get(parent_media or "") or by_mime or by_ext or Dest.media
+        parent = _MEDIA_PARENTS.get(parent_media or "")
+        return parent if parent is not None else (known if known is not None else Dest.media)
     return _TAG_TYPES.get(tag, Dest.file)
 
 

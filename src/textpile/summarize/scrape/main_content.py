@@ -9,6 +9,10 @@ code points, occurs inside trafilatura's text (trafilatura joins some blocks, e.
 rows, that we keep as separate lines). Short lines must match exactly so that a "Home"
 link in a menu is not taken for main content because the word appears in an article.
 
+Lines inside nav/aside/header/footer and not inside main/article are boilerplate
+whatever trafilatura says (on short pages its baseline rescue keeps the whole page,
+menus included).
+
 When trafilatura finds no content at all (it returns None, e.g. for pages with hardly any
 text), the fallback is structural: lines outside nav/aside/header/footer, or inside
 main/article, are main content.
@@ -68,6 +72,9 @@ def mark_main_content(lines: list[Line], root: etree._Element, url: str | None, 
         return False
     exact, whole = found
     for line in lines:
+        if line.regions & _BOILERPLATE and not line.regions & _CONTENT:
+            line.main = False
+            continue
         text = line.text
         line.main = text in exact or (len(text) >= MIN_SUBSTRING_MATCH and text in whole)
     return True
