@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,19 +175,27 @@ def rebuild_fts(summary_db: str | Path) -> int:
 
 
 def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str | Path | None = None,
-              batch_size: int = 1000, progress: bool = True) -> SummaryReport:
+              batch_size: int = 1000, progress: bool = True,
+              log: Callable[[str], None] | None = None) -> SummaryReport:
     """Summarize every not yet integrated crawl log entry of ``crawler_db`` into ``summary_db``.
 
     Per batch of up to ``batch_size`` entries: stage to Parquet under ``work_dir`` (a
     temporary folder when None, removed afterwards), scrape, integrate (one transaction).
-    Then rebuild the FTS index, optimize and vacuum the summary database. Interrupting
-    (Ctrl+C, kill) loses at most the current batch; the next run continues.
+    Then rebuild the FTS index, optimize and vacuum the summary database. ``log`` gets
+    the seed's progress lines ("Summarizing page 1 ...", "Found 0 self duplicates.").
+
+    Ctrl+C (KeyboardInterrupt) stops after rolling back the current batch: the report
+    says ``interrupted``, the FTS index is still rebuilt from what was committed (so it
+    matches the database) and optimizing is skipped; the next run continues. A kill
+    loses at most the current batch's uncommitted transaction.
 
     Raises:
         DatabaseError: ``crawler_db`` is missing or not a crawler database, or
             ``summary_db`` is not a summary database.
+        TextpileError: ``batch_size`` is below 1.
     """
     started = time.monotonic()
+    say = log or (lambda text: None)
     open_crawler_db(crawler_db, create=False, read_only=True).close()
     report = SummaryReport()
     conn = open_summary_db(summary_db)
@@ -196,21 +205,30 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         work_dir = temp
     try:
         staging_dir = Path(work_dir) / "staging"
-        with progress_bar("Summarizing", None, enabled=progress) as bar:
-            for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, summary_db=summary_db,
-                                                          batch_size=batch_size):
-                report.batches += 1
-                _add_stage_counts(report.stage, batch_dir, counts)
-                bar.advance(0, description=f"Summarizing page {report.batches}")
-                _scrape_into(report.scrape, batch_dir, _NoBar())
-                result = integrate_batch(conn, batch_dir)
-                report.integration.add(result)
-                shutil.rmtree(batch_dir)
-                bar.advance(counts["crawl_log"])
+        try:
+            with progress_bar("Summarizing", None, enabled=progress) as bar:
+                for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, summary_db=summary_db,
+                                                              batch_size=batch_size):
+                    report.batches += 1
+                    _add_stage_counts(report.stage, batch_dir, counts)
+                    say(f"Summarizing page {report.batches} ({counts['crawl_log']} crawl log entries) ...")
+                    _scrape_into(report.scrape, batch_dir, _NoBar())
+                    result = integrate_batch(conn, batch_dir)
+                    report.integration.add(result)
+                    say(f"Found {result.self_duplicates} self duplicates.")
+                    say(f"Found {result.exact_duplicates} exact duplicates.")
+                    shutil.rmtree(batch_dir)
+                    bar.advance(counts["crawl_log"])
+        except KeyboardInterrupt:
+            report.interrupted = True
+            say("Interrupted: the current page was rolled back; the next run continues from here.")
         report.pages_processed = report.integration.crawls_integrated
         report.integration.seconds = time.monotonic() - started
+        say("(Re)generating full text index ...")
         report.fts_rows = fts.rebuild_fts_in(conn)
-        optimize_and_vacuum(conn)
+        if not report.interrupted:
+            say("Optimizing and vacuuming the summary database ...")
+            optimize_and_vacuum(conn)
     finally:
         conn.close()
         if temp is not None:
