@@ -103,3 +103,9 @@ def test_serve_runs_datasette_on_the_address(db):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_search_undecodable_argument(db, capsys):
+    assert main(["search", "-s", db, "--format", "json", "cats\udcff"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["query"] == "cats?" and data["total"] == 2

@@ -226,7 +226,10 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     """
     page, per_page = clamp_paging(page, per_page)
     parsed = parse_query(query if isinstance(query, str) else str(query))
-    out = SearchResults(query=query, page=page, per_page=per_page)
+    # The query is echoed back: lone surrogates (undecodable CLI bytes) become "?" so it
+    # can always be encoded as UTF-8.
+    echoed = query.encode("utf-8", "replace").decode("utf-8") if isinstance(query, str) else str(query)
+    out = SearchResults(query=echoed, page=page, per_page=per_page)
     messages = list(parsed.messages)
     compiled = compile_query(parsed)
     messages.extend(compiled.messages)
