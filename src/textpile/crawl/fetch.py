@@ -134,11 +134,12 @@ def _is_blocked_address(exc: BaseException) -> bool:
 
 
 async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] | None = None,
-                limits: FetchLimits = FetchLimits(), read_body: bool | None = None) -> FetchResult:
+                limits: FetchLimits = FetchLimits()) -> FetchResult:
     """GET ``url`` with ``client`` and return what happened; never raises for network
     trouble (that becomes ``exit_code``), only for cancellation.
 
-    ``read_body``: read the body (None: only for 2xx answers).
+    Every answer's body is read (so the connection can be reused, within the caps) but
+    only a 2xx answer's body is content-decoded and returned.
     Exit codes: connection errors 100 connection_failed (172 blocked_origin_by_local_policy
     when the SSRF filter refused the address), the deadline or an httpx timeout 101
     request_timeout, a broken connection while reading 102 error_reading_response, a
@@ -152,21 +153,24 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
             async with client.stream("GET", url, headers=headers or {}) as response:
                 result.status = response.status_code
                 result.headers = response.headers
-                want = (200 <= response.status_code < 300) if read_body is None else read_body
-                if want:
-                    chunks = []
-                    size = 0
-                    declared = response.headers.get("content-length", "")
-                    if declared.isdigit() and int(declared) > limits.max_body_bytes:
-                        raise BodyTooLarge(f"Content-Length {declared} exceeds {limits.max_body_bytes} bytes")
-                    async for chunk in response.aiter_raw():
-                        size += len(chunk)
-                        if size > limits.max_body_bytes:
+                ok = 200 <= response.status_code < 300
+                declared = response.headers.get("content-length", "")
+                if ok and declared.isdigit() and int(declared) > limits.max_body_bytes:
+                    raise BodyTooLarge(f"Content-Length {declared} exceeds {limits.max_body_bytes} bytes")
+                # Every body is read, so that the connection can be reused; a non-2xx
+                # body beyond the cap is simply not read further.
+                chunks = []
+                size = 0
+                async for chunk in response.aiter_raw():
+                    size += len(chunk)
+                    if size > limits.max_body_bytes:
+                        if ok:
                             raise BodyTooLarge(f"body exceeds {limits.max_body_bytes} bytes")
-                        chunks.append(chunk)
-                    raw = b"".join(chunks)
-                    result.raw_size = size
-                    result.body = decode_content(raw, response.headers.get("content-encoding"),
+                        break
+                    chunks.append(chunk)
+                result.raw_size = size
+                if ok:
+                    result.body = decode_content(b"".join(chunks), response.headers.get("content-encoding"),
                                                  limits.max_decoded_bytes)
     except TimeoutError:
         result.exit_code = ExitCode.request_timeout

@@ -39,6 +39,8 @@ TODO_CHUNK = 64
 MAX_REQUEUES = 2
 #: Redirects followed for robots.txt (RFC 9309 2.3.1.2: at least five).
 MAX_ROBOTS_REDIRECTS = 5
+#: Seconds between looks for new candidates while other origin crawlers still work.
+IDLE_POLL_S = 0.05
 #: Media types whose text is stored in file_text (exit 20); others give 29 with metadata.
 TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -63,6 +65,8 @@ class RunState:
     display: object
     report: object
     out_of_commands: bool = False
+    #: origin crawlers still working (not idle waiting for candidates from others)
+    busy: int = 0
 
     def take_command(self) -> bool:
         """Use one command of the budget; False when it is spent."""
@@ -98,7 +102,33 @@ class OriginCrawler:
     # -- the loop -------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Crawl until done, out of commands or out of patience."""
+        """Crawl until done, out of commands or out of patience.
+
+        An origin without due candidates waits while other origin crawlers still work,
+        because they may discover URLs of this origin (links between seed sites); it
+        finishes when every origin crawler is idle or gone.
+        """
+        self.state.busy += 1
+        try:
+            await self._loop()
+        finally:
+            self.state.busy -= 1
+
+    async def _wait_for_candidates(self) -> bool:
+        """Idle until a due candidate appears (True) or every crawler is idle (False)."""
+        state = self.state
+        state.busy -= 1
+        try:
+            while True:
+                if state.busy == 0 or state.out_of_commands:
+                    return False
+                await asyncio.sleep(IDLE_POLL_S)
+                if self.fill_todo():
+                    return True
+        finally:
+            state.busy += 1
+
+    async def _loop(self) -> None:
         state = self.state
         while True:
             if self.patience <= 0:
@@ -112,7 +142,7 @@ class OriginCrawler:
                 await self.fetch_robots()
                 continue
             if not self.todo:
-                if not self.fill_todo():
+                if not self.fill_todo() and not await self._wait_for_candidates():
                     state.display.note(f"Finished {self.str_origin}")
                     return
                 continue
@@ -272,11 +302,10 @@ class OriginCrawler:
                 self.patience -= 1
             count = self.requeues.get(candidate.url_id, 0)
             if count < MAX_REQUEUES:
+                # "un-ignored so that it can be recrawled in the same run": its candidate
+                # row now says crawled, so it goes back on the todo list directly.
                 self.requeues[candidate.url_id] = count + 1
-                try:
-                    self.state.db.unignore(candidate.url_id)
-                except sqlite3.Error as exc:
-                    self.database_error(url, exc)
+                self.todo.append(candidate)
         elif code == ExitCode.server_internal_error:
             self.patience -= 1
 
