@@ -1,5 +1,229 @@
-"""`textpile` subcommands of this area (placeholder until implemented)."""
+"""`textpile pipeline`: one crawl run and everything downstream, through the Dagster definitions.
+
+The command loads the repository's ``definitions.py`` (the same graph ``dagster dev``
+shows), adds a ``crawl_runs`` partition to the Dagster instance at DAGSTER_HOME (default
+``<data dir>/dagster_home``) and materializes, for that partition and in order:
+crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index
+(each a run recorded in the instance, with its asset checks). Dagster is imported inside
+the command only: the library never imports it.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from textpile.errors import ConfigError, TextpileError
+
+#: The assets materialized, in order, for the new partition.
+STEPS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
+
+_QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+_DAGSTER_YAML = "# written by textpile pipeline\ntelemetry:\n  enabled: false\n"
 
 
 def register(subparsers) -> None:
-    """Add this module's subcommands to ``subparsers``."""
+    """Add the ``pipeline`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "pipeline",
+        help="run a crawl run and everything downstream through the Dagster definitions",
+        description="Crawl (a new crawl_runs partition), stage, scrape, integrate, index and publish, "
+        "headless, recording the materializations in a Dagster instance.",
+    )
+    p.add_argument("--config", required=True, type=Path, help="crawl configuration TOML file")
+    p.add_argument("--data-dir", type=Path, default=Path("data"),
+                   help="folder for crawler.db, summary.db, staging/, published/ (default ./data)")
+    p.add_argument("--policy-file", action="append", type=Path, default=[], metavar="FILE",
+                   help="extra policy file (repeatable)")
+    p.add_argument("-m", "--max-commands", type=int, help="override max_commands_per_run")
+    p.add_argument("-d", "--default-delay", type=int, metavar="MS", help="override default_delay_ms")
+    p.add_argument("--allow-private-addresses", action="store_true", default=None,
+                   help="let the crawler connect to loopback/private addresses (local sites)")
+    p.add_argument("--force-recrawl", action="store_true", help="crawl every candidate, due or not")
+    p.add_argument("--dagster-home", type=Path, help="Dagster instance folder (default DATA_DIR/dagster_home)")
+    p.add_argument("--definitions", type=Path,
+                   help="the Dagster definitions.py (default: found next to workspace.yaml above the "
+                   "current folder or the textpile checkout)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--serve", action="store_true", help="serve the published index with Datasette afterwards")
+    p.add_argument("--host", default="127.0.0.1", help="Datasette host with --serve (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8001, help="Datasette port with --serve (default 8001)")
+    p.set_defaults(func=run)
+
+
+def _is_definitions_root(folder: Path) -> bool:
+    return (folder / "definitions.py").is_file() and (folder / "workspace.yaml").is_file()
+
+
+def find_definitions(start: Path | None = None) -> Path:
+    """The ``definitions.py`` beside a ``workspace.yaml``: first in ``start`` (default the
+    current folder) or a parent, then in the checkout holding the textpile package
+    (editable installs).
+
+    Raises:
+        ConfigError: none found; the message says how to name it.
+    """
+    start = (start or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if _is_definitions_root(folder):
+            return folder / "definitions.py"
+    import textpile
+
+    package = Path(textpile.__file__).resolve().parent
+    for folder in package.parents:
+        if _is_definitions_root(folder):
+            return folder / "definitions.py"
+    raise ConfigError(
+        f"no Dagster definitions found (definitions.py beside workspace.yaml) above {start} "
+        f"or above {package}; give --definitions PATH"
+    )
+
+
+def load_definitions_module(path: Path):
+    """Import ``path`` (a definitions.py) as a module, its folder first on sys.path so
+    that its ``assets``, ``resources`` and ``sensors`` packages import.
+
+    Raises:
+        ConfigError: the file does not exist or has no ``build_definitions``.
+    """
+    import importlib.util
+
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise ConfigError(f"--definitions {path}: no such file")
+    root = str(path.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    spec = importlib.util.spec_from_file_location("textpile_dagster_definitions", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "build_definitions"):
+        raise ConfigError(f"{path}: defines no build_definitions(settings); not textpile's definitions.py")
+    return module
+
+
+@contextmanager
+def _dagster_home(path: Path):
+    """Set DAGSTER_HOME to ``path`` (created, telemetry off) for the duration."""
+    path.mkdir(parents=True, exist_ok=True)
+    config = path / "dagster.yaml"
+    if not config.exists():
+        config.write_text(_DAGSTER_YAML, "utf-8")
+    previous = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(path)
+    try:
+        yield path
+    finally:
+        if previous is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = previous
+
+
+def _metadata(result) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for event in result.get_asset_materialization_events():
+        for name, value in event.event_specific_data.materialization.metadata.items():
+            values[name] = getattr(value, "value", value)
+    return values
+
+
+def _failure_message(result) -> str:
+    messages = []
+    for event in result.get_step_failure_events():
+        error = event.step_failure_data.error
+        messages.append(f"{event.step_key}: {error.message.strip() if error else 'failed'}")
+    for check in result.get_asset_check_evaluations():
+        if not check.passed:
+            messages.append(f"check {check.check_name} failed: {check.description}")
+    return "; ".join(messages) or "the run failed"
+
+
+_SUMMARY_LINES = {
+    "crawl_run": lambda m: f"{m.get('total_requests', 0)} requests, {m.get('pages', 0)} pages, "
+                           f"{m.get('bytes_received', 0)} bytes, {m.get('pages_per_s', 0)} req/s",
+    "crawl_log_staging": lambda m: f"{m.get('crawl_log_entries', 0)} crawl log entries, {m.get('files', 0)} files",
+    "scrape_results": lambda m: f"{m.get('files_scraped', 0)} files scraped, {m.get('links', 0)} links",
+    "summary_db": lambda m: f"{m.get('crawls_integrated', 0)} crawls integrated, "
+                            f"{m.get('generations_opened', 0)} generations opened, "
+                            f"{m.get('generations_closed', 0)} closed, "
+                            f"{m.get('self_duplicates', 0)} self-duplicates, {m.get('exact_duplicates', 0)} exact",
+    "fts_index": lambda m: f"{m.get('rows', 0)} FTS rows",
+    "published_index": lambda m: f"{m.get('path', '')} ({m.get('bytes', 0)} bytes)",
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the pipeline for a new crawl-run partition; print progress and a report."""
+    started = time.monotonic()
+    definitions_path = args.definitions or find_definitions()
+    module = load_definitions_module(definitions_path)
+    from dagster import AssetKey, DagsterInstance
+
+    from resources import PipelineSettings  # the definitions' own package, on sys.path now
+
+    data_dir = args.data_dir.absolute()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = PipelineSettings(
+        data_dir=data_dir,
+        config_path=args.config.absolute(),
+        policy_files=[p.absolute() for p in args.policy_file],
+        max_commands=args.max_commands,
+        default_delay_ms=args.default_delay,
+        allow_private_addresses=args.allow_private_addresses,
+        force_recrawl=args.force_recrawl,
+        show_progress=not args.no_progress,
+    )
+    defs = module.build_definitions(settings)
+    defs.resolve_all_job_defs()
+    # Fail on a bad configuration before a partition is added.
+    defs.resources["crawl_config"].load()
+    job = defs.resolve_job_def("pipeline_job")
+    home = (args.dagster_home or data_dir / "dagster_home").absolute()
+    from assets.partitions import CRAWL_RUNS, new_crawl_run_key
+
+    outcomes: dict[str, dict[str, object]] = {}
+    with _dagster_home(home), DagsterInstance.get() as instance:
+        key = new_crawl_run_key()
+        instance.add_dynamic_partitions(CRAWL_RUNS, [key])
+        print(f"textpile pipeline: crawl run {key} (definitions {definitions_path}, DAGSTER_HOME {home})",
+              file=sys.stderr)
+        for number, step in enumerate(STEPS, 1):
+            print(f"[{number}/{len(STEPS)}] {step} ...", file=sys.stderr, flush=True)
+            step_started = time.monotonic()
+            result = job.execute_in_process(
+                instance=instance, partition_key=key, asset_selection=[AssetKey(step)],
+                run_config=_QUIET_LOGS, raise_on_error=False, tags={"textpile/trigger": "textpile pipeline"},
+            )
+            if not result.success:
+                raise TextpileError(f"{step} failed (run {result.run_id}): {_failure_message(result)}")
+            outcomes[step] = _metadata(result)
+            checks = result.get_asset_check_evaluations()
+            passed = sum(1 for c in checks if c.passed)
+            check_note = f"; checks {passed}/{len(checks)} passed" if checks else ""
+            print(f"[{number}/{len(STEPS)}] {step}: {_SUMMARY_LINES[step](outcomes[step])}{check_note} "
+                  f"({time.monotonic() - step_started:.1f} s)", file=sys.stderr, flush=True)
+    crawl, summary, fts = outcomes["crawl_run"], outcomes["summary_db"], outcomes["fts_index"]
+    print(
+        f"crawl run {key}: {crawl.get('total_requests', 0)} requests, {crawl.get('pages', 0)} pages crawled; "
+        f"{summary.get('crawls_integrated', 0)} crawls summarized; {fts.get('rows', 0)} pages indexed; "
+        f"{time.monotonic() - started:.1f} s"
+    )
+    print(f"crawler database: {settings.crawler_db}")
+    print(f"summary database: {settings.summary_db}")
+    print(f"published index:  {settings.published_db}")
+    if args.serve:
+        return _serve(settings.published_db, args.host, args.port)
+    return 0
+
+
+def _serve(path: Path, host: str, port: int) -> int:
+    """Serve ``path`` with Datasette (and the textpile plugin) until interrupted."""
+    print(f"serving {path} on http://{host}:{port}/ (Ctrl+C stops)", file=sys.stderr)
+    try:
+        return subprocess.call([sys.executable, "-m", "datasette", "serve", str(path), "-h", host, "-p", str(port)])
+    except KeyboardInterrupt:
+        return 0

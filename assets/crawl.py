@@ -1,0 +1,83 @@
+"""Group "crawl": the crawl_run asset, one crawl run per partition."""
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from assets.partitions import agent_uuid_of, crawl_runs_partitions
+from resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
+from textpile.crawl.run import CrawlReport, run_crawl
+
+GROUP = "crawl"
+
+
+def crawl_report_markdown(report: CrawlReport) -> str:
+    """The crawl report as a small Markdown table: figures, then counts per exit code."""
+    seconds = report.duration_s
+    rate = report.total_requests / seconds if seconds > 0 else 0.0
+    lines = [
+        "| figure | value |",
+        "| --- | ---: |",
+        f"| agent | `{report.agent_uuid.hex}` |",
+        f"| total requests | {report.total_requests} |",
+        f"| ingested files | {report.ingested_files} |",
+        f"| bytes received | {report.bytes_received} |",
+        f"| duration (s) | {seconds:.2f} |",
+        f"| requests per second | {rate:.2f} |",
+        f"| interrupted | {'yes' if report.interrupted else 'no'} |",
+        f"| out of patience origins | {', '.join(report.out_of_patience_origins) or '-'} |",
+    ]
+    if report.exit_code_counts:
+        lines += ["", "| exit code | crawl log entries |", "| --- | ---: |"]
+        lines += [f"| {name} | {count} |" for name, count in sorted(report.exit_code_counts.items())]
+    return "\n".join(lines)
+
+
+def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
+    """Materialization metadata of a crawl run: counts, bytes, time, rate, the table."""
+    seconds = report.duration_s
+    metadata: dict[str, object] = {
+        "agent_uuid": report.agent_uuid.hex,
+        "total_requests": report.total_requests,
+        "pages": report.ingested_files,
+        "bytes_received": report.bytes_received,
+        "duration_s": round(seconds, 3),
+        "pages_per_s": round(report.total_requests / seconds, 3) if seconds > 0 else 0.0,
+        "interrupted": report.interrupted,
+        "out_of_patience_origins": MetadataValue.json(list(report.out_of_patience_origins)),
+        "exit_code_counts": MetadataValue.json(dict(sorted(report.exit_code_counts.items()))),
+        "report": MetadataValue.md(crawl_report_markdown(report)),
+    }
+    for name, count in sorted(report.exit_code_counts.items()):
+        metadata[f"exit_{name}"] = count
+    return metadata
+
+
+@asset(
+    partitions_def=crawl_runs_partitions,
+    group_name=GROUP,
+    kinds={"python", "sqlite"},
+    description="One crawl run (an agent) of the crawl configuration into the crawler database; "
+    "the partition key is the agent UUID's hex.",
+)
+def crawl_run(
+    context: AssetExecutionContext,
+    crawl_config: CrawlConfigResource,
+    crawler_database: CrawlerDatabaseResource,
+    http_fetcher: HttpFetcher,
+) -> MaterializeResult:
+    """Run ``textpile.crawl.run.run_crawl`` with ``agent_uuid`` = the partition's UUID."""
+    key = context.partition_key
+    config = crawl_config.load()
+    report = run_crawl(
+        config,
+        crawler_database.path,
+        worker_name=crawl_config.worker_name,
+        agent_uuid=agent_uuid_of(key),
+        force_recrawl=crawl_config.force_recrawl,
+        transport=http_fetcher.transport(),
+        progress=crawl_config.show_progress,
+    )
+    context.log.info(
+        "crawl run %s: %d requests, %d files ingested in %.1f s",
+        key, report.total_requests, report.ingested_files, report.duration_s,
+    )
+    return MaterializeResult(metadata=crawl_report_metadata(report))

@@ -1,0 +1,49 @@
+"""Group "publish": the published copy of the summary database."""
+
+from contextlib import closing
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+
+from assets.checks import summary_outcomes
+from assets.summary import fts_index
+from resources import PublishTargetResource, SummaryDatabaseResource
+from textpile.publish import publish
+
+GROUP = "publish"
+
+
+@asset(
+    deps=[fts_index],
+    group_name=GROUP,
+    kinds={"sqlite"},
+    description="A finished copy of the summary database, swapped in atomically; Datasette and "
+    "`textpile search` read this file.",
+)
+def published_index(
+    context: AssetExecutionContext,
+    summary_database: SummaryDatabaseResource,
+    publish_target: PublishTargetResource,
+) -> MaterializeResult:
+    """Re-run the summary checks, then ``textpile.publish.publish`` onto the target path.
+
+    Raises:
+        Failure: a check fails; the previously published copy stays in place.
+    """
+    with closing(summary_database.open(read_only=True)) as conn:
+        failed = {name: o.description for name, o in summary_outcomes(conn).items() if not o.passed}
+    if failed:
+        raise Failure(
+            description="refusing to publish a summary database that fails its checks",
+            metadata={"failed_checks": MetadataValue.json(failed)},
+        )
+    report = publish(summary_database.path, publish_target.path)
+    context.log.info("published %s (%d bytes, %d FTS rows)", report.path, report.bytes, report.fts_rows)
+    return MaterializeResult(
+        metadata={
+            "path": MetadataValue.path(str(report.path)),
+            "bytes": report.bytes,
+            "generations": report.generations,
+            "fts_rows": report.fts_rows,
+            "seconds": round(report.seconds, 3),
+        }
+    )

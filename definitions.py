@@ -1,0 +1,35 @@
+"""Dagster definitions of textpile: assets, resources, jobs, schedule, sensors, checks.
+
+``dagster dev`` (from this folder, through workspace.yaml) loads ``defs``, built when the
+code location loads from :func:`resources.settings_from_environment` (``TEXTPILE_DATA_DIR``,
+default ``./data``; ``TEXTPILE_CONFIG``, default ``<data dir>/crawl.toml``).
+``textpile pipeline`` imports this file by path and calls :func:`build_definitions`
+with its own settings, so both run the same graph.
+"""
+
+from __future__ import annotations
+
+from dagster import Definitions
+from dagster import definitions as lazy_definitions
+
+from assets import ALL_ASSETS, ALL_CHECKS
+from resources import PipelineSettings, build_resources, settings_from_environment
+from sensors import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
+
+
+def build_definitions(settings: PipelineSettings) -> Definitions:
+    """The textpile Definitions with resources made from ``settings``."""
+    return Definitions(
+        assets=ALL_ASSETS,
+        asset_checks=ALL_CHECKS,
+        jobs=ALL_JOBS,
+        schedules=ALL_SCHEDULES,
+        sensors=ALL_SENSORS,
+        resources=build_resources(settings),
+    )
+
+
+@lazy_definitions
+def defs() -> Definitions:
+    """The definitions ``dagster dev`` loads (settings from the environment, read now)."""
+    return build_definitions(settings_from_environment())

@@ -1,0 +1,28 @@
+"""Dagster resources of textpile: where the data lives and how pages are fetched.
+
+Every resource is a ``ConfigurableResource`` whose paths come from resource config;
+:func:`build_resources` fills them from :class:`PipelineSettings` (a data directory and a
+crawl configuration file). Nothing here reads the environment at import time:
+:func:`settings_from_environment` does, when definitions are built.
+"""
+
+from resources.config import CrawlConfigResource
+from resources.databases import CrawlerDatabaseResource, PublishTargetResource, SummaryDatabaseResource
+from resources.http import HttpFetcher, LiveHttpFetcher, RecordedHttpFetcher, RecordedResponse
+from resources.settings import PipelineSettings, build_resources, settings_from_environment
+from resources.staging import StagingAreaResource
+
+__all__ = [
+    "CrawlConfigResource",
+    "CrawlerDatabaseResource",
+    "HttpFetcher",
+    "LiveHttpFetcher",
+    "PipelineSettings",
+    "PublishTargetResource",
+    "RecordedHttpFetcher",
+    "RecordedResponse",
+    "StagingAreaResource",
+    "SummaryDatabaseResource",
+    "build_resources",
+    "settings_from_environment",
+]

@@ -1,0 +1,45 @@
+"""The crawl configuration as a Dagster resource: a TOML file, policy files, overrides."""
+
+from __future__ import annotations
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+from textpile.crawl.config import CrawlConfig
+
+
+class CrawlConfigResource(ConfigurableResource):
+    """Where the crawl configuration lives and what the pipeline overrides in it.
+
+    ``config_path`` is the crawl configuration TOML (seed page "Crawler crawl
+    configuration"); ``policy_files`` add ``[[do_not_crawl]]`` / ``[[url_query_paramters]]``
+    policies like ``textpile crawl --policy-file``. The optional overrides replace the
+    file's values for runs of this deployment (None: keep the file's value).
+    """
+
+    config_path: str = Field(description="Path of the crawl configuration TOML file.")
+    policy_files: list[str] = Field(default_factory=list, description="Extra policy TOML files.")
+    max_commands: int | None = Field(default=None, description="Override max_commands_per_run.")
+    default_delay_ms: int | None = Field(default=None, description="Override default_delay_ms (milliseconds).")
+    allow_private_addresses: bool | None = Field(
+        default=None, description="Override allow_private_addresses (True lets the crawler reach 127.0.0.1)."
+    )
+    force_recrawl: bool = Field(default=False, description="Crawl every candidate, due or not.")
+    worker_name: str = Field(default="ant", description="Worker name recorded with the crawl run.")
+    show_progress: bool = Field(default=False, description="Show the library's progress bars on stderr.")
+
+    def load(self) -> CrawlConfig:
+        """Read, validate and override the configuration.
+
+        Raises:
+            textpile.errors.ConfigError: the file or a policy file is missing or invalid.
+        """
+        from textpile.crawl.config import apply_overrides, load_config
+
+        config = load_config(self.config_path, policy_files=tuple(self.policy_files))
+        return apply_overrides(
+            config,
+            max_commands=self.max_commands,
+            default_delay_ms=self.default_delay_ms,
+            allow_private_addresses=self.allow_private_addresses,
+        )

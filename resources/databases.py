@@ -1,0 +1,36 @@
+"""The SQLite databases as Dagster resources: crawler DB, summary DB, published copy."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+from textpile.store.database import open_crawler_db, open_summary_db
+
+
+class CrawlerDatabaseResource(ConfigurableResource):
+    """The crawler database (unobtanium crawler schema 1.0.0), one file on disk."""
+
+    path: str = Field(description="Path of the crawler database file (created on first use).")
+
+    def open(self, *, read_only: bool = False) -> sqlite3.Connection:
+        """Open it with the schema check of ``open_crawler_db`` (DatabaseError when wrong)."""
+        return open_crawler_db(self.path, create=not read_only, read_only=read_only)
+
+
+class SummaryDatabaseResource(ConfigurableResource):
+    """The working summary database (unobtanium summary schema 0.0.0), written by the pipeline."""
+
+    path: str = Field(description="Path of the summary database file (created on first use).")
+
+    def open(self, *, read_only: bool = False) -> sqlite3.Connection:
+        """Open it with the schema check of ``open_summary_db`` (DatabaseError when wrong)."""
+        return open_summary_db(self.path, create=not read_only, read_only=read_only)
+
+
+class PublishTargetResource(ConfigurableResource):
+    """Where the finished copy of the summary database is published (what Datasette serves)."""
+
+    path: str = Field(description="Path of the published summary database copy.")

@@ -1,0 +1,37 @@
+"""Asset jobs targeted by the schedule, the sensors and ``textpile pipeline``."""
+
+from __future__ import annotations
+
+from dagster import AssetSelection, define_asset_job
+
+from assets import crawl_log_staging, crawl_run, fts_index, published_index, scrape_results, summary_db
+
+#: One crawl run (partitioned).
+crawl_job = define_asset_job(
+    "crawl_job",
+    selection=AssetSelection.assets(crawl_run),
+    description="Crawl: one crawl run per crawl_runs partition.",
+)
+
+#: Stage and scrape one crawl-run partition, then integrate and rebuild the FTS index.
+summarize_job = define_asset_job(
+    "summarize_job",
+    selection=AssetSelection.assets(crawl_log_staging, scrape_results, summary_db, fts_index),
+    description="Stage and scrape a crawl-run partition, integrate it into the summary, rebuild FTS.",
+)
+
+#: Publish the summary database.
+publish_job = define_asset_job(
+    "publish_job",
+    selection=AssetSelection.assets(published_index),
+    description="Swap a finished copy of the summary database onto the published path.",
+)
+
+#: Everything, for ``textpile pipeline`` (which runs it asset by asset for one partition).
+pipeline_job = define_asset_job(
+    "pipeline_job",
+    selection=AssetSelection.all(),
+    description="The whole pipeline for one crawl-run partition.",
+)
+
+ALL_JOBS = [crawl_job, summarize_job, publish_job, pipeline_job]

@@ -1,0 +1,99 @@
+"""Publishing a finished copy of the summary database, swapped in atomically.
+
+The working summary database keeps changing while the pipeline integrates crawls; a
+frontend (Datasette, ``textpile search``) reads a *published* copy instead. Publishing
+copies the database with SQLite's online backup API (a consistent snapshot even while
+another connection writes) into a temporary file in the target's folder, makes the
+copy self-contained (rollback journal instead of WAL, so readers never need a ``-wal``
+file), checks it, flushes it to disk, and then ``os.replace``-s it onto the target path.
+A reader that opens the path afterwards sees the whole new copy; a reader that still has
+the old file open keeps reading the old one, never a half-written file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+from textpile.errors import DatabaseError
+from textpile.store.database import open_summary_db
+
+
+@dataclass
+class PublishReport:
+    """What :func:`publish` did. ``bytes`` is the size of the published file."""
+
+    path: Path
+    bytes: int
+    generations: int
+    fts_rows: int
+    seconds: float
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport:
+    """Copy the summary database at ``summary_db`` onto ``published_path`` atomically.
+
+    The target's folder is created when missing. The copy is checked before it replaces
+    the target: it must pass ``PRAGMA quick_check`` and open as a summary database.
+    Stale ``-wal``/``-shm`` files beside the target are removed before the swap so that
+    they can never be applied to the new file.
+
+    Raises:
+        DatabaseError: ``summary_db`` is missing or not a summary database, the copy fails
+            its check, or ``published_path`` is the working database itself. The previously
+            published file is left untouched in every failure.
+    """
+    started = time.monotonic()
+    source_path = Path(summary_db)
+    target = Path(published_path)
+    if not source_path.is_file():
+        raise DatabaseError(f"{source_path}: no such summary database to publish")
+    if target.exists() and target.resolve() == source_path.resolve():
+        raise DatabaseError(f"{target}: the published path is the working summary database itself")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".publishing", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        with closing(open_summary_db(source_path, create=False, read_only=True)) as source, \
+                closing(sqlite3.connect(str(tmp))) as copy:
+            source.backup(copy)
+            copy.execute("PRAGMA journal_mode=DELETE")
+            (check,) = copy.execute("PRAGMA quick_check").fetchone()
+            if check != "ok":
+                raise DatabaseError(f"{source_path}: the copy failed PRAGMA quick_check: {check}")
+            copy.commit()
+        with closing(open_summary_db(tmp, create=False, read_only=True)) as conn:
+            generations = int(conn.execute("SELECT count(*) FROM entity_generation").fetchone()[0])
+            fts_rows = int(conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0])
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        for suffix in ("-wal", "-shm", "-journal"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+            Path(f"{target}{suffix}").unlink(missing_ok=True)
+        os.replace(tmp, target)
+        _fsync_dir(target.parent)
+    except BaseException:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        raise
+    return PublishReport(
+        path=target,
+        bytes=target.stat().st_size,
+        generations=generations,
+        fts_rows=fts_rows,
+        seconds=time.monotonic() - started,
+    )

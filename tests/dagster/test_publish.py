@@ -1,0 +1,63 @@
+"""textpile.publish: an atomic, self-contained copy of the summary database."""
+
+import os
+import sqlite3
+from contextlib import closing
+
+import pytest
+
+from textpile.errors import DatabaseError
+from textpile.publish import publish
+from textpile.store.database import open_crawler_db, open_summary_db
+
+
+def _summary_with_origins(path, hosts):
+    with closing(open_summary_db(path)) as conn, conn:
+        conn.executemany("INSERT INTO origin(port, scheme, host, str_origin) VALUES (80, 'http', ?, ?)",
+                         [(h, f"http://{h}:80") for h in hosts])
+    return path
+
+
+def _origins(path):
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        return [r[0] for r in conn.execute("SELECT host FROM origin ORDER BY host")]
+
+
+def test_publish_copies_and_swaps_atomically(tmp_path):
+    source = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
+    target = tmp_path / "published" / "summary.db"
+    report = publish(source, target)
+    assert report.path == target
+    assert report.bytes == target.stat().st_size > 0
+    assert (report.generations, report.fts_rows) == (0, 0)
+    assert _origins(target) == ["a.example"]
+    with closing(sqlite3.connect(str(target))) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    # A reader that holds the old file keeps reading it; a new reader sees the new copy.
+    reader = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+    reader.execute("BEGIN")
+    assert [r[0] for r in reader.execute("SELECT host FROM origin")] == ["a.example"]
+    old_inode = target.stat().st_ino
+    _summary_with_origins(source, ["b.example"])
+    publish(source, target)
+    assert target.stat().st_ino != old_inode
+    assert [r[0] for r in reader.execute("SELECT host FROM origin ORDER BY host")] == ["a.example"]
+    reader.close()
+    assert _origins(target) == ["a.example", "b.example"]
+    assert sorted(os.listdir(target.parent)) == ["summary.db"]  # no temporary file left
+
+
+def test_publish_refuses_what_is_not_a_summary_database(tmp_path):
+    good = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
+    target = tmp_path / "out" / "summary.db"
+    publish(good, target)
+    before = target.read_bytes()
+    open_crawler_db(tmp_path / "crawler.db").close()
+    with pytest.raises(DatabaseError, match="expected a summary database"):
+        publish(tmp_path / "crawler.db", target)
+    with pytest.raises(DatabaseError, match="no such summary database"):
+        publish(tmp_path / "missing.db", target)
+    with pytest.raises(DatabaseError, match="is the working summary database itself"):
+        publish(good, good)
+    assert target.read_bytes() == before
+    assert sorted(os.listdir(target.parent)) == ["summary.db"]
