@@ -138,13 +138,20 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
     attribute; None when all are empty.
     """
     links = []
+    parsed: dict[str, ParsedUrl | None] = {}  # pages repeat their targets a lot
+    localities: dict[str, int] = {}
     for raw in raw_links:
-        try:
-            target = parse_url(raw.target.strip(), base)
-        except ValueError:  # UrlError and urllib's own ValueError for malformed hosts
+        key = raw.target.strip()
+        if key not in parsed:
+            try:
+                parsed[key] = parse_url(key, base)
+            except ValueError:  # UrlError and urllib's own ValueError for malformed hosts
+                parsed[key] = None
+        target = parsed[key]
+        if target is None or target.scheme in SKIPPED_SCHEMES:
             continue
-        if target.scheme in SKIPPED_SCHEMES:
-            continue
+        if key not in localities:
+            localities[key] = int(link_locality(page, target))
         el = raw.element
         rel = frozenset((el.get("rel") or "").lower().split())
         text = raw.text or raw.fallback_text
@@ -163,7 +170,7 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
             contains_headline=raw.contains_headline,
             destination_type=int(destination_type(raw.tag, target, rel, el.get("type"), raw.parent_media,
                                               el.get("as"))),
-            link_locality=int(link_locality(page, target)),
+            link_locality=localities[key],
             html_tag_name=raw.tag,
             text=text or None,
         ))
