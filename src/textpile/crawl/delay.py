@@ -41,14 +41,16 @@ class CrawlDelay:
     """Delay state of one origin. Times are ``time.monotonic()`` seconds.
 
     ``minimum_s`` is the minimum delay; :meth:`wait_s` says how long to wait before the
-    next request may start, measured from the start of the previous request.
+    next request may start, measured from the end of the previous answer (so that the
+    server never sees two requests of this origin closer than the delay, whatever the
+    connection set-up and transfer times).
     """
 
     minimum_s: float
     politeness: int = 2
     autodecrement: bool = True
     politeness_delay_s: float = 0.0
-    last_request_start: float | None = None
+    last_answer_end: float | None = None
     not_before: float = field(default=0.0)
 
     def delay_s(self) -> float:
@@ -59,17 +61,14 @@ class CrawlDelay:
         """Seconds to sleep before the next request may start (0 when it may start now)."""
         now = time.monotonic() if now is None else now
         due = self.not_before
-        if self.last_request_start is not None:
-            due = max(due, self.last_request_start + self.delay_s())
+        if self.last_answer_end is not None:
+            due = max(due, self.last_answer_end + self.delay_s())
         return max(0.0, due - now)
-
-    def request_started(self, now: float | None = None) -> None:
-        """Record that a request starts now."""
-        self.last_request_start = time.monotonic() if now is None else now
 
     def response_received(self, duration_s: float, *, rate_limited: bool = False,
                           retry_after_s: float | None = None, now: float | None = None) -> None:
-        """Record the response time of the last request and adapt the politeness factor.
+        """Record that an answer (or a failure) just ended after ``duration_s`` seconds
+        and adapt the politeness factor.
 
         The politeness delay becomes ``duration_s * 2**politeness`` with the factor as it
         is for this response; then the factor steps down by one (not below 0).
@@ -78,6 +77,7 @@ class CrawlDelay:
         ``retry_after_s`` pushes the next request at least that far from now.
         """
         now = time.monotonic() if now is None else now
+        self.last_answer_end = now
         if rate_limited:
             self.politeness += 1
             self.autodecrement = False

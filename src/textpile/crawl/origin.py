@@ -189,7 +189,6 @@ class OriginCrawler:
         wait = self.delay.wait_s()
         if wait > 0:
             await asyncio.sleep(wait)
-        self.delay.request_started()
         result = await fetch(self.state.client, url, headers=headers, limits=self.state.limits)
         retry_after = None
         if result.status in (429, 503):
