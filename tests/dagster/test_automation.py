@@ -43,9 +43,14 @@ def _schedule_context(instance, tmp_path, when, interval="1 hour"):
     )
 
 
+def _tick(instance, tmp_path, when):
+    with _schedule_context(instance, tmp_path, when) as context:
+        return recrawl_schedule.evaluate_tick(context)
+
+
 def test_schedule_adds_a_partition_and_requests_its_crawl(tmp_path):
     with dg.instance_for_test() as instance:
-        data = recrawl_schedule.evaluate_tick(_schedule_context(instance, tmp_path, NOON))
+        data = _tick(instance, tmp_path, NOON)
         keys = instance.get_dynamic_partitions(CRAWL_RUNS)
         assert len(keys) == 1
         assert key_unix_ms(keys[0]) == NOON_MS
@@ -56,56 +61,55 @@ def test_schedule_adds_a_partition_and_requests_its_crawl(tmp_path):
         assert request.tags["textpile/trigger"] == "recrawl_schedule"
 
         # Half an hour later nothing is due (recrawl_interval 1 hour): skipped, no new key.
-        later = _schedule_context(instance, tmp_path, NOON + dt.timedelta(minutes=30))
-        data = recrawl_schedule.evaluate_tick(later)
+        data = _tick(instance, tmp_path, NOON + dt.timedelta(minutes=30))
         assert data.run_requests == []
         assert data.skip_message == "latest crawl run began 1800 s ago; next one due after 3600 s"
         assert instance.get_dynamic_partitions(CRAWL_RUNS) == keys
 
         # An hour later a second crawl run is due.
-        data = recrawl_schedule.evaluate_tick(_schedule_context(instance, tmp_path, NOON + dt.timedelta(hours=1)))
+        data = _tick(instance, tmp_path, NOON + dt.timedelta(hours=1))
         assert len(data.run_requests) == 1
         assert len(instance.get_dynamic_partitions(CRAWL_RUNS)) == 2
         assert data.run_requests[0].partition_key == sorted(instance.get_dynamic_partitions(CRAWL_RUNS))[-1]
 
 
-def _sensor_context(instance, tmp_path, cursor=None):
+def _evaluate(sensor_def, instance, tmp_path, cursor=None):
     defs = definitions.build_definitions(PipelineSettings(data_dir=tmp_path))
-    return dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs)
+    with dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs) as context:
+        return sensor_def(context)
 
 
 def test_summarize_sensor_requests_each_landed_partition(tmp_path):
     with dg.instance_for_test() as instance:
-        ctx = _sensor_context(instance, tmp_path)
-        result = summarize_after_crawl(ctx)
+        result = _evaluate(summarize_after_crawl, instance, tmp_path)
         assert isinstance(result, dg.SkipReason)
         first, second = new_crawl_run_key(NOON_MS), new_crawl_run_key(NOON_MS + 1000)
         instance.add_dynamic_partitions(CRAWL_RUNS, [first, second])
         for key in (first, second):
             instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="crawl_run", partition=key))
-        result = summarize_after_crawl(_sensor_context(instance, tmp_path))
+        result = _evaluate(summarize_after_crawl, instance, tmp_path)
         assert [r.partition_key for r in result.run_requests] == [first, second]
         assert len({r.run_key for r in result.run_requests}) == 2
         assert result.cursor
         # Nothing new after the cursor: skip.
-        again = summarize_after_crawl(_sensor_context(instance, tmp_path, cursor=result.cursor))
+        again = _evaluate(summarize_after_crawl, instance, tmp_path, cursor=result.cursor)
         assert isinstance(again, dg.SkipReason)
         # A materialization of another asset is not a crawl run.
         instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="fts_index"))
-        again = summarize_after_crawl(_sensor_context(instance, tmp_path, cursor=result.cursor))
+        again = _evaluate(summarize_after_crawl, instance, tmp_path, cursor=result.cursor)
         assert isinstance(again, dg.SkipReason)
 
 
 def test_publish_sensor_requests_one_publish_per_batch_of_index_builds(tmp_path):
     with dg.instance_for_test() as instance:
-        assert isinstance(publish_after_index(_sensor_context(instance, tmp_path)), dg.SkipReason)
+        assert isinstance(_evaluate(publish_after_index, instance, tmp_path), dg.SkipReason)
         instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="fts_index"))
         instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="fts_index"))
-        result = publish_after_index(_sensor_context(instance, tmp_path))
+        result = _evaluate(publish_after_index, instance, tmp_path)
         [request] = result.run_requests
         assert request.run_key == f"publish-{result.cursor}"
         assert request.partition_key is None
-        assert isinstance(publish_after_index(_sensor_context(instance, tmp_path, cursor=result.cursor)), dg.SkipReason)
+        assert isinstance(_evaluate(publish_after_index, instance, tmp_path, cursor=result.cursor), dg.SkipReason)
 
 
 @pytest.mark.parametrize("sensor_def, job", [(summarize_after_crawl, "summarize_job"), (publish_after_index, "publish_job")])
