@@ -17,6 +17,11 @@ a connection error, a robots.txt fetch, a crawl blocked by robots.txt) gets a
 last_seen = confirmed_end = the crawl's time, so it is closed from the start and never
 searchable. Later such crawls of the URL attach to it (it is the URL's latest generation).
 
+crawl_summary columns: time_started_unix_utc is the crawl's last request's time sent (else
+the crawl log's time started), request_duration_ms that request's duration (else the
+crawl log's time_taken_ms), exit_code the crawl log's exit code, was_robotstxt_approved
+the request's flag (without a request: 0 for 170 blocked_by_robots_txt, else 1).
+
 Source: unobtanium-documentation.txt, pages "Summarizing", "Entity Generation",
 "Crawl Summary", "Duplicate Types", "Database Batching".
 """

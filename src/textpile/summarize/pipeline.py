@@ -111,7 +111,8 @@ def stage_crawl_log(crawler_db: str | Path, staging_dir: str | Path, *, agent_uu
     report = StageReport()
     with progress_bar("Staging crawl log", None, enabled=progress) as bar:
         for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, agent_uuid=agent_uuid,
-                                                      summary_db=summary_db, batch_size=batch_size):
+                                                      summary_db=summary_db, batch_size=batch_size,
+                                                      on_total=bar.update_total):
             _add_stage_counts(report, batch_dir, counts)
             bar.advance(counts["crawl_log"])
     return report
@@ -208,7 +209,7 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         try:
             with progress_bar("Summarizing", None, enabled=progress) as bar:
                 for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, summary_db=summary_db,
-                                                              batch_size=batch_size):
+                                                              batch_size=batch_size, on_total=bar.update_total):
                     report.batches += 1
                     _add_stage_counts(report.stage, batch_dir, counts)
                     say(f"Summarizing page {report.batches} ({counts['crawl_log']} crawl log entries) ...")

@@ -15,7 +15,7 @@ import os
 import shutil
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -170,12 +170,13 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
 
 
 def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid: uuid.UUID | None = None,
-                 summary_db: str | Path | None = None, batch_size: int = 1000) -> Iterator[tuple[Path, dict[str, int]]]:
+                 summary_db: str | Path | None = None, batch_size: int = 1000,
+                 on_total: Callable[[int], None] | None = None) -> Iterator[tuple[Path, dict[str, int]]]:
     """Stage batch after batch, yielding ``(batch_dir, counts)`` after each is written.
 
     Existing ``batch-*`` folders in ``staging_dir`` are removed first, so staging again
     replaces the folder's contents. The list of pending entries is read once at the
-    start; batches are numbered from 1.
+    start (``on_total`` is called with their number); batches are numbered from 1.
 
     Raises:
         DatabaseError: ``crawler_db`` is missing or not a crawler database.
@@ -190,6 +191,8 @@ def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid:
         for old in batch_dirs(root):
             shutil.rmtree(old)
         ids = pending_crawl_log_ids(crawler, agent_uuid=agent_uuid, summary_db=summary_db)
+        if on_total is not None:
+            on_total(len(ids))
         for number, start in enumerate(range(0, len(ids), batch_size), start=1):
             batch_dir = root / f"{BATCH_PREFIX}{number:05d}"
             counts = write_batch(crawler, ids[start:start + batch_size], batch_dir)
