@@ -11,6 +11,9 @@ made equal to it: duplicate_summary rows that no longer hold are ended, missing 
 are inserted, and entity_generation.marked_duplicate (a cache of the open rows) follows.
 Ties in URL length go to the lower str_url (then the lower generation id).
 
+Groups are decided on the state at the end of each batch: two URLs that shared content
+only between two crawls inside one batch get no duplicate_summary row.
+
 Times are taken from the data, so that integrating is deterministic:
 duplicate_status_start = the later first_seen of the two generations (when both were
 known to exist); duplicate_status_end = the subject's confirmed end, else the
