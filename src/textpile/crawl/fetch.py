@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from textpile.crawl.ssrf import BlockedAddressError
 from textpile.enums import ExitCode
 
 #: Content codings this crawler asks for and decodes.
@@ -123,13 +124,15 @@ def parse_http_date(value: str | None) -> int | None:
 
 
 def _is_blocked_address(exc: BaseException) -> bool:
-    """True when ``exc`` (or its cause chain) is textpile's SSRF refusal."""
+    """True when ``exc`` (or an exception in its cause chain) is the SSRF filter's
+    :class:`~textpile.crawl.ssrf.BlockedAddressError`."""
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if type(exc).__name__ == "BlockedAddressError":
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, BlockedAddressError):
             return True
-        exc = exc.__cause__ or exc.__context__
+        current = current.__cause__ or current.__context__
     return False
 
 

@@ -399,7 +399,8 @@ class OriginCrawler:
         report.exit_code_counts[name] = report.exit_code_counts.get(name, 0) + 1
         if entry.exit_code == ExitCode.file_ingested and entry.crawl_type == CrawlType.file_crawl:
             report.ingested_files += 1
-        self.state.display.entry(entry.exit_code, entry.url.str_url)
+        self.state.display.entry(entry.exit_code, entry.url.str_url,
+                                 robots=entry.crawl_type == CrawlType.robotstxt_fetch)
 
     def database_error(self, url: ParsedUrl | None, exc: sqlite3.Error) -> None:
         """Stop this origin (patience 0) and log a database_error entry if the database

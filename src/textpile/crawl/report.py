@@ -76,13 +76,14 @@ class CrawlDisplay:
         if self._progress is not None:
             self._progress.update(self._task, description=self._describe())
 
-    def entry(self, code: ExitCode, url: str) -> None:
-        """Show a written crawl log entry."""
+    def entry(self, code: ExitCode, url: str, *, robots: bool = False) -> None:
+        """Show a written crawl log entry (``robots``: a robots.txt fetch)."""
         self.counts[code.name] = self.counts.get(code.name, 0) + 1
         if self._progress is not None:
             advance = 0 if code in (ExitCode.blocked_by_robots_txt, ExitCode.blocked_url_by_local_policy) else 1
             self._progress.update(self._task, advance=advance, description=self._describe())
-            self._progress.console.print(f"[ {code.name} ] {url}", markup=False, highlight=False)
+            line = f"fetched robots.txt: [ {code.name} ] {url}" if robots else f"[ {code.name} ] {url}"
+            self._progress.console.print(line, markup=False, highlight=False)
 
     def note(self, text: str) -> None:
         """Show a message about the run (an origin finished, out of commands …)."""
