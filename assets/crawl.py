@@ -1,5 +1,7 @@
 """Group "crawl": the crawl_run asset, one crawl run per partition."""
 
+from contextlib import closing
+
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from assets.partitions import agent_uuid_of, crawl_runs_partitions
@@ -13,6 +15,7 @@ def crawl_report_markdown(report: CrawlReport) -> str:
     """The crawl report as a small Markdown table: figures, then counts per exit code."""
     seconds = report.duration_s
     rate = report.total_requests / seconds if seconds > 0 else 0.0
+    page_rate = report.ingested_files / seconds if seconds > 0 else 0.0
     lines = [
         "| figure | value |",
         "| --- | ---: |",
@@ -22,6 +25,7 @@ def crawl_report_markdown(report: CrawlReport) -> str:
         f"| bytes received | {report.bytes_received} |",
         f"| duration (s) | {seconds:.2f} |",
         f"| requests per second | {rate:.2f} |",
+        f"| pages per second | {page_rate:.2f} |",
         f"| interrupted | {'yes' if report.interrupted else 'no'} |",
         f"| out of patience origins | {', '.join(report.out_of_patience_origins) or '-'} |",
     ]
@@ -40,7 +44,8 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         "pages": report.ingested_files,
         "bytes_received": report.bytes_received,
         "duration_s": round(seconds, 3),
-        "pages_per_s": round(report.total_requests / seconds, 3) if seconds > 0 else 0.0,
+        "pages_per_s": round(report.ingested_files / seconds, 3) if seconds > 0 else 0.0,
+        "requests_per_s": round(report.total_requests / seconds, 3) if seconds > 0 else 0.0,
         "interrupted": report.interrupted,
         "out_of_patience_origins": MetadataValue.json(list(report.out_of_patience_origins)),
         "exit_code_counts": MetadataValue.json(dict(sorted(report.exit_code_counts.items()))),
@@ -67,6 +72,8 @@ def crawl_run(
     """Run ``textpile.crawl.run.run_crawl`` with ``agent_uuid`` = the partition's UUID."""
     key = context.partition_key
     config = crawl_config.load()
+    with closing(crawler_database.open()):
+        pass  # creates the folder and the database with its schema on first use
     report = run_crawl(
         config,
         crawler_database.path,

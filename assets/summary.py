@@ -99,6 +99,7 @@ def scrape_results(context: AssetExecutionContext, staging_area: StagingAreaReso
             "files_scraped": report.files_scraped,
             "links": report.links,
             "noindex": report.noindex,
+            "scrape_errors": report.scrape_errors,
             "seconds": round(report.seconds, 3),
             "parquet_rows": MetadataValue.json(staging_area.parquet_row_counts(key)),
         }
@@ -184,6 +185,9 @@ def summary_db(
             "exact_duplicates": total("exact_duplicates"),
             "generations_opened": total("generations_opened"),
             "generations_closed": total("generations_closed"),
+            "placeholder_generations": total("placeholder_generations"),
+            "duplicates_ended": total("duplicates_ended"),
+            "links_skipped": total("links_skipped"),
             "integration": MetadataValue.md(_integration_table(done)),
             **{f"db_{name}": value for name, value in figures.items()},
         }

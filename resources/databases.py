@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from pathlib import Path
+
 from dagster import ConfigurableResource
 from pydantic import Field
 
@@ -16,7 +18,10 @@ class CrawlerDatabaseResource(ConfigurableResource):
     path: str = Field(description="Path of the crawler database file (created on first use).")
 
     def open(self, *, read_only: bool = False) -> sqlite3.Connection:
-        """Open it with the schema check of ``open_crawler_db`` (DatabaseError when wrong)."""
+        """Open it with the schema check of ``open_crawler_db`` (DatabaseError when wrong);
+        unless ``read_only``, its folder is created when missing."""
+        if not read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         return open_crawler_db(self.path, create=not read_only, read_only=read_only)
 
 
@@ -26,7 +31,10 @@ class SummaryDatabaseResource(ConfigurableResource):
     path: str = Field(description="Path of the summary database file (created on first use).")
 
     def open(self, *, read_only: bool = False) -> sqlite3.Connection:
-        """Open it with the schema check of ``open_summary_db`` (DatabaseError when wrong)."""
+        """Open it with the schema check of ``open_summary_db`` (DatabaseError when wrong);
+        unless ``read_only``, its folder is created when missing."""
+        if not read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         return open_summary_db(self.path, create=not read_only, read_only=read_only)
 
 

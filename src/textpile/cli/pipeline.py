@@ -135,6 +135,8 @@ def _failure_message(result) -> str:
     messages = []
     for event in result.get_step_failure_events():
         error = event.step_failure_data.error
+        while error is not None and error.cause is not None:
+            error = error.cause  # the library's own exception, not Dagster's wrapper
         messages.append(f"{event.step_key}: {error.message.strip() if error else 'failed'}")
     for check in result.get_asset_check_evaluations():
         if not check.passed:
@@ -144,7 +146,7 @@ def _failure_message(result) -> str:
 
 _SUMMARY_LINES = {
     "crawl_run": lambda m: f"{m.get('total_requests', 0)} requests, {m.get('pages', 0)} pages, "
-                           f"{m.get('bytes_received', 0)} bytes, {m.get('pages_per_s', 0)} req/s",
+                           f"{m.get('bytes_received', 0)} bytes, {m.get('pages_per_s', 0)} pages/s",
     "crawl_log_staging": lambda m: f"{m.get('crawl_log_entries', 0)} crawl log entries, {m.get('files', 0)} files",
     "scrape_results": lambda m: f"{m.get('files_scraped', 0)} files scraped, {m.get('links', 0)} links",
     "summary_db": lambda m: f"{m.get('crawls_integrated', 0)} crawls integrated, "
