@@ -2,16 +2,16 @@
 
 Assets are thin: each calls one library function and attaches metadata. The graph:
 crawl_run[p] -> crawl_log_staging[p] -> scrape_results[p] -> summary_db -> fts_index
--> published_index, where [p] is a ``crawl_runs`` dynamic partition (one crawl run).
+-> published_index (and, on demand, summary_db -> token_index), where [p] is a ``crawl_runs`` dynamic partition (one crawl run).
 """
 
 from assets.checks import ALL_CHECKS
 from assets.crawl import crawl_run
 from assets.partitions import CRAWL_RUNS, agent_uuid_of, crawl_runs_partitions, new_crawl_run_key
 from assets.publish import published_index
-from assets.summary import crawl_log_staging, fts_index, scrape_results, summary_db
+from assets.summary import crawl_log_staging, fts_index, scrape_results, summary_db, token_index
 
-ALL_ASSETS = [crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index]
+ALL_ASSETS = [crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index, token_index]
 
 __all__ = [
     "ALL_ASSETS",
@@ -26,4 +26,5 @@ __all__ = [
     "published_index",
     "scrape_results",
     "summary_db",
+    "token_index",
 ]

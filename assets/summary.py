@@ -38,8 +38,12 @@ from textpile.summarize.pipeline import (
     scrape_staged,
     stage_crawl_log,
 )
+from textpile.summarize.tokens import regenerate_token_index
 
 GROUP = "summarize"
+#: Dagster pool of the steps writing the summary database; limit it to 1 in dagster.yaml
+#: (``concurrency: pools: default_limit: 1``) so that two runs never write it at once.
+SUMMARY_POOL = "textpile_summary_db"
 
 
 @asset(
@@ -133,6 +137,7 @@ def _integration_table(rows: list[tuple[str, IntegrationReport]]) -> str:
     deps=[AssetDep(scrape_results, partition_mapping=AllPartitionMapping())],
     group_name=GROUP,
     kinds={"sqlite", "duckdb"},
+    pool=SUMMARY_POOL,
     description="The summary database: every scraped crawl-run partition integrated, in key order.",
 )
 def summary_db(
@@ -198,6 +203,7 @@ def summary_db(
     deps=[summary_db],
     group_name=GROUP,
     kinds={"sqlite"},
+    pool=SUMMARY_POOL,
     description="The FTS5 full_text_entity_index over the searchable generations (rowid = generation id).",
 )
 def fts_index(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
@@ -212,4 +218,21 @@ def fts_index(context: AssetExecutionContext, summary_database: SummaryDatabaseR
             "searchable_generations": figures["searchable_generations"],
             "path": MetadataValue.path(summary_database.path),
         }
+    )
+
+
+@asset(
+    deps=[summary_db],
+    group_name=GROUP,
+    kinds={"sqlite"},
+    pool=SUMMARY_POOL,
+    description="Optional, experimental: token and token_statistics over every Gen1 text pile "
+    "(seed page \"Token Index\"). Not part of the sensor-driven jobs; materialize it on demand.",
+)
+def token_index(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
+    """``regenerate_token_index`` on the summary database."""
+    report = regenerate_token_index(summary_database.path)
+    context.log.info("token index: %d tokens over %d text piles", report.tokens, report.text_piles)
+    return MaterializeResult(
+        metadata={"text_piles": report.text_piles, "tokens": report.tokens, "statistics_rows": report.statistics_rows}
     )

@@ -3,8 +3,8 @@
 The crawl library takes an optional ``httpx`` async transport: None means textpile's own
 transport, which resolves names itself and refuses loopback, private, link-local and
 reserved addresses unless the crawl configuration sets ``allow_private_addresses``.
-:class:`RecordedHttpFetcher` replaces the network with an ``httpx.MockTransport`` over
-recorded responses, for tests and offline demonstrations.
+:class:`RecordedHttpFetcher` replaces the network with a transport over recorded
+responses (:class:`RecordedTransport`), for tests and offline demonstrations.
 """
 
 from __future__ import annotations
@@ -33,6 +33,29 @@ class LiveHttpFetcher(HttpFetcher):
     def transport(self) -> httpx.AsyncBaseTransport | None:
         """None: ``run_crawl`` builds its own transport from the crawl configuration."""
         return None
+
+
+class RecordedTransport(httpx.AsyncBaseTransport):
+    """An async transport answering from a table of :class:`RecordedResponse` by URL.
+
+    The body is handed over as an unread stream (unlike ``httpx.MockTransport``, whose
+    responses arrive already read), so the crawler's streaming reader, size caps and
+    decompression work as on the network. Unknown URLs get a 404.
+    """
+
+    def __init__(self, table: dict[str, "RecordedResponse"]) -> None:
+        self._table = dict(table)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Answer ``request`` from the table."""
+        recorded = self._table.get(str(request.url.copy_with(fragment=None)))
+        if recorded is None:
+            status, headers, body = 404, {"content-type": "text/plain"}, b"not recorded"
+        else:
+            status, headers, body = recorded.status, recorded.headers, recorded.body.encode("utf-8")
+        if request.method == "HEAD":
+            body = b""
+        return httpx.Response(status, headers=headers, stream=httpx.ByteStream(body), request=request)
 
 
 class RecordedResponse(Config):
@@ -79,15 +102,5 @@ class RecordedHttpFetcher(HttpFetcher):
         return table
 
     def transport(self) -> httpx.AsyncBaseTransport:
-        """An ``httpx.MockTransport`` answering from :meth:`recordings`."""
-        table = self.recordings()
-
-        def handle(request: httpx.Request) -> httpx.Response:
-            url = str(request.url.copy_with(fragment=None))
-            recorded = table.get(url)
-            if recorded is None:
-                return httpx.Response(404, headers={"content-type": "text/plain"}, content=b"not recorded")
-            body = b"" if request.method == "HEAD" else recorded.body.encode("utf-8")
-            return httpx.Response(recorded.status, headers=recorded.headers, content=body)
-
-        return httpx.MockTransport(handle)
+        """A :class:`RecordedTransport` answering from :meth:`recordings`."""
+        return RecordedTransport(self.recordings())

@@ -9,8 +9,8 @@ import pytest
 
 from assets import ALL_ASSETS, ALL_CHECKS, CRAWL_RUNS, new_crawl_run_key
 from assets.checks import schema_versions, summary_outcomes
-from conftest import ChangingSite, write_config
-from resources import PipelineSettings, build_resources
+from conftest import ChangingSite, page, write_config
+from resources import PipelineSettings, RecordedHttpFetcher, RecordedResponse, build_resources
 from textpile.search.engine import search
 
 EVERYTHING = [*ALL_ASSETS, *ALL_CHECKS]
@@ -139,3 +139,26 @@ def test_two_crawl_runs_a_recrawl_and_a_backfill(tmp_path, site):
             assert all(o.passed for o in summary_outcomes(conn).values())
         assert schema_versions(str(tmp_path / "data" / "crawler.db"), str(tmp_path / "data" / "summary.db")).passed
         assert sorted(instance.get_dynamic_partitions(CRAWL_RUNS)) == [first, second]
+
+
+def test_offline_crawl_from_recorded_responses(tmp_path):
+    origin = "http://recorded.example"
+    recorded = [
+        RecordedResponse(url=f"{origin}/robots.txt", headers={"content-type": "text/plain"}, body="User-agent: *\n"),
+        RecordedResponse(url=f"{origin}/", body=page("Recorded index", "Recorded walrus chronicles.", ["/one"])),
+        RecordedResponse(url=f"{origin}/one", body=page("Recorded one", "A recorded narwhal page.", ["/"])),
+    ]
+    config = tmp_path / "crawl.toml"
+    config.write_text(f'seeds = ["{origin}/"]\ndefault_delay_ms = 0\nmax_commands_per_run = 20\n'
+                      'recrawl_interval = "1 day"\nuser_agent = "textpile-test/0.1"\n')
+    settings = PipelineSettings(data_dir=tmp_path / "data", config_path=config,
+                                http_fetcher=RecordedHttpFetcher(responses=recorded))
+    with dg.instance_for_test() as instance:
+        key = new_crawl_run_key()
+        instance.add_dynamic_partitions(CRAWL_RUNS, [key])
+        result = _run(instance, settings, key)
+        assert _metadata(result, "crawl_run")["pages"] == 2
+        assert _metadata(result, "fts_index")["rows"] == 2
+        assert all(_checks(result).values())
+        with closing(sqlite3.connect(tmp_path / "data" / "published" / "summary.db")) as conn:
+            assert [h.url for h in search(conn, "narwhal").results] == [f"{origin}/one"]

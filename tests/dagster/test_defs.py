@@ -18,7 +18,8 @@ from resources import (
     SummaryDatabaseResource,
 )
 
-ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index"}
+ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index",
+          "token_index"}
 CHECKS = {
     ("summary_db", "summary_referential_integrity"),
     ("summary_db", "summary_single_open_generation"),
@@ -37,7 +38,8 @@ def test_definitions_have_the_graph(tmp_path):
     assert {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys} == CHECKS
     groups = {k.to_user_string(): graph.get(k).group_name for k in graph.get_all_asset_keys()}
     assert groups == {"crawl_run": "crawl", "crawl_log_staging": "summarize", "scrape_results": "summarize",
-                      "summary_db": "summarize", "fts_index": "summarize", "published_index": "publish"}
+                      "summary_db": "summarize", "fts_index": "summarize", "published_index": "publish",
+                      "token_index": "summarize"}
     partitioned = {k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).partitions_def}
     assert partitioned == {"crawl_run", "crawl_log_staging", "scrape_results"}
     assert graph.get(dg.AssetKey("crawl_run")).partitions_def == dg.DynamicPartitionsDefinition(name="crawl_runs")
@@ -46,7 +48,8 @@ def test_definitions_have_the_graph(tmp_path):
     assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job"} <= {j.name for j in repo.get_all_jobs()}
     deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys} for k in graph.get_all_asset_keys()}
     assert deps == {"crawl_run": set(), "crawl_log_staging": {"crawl_run"}, "scrape_results": {"crawl_log_staging"},
-                    "summary_db": {"scrape_results"}, "fts_index": {"summary_db"}, "published_index": {"fts_index"}}
+                    "summary_db": {"scrape_results"}, "fts_index": {"summary_db"}, "published_index": {"fts_index"},
+                    "token_index": {"summary_db"}}
 
 
 def test_resources_resolve_under_the_data_dir(tmp_path):

@@ -43,7 +43,7 @@ def test_pipeline_on_a_real_documentation_site(tmp_path, real_docs_site):
         assert hits.results[0].url.startswith(base_url + "/")
 
     # Again, in process and with explicit definitions: a new partition in the same data dir.
-    assert main(["pipeline", "--config", str(config), "--data-dir", str(data), "--no-progress",
+    assert main(["pipeline", "--config", str(config), "--data-dir", str(data), "--no-progress", "--token-index",
                  "-m", "5", "--definitions", str(REPO / "definitions.py")]) == 0
     assert "DAGSTER_HOME" not in os.environ or os.environ["DAGSTER_HOME"] != str(data / "dagster_home")
     with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
@@ -58,6 +58,7 @@ def test_pipeline_on_a_real_documentation_site(tmp_path, real_docs_site):
     with closing(sqlite3.connect(f"file:{published}?mode=ro", uri=True)) as conn:
         agents = conn.execute("SELECT count(DISTINCT agent_uuid) FROM crawl_summary").fetchone()[0]
         assert agents == 2
+        assert conn.execute("SELECT count(*) FROM token").fetchone()[0] > 0  # --token-index
 
 
 def test_pipeline_refuses_bad_input_before_adding_a_partition(tmp_path, capsys):

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from textpile.errors import ConfigError, TextpileError
 
-#: The assets materialized, in order, for the new partition.
+#: The assets materialized, in order, for the new partition (``--token-index`` adds
+#: token_index before published_index).
 STEPS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
 
 _QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -47,6 +48,8 @@ def register(subparsers) -> None:
     p.add_argument("--definitions", type=Path,
                    help="the Dagster definitions.py (default: found next to workspace.yaml above the "
                    "current folder or the textpile checkout)")
+    p.add_argument("--token-index", action="store_true",
+                   help="also rebuild the experimental token index (token, token_statistics)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--serve", action="store_true", help="serve the published index with Datasette afterwards")
     p.add_argument("--host", default="127.0.0.1", help="Datasette host with --serve (default 127.0.0.1)")
@@ -154,8 +157,15 @@ _SUMMARY_LINES = {
                             f"{m.get('generations_closed', 0)} closed, "
                             f"{m.get('self_duplicates', 0)} self-duplicates, {m.get('exact_duplicates', 0)} exact",
     "fts_index": lambda m: f"{m.get('rows', 0)} FTS rows",
+    "token_index": lambda m: f"{m.get('tokens', 0)} tokens over {m.get('text_piles', 0)} text piles",
     "published_index": lambda m: f"{m.get('path', '')} ({m.get('bytes', 0)} bytes)",
 }
+
+
+def _steps(token_index: bool) -> tuple[str, ...]:
+    if not token_index:
+        return STEPS
+    return (*STEPS[:-1], "token_index", STEPS[-1])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -193,8 +203,9 @@ def run(args: argparse.Namespace) -> int:
         instance.add_dynamic_partitions(CRAWL_RUNS, [key])
         print(f"textpile pipeline: crawl run {key} (definitions {definitions_path}, DAGSTER_HOME {home})",
               file=sys.stderr)
-        for number, step in enumerate(STEPS, 1):
-            print(f"[{number}/{len(STEPS)}] {step} ...", file=sys.stderr, flush=True)
+        steps = _steps(args.token_index)
+        for number, step in enumerate(steps, 1):
+            print(f"[{number}/{len(steps)}] {step} ...", file=sys.stderr, flush=True)
             step_started = time.monotonic()
             result = job.execute_in_process(
                 instance=instance, partition_key=key, asset_selection=[AssetKey(step)],
@@ -206,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
             checks = result.get_asset_check_evaluations()
             passed = sum(1 for c in checks if c.passed)
             check_note = f"; checks {passed}/{len(checks)} passed" if checks else ""
-            print(f"[{number}/{len(STEPS)}] {step}: {_SUMMARY_LINES[step](outcomes[step])}{check_note} "
+            print(f"[{number}/{len(steps)}] {step}: {_SUMMARY_LINES[step](outcomes[step])}{check_note} "
                   f"({time.monotonic() - step_started:.1f} s)", file=sys.stderr, flush=True)
     crawl, summary, fts = outcomes["crawl_run"], outcomes["summary_db"], outcomes["fts_index"]
     print(
