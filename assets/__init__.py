@@ -2,7 +2,8 @@
 
 Assets are thin: each calls one library function and attaches metadata. The graph:
 crawl_run[p] -> crawl_log_staging[p] -> scrape_results[p] -> summary_db -> fts_index
--> published_index (and, on demand, summary_db -> token_index), where [p] is a ``crawl_runs`` dynamic partition (one crawl run).
+-> published_index (and, on demand, summary_db -> token_index), where [p] is a
+``crawl_runs`` dynamic partition (one crawl run).
 """
 
 from assets.checks import ALL_CHECKS

@@ -86,7 +86,8 @@ def referential_integrity(conn: sqlite3.Connection) -> CheckOutcome:
     passed = orphans == 0 and not fk_violations
     return CheckOutcome(
         passed,
-        "every reference resolves" if passed else f"{orphans} orphan references, {len(fk_violations)} foreign key violations",
+        "every reference resolves" if passed
+        else f"{orphans} orphan references, {len(fk_violations)} foreign key violations",
         {
             "orphans": orphans,
             "foreign_key_violations": len(fk_violations),

@@ -2,7 +2,7 @@
 
 from contextlib import closing
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from assets.partitions import agent_uuid_of, crawl_runs_partitions
 from resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
@@ -69,16 +69,28 @@ def crawl_run(
     crawler_database: CrawlerDatabaseResource,
     http_fetcher: HttpFetcher,
 ) -> MaterializeResult:
-    """Run ``textpile.crawl.run.run_crawl`` with ``agent_uuid`` = the partition's UUID."""
+    """Run ``textpile.crawl.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
+
+    Raises:
+        Failure: the crawler database already holds this agent (a crawl run is not repeatable).
+    """
     key = context.partition_key
+    agent_uuid = agent_uuid_of(key)
     config = crawl_config.load()
-    with closing(crawler_database.open()):
-        pass  # creates the folder and the database with its schema on first use
+    with closing(crawler_database.open()) as conn:  # creates folder and schema on first use
+        done = conn.execute("SELECT time_started_unix_utc FROM agent WHERE agent_uuid = ?",
+                            (agent_uuid.bytes,)).fetchone()
+    if done is not None:
+        raise Failure(
+            description=f"crawl run {key} already took place (agent started at unix {done[0]}); a crawl "
+            "run happens once: add a new crawl_runs partition to crawl again, or backfill "
+            "crawl_log_staging and scrape_results of this one to summarize it again",
+        )
     report = run_crawl(
         config,
         crawler_database.path,
         worker_name=crawl_config.worker_name,
-        agent_uuid=agent_uuid_of(key),
+        agent_uuid=agent_uuid,
         force_recrawl=crawl_config.force_recrawl,
         transport=http_fetcher.transport(),
         progress=crawl_config.show_progress,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import tempfile
 import time
 from contextlib import closing
@@ -22,6 +23,10 @@ from pathlib import Path
 
 from textpile.errors import DatabaseError
 from textpile.store.database import open_summary_db
+
+
+#: Permissions of a newly published file (an existing target's permissions are kept).
+PUBLISHED_MODE = 0o644
 
 
 @dataclass
@@ -46,7 +51,8 @@ def _fsync_dir(folder: Path) -> None:
 def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport:
     """Copy the summary database at ``summary_db`` onto ``published_path`` atomically.
 
-    The target's folder is created when missing. The copy is checked before it replaces
+    The target's folder is created when missing; a new target gets mode 0644, a
+    replaced one keeps its mode. The copy is checked before it replaces
     the target: it must pass ``PRAGMA quick_check`` and open as a summary database.
     Stale ``-wal``/``-shm`` files beside the target are removed before the swap so that
     they can never be applied to the new file.
@@ -68,6 +74,8 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
     os.close(fd)
     tmp = Path(tmp_name)
     try:
+        # mkstemp makes 0600 files; readers such as Datasette may run as another user.
+        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode) if target.exists() else PUBLISHED_MODE)
         with closing(open_summary_db(source_path, create=False, read_only=True)) as source, \
                 closing(sqlite3.connect(str(tmp))) as copy:
             source.backup(copy)

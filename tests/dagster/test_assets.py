@@ -140,6 +140,17 @@ def test_two_crawl_runs_a_recrawl_and_a_backfill(tmp_path, site):
         assert schema_versions(str(tmp_path / "data" / "crawler.db"), str(tmp_path / "data" / "summary.db")).passed
         assert sorted(instance.get_dynamic_partitions(CRAWL_RUNS)) == [first, second]
 
+        # A crawl run happens once: materializing crawl_run of the first partition again fails
+        # clearly and leaves the crawler database as it was.
+        crawler = tmp_path / "data" / "crawler.db"
+        before = _dump(crawler)
+        again = dg.materialize(EVERYTHING, instance=instance, resources=build_resources(first_settings),
+                               partition_key=first, selection=["crawl_run"], raise_on_error=False)
+        assert not again.success
+        [failure] = again.get_step_failure_events()
+        assert f"crawl run {first} already took place" in str(failure.step_failure_data.error)
+        assert _dump(crawler) == before
+
 
 def test_offline_crawl_from_recorded_responses(tmp_path):
     origin = "http://recorded.example"

@@ -112,6 +112,7 @@ def test_publish_sensor_requests_one_publish_per_batch_of_index_builds(tmp_path)
         assert isinstance(_evaluate(publish_after_index, instance, tmp_path, cursor=result.cursor), dg.SkipReason)
 
 
-@pytest.mark.parametrize("sensor_def, job", [(summarize_after_crawl, "summarize_job"), (publish_after_index, "publish_job")])
+@pytest.mark.parametrize("sensor_def, job",
+                         [(summarize_after_crawl, "summarize_job"), (publish_after_index, "publish_job")])
 def test_sensors_target_their_jobs(sensor_def, job):
     assert sensor_def.job_name == job

@@ -46,7 +46,8 @@ def test_definitions_have_the_graph(tmp_path):
     assert {s.name for s in repo.schedule_defs} == {"recrawl_schedule"}
     assert {s.name for s in repo.sensor_defs} == {"summarize_after_crawl", "publish_after_index"}
     assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job"} <= {j.name for j in repo.get_all_jobs()}
-    deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys} for k in graph.get_all_asset_keys()}
+    deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
+            for k in graph.get_all_asset_keys()}
     assert deps == {"crawl_run": set(), "crawl_log_staging": {"crawl_run"}, "scrape_results": {"crawl_log_staging"},
                     "summary_db": {"scrape_results"}, "fts_index": {"summary_db"}, "published_index": {"fts_index"},
                     "token_index": {"summary_db"}}

@@ -2,6 +2,7 @@
 
 import os
 import sqlite3
+import stat
 from contextlib import closing
 
 import pytest
@@ -31,6 +32,8 @@ def test_publish_copies_and_swaps_atomically(tmp_path):
     assert report.bytes == target.stat().st_size > 0
     assert (report.generations, report.fts_rows) == (0, 0)
     assert _origins(target) == ["a.example"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    os.chmod(target, 0o640)
     with closing(sqlite3.connect(str(target))) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     # A reader that holds the old file keeps reading it; a new reader sees the new copy.
@@ -44,6 +47,7 @@ def test_publish_copies_and_swaps_atomically(tmp_path):
     assert [r[0] for r in reader.execute("SELECT host FROM origin ORDER BY host")] == ["a.example"]
     reader.close()
     assert _origins(target) == ["a.example", "b.example"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(os.listdir(target.parent)) == ["summary.db"]  # no temporary file left
 
 

@@ -10,7 +10,6 @@ the command only: the library never imports it.
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from contextlib import contextmanager
@@ -51,9 +50,10 @@ def register(subparsers) -> None:
     p.add_argument("--token-index", action="store_true",
                    help="also rebuild the experimental token index (token, token_statistics)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--serve", action="store_true", help="serve the published index with Datasette afterwards")
-    p.add_argument("--host", default="127.0.0.1", help="Datasette host with --serve (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8001, help="Datasette port with --serve (default 8001)")
+    p.add_argument("--serve", action="store_true",
+                   help="afterwards, serve the published index like `textpile serve` until Ctrl+C")
+    p.add_argument("-l", "--listen-on", default="127.0.0.1:3000", metavar="IP:PORT",
+                   help="address for --serve (default 127.0.0.1:3000, local machine only)")
     p.set_defaults(func=run)
 
 
@@ -229,14 +229,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"summary database: {settings.summary_db}")
     print(f"published index:  {settings.published_db}")
     if args.serve:
-        return _serve(settings.published_db, args.host, args.port)
+        from textpile.cli import main
+
+        # The published path is swapped atomically by later runs; `textpile serve` notices.
+        return main(["serve", "--summary-db", str(settings.published_db), "--listen-on", args.listen_on])
     return 0
-
-
-def _serve(path: Path, host: str, port: int) -> int:
-    """Serve ``path`` with Datasette (and the textpile plugin) until interrupted."""
-    print(f"serving {path} on http://{host}:{port}/ (Ctrl+C stops)", file=sys.stderr)
-    try:
-        return subprocess.call([sys.executable, "-m", "datasette", "serve", str(path), "-h", host, "-p", str(port)])
-    except KeyboardInterrupt:
-        return 0
