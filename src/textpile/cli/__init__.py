@@ -21,14 +21,14 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the full argument parser with every subcommand registered."""
-    from textpile.cli import crawl, debug, maintenance, pipeline, search, summarize
+    from textpile.cli import crawl, debug, demo, maintenance, pipeline, search, summarize
 
     parser = argparse.ArgumentParser(
         prog="textpile",
         description="Crawl a chosen set of websites, summarize them into a search index, search it.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (crawl, summarize, maintenance, debug, search, pipeline):
+    for module in (demo, pipeline, crawl, summarize, maintenance, debug, search):
         module.register(sub)
     return parser
 

@@ -9,6 +9,7 @@ the command only: the library never imports it.
 """
 
 import argparse
+from dataclasses import dataclass
 import os
 import sys
 import time
@@ -22,7 +23,13 @@ from textpile.errors import ConfigError, TextpileError
 STEPS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
 
 _QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
-_DAGSTER_YAML = "# written by textpile pipeline\ntelemetry:\n  enabled: false\n"
+# Telemetry off; pool limit 1 so that the assets writing summary.db (pool
+# textpile_summary_db) never run at the same time, also under `dagster dev`.
+_DAGSTER_YAML = (
+    "# written by textpile pipeline\n"
+    "telemetry:\n  enabled: false\n"
+    "concurrency:\n  pools:\n    default_limit: 1\n"
+)
 
 
 def register(subparsers) -> None:
@@ -168,33 +175,64 @@ def _steps(token_index: bool) -> tuple[str, ...]:
     return (*STEPS[:-1], "token_index", STEPS[-1])
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the pipeline for a new crawl-run partition; print progress and a report."""
+@dataclass
+class PipelineOutcome:
+    """What :func:`execute_pipeline` did: the partition key, per-step metadata, paths, time."""
+
+    key: str
+    outcomes: dict[str, dict[str, object]]
+    settings: object  # resources.PipelineSettings
+    seconds: float
+
+
+def execute_pipeline(
+    config: Path,
+    data_dir: Path,
+    *,
+    policy_files: list[Path] | tuple[Path, ...] = (),
+    max_commands: int | None = None,
+    default_delay_ms: int | None = None,
+    allow_private_addresses: bool | None = None,
+    force_recrawl: bool = False,
+    token_index: bool = False,
+    dagster_home: Path | None = None,
+    definitions: Path | None = None,
+    progress: bool = True,
+) -> PipelineOutcome:
+    """Run one crawl run and everything downstream through the Dagster definitions.
+
+    Adds a ``crawl_runs`` partition and materializes :data:`STEPS` for it, one recorded
+    run each, printing a line per step to stderr.
+
+    Raises:
+        ConfigError: no definitions found, or the crawl configuration is invalid.
+        TextpileError: a step failed; the message names the step and the reason.
+    """
     started = time.monotonic()
-    definitions_path = args.definitions or find_definitions()
+    definitions_path = definitions or find_definitions()
     module = load_definitions_module(definitions_path)
     from dagster import AssetKey, DagsterInstance
 
     from resources import PipelineSettings  # the definitions' own package, on sys.path now
 
-    data_dir = args.data_dir.absolute()
+    data_dir = data_dir.absolute()
     data_dir.mkdir(parents=True, exist_ok=True)
     settings = PipelineSettings(
         data_dir=data_dir,
-        config_path=args.config.absolute(),
-        policy_files=[p.absolute() for p in args.policy_file],
-        max_commands=args.max_commands,
-        default_delay_ms=args.default_delay,
-        allow_private_addresses=args.allow_private_addresses,
-        force_recrawl=args.force_recrawl,
-        show_progress=not args.no_progress,
+        config_path=config.absolute(),
+        policy_files=[p.absolute() for p in policy_files],
+        max_commands=max_commands,
+        default_delay_ms=default_delay_ms,
+        allow_private_addresses=allow_private_addresses,
+        force_recrawl=force_recrawl,
+        show_progress=progress,
     )
     defs = module.build_definitions(settings)
     defs.resolve_all_job_defs()
     # Fail on a bad configuration before a partition is added.
     defs.resources["crawl_config"].load()
     job = defs.resolve_job_def("pipeline_job")
-    home = (args.dagster_home or data_dir / "dagster_home").absolute()
+    home = (dagster_home or data_dir / "dagster_home").absolute()
     from assets.partitions import CRAWL_RUNS, new_crawl_run_key
 
     outcomes: dict[str, dict[str, object]] = {}
@@ -203,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
         instance.add_dynamic_partitions(CRAWL_RUNS, [key])
         print(f"textpile pipeline: crawl run {key} (definitions {definitions_path}, DAGSTER_HOME {home})",
               file=sys.stderr)
-        steps = _steps(args.token_index)
+        steps = _steps(token_index)
         for number, step in enumerate(steps, 1):
             print(f"[{number}/{len(steps)}] {step} ...", file=sys.stderr, flush=True)
             step_started = time.monotonic()
@@ -219,18 +257,35 @@ def run(args: argparse.Namespace) -> int:
             check_note = f"; checks {passed}/{len(checks)} passed" if checks else ""
             print(f"[{number}/{len(steps)}] {step}: {_SUMMARY_LINES[step](outcomes[step])}{check_note} "
                   f"({time.monotonic() - step_started:.1f} s)", file=sys.stderr, flush=True)
+    return PipelineOutcome(key, outcomes, settings, time.monotonic() - started)
+
+
+def print_report(outcome: PipelineOutcome) -> None:
+    """Print the short end report of a pipeline run to stdout."""
+    key, outcomes, settings = outcome.key, outcome.outcomes, outcome.settings
     crawl, summary, fts = outcomes["crawl_run"], outcomes["summary_db"], outcomes["fts_index"]
     print(
         f"crawl run {key}: {crawl.get('total_requests', 0)} requests, {crawl.get('pages', 0)} pages crawled; "
         f"{summary.get('crawls_integrated', 0)} crawls summarized; {fts.get('rows', 0)} pages indexed; "
-        f"{time.monotonic() - started:.1f} s"
+        f"{outcome.seconds:.1f} s"
     )
     print(f"crawler database: {settings.crawler_db}")
     print(f"summary database: {settings.summary_db}")
     print(f"published index:  {settings.published_db}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the pipeline for a new crawl-run partition; print progress and a report."""
+    outcome = execute_pipeline(
+        args.config, args.data_dir, policy_files=args.policy_file, max_commands=args.max_commands,
+        default_delay_ms=args.default_delay, allow_private_addresses=args.allow_private_addresses,
+        force_recrawl=args.force_recrawl, token_index=args.token_index, dagster_home=args.dagster_home,
+        definitions=args.definitions, progress=not args.no_progress,
+    )
+    print_report(outcome)
     if args.serve:
         from textpile.cli import main
 
         # The published path is swapped atomically by later runs; `textpile serve` notices.
-        return main(["serve", "--summary-db", str(settings.published_db), "--listen-on", args.listen_on])
+        return main(["serve", "--summary-db", str(outcome.settings.published_db), "--listen-on", args.listen_on])
     return 0

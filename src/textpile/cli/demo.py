@@ -1,0 +1,83 @@
+"""`textpile demo`: the main job on the embedded default, end to end, then search it.
+
+Starts Python's documentation server (pydoc) on 127.0.0.1, crawls it with the shipped
+demo configuration through the Dagster pipeline (:func:`textpile.cli.pipeline.execute_pipeline`),
+publishes the index, prints three example queries with their first results, then serves
+the search frontend until Ctrl+C. Running it again reuses the data folder: the crawl
+continues where it stopped, and pages are recrawled once the recrawl interval is over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from textpile.demo import DEFAULT_PORT, PydocServer, write_demo_config
+
+#: Queries shown after the demo crawl; each finds pages of the standard library docs.
+EXAMPLE_QUERIES = ("json decoder", '"temporary directory"', "csv writer")
+
+
+def register(subparsers) -> None:
+    """Add the ``demo`` subcommand to ``subparsers``."""
+    p = subparsers.add_parser(
+        "demo",
+        help="crawl, index and serve the local Python documentation (no internet needed)",
+        description="Start `python -m pydoc` on 127.0.0.1, run the pipeline on it with the shipped "
+        "demo configuration, print example queries, and serve the search page until Ctrl+C.",
+    )
+    p.add_argument("--data-dir", type=Path, default=Path("data/demo"),
+                   help="folder for the databases and the Dagster instance (default data/demo)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port for the pydoc server (default {DEFAULT_PORT}; another port is another site)")
+    p.add_argument("-m", "--max-commands", type=int, help="requests in this run (default: the configuration's 400)")
+    p.add_argument("-l", "--listen-on", default="127.0.0.1:3000", help="search frontend address (default 127.0.0.1:3000)")
+    p.add_argument("--no-serve", action="store_true", help="stop after the example queries")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIES) -> int:
+    """Print each query with its first result; return how many queries found something."""
+    from textpile.search.engine import search
+    from textpile.store.database import connect
+
+    found = 0
+    conn = connect(published_db, read_only=True)
+    try:
+        for query in queries:
+            results = search(conn, query, per_page=1)
+            if results.results:
+                found += 1
+                top = results.results[0]
+                print(f"  textpile search {query!r:<34} {results.total:>3} results, first: {top.title} <{top.url}>")
+            else:
+                print(f"  textpile search {query!r:<34} no results ({results.message or 'nothing matched'})")
+    finally:
+        conn.close()
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; return the exit status (0, or 130 after Ctrl+C while crawling)."""
+    from textpile.cli import main
+    from textpile.cli.pipeline import execute_pipeline, print_report
+
+    data_dir = args.data_dir.absolute()
+    config = write_demo_config(data_dir, args.port)
+    print(f"== starting Python's documentation server: python -S -m pydoc -p {args.port}", file=sys.stderr)
+    with PydocServer(args.port) as pydoc:
+        print(f"== crawling {pydoc.base_url} with {config} through the Dagster pipeline", file=sys.stderr)
+        outcome = execute_pipeline(config, data_dir, max_commands=args.max_commands,
+                                   progress=not args.no_progress)
+        print_report(outcome)
+        published = Path(outcome.settings.published_db)
+        print("\nThree queries to try:")
+        print_examples(published)
+        if args.no_serve:
+            return 0
+        host_port = args.listen_on
+        print(f"\nSearch page: http://{host_port}/   JSON: http://{host_port}/search?format=json&search=json+decoder")
+        print(f"SQL exploration: http://{host_port}/-/databases   (Ctrl+C stops the demo)\n", flush=True)
+        return main(["serve", "--summary-db", str(published), "--listen-on", host_port])

@@ -1,0 +1,55 @@
+"""`textpile demo`: the main job on the embedded default (pydoc on 127.0.0.1), end to end."""
+
+import socket
+import sqlite3
+import subprocess
+import sys
+
+from textpile.demo import DEFAULT_PORT, PydocServer, demo_config_text
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_demo_config_names_the_port():
+    text = demo_config_text(8123)
+    assert 'seeds = ["http://127.0.0.1:8123/"]' in text
+    assert f"127.0.0.1:{DEFAULT_PORT}" not in text
+
+
+def test_pydoc_server_refuses_a_busy_port():
+    port = _free_port()
+    with PydocServer(port):
+        try:
+            with PydocServer(port, timeout_s=10):
+                raise AssertionError("a second server started on a busy port")
+        except Exception as exc:  # TextpileError naming the port
+            assert f"127.0.0.1:{port}" in str(exc)
+            assert "--port" in str(exc)
+
+
+def test_demo_runs_twice_and_finds_the_example_queries(tmp_path):
+    port = _free_port()
+    cmd = [sys.executable, "-m", "textpile.cli", "demo", "--no-serve", "--no-progress",
+           "--port", str(port), "--data-dir", str(tmp_path / "demo")]
+    first = subprocess.run([*cmd, "-m", "150"], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "Three queries to try:" in first.stdout
+    assert f"first: Pydoc: package json <http://127.0.0.1:{port}/json.html>" in first.stdout
+    published = tmp_path / "demo" / "published" / "summary.db"
+    conn = sqlite3.connect(published)
+    pages_first = conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0]
+    conn.close()
+    assert pages_first > 20
+    # Running it again reuses the data folder: a second crawl run continues the crawl.
+    second = subprocess.run([*cmd, "-m", "20"], capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    crawler = sqlite3.connect(tmp_path / "demo" / "crawler.db")
+    assert crawler.execute("SELECT count(*) FROM agent").fetchone()[0] == 2
+    crawler.close()
+    conn = sqlite3.connect(published)
+    assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] > pages_first
+    conn.close()
