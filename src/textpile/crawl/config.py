@@ -30,7 +30,7 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import parse_qsl
 
-from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain
+from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.errors import ConfigError
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
@@ -192,22 +192,6 @@ _CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max
                 "recrawl_interval", "user_agent", "seeds", "allow_private_addresses", *_POLICY_KEYS)
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
-
-
 class _Reader:
     """Validates the TOML values of one file; every error names the file and key path."""
 
@@ -231,26 +215,26 @@ class _Reader:
 
     def string(self, key: str, value: Any, *, single_line: bool = False) -> str:
         if not isinstance(value, str):
-            raise self.error(key, f"found {_type_name(value)}; expected a string")
+            raise self.error(key, f"found {toml_type_name(value)}; expected a string")
         if single_line and (not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)):
             raise self.error(key, f"found {value!r}; expected a non-empty single-line string without control characters")
         return value
 
     def count(self, key: str, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"found {_type_name(value)} {value!r}; expected a whole number >= 0")
+            raise self.error(key, f"found {toml_type_name(value)} {value!r}; expected a whole number >= 0")
         if value < 0:
             raise self.error(key, f"found negative number {value}; expected a whole number >= 0")
         return value
 
     def boolean(self, key: str, value: Any) -> bool:
         if not isinstance(value, bool):
-            raise self.error(key, f"found {_type_name(value)} {value!r}; expected true or false")
+            raise self.error(key, f"found {toml_type_name(value)} {value!r}; expected true or false")
         return value
 
     def seeds(self, key: str, value: Any) -> list[str]:
         if not isinstance(value, list) or not value:
-            raise self.error(key, f"found {_type_name(value)}; expected a non-empty array of absolute http(s) URLs")
+            raise self.error(key, f"found {toml_type_name(value)}; expected a non-empty array of absolute http(s) URLs")
         return [self.seed(f"{key}[{i}]", item) for i, item in enumerate(value)]
 
     def seed(self, key: str, value: Any) -> str:
@@ -261,13 +245,13 @@ class _Reader:
 
     def policies(self, key: str, value: Any, kind: str) -> list[Any]:
         if not isinstance(value, list):
-            raise self.error(key, f"found {_type_name(value)}; expected an array of tables ([[{kind}]])")
+            raise self.error(key, f"found {toml_type_name(value)}; expected an array of tables ([[{kind}]])")
         return [self.policy(f"{key}[{i}]", item, kind) for i, item in enumerate(value)]
 
     def policy(self, key: str, value: Any, kind: str) -> DoNotCrawlPolicy | QueryParameterPolicy:
         allowed = ("reason", "if") if kind == "do_not_crawl" else ("reason", "allow", "if")
         if not isinstance(value, dict):
-            raise self.error(key, f"found {_type_name(value)}; expected a table with keys {', '.join(allowed)}")
+            raise self.error(key, f"found {toml_type_name(value)}; expected a table with keys {', '.join(allowed)}")
         for name in value:
             if name not in allowed:
                 raise self.error(f"{key}.{name}", f"unknown key; expected one of {', '.join(allowed)}")
@@ -285,7 +269,7 @@ class _Reader:
             raise self.error(f"{key}.allow", 'missing; expected an array of query parameter names (allow = ["page"])')
         allow = value["allow"]
         if not isinstance(allow, list):
-            raise self.error(f"{key}.allow", f"found {_type_name(allow)}; expected an array of query parameter names")
+            raise self.error(f"{key}.allow", f"found {toml_type_name(allow)}; expected an array of query parameter names")
         names = frozenset(self.string(f"{key}.allow[{i}]", name) for i, name in enumerate(allow))
         return QueryParameterPolicy(reason, names, criterium)
 

@@ -243,7 +243,8 @@ class PolicyUrl:
 # --------------------------------------------------------------------------- compiling
 
 
-def _kind_name(value: Any) -> str:
+def toml_type_name(value: Any) -> str:
+    """How a TOML value's type is named in error messages (\"an integer\", \"a table\", ...)."""
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int):
@@ -262,7 +263,7 @@ def _kind_name(value: Any) -> str:
 def _unit(value: Any, path: str) -> None:
     if value is True or value == {}:
         return
-    raise CriteriumError(path, f"found {_kind_name(value)} {value!r}; expected true or an empty table {{}} "
+    raise CriteriumError(path, f"found {toml_type_name(value)} {value!r}; expected true or an empty table {{}} "
                                "(this variant takes no argument)")
 
 
@@ -288,7 +289,7 @@ def _chain(value: Any, kind: _Kind, path: str) -> Criterium:
             return kind.variants[value](True, path)
         raise CriteriumError(path, f"found the string {value!r}; expected {expected}")
     if not isinstance(value, dict):
-        raise CriteriumError(path, f"found {_kind_name(value)}; expected {expected}")
+        raise CriteriumError(path, f"found {toml_type_name(value)}; expected {expected}")
     if len(value) != 1:
         found = ", ".join(value) if value else "none"
         raise CriteriumError(path, f"found {len(value)} keys ({found}); expected exactly one variant "
@@ -297,7 +298,7 @@ def _chain(value: Any, kind: _Kind, path: str) -> Criterium:
     sub = f"{path}.{key}"
     if key in ("and", "or"):
         if not isinstance(arg, list) or not arg:
-            raise CriteriumError(sub, f"found {_kind_name(arg)}; expected a non-empty array of {kind.name} chains")
+            raise CriteriumError(sub, f"found {toml_type_name(arg)}; expected a non-empty array of {kind.name} chains")
         chains = tuple(_chain(item, kind, f"{sub}[{i}]") for i, item in enumerate(arg))
         return And(chains) if key == "and" else Or(chains)
     if key == "not":
@@ -322,7 +323,7 @@ def _criterium(value: Any, kind: _Kind, path: str) -> Criterium:
     if isinstance(value, str) and value in kind.units:
         return kind.variants[value](True, path)
     if not isinstance(value, dict) or len(value) != 1:
-        raise CriteriumError(path, f"found {_kind_name(value)}; expected {expected}")
+        raise CriteriumError(path, f"found {toml_type_name(value)}; expected {expected}")
     (key, arg), = value.items()
     if key not in kind.variants:
         raise CriteriumError(f"{path}.{key}", f"unknown variant {key!r}; expected {expected}")
@@ -332,7 +333,7 @@ def _criterium(value: Any, kind: _Kind, path: str) -> Criterium:
 def _string_arg(op: str) -> Callable[[Any, str], Criterium]:
     def build(arg: Any, path: str) -> Criterium:
         if not isinstance(arg, str):
-            raise CriteriumError(path, f"found {_kind_name(arg)}; expected a string")
+            raise CriteriumError(path, f"found {toml_type_name(arg)}; expected a string")
         return StringTest(op, arg)
     return build
 
@@ -354,7 +355,7 @@ def _number_kind(lo: int | None = None, hi: int | None = None, integer: bool = F
         if ok and lo is not None and not lo <= arg <= hi:
             ok = False
         if not ok:
-            raise CriteriumError(path, f"found {_kind_name(arg)} {arg!r}; expected {what}")
+            raise CriteriumError(path, f"found {toml_type_name(arg)} {arg!r}; expected {what}")
         return arg
 
     def op(name: str) -> Callable[[Any, str], Criterium]:
@@ -362,7 +363,7 @@ def _number_kind(lo: int | None = None, hi: int | None = None, integer: bool = F
 
     def in_list(arg: Any, path: str) -> Criterium:
         if not isinstance(arg, list) or not arg:
-            raise CriteriumError(path, f"found {_kind_name(arg)}; expected a non-empty array of numbers ({what} each)")
+            raise CriteriumError(path, f"found {toml_type_name(arg)}; expected a non-empty array of numbers ({what} each)")
         return NumberTest("in_list", tuple(number(item, f"{path}[{i}]") for i, item in enumerate(arg)))
 
     variants = {name: op(name) for name in ("equals", "less_than", "less_than_or_equal",
@@ -392,7 +393,7 @@ STRING = _Kind(
 
 def _boolean_equals(arg: Any, path: str) -> Criterium:
     if not isinstance(arg, bool):
-        raise CriteriumError(path, f"found {_kind_name(arg)}; expected true or false")
+        raise CriteriumError(path, f"found {toml_type_name(arg)}; expected true or false")
     return BooleanTest("equals", arg)
 
 
@@ -407,7 +408,7 @@ def _part(name: str, kind: _Kind) -> Callable[[Any, str], Criterium]:
 def _url_equals(ignore_fragment: bool) -> Callable[[Any, str], Criterium]:
     def build(arg: Any, path: str) -> Criterium:
         if not isinstance(arg, str):
-            raise CriteriumError(path, f"found {_kind_name(arg)}; expected an absolute URL string")
+            raise CriteriumError(path, f"found {toml_type_name(arg)}; expected an absolute URL string")
         try:
             url = parse_url(arg)
         except UrlError as exc:

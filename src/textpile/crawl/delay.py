@@ -10,9 +10,10 @@ honoured, capped at :data:`MAX_RETRY_AFTER_S`.
 
 from __future__ import annotations
 
-import email.utils
 import time
 from dataclasses import dataclass, field
+
+from textpile.crawl.fetch import parse_http_date
 
 #: The longest Retry-After honoured, in seconds (the same cap as Crawl-delay).
 MAX_RETRY_AFTER_S = 120.0
@@ -26,14 +27,11 @@ def parse_retry_after(value: str | None, now_unix: float | None = None) -> float
     value = value.strip()
     if value.isdigit():
         return min(float(value), MAX_RETRY_AFTER_S)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
+    when = parse_http_date(value)
     if when is None:
         return None
     now = time.time() if now_unix is None else now_unix
-    return min(max(when.timestamp() - now, 0.0), MAX_RETRY_AFTER_S)
+    return min(max(when - now, 0.0), MAX_RETRY_AFTER_S)
 
 
 @dataclass
