@@ -182,12 +182,7 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
         result.exit_code = ExitCode.request_timeout
         result.message = f"{type(exc).__name__}: {exc}"
     except httpx.ConnectError as exc:
-        if _is_blocked_address(exc):
-            result.exit_code = ExitCode.blocked_origin_by_local_policy
-            result.blocked_address = True
-        else:
-            result.exit_code = ExitCode.connection_failed
-        result.message = f"{type(exc).__name__}: {exc}"
+        _connection_failure(result, exc, ExitCode.connection_failed)
     except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.CloseError) as exc:
         result.exit_code = ExitCode.error_reading_response
         result.message = f"{type(exc).__name__}: {exc}"
@@ -196,23 +191,23 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
         result.exit_code = ExitCode.did_not_understand_answer
         result.message = f"{type(exc).__name__}: {exc}"
     except httpx.TransportError as exc:
-        if _is_blocked_address(exc):
-            result.exit_code = ExitCode.blocked_origin_by_local_policy
-            result.blocked_address = True
-        else:
-            result.exit_code = ExitCode.unknown_error
-        result.message = f"{type(exc).__name__}: {exc}"
+        _connection_failure(result, exc, ExitCode.unknown_error)
     except OSError as exc:
-        if _is_blocked_address(exc):
-            result.exit_code = ExitCode.blocked_origin_by_local_policy
-            result.blocked_address = True
-        else:
-            result.exit_code = ExitCode.connection_failed
-        result.message = f"{type(exc).__name__}: {exc}"
+        _connection_failure(result, exc, ExitCode.connection_failed)
     result.duration_s = time.monotonic() - start
     if result.exit_code is not None:
         result.body = None
     return result
+
+
+def _connection_failure(result: "FetchResult", exc: BaseException, otherwise: ExitCode) -> None:
+    """Record a failed connection: 172 when the SSRF filter refused the address, else ``otherwise``."""
+    if _is_blocked_address(exc):
+        result.exit_code = ExitCode.blocked_origin_by_local_policy
+        result.blocked_address = True
+    else:
+        result.exit_code = otherwise
+    result.message = f"{type(exc).__name__}: {exc}"
 
 
 def exit_code_for_status(status: int) -> ExitCode:
