@@ -9,6 +9,7 @@ configuration (argparse's own code), 130 interrupted with Ctrl+C.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from textpile.errors import ConfigError, TextpileError
@@ -23,10 +24,13 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the full argument parser with every subcommand registered."""
     from textpile.cli import crawl, debug, demo, maintenance, pipeline, search, summarize
 
+    from textpile import __version__
+
     parser = argparse.ArgumentParser(
         prog="textpile",
         description="Crawl a chosen set of websites, summarize them into a search index, search it.",
     )
+    parser.add_argument("--version", action="version", version=f"textpile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (demo, pipeline, crawl, summarize, maintenance, debug, search):
         module.register(sub)
@@ -48,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("textpile: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`textpile search ... | head`): stop quietly, and keep
+        # Python from failing again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":  # pragma: no cover

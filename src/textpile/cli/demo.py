@@ -38,22 +38,46 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when it is below it (for copyable commands)."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _command_prefix() -> str:
+    """How to type ``textpile`` here: plain when it is on PATH, else the venv's script."""
+    import shutil
+
+    found = shutil.which("textpile")
+    script = Path(sys.executable).with_name("textpile")
+    if found and Path(found).resolve() == script.resolve():
+        return "textpile"
+    return _shown_path(script) if script.exists() else "textpile"
+
+
 def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIES) -> int:
-    """Print each query with its first result; return how many queries found something."""
+    """Print each query as a command to copy, with its first result; return how many found something."""
+    import shlex
+
     from textpile.search.engine import search
     from textpile.store.database import connect
 
     found = 0
+    prefix = f"{_command_prefix()} search -s {shlex.quote(_shown_path(published_db))}"
     conn = connect(published_db, read_only=True)
     try:
         for query in queries:
             results = search(conn, query, per_page=1)
+            print(f"  {prefix} {shlex.quote(query)}")
             if results.results:
                 found += 1
                 top = results.results[0]
-                print(f"  textpile search {query!r:<34} {results.total:>3} results, first: {top.title} <{top.url}>")
+                noun = "result" if results.total == 1 else "results"
+                print(f"      {results.total} {noun}, first: {top.title} <{top.url}>")
             else:
-                print(f"  textpile search {query!r:<34} no results ({results.message or 'nothing matched'})")
+                print(f"      no results ({results.message or 'nothing matched'})")
     finally:
         conn.close()
     return found
