@@ -28,6 +28,7 @@ def crawl_report_markdown(report: CrawlReport) -> str:
         f"| pages per second | {page_rate:.2f} |",
         f"| interrupted | {'yes' if report.interrupted else 'no'} |",
         f"| out of patience origins | {', '.join(report.out_of_patience_origins) or '-'} |",
+        f"| refused origins | {', '.join(report.refused_origins) or '-'} |",
     ]
     if report.exit_code_counts:
         lines += ["", "| exit code | crawl log entries |", "| --- | ---: |"]
@@ -48,6 +49,7 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         "requests_per_s": round(report.total_requests / seconds, 3) if seconds > 0 else 0.0,
         "interrupted": report.interrupted,
         "out_of_patience_origins": MetadataValue.json(list(report.out_of_patience_origins)),
+        "refused_origins": MetadataValue.json(dict(report.refused_origins)),
         "exit_code_counts": MetadataValue.json(dict(sorted(report.exit_code_counts.items()))),
         "report": MetadataValue.md(crawl_report_markdown(report)),
     }
@@ -72,7 +74,9 @@ def crawl_run(
     """Run ``textpile.crawl.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
 
     Raises:
-        Failure: the crawler database already holds this agent (a crawl run is not repeatable).
+        Failure: the crawler database already holds this agent (a crawl run is not repeatable),
+            or the SSRF filter refused every seed origin (nothing crawled; the description
+            says how to allow private addresses).
     """
     key = context.partition_key
     agent_uuid = agent_uuid_of(key)
@@ -99,4 +103,9 @@ def crawl_run(
         "crawl run %s: %d requests, %d files ingested in %.1f s",
         key, report.total_requests, report.ingested_files, report.duration_s,
     )
+    for origin, reason in report.refused_origins.items():
+        context.log.warning("%s: %s", origin, reason)
+    if report.every_origin_refused:
+        # Nothing to summarize or publish: stop the pipeline here with the reason.
+        raise Failure(description=report.refusal_message(), metadata=crawl_report_metadata(report))
     return MaterializeResult(metadata=crawl_report_metadata(report))

@@ -73,7 +73,8 @@ def test_crawl_real_docs_site_with_the_cli(real_docs_site, tmp_path, capsys):
                    "--worker-name", "bee", "--no-progress"])
     out = capsys.readouterr().out
     assert status == 0
-    assert out.startswith("[Crawl_Statistics_Report]\nout_of_patience_origins = []\ntotal_requests = 150\n")
+    assert out.startswith("[Crawl_Statistics_Report]\nout_of_patience_origins = []\nrefused_origins = []\n"
+                          "total_requests = 150\n")
     conn = sqlite3.connect(db)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
     assert tables == set(EXPECTED_COLUMNS)
@@ -190,3 +191,31 @@ def test_ctrl_c_keeps_a_consistent_database_and_the_next_run_completes(tmp_path,
         assert main(["crawl", "--config", str(cfg), "-c", str(db), "--no-progress"]) == 0
     crawled = file_crawls(db)
     assert sorted(crawled) == sorted([site.base_url + "/"] + [site.base_url + p for p in pages])
+
+
+def test_crawl_of_a_refused_local_site_says_why_and_fails(tmp_path, capsys):
+    with SiteServer({"/": Response(200, "<p>local</p>")}) as site:
+        cfg = write_config(tmp_path, [site.base_url + "/"], allow_private=False)
+        db = tmp_path / "crawl.db"
+        status = main(["crawl", "--config", str(cfg), "--database", str(db), "--no-progress"])
+        assert site.log == []
+    captured = capsys.readouterr()
+    refusal = (f"refused to connect to 127.0.0.1:{site.port}: 127.0.0.1 is a loopback address; crawling loopback, "
+               "private, link-local or reserved addresses needs allow_private_addresses = true in the "
+               "configuration or --allow-private-addresses")
+    assert status == 1
+    assert captured.err == (f"{refusal}\n"
+                            f"textpile: error: nothing crawled: every seed origin was refused: {refusal}\n")
+    assert captured.out.startswith("[Crawl_Statistics_Report]\n"
+                                   f'out_of_patience_origins = ["{site.base_url}"]\n'
+                                   f'refused_origins = ["{site.base_url}"]\n'
+                                   "total_requests = 1\n")
+    assert f'"{site.base_url}" = "{refusal}"\n' in captured.out
+    # the option allows it
+    with SiteServer({"/": Response(200, "<p>local</p>")}) as site:
+        cfg = write_config(tmp_path, [site.base_url + "/"], allow_private=False)
+        status = main(["crawl", "--config", str(cfg), "--database", str(db), "--no-progress",
+                       "--allow-private-addresses"])
+        assert [r.path for r in site.log] == ["/robots.txt", "/"]
+    assert status == 0
+    assert "refused_origins = []\n" in capsys.readouterr().out

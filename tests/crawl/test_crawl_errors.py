@@ -185,17 +185,25 @@ def test_max_commands_is_a_total_over_the_run(tmp_path):
     assert rows.conn.execute("SELECT COUNT(*) FROM crawl_log").fetchone() == (7,)
 
 
-def test_loopback_refused_without_allow_private_addresses(tmp_path):
+def test_loopback_refused_without_allow_private_addresses(tmp_path, capsys):
     with SiteServer({"/": Response(200, "<p>secret admin page</p>")}) as site:
         cfg = config(tmp_path, [site.base_url + "/"], allow_private=False)
         db = tmp_path / "crawl.db"
         report = run_crawl(cfg, db, progress=False)  # the real default transport
         assert site.log == []
+    refusal = (f"refused to connect to 127.0.0.1:{site.port}: 127.0.0.1 is a loopback address; crawling loopback, "
+               "private, link-local or reserved addresses needs allow_private_addresses = true in the "
+               "configuration or --allow-private-addresses")
+    # said once on stderr although the progress display is off
+    assert capsys.readouterr().err == refusal + "\n"
     rows = Rows(db, {site.base_url: "L"})
     log = rows.log()
-    assert [(u, t, e) for u, t, e, _ in log] == [("L/robots.txt", 1, 172)]
-    assert "127.0.0.1" in log[0][3]
+    assert log == [("L/robots.txt", 1, 172, refusal)]
     assert report.out_of_patience_origins == [site.base_url]
+    assert report.origins == [site.base_url]
+    assert report.refused_origins == {site.base_url: refusal}
+    assert report.every_origin_refused
+    assert report.refusal_message() == "nothing crawled: every seed origin was refused: " + refusal
     assert rows.candidates() == {"L/": (None, False, False, None)}
     assert rows.conn.execute("SELECT COUNT(*) FROM file").fetchone() == (0,)
 
@@ -240,3 +248,46 @@ def test_database_of_another_kind_is_refused(tmp_path):
         raise AssertionError("a summary database was accepted")
     conn = sqlite3.connect(tmp_path / "s.db")
     assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'agent'").fetchone() == (0,)
+
+
+class RoutingTransport(httpx.AsyncBaseTransport):
+    """Requests to ``SITE`` answered by ``handler``; every other one goes to ``network``."""
+
+    def __init__(self, handler, network: httpx.AsyncBaseTransport) -> None:
+        self.site = mock(handler)
+        self.network = network
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if str(request.url).startswith(SITE + "/"):
+            return await self.site.handle_async_request(request)
+        return await self.network.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.network.aclose()
+
+
+def test_one_refused_origin_among_others_is_reported_and_the_rest_crawled(tmp_path, capsys):
+    from textpile.crawl.report import format_report
+    from textpile.crawl.ssrf import make_transport
+
+    def handler(request):
+        return httpx.Response(200, text="<p>public page</p>", headers=HTML) if request.url.path == "/" \
+            else httpx.Response(404)
+
+    with SiteServer({"/": Response(200, "<p>secret</p>")}) as site:
+        cfg = config(tmp_path, [SITE + "/", site.base_url + "/"], allow_private=False)
+        db = tmp_path / "crawl.db"
+        transport = RoutingTransport(handler, make_transport(allow_private_addresses=False))
+        report = run_crawl(cfg, db, transport=transport, progress=False)
+        assert site.log == []
+    refusal = (f"refused to connect to 127.0.0.1:{site.port}: 127.0.0.1 is a loopback address; crawling loopback, "
+               "private, link-local or reserved addresses needs allow_private_addresses = true in the "
+               "configuration or --allow-private-addresses")
+    assert capsys.readouterr().err == refusal + "\n"
+    assert report.refused_origins == {site.base_url: refusal}
+    assert not report.every_origin_refused
+    assert report.refusal_message() == refusal
+    assert report.ingested_files == 1
+    text = format_report(report)
+    assert f'refused_origins = ["{site.base_url}"]\n' in text
+    assert text.endswith(f'[Crawl_Statistics_Report.refusal_reasons]\n"{site.base_url}" = "{refusal}"\n')

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.ssrf import BlockedAddressError, make_transport, refusal_reason
+from textpile.crawl.ssrf import ALLOW_HINT, BlockedAddressError, describe_refusal, make_transport, refusal_reason
 
 
 async def fetch(url: str, **transport_kwargs) -> httpx.Response:
@@ -27,8 +27,10 @@ def test_loopback_refused_and_nothing_sent(site):
         asyncio.run(fetch(site.base_url + "/", allow_private_addresses=False))
     assert err.value.host == "127.0.0.1"
     assert err.value.refused == [("127.0.0.1", "loopback")]
-    assert str(err.value) == ("refused to connect to 127.0.0.1: every address is non-public: 127.0.0.1 (loopback) "
-                              "(set allow_private_addresses to crawl such hosts)")
+    assert err.value.port == site.port
+    assert str(err.value) == (f"refused to connect to 127.0.0.1:{site.port}: 127.0.0.1 is a loopback address; "
+                              "crawling loopback, private, link-local or reserved addresses needs "
+                              "allow_private_addresses = true in the configuration or --allow-private-addresses")
     assert isinstance(err.value, httpx.ConnectError)
     assert err.value.request.url == site.base_url + "/"
     assert site.log == []
@@ -87,6 +89,8 @@ def test_mixed_answer_uses_only_allowed_addresses(site):
     with pytest.raises(BlockedAddressError) as err:
         asyncio.run(fetch(f"http://mixed.test:{site.port}/", allow_private_addresses=False, resolver=resolver))
     assert err.value.refused == [("10.0.0.1", "private"), ("127.0.0.1", "loopback")]
+    assert str(err.value) == (f"refused to connect to mixed.test:{site.port}: mixed.test resolves only to refused "
+                              "addresses: 10.0.0.1 is a private address, 127.0.0.1 is a loopback address; " + ALLOW_HINT)
     assert site.log == []
 
     async def loopbacks(host: str, port: int) -> list[str]:
@@ -142,3 +146,15 @@ def test_refusal_reason(address, reason):
 def test_refusal_reason_rejects_non_addresses():
     with pytest.raises(ValueError):
         refusal_reason("example.org")
+
+
+@pytest.mark.parametrize("address, text", [
+    ("127.0.0.1", "127.0.0.1 is a loopback address"),
+    ("10.1.2.3", "10.1.2.3 is a private address"),
+    ("169.254.169.254", "169.254.169.254 is a link-local address"),
+    ("0.0.0.0", "0.0.0.0 is an unspecified address"),
+    ("100.64.0.1", "100.64.0.1 is in the shared address space (100.64.0.0/10)"),
+    ("::ffff:127.0.0.1", "::ffff:127.0.0.1 is a loopback address (an IPv4 address embedded in IPv6)"),
+])
+def test_describe_refusal(address, text):
+    assert describe_refusal(address, refusal_reason(address)) == text

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from textpile.cli import EXIT_INTERRUPTED, EXIT_OK
+from textpile.errors import TextpileError
 
 
 def register(subparsers) -> None:
@@ -48,7 +49,12 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``textpile crawl`` with parsed ``args``; return the exit status
-    (0 done, 130 interrupted; configuration errors raise ConfigError)."""
+    (0 done, 130 interrupted; configuration errors raise ConfigError).
+
+    Each origin whose address the SSRF filter refuses is reported once on stderr while
+    the run goes on (also with --no-progress) and in the statistics report; when every
+    seed origin was refused, nothing was crawled and TextpileError (exit 1) says why and
+    how to allow such addresses."""
     from textpile.crawl.config import check_database_file, config_from_options
     from textpile.crawl.report import format_report
     from textpile.crawl.run import run_crawl
@@ -68,4 +74,8 @@ def run(args: argparse.Namespace) -> int:
                        force_recrawl=args.force_recrawl, progress=not args.no_progress)
     sys.stdout.write(format_report(report))
     sys.stdout.flush()
-    return EXIT_INTERRUPTED if report.interrupted else EXIT_OK
+    if report.interrupted:
+        return EXIT_INTERRUPTED
+    if report.every_origin_refused:
+        raise TextpileError(report.refusal_message())
+    return EXIT_OK

@@ -123,19 +123,6 @@ def parse_http_date(value: str | None) -> int | None:
     return int(when.timestamp())
 
 
-def _is_blocked_address(exc: BaseException) -> bool:
-    """True when ``exc`` (or an exception in its cause chain) is the SSRF filter's
-    :class:`~textpile.crawl.ssrf.BlockedAddressError`."""
-    seen = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, BlockedAddressError):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
 async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] | None = None,
                 limits: FetchLimits = FetchLimits()) -> FetchResult:
     """GET ``url`` with ``client`` and return what happened; never raises for network
@@ -200,14 +187,31 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
     return result
 
 
+def _blocked_address(exc: BaseException) -> BlockedAddressError | None:
+    """The SSRF filter's :class:`~textpile.crawl.ssrf.BlockedAddressError` in ``exc``'s
+    cause chain (``exc`` itself included), or None."""
+    seen = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, BlockedAddressError):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _connection_failure(result: "FetchResult", exc: BaseException, otherwise: ExitCode) -> None:
-    """Record a failed connection: 172 when the SSRF filter refused the address, else ``otherwise``."""
-    if _is_blocked_address(exc):
+    """Record a failed connection: 172 when the SSRF filter refused the address (the
+    message then is the filter's own: what was refused and how to allow it), else
+    ``otherwise`` with the exception's type and text."""
+    blocked = _blocked_address(exc)
+    if blocked is not None:
         result.exit_code = ExitCode.blocked_origin_by_local_policy
         result.blocked_address = True
+        result.message = str(blocked)
     else:
         result.exit_code = otherwise
-    result.message = f"{type(exc).__name__}: {exc}"
+        result.message = f"{type(exc).__name__}: {exc}"
 
 
 def exit_code_for_status(status: int) -> ExitCode:

@@ -133,7 +133,10 @@ class OriginCrawler:
         while True:
             if self.patience <= 0:
                 state.report.out_of_patience_origins.append(self.str_origin)
-                state.display.note(f"Out of patience with {self.str_origin}")
+                if self.str_origin in state.report.refused_origins:
+                    state.display.note(f"Gave up on {self.str_origin}: its address was refused")
+                else:
+                    state.display.note(f"Out of patience with {self.str_origin}")
                 return
             if self.robots is None or self.robots_unavailable or time.monotonic() >= self.robots_expiry:
                 if not state.take_command():
@@ -238,7 +241,7 @@ class OriginCrawler:
             rules = RobotsRules.unavailable()
             self.robots_unavailable = True
             if last.blocked_address:
-                self.patience = 0
+                self.refused(last.message)
             else:
                 self.patience -= 1
         else:
@@ -295,7 +298,7 @@ class OriginCrawler:
         code = entry.exit_code
         last = results[-1]
         if last.blocked_address:
-            self.patience = 0
+            self.refused(last.message)
         elif code == ExitCode.rate_limited or code.could_be_fluke:
             if code.could_be_fluke:
                 self.patience -= 1
@@ -384,6 +387,15 @@ class OriginCrawler:
         entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
                                 last_modified_unix=file_modified, canonical_url=canonical, text=text)
         return ExitCode.file_ingested if text is not None else ExitCode.file_of_unknown_type
+
+    def refused(self, message: str | None) -> None:
+        """The SSRF filter refused this origin's address: stop the origin (patience 0),
+        record it in the report and warn once per origin (even without a progress display)."""
+        self.patience = 0
+        refused = self.state.report.refused_origins
+        if self.str_origin not in refused:
+            refused[self.str_origin] = message or f"refused to connect to {self.str_origin}"
+            self.state.display.warn(refused[self.str_origin])
 
     # -- database -------------------------------------------------------------------
 

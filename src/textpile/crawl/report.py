@@ -21,6 +21,8 @@ def format_report(report) -> str:
     lines = ["[Crawl_Statistics_Report]"]
     origins = ", ".join(f'"{o}"' for o in report.out_of_patience_origins)
     lines.append(f"out_of_patience_origins = [{origins}]")
+    refused = ", ".join(_toml_string(o) for o in report.refused_origins)
+    lines.append(f"refused_origins = [{refused}]")
     lines.append(f"total_requests = {report.total_requests}")
     lines.append(f"ingested_files = {report.ingested_files}")
     lines.append(f"bytes_received = {report.bytes_received}")
@@ -30,19 +32,39 @@ def format_report(report) -> str:
     lines.append("[Crawl_Statistics_Report.exit_codes]")
     for name, count in sorted(report.exit_code_counts.items(), key=lambda kv: ExitCode[kv[0]].value):
         lines.append(f"{name} = {count}")
+    if report.refused_origins:
+        lines.append("")
+        lines.append("[Crawl_Statistics_Report.refusal_reasons]")
+        for origin, reason in report.refused_origins.items():
+            lines.append(f"{_toml_string(origin)} = {_toml_string(reason)}")
     return "\n".join(lines) + "\n"
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (quotes, backslashes and control characters escaped)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 class CrawlDisplay:
     """A rich progress display on stderr: a bar of commands used (out of the run's
     budget), the number of requests and the exit code counts, with one line per crawl
-    log entry above it. When ``enabled`` is false every method does nothing.
+    log entry above it. When ``enabled`` is false every method does nothing, except
+    :meth:`warn`, which still writes to stderr unless ``warnings`` is false.
 
     Use as a context manager.
     """
 
-    def __init__(self, *, enabled: bool, total_commands: int) -> None:
+    def __init__(self, *, enabled: bool, total_commands: int, warnings: bool = True) -> None:
         self.enabled = enabled
+        self.warnings = warnings
         self.total = total_commands
         self.requests = 0
         self.counts: dict[str, int] = {}
@@ -84,6 +106,14 @@ class CrawlDisplay:
             self._progress.update(self._task, advance=advance, description=self._describe())
             line = f"fetched robots.txt: [ {code.name} ] {url}" if robots else f"[ {code.name} ] {url}"
             self._progress.console.print(line, markup=False, highlight=False)
+
+    def warn(self, text: str) -> None:
+        """Show a warning on stderr, above the display when there is one, and also when
+        the display is off unless ``warnings`` was turned off too."""
+        if self._progress is not None:
+            self._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        elif self.warnings:
+            print(text, file=sys.stderr, flush=True)
 
     def note(self, text: str) -> None:
         """Show a message about the run (an origin finished, out of commands …)."""

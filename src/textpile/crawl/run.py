@@ -35,16 +35,39 @@ class CrawlReport:
     retries and robots.txt redirects included); ``ingested_files`` counts file crawls
     with exit 20; ``bytes_received`` counts body bytes as sent (before content decoding);
     ``interrupted`` is True when Ctrl+C or cancellation stopped the run.
+    ``origins`` lists the run's seed origins (``str_origin``); ``refused_origins`` maps
+    each origin the SSRF filter refused to connect to (its address is loopback, private,
+    link-local or reserved and ``allow_private_addresses`` is off) to the refusal message,
+    which says how to allow it. A refused origin stops at once (patience 0), so it is in
+    ``out_of_patience_origins`` too.
     """
 
     agent_uuid: uuid.UUID
     out_of_patience_origins: list[str] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+    refused_origins: dict[str, str] = field(default_factory=dict)
     total_requests: int = 0
     ingested_files: int = 0
     exit_code_counts: dict[str, int] = field(default_factory=dict)
     bytes_received: int = 0
     duration_s: float = 0.0
     interrupted: bool = False
+
+    @property
+    def every_origin_refused(self) -> bool:
+        """True when the run had seed origins and the SSRF filter refused every one of
+        them, so nothing could be crawled."""
+        return bool(self.origins) and all(origin in self.refused_origins for origin in self.origins)
+
+    def refusal_message(self) -> str:
+        """The refusal messages, one line per refused origin ("" when none); with every
+        origin refused it starts with "nothing crawled: every seed origin was refused: "."""
+        lines = list(self.refused_origins.values())
+        if not lines:
+            return ""
+        if self.every_origin_refused:
+            lines[0] = "nothing crawled: every seed origin was refused: " + lines[0]
+        return "\n".join(lines)
 
 
 def run_crawl(
@@ -118,6 +141,7 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
     origins: dict[str, str] = {}
     for seed in seeds:
         origins.setdefault(seed.str_origin, parse_url("/", seed.str_url).str_url)
+    report.origins = list(origins)
     if transport is None:
         from textpile.crawl.ssrf import make_transport
 

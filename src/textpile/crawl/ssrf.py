@@ -86,26 +86,58 @@ def refusal_reason(address: str | ipaddress.IPv4Address | ipaddress.IPv6Address)
     return None
 
 
+#: How to allow what the SSRF filter refuses; ends every :class:`BlockedAddressError` message.
+ALLOW_HINT = ("crawling loopback, private, link-local or reserved addresses needs "
+              "allow_private_addresses = true in the configuration or --allow-private-addresses")
+
+
+def describe_refusal(address: str, reason: str) -> str:
+    """One refused address in words: ``describe_refusal("127.0.0.1", "loopback")`` is
+    "127.0.0.1 is a loopback address"; ``reason`` as :func:`refusal_reason` gives it."""
+    inner, sep, _ = reason.partition(" (embedded in ")
+    if sep:
+        return f"{describe_refusal(address, inner)} (an IPv4 address embedded in IPv6)"
+    if reason.startswith("not "):
+        return f"{address} is {reason}"
+    if reason == "shared address space":
+        return f"{address} is in the shared address space (100.64.0.0/10)"
+    article = "an" if reason[0] in "aeiou" else "a"
+    return f"{address} is {article} {reason} address"
+
+
 class BlockedAddressError(httpx.ConnectError):
     """Every address of ``host`` was refused by the SSRF filter; nothing was sent.
 
-    ``refused`` lists (address, reason) pairs. A subclass of ``httpx.ConnectError``.
+    ``refused`` lists (address, reason) pairs; ``port`` is the TCP port asked for (None
+    when unknown). A subclass of ``httpx.ConnectError``. Its message says what was refused
+    and how to allow it, e.g. "refused to connect to 127.0.0.1:8099: 127.0.0.1 is a
+    loopback address; crawling loopback, ... needs allow_private_addresses = true in the
+    configuration or --allow-private-addresses" (see :data:`ALLOW_HINT`).
     """
 
-    def __init__(self, host: str, refused: list[tuple[str, str]], *, request: httpx.Request | None = None) -> None:
-        shown = ", ".join(f"{addr} ({why})" for addr, why in refused) or "no addresses"
-        super().__init__(f"refused to connect to {host}: every address is non-public: {shown} "
-                         "(set allow_private_addresses to crawl such hosts)", request=request)
+    def __init__(self, host: str, refused: list[tuple[str, str]], *, request: httpx.Request | None = None,
+                 port: int | None = None) -> None:
+        where = host if port is None else (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+        if len(refused) == 1 and refused[0][0] == host:
+            what = describe_refusal(*refused[0])
+        elif refused:
+            what = f"{host} resolves only to refused addresses: " + ", ".join(
+                describe_refusal(addr, why) for addr, why in refused)
+        else:
+            what = f"{host} has no addresses"
+        super().__init__(f"refused to connect to {where}: {what}; {ALLOW_HINT}", request=request)
         self.host = host
+        self.port = port
         self.refused = refused
 
 
 class _Blocked(httpcore.ConnectError):
     """Raised inside httpcore; the transport turns it into BlockedAddressError."""
 
-    def __init__(self, host: str, refused: list[tuple[str, str]]) -> None:
-        super().__init__(f"refused to connect to {host}")
+    def __init__(self, host: str, port: int, refused: list[tuple[str, str]]) -> None:
+        super().__init__(f"refused to connect to {host}:{port}")
         self.host = host
+        self.port = port
         self.refused = refused
 
 
@@ -157,7 +189,7 @@ class FilteringNetworkBackend(httpcore.AsyncNetworkBackend):
             (allowed.append(address) if reason is None else refused.append((address, reason)))
         if not allowed:
             if refused:
-                raise _Blocked(host, refused)
+                raise _Blocked(host.strip("[]"), port, refused)
             raise httpcore.ConnectError(f"cannot resolve {host}: no addresses")
         errors: list[str] = []
         for address in allowed:
@@ -215,7 +247,7 @@ class SsrfSafeTransport(httpx.AsyncHTTPTransport):
         except httpx.ConnectError as exc:
             cause = exc.__cause__
             if isinstance(cause, _Blocked):
-                raise BlockedAddressError(cause.host, cause.refused, request=request) from None
+                raise BlockedAddressError(cause.host, cause.refused, request=request, port=cause.port) from None
             raise
 
 
