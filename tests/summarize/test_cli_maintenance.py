@@ -70,8 +70,15 @@ def test_delete_errors(tmp_path, capsys):
     assert main(["delete", "old-crawl-log-entries", "-c", str(tmp_path / "nope.db"), "--keep-latest", "2"]) == 1
     assert capsys.readouterr().err == f"textpile: error: {tmp_path / 'nope.db'}: no such crawler database\n"
     make_history(tmp_path / "c.db")
-    assert main(["delete", "old-crawl-log-entries", "-c", str(tmp_path / "c.db"), "--keep-latest", "-1"]) == 2
-    assert "--keep-latest must be 0 or more, got -1" in capsys.readouterr().err
+    for bad in ("-1", "0"):
+        assert main(["delete", "old-crawl-log-entries", "-c", str(tmp_path / "c.db"), "--keep-latest", bad,
+                     "--apply"]) == 2
+        assert capsys.readouterr().err == (
+            "textpile delete old-crawl-log-entries: --keep-latest must be 1 or more (0 would delete every crawl "
+            f"log entry), got {bad}\n")
+    conn = sqlite3.connect(str(tmp_path / "c.db"))
+    assert conn.execute("SELECT count(*) FROM crawl_log").fetchone() == (6,)  # nothing deleted
+    conn.close()
 
 
 def test_optimize_db_both_kinds(tmp_path, capsys):

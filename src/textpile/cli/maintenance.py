@@ -38,7 +38,7 @@ def register(subparsers) -> None:
     d.add_argument("-c", "--crawler-db", required=True, metavar="FILE",
                    help="the crawler database to delete crawl log entries from")
     d.add_argument("--keep-latest", required=True, type=int, metavar="N",
-                   help="how many of the latest entries for each page to keep")
+                   help="how many of the latest entries for each page to keep (1 or more)")
     d.add_argument("--apply", action="store_true", help="actually delete instead of simulating")
     d.set_defaults(func=run_delete)
 
@@ -75,15 +75,15 @@ def _exit_name(code: int) -> str:
 
 def run_delete(args: argparse.Namespace) -> int:
     """``textpile delete old-crawl-log-entries``: 0 when done (simulated or applied);
-    a negative --keep-latest is a usage error (exit 2); a missing database exits 1."""
+    a --keep-latest below 1 is a usage error (exit 2); a missing database exits 1."""
     import sys
 
     from textpile.cli import EXIT_USAGE
     from textpile.summarize.retention import delete_old_crawl_log_entries
 
-    if args.keep_latest < 0:
-        print(f"textpile delete old-crawl-log-entries: --keep-latest must be 0 or more, got {args.keep_latest}",
-              file=sys.stderr)
+    if args.keep_latest < 1:
+        print(f"textpile delete old-crawl-log-entries: --keep-latest must be 1 or more (0 would delete every "
+              f"crawl log entry), got {args.keep_latest}", file=sys.stderr)
         return EXIT_USAGE
     plan = delete_old_crawl_log_entries(args.crawler_db, args.keep_latest, apply=args.apply)
     verb = "Deleted" if plan.applied else "Would delete"
