@@ -109,3 +109,54 @@ def test_search_undecodable_argument(db, capsys):
     assert main(["search", "-s", db, "--format", "json", "cats\udcff"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["query"] == "cats?" and data["total"] == 2
+
+
+def test_serve_address_in_use_fails_before_announcing(db, capsys):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        assert main(["serve", "-s", db, "-l", f"127.0.0.1:{port}"]) == 1
+        assert capsys.readouterr() == ("", (
+            f"textpile: error: cannot listen on 127.0.0.1:{port}: address already in use; "
+            "stop what uses it or pass --listen-on IP:PORT\n"))
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("127.0.0.1", "no port"),
+    ("127.0.0.1:", "the port must be a number from 0 to 65535"),
+    ("127.0.0.1:http", "the port must be a number from 0 to 65535"),
+    ("127.0.0.1:65536", "the port must be a number from 0 to 65535"),
+    (":3000", "no IP address"),
+    ("::1:3000", "write an IPv6 address in brackets"),
+])
+def test_serve_malformed_listen_on(value, why, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "-l", value])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"textpile serve: error: argument -l/--listen-on: {why}; "
+        f"expected IP:PORT such as 127.0.0.1:3000, got {value!r}")
+
+
+def test_bind_listen_socket():
+    import socket
+
+    from textpile.errors import ConfigError, TextpileError
+    from textpile.web.app import bind_listen_socket
+
+    sock = bind_listen_socket("127.0.0.1:0")
+    try:
+        host, port = sock.getsockname()
+        assert host == "127.0.0.1" and port > 0
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass  # listening already: the server can be handed this socket
+        with pytest.raises(TextpileError, match=rf"^cannot listen on 127\.0\.0\.1:{port}: address already in use; "):
+            bind_listen_socket(("127.0.0.1", port))
+    finally:
+        sock.close()
+    bind_listen_socket(f"127.0.0.1:{port}").close()  # free again once closed (SO_REUSEADDR)
+    with pytest.raises(ConfigError, match=r"^--listen-on: no port; "):
+        bind_listen_socket("localhost")

@@ -108,6 +108,9 @@ def test_any_term_fallback(db):
     assert "any of them" in r.message
     r = search(conn, "unicornword")
     assert not r.fallback_any_term and r.total == 0 and r.message == "No results."
+    # The any-term retry finds nothing either: no sentence about showing other pages.
+    r = search(conn, '"exact unicornphrase" unicornword site:example.org')
+    assert not r.fallback_any_term and r.total == 0 and r.message == "No results."
 
 
 def test_result_fields_and_fallbacks(db):
@@ -146,7 +149,12 @@ def test_paging(tmp_path):
     assert len(search(b.conn, "common", per_page=500).results) == 100
     assert len(search(b.conn, "common", page=6, per_page=20).results) == 10
     past = search(b.conn, "common", page=7)
-    assert past.results == [] and "past the last" in past.message
+    assert past.results == [] and past.total == 130 and past.past_last_page
+    assert past.message == "No results on page 8; there are 130 results on 7 pages."
+    huge = search(b.conn, "common", page=99999999999999999999)
+    assert huge.page == 1000 and huge.message == "No results on page 1001; there are 130 results on 7 pages."
+    one = search(b.conn, "number7 common", page=1)
+    assert one.message == "No results on page 2; there are 1 result on 1 page."
     assert search(b.conn, "common", page=-3).page == 0
 
 

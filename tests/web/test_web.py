@@ -184,3 +184,86 @@ def test_build_refuses_bad_files(tmp_path):
     sample_site(tmp_path / "ok.db")
     with pytest.raises(ConfigError, match="template location"):
         build_datasette(tmp_path / "ok.db", template_dir=tmp_path / "nope")
+
+
+def textpile_records(caplog):
+    return [rec for rec in caplog.records if rec.name.startswith("textpile")]
+
+
+def test_client_errors_are_quiet(ds, capsys, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    capsys.readouterr()
+    cases = [
+        ("/summary/no_such_table", 404, "Table not found"),
+        ("/no_such_database.json", 404, "Database not found"),
+        ("/summary.json?sql=delete+from+url", 400, "Statement must be a SELECT"),
+    ]
+    for path, status, message in cases:
+        caplog.clear()
+        r = get(ds, path)
+        assert r.status_code == status
+        if path.endswith((".json", "url")):
+            assert r.json()["error"] == message and r.json()["status"] == status
+        else:
+            assert message in r.text and "<html" in r.text.lower()
+        out, err = capsys.readouterr()
+        assert (out, err) == ("", ""), path
+        assert [(rec.name, rec.levelname, rec.getMessage()) for rec in textpile_records(caplog)] == [
+            ("textpile.web", "INFO", f"{status} GET {path.split('?')[0]}: {message}")]
+
+
+def test_sql_time_limit_is_a_quiet_400(summary_path, capsys, caplog):
+    import logging
+    from urllib.parse import quote
+
+    caplog.set_level(logging.DEBUG)
+    slow = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000) select count(*) from c"
+    quick = build_datasette(summary_path, sql_time_limit_ms=5)
+    capsys.readouterr()
+    r = get(quick, "/summary.json?sql=" + quote(slow))
+    assert r.status_code == 400 and r.json()["title"] == "SQL Interrupted"
+    assert capsys.readouterr() == ("", "")
+    assert [(rec.levelname, rec.getMessage()[:40]) for rec in textpile_records(caplog)] == [
+        ("INFO", "400 GET /summary.json: SQL query took to")]
+
+
+def test_server_errors_are_logged_briefly(ds, capsys, caplog, monkeypatch):
+    import logging
+
+    import textpile.web.views as views
+
+    def boom(*args):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(views, "run_search_file", boom)
+    caplog.set_level(logging.DEBUG)
+    capsys.readouterr()
+    r = get(ds, "/search?search=cats")
+    assert r.status_code == 500 and "disk on fire" in r.text
+    assert capsys.readouterr() == ("", "")
+    [rec] = textpile_records(caplog)
+    assert (rec.levelname, rec.getMessage()) == ("ERROR", "500 GET /search: RuntimeError")
+    assert rec.exc_info[1].args == ("disk on fire",)
+
+
+def test_robots_and_favicon(ds):
+    r = get(ds, "/robots.txt")
+    assert r.status_code == 200 and r.headers["content-type"] == "text/plain; charset=utf-8"
+    assert r.text.splitlines()[1:] == ["User-agent: *", "Disallow: /?", "Disallow: /search", "Disallow: /-/",
+                                       "Disallow: /opensearch.xml", "Disallow: /summary"]
+    assert get(ds, "/favicon.ico").status_code == 200
+
+
+def test_page_past_the_last_one(ds):
+    r = get(ds, "/search?search=cats&page=99999999999999999999")
+    assert r.status_code == 200
+    assert "No results on page 1001; there are 2 results on 1 page." in r.text
+    assert "page 1001 of 1" not in r.text and "Page 1001 of 1" not in r.text
+    assert '<a rel="prev" href="/search?search=cats">' in r.text  # back to the last page with results
+    data = get(ds, "/search?format=json&search=cats&page=99999999999999999999").json()
+    assert (data["page"], data["total"], data["list"]) == (1000, 2, [])
+    assert data["message"] == "No results on page 1001; there are 2 results on 1 page."
+    r = get(ds, "/search?search=marmalade")
+    assert "1 result, page 1 of 1" in r.text

@@ -4,6 +4,11 @@ Options follow unobtanium-viewer (unobtanium-documentation.txt, "unobtanium-view
 ``-s/--summary-db`` (default summary.db), ``-t/--template-location``,
 ``-l/--listen-on`` (default 127.0.0.1:3000), ``--request-workers`` (accepted; the
 ASGI server runs searches in its thread pool).
+
+``textpile search`` reads its own arguments (:func:`parse_search_argv`) instead of
+argparse's option parsing, because the query language has tokens that look like
+options (``-site:example.org``, ``-"phrase"``, a pasted ``-word``): every token that
+is not one of the command's own options is part of the query, wherever it appears.
 """
 
 from __future__ import annotations
@@ -12,15 +17,22 @@ import argparse
 import json
 import sqlite3
 import sys
+from dataclasses import dataclass
 
-from textpile.errors import DatabaseError
+from textpile.errors import ConfigError, DatabaseError
+
+# argv never holds NUL, so with this as the only prefix character argparse sees no
+# option at all in ``textpile search ...`` and hands every token to the REMAINDER.
+_NO_OPTIONS = "\x00"
 
 
 def _listen_on(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected ip:port such as 127.0.0.1:3000, got {value!r}")
-    return host.strip("[]"), int(port)
+    from textpile.web.app import parse_listen_on
+
+    try:
+        return parse_listen_on(value)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--listen-on: ")) from exc
 
 
 def _positive(value: str) -> int:
@@ -33,6 +45,109 @@ def _non_negative(value: str) -> int:
     if not value.isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number from 0, got {value!r}")
     return int(value)
+
+
+def _format(value: str) -> str:
+    if value not in ("text", "json"):
+        raise argparse.ArgumentTypeError(f"expected text or json, got {value!r}")
+    return value
+
+
+def search_help_parser() -> argparse.ArgumentParser:
+    """Return the parser that documents ``textpile search`` (help text and usage errors only).
+
+    It is never used to parse: see :func:`parse_search_argv`.
+    """
+    parser = argparse.ArgumentParser(
+        prog="textpile search",
+        description="Search a summary database with textpile's query language and print the results. "
+                    "Every argument that is not one of the options below is part of the query, "
+                    "wherever it stands, so -site:example.org, -\"phrase\" and a pasted -word need "
+                    "no quoting; after -- everything is query.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("-s", "--summary-db", default="summary.db", metavar="FILE",
+                        help="the summary database (default: summary.db)")
+    parser.add_argument("--page", default=0, metavar="N", help="result page, from 0 (default: 0)")
+    parser.add_argument("--per-page", default=20, metavar="N", help="results per page, at most 100 (default: 20)")
+    parser.add_argument("--format", default="text", metavar="{text,json}", help="output format (default: text)")
+    parser.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined with spaces)")
+    return parser
+
+
+@dataclass
+class SearchArgs:
+    """The parsed arguments of ``textpile search``; ``query`` is the tokens joined with spaces."""
+
+    summary_db: str = "summary.db"
+    page: int = 0
+    per_page: int = 20
+    format: str = "text"
+    query: str = ""
+    help: bool = False
+
+
+# option string -> (field, display name, converter)
+_SEARCH_OPTIONS = {
+    "-s": ("summary_db", "-s/--summary-db", str),
+    "--summary-db": ("summary_db", "-s/--summary-db", str),
+    "--page": ("page", "--page", _non_negative),
+    "--per-page": ("per_page", "--per-page", _positive),
+    "--format": ("format", "--format", _format),
+}
+_LONG_WITH_EQUALS = ("--summary-db", "--page", "--per-page", "--format")
+
+
+def parse_search_argv(tokens: list[str]) -> SearchArgs:
+    """Split ``tokens`` (what follows ``textpile search``) into options and query.
+
+    Own options, recognised anywhere before ``--`` and only in these exact forms:
+    ``-s FILE``, ``--summary-db FILE``, ``--summary-db=FILE``, ``--page N``,
+    ``--page=N``, ``--per-page N``, ``--per-page=N``, ``--format text|json``,
+    ``--format=text|json``, ``-h``, ``--help``. No abbreviations, no ``-sFILE``.
+    Every other token (``-site:x``, ``-json``, ``-"a b"``) is part of the query, in
+    order; after ``--`` every token is.
+
+    Raises:
+        ConfigError: an option is given twice, lacks its value or has a bad value, or
+        no query is left (unless help was asked for). The message names the option.
+    """
+    out = SearchArgs()
+    seen: set[str] = set()
+    query: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if token == "--":
+            query.extend(tokens[i:])
+            break
+        if token in ("-h", "--help"):
+            out.help = True
+            continue
+        name, eq, inline = token.partition("=")
+        if token in _SEARCH_OPTIONS:
+            if i >= len(tokens):
+                raise ConfigError(f"argument {_SEARCH_OPTIONS[token][1]}: expected one argument")
+            value = tokens[i]
+            i += 1
+        elif eq and name in _LONG_WITH_EQUALS:
+            token, value = name, inline
+        else:
+            query.append(token)
+            continue
+        field, display, convert = _SEARCH_OPTIONS[token]
+        if field in seen:
+            raise ConfigError(f"argument {display}: given twice")
+        seen.add(field)
+        try:
+            setattr(out, field, convert(value))
+        except argparse.ArgumentTypeError as exc:
+            raise ConfigError(f"argument {display}: {exc}") from exc
+    out.query = " ".join(query)
+    if not query and not out.help:
+        raise ConfigError("the following arguments are required: QUERY")
+    return out
 
 
 def register(subparsers) -> None:
@@ -58,48 +173,62 @@ def register(subparsers) -> None:
     search = subparsers.add_parser(
         "search",
         help="search a summary database from the terminal",
-        description="Search a summary database with textpile's query language and print the results.",
+        description=search_help_parser().description,
+        prefix_chars=_NO_OPTIONS,
+        add_help=False,
     )
-    search.add_argument("-s", "--summary-db", default="summary.db", metavar="FILE",
-                        help="the summary database (default: summary.db)")
-    search.add_argument("--page", default=0, type=_non_negative, metavar="N", help="result page, from 0 (default: 0)")
-    search.add_argument("--per-page", default=20, type=_positive, metavar="N",
-                        help="results per page, at most 100 (default: 20)")
-    search.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    search.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined with spaces)")
+    search.add_argument("search_argv", nargs=argparse.REMAINDER, metavar="ARGS")
     search.set_defaults(func=run_search)
 
 
 def run_serve(args) -> int:
-    """Run Datasette with the textpile plugin on ``args.listen_on`` until interrupted."""
+    """Run Datasette with the textpile plugin on ``args.listen_on`` until interrupted.
+
+    The address is bound before anything is announced, and the bound socket is handed
+    to uvicorn (no window for another program to take the port).
+
+    Raises:
+        TextpileError: the address cannot be bound (in use, not local, no permission).
+        DatabaseError, ConfigError: from :func:`textpile.web.app.build_datasette`.
+    """
     import uvicorn
 
-    from textpile.web.app import build_datasette
+    from textpile.web.app import bind_listen_socket, build_datasette
 
     datasette = build_datasette(args.summary_db, template_dir=args.template_location,
                                 sql_time_limit_ms=args.sql_time_limit_ms)
-    host, port = args.listen_on
-    print(f"textpile: serving {args.summary_db} on http://{host}:{port}/", file=sys.stderr)
-    uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
+    sock = bind_listen_socket(args.listen_on)
+    try:
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"textpile: serving {args.summary_db} on http://{shown}:{port}/", file=sys.stderr, flush=True)
+        config = uvicorn.Config(datasette.app(), log_level="warning")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
 
 
 def format_text(results) -> str:
     """Return the terminal rendering of ``results``: a header, then numbered results.
 
-    Each result: ``N. title``, then indented URL, snippet (tags removed) and a line of
-    date and language when known.
+    Header: ``N result(s), showing A-B``; past the last page ``No results on page P
+    (--page counts from 0); there are N results on K pages.``. Each result: ``N. title``,
+    then indented URL, snippet (tags removed) and a line of date and language when known.
     """
     from textpile.web.views import iso_date
 
     lines = []
     first = results.page * results.per_page + 1
-    if results.total:
+    message = results.message
+    if results.total and results.results:
         last = first + len(results.results) - 1
-        lines.append(f"{results.total} results, showing {first}-{last}" if results.results
-                     else f"{results.total} results, none on page {results.page}")
-    if results.message:
-        lines.append(results.message)
+        noun = "result" if results.total == 1 else "results"
+        lines.append(f"{results.total} {noun}, showing {first}-{last}")
+    elif results.past_last_page:
+        message = " ".join([*results.notes, results.past_last_page_sentence(results.page, " (--page counts from 0)")])
+    if message:
+        lines.append(message)
     for n, r in enumerate(results.results, start=first):
         lines.append("")
         lines.append(f"{n}. {r.title}")
@@ -119,24 +248,37 @@ def format_text(results) -> str:
 
 
 def run_search(args) -> int:
-    """Print the results of ``args.query``; exit 0 (also when nothing is found), 1 on a bad database."""
+    """Print the results of the query in ``args.search_argv``; exit 0 (also when nothing
+    is found), 1 on a bad database, 2 on bad arguments (argparse's usage error).
+
+    Output is flushed before returning, so that a reader that went away
+    (``| head``) raises BrokenPipeError here, inside ``textpile.cli.main``.
+    """
     from textpile.search.engine import search
     from textpile.store.database import open_summary_db
     from textpile.web.app import check_summary_db
     from textpile.web.views import results_json
 
-    check_summary_db(args.summary_db)
-    conn = open_summary_db(args.summary_db, create=False, read_only=True)
+    helper = search_help_parser()
+    try:
+        opts = parse_search_argv(list(args.search_argv))
+    except ConfigError as exc:
+        helper.error(str(exc))  # exits 2 with the usage line
+    if opts.help:
+        helper.print_help()
+        return 0
+    check_summary_db(opts.summary_db)
+    conn = open_summary_db(opts.summary_db, create=False, read_only=True)
     try:
         try:
-            results = search(conn, " ".join(args.query), page=args.page, per_page=args.per_page)
+            results = search(conn, opts.query, page=opts.page, per_page=opts.per_page)
         except sqlite3.Error as exc:
-            raise DatabaseError(f"{args.summary_db}: search failed: {exc}") from exc
+            raise DatabaseError(f"{opts.summary_db}: search failed: {exc}") from exc
     finally:
         conn.close()
-    if args.format == "json":
+    if opts.format == "json":
         print(json.dumps(results_json(results), ensure_ascii=False, indent=2))
     else:
         print(format_text(results))
+    sys.stdout.flush()
     return 0
-

@@ -89,7 +89,13 @@ class SearchResult:
 
 @dataclass
 class SearchResults:
-    """A page of hits. ``page`` counts from 0; ``message`` explains fallbacks or errors."""
+    """A page of hits. ``page`` counts from 0; ``message`` explains fallbacks or errors.
+
+    ``message`` is ``notes`` (sentences about the query and fallbacks) joined with
+    spaces, plus :meth:`past_last_page_sentence` (pages counted from 1) when the page
+    is beyond the last one; interfaces that count pages differently rebuild it from
+    ``notes``.
+    """
 
     query: str
     page: int
@@ -98,6 +104,28 @@ class SearchResults:
     total: int = 0
     message: str | None = None
     fallback_any_term: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def page_count(self) -> int:
+        """How many pages of ``per_page`` the ``total`` results fill (0 when none)."""
+        return -(-self.total // self.per_page)
+
+    @property
+    def past_last_page(self) -> bool:
+        """True when there are results but ``page`` is beyond the last page of them."""
+        return self.total > 0 and self.page >= self.page_count
+
+    def past_last_page_sentence(self, shown_page: int, note: str = "") -> str:
+        """Return ``No results on page P{note}; there are N results on K pages.``
+
+        ``shown_page`` is the page number as the reader's interface counts it (the web
+        page shows ``page + 1``, the command line's ``--page`` counts from 0).
+        """
+        results = "result" if self.total == 1 else "results"
+        pages = "page" if self.page_count == 1 else "pages"
+        return (f"No results on page {shown_page}{note}; there are {self.total:,} {results} "
+                f"on {self.page_count:,} {pages}.")
 
 
 def clamp_paging(page: int | str | None, per_page: int | str | None) -> tuple[int, int]:
@@ -241,14 +269,17 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     total, rows = _run(conn, compiled, parsed, page, per_page)
     if total == 0 and compiled.positive_count > 1:
         any_compiled = compile_query(parsed, any_term=True)
-        total, rows = _run(conn, any_compiled, parsed, page, per_page)
-        compiled = any_compiled
-        out.fallback_any_term = True
-        messages.append("No page holds all the words; showing pages holding any of them.")
+        any_total, any_rows = _run(conn, any_compiled, parsed, page, per_page)
+        if any_total:
+            total, rows, compiled = any_total, any_rows, any_compiled
+            out.fallback_any_term = True
+            messages.append("No page holds all the words; showing pages holding any of them.")
     if total == 0:
         messages.append("No results.")
-    elif page * per_page >= total:
-        messages.append(f"There are only {total} results; this page is past the last one.")
+    out.notes = list(messages)
+    out.total = total
+    if out.past_last_page:
+        messages.append(out.past_last_page_sentence(page + 1))
 
     snippets = _snippets(conn, compiled.match, [r[0] for r in rows])
     leading = _leading(conn, sorted({r[11] for r in rows if r[0] not in snippets and r[11] is not None}))
@@ -275,6 +306,5 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 score=float(score),
             )
         )
-    out.total = total
     out.message = " ".join(messages) if messages else None
     return out

@@ -9,13 +9,85 @@ descriptions, canned queries, security headers) and templates that a
 
 from __future__ import annotations
 
+import errno
+import ipaddress
+import socket
 from pathlib import Path
 
-from textpile.errors import DatabaseError
+from textpile.errors import ConfigError, DatabaseError, TextpileError
 from textpile.store.database import open_summary_db
 from textpile.web.state import set_target
 
 DEFAULT_SQL_TIME_LIMIT_MS = 3000
+LISTEN_BACKLOG = 128
+
+
+def parse_listen_on(value: str) -> tuple[str, int]:
+    """Return ``(host, port)`` from ``IP:PORT`` (``[::1]:3000`` for IPv6; a host name is
+    accepted too); port 0 asks the system for a free port.
+
+    Raises:
+        ConfigError: no port, a port outside 0..65535, no host, or an unbracketed IPv6
+        address; the message names ``--listen-on`` and the value.
+    """
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"--listen-on: {why}; expected IP:PORT such as 127.0.0.1:3000, got {value!r}")
+
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        raise bad("no port")
+    if not port.isascii() or not port.isdigit() or int(port) > 65535:
+        raise bad("the port must be a number from 0 to 65535")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise bad("not an IPv6 address in brackets") from None
+    elif ":" in host:
+        raise bad("write an IPv6 address in brackets")
+    if not host:
+        raise bad("no IP address")
+    return host, int(port)
+
+
+def bind_listen_socket(listen_on: str | tuple[str, int]) -> socket.socket:
+    """Bind and listen on ``listen_on`` (``"IP:PORT"`` or ``(host, port)``); return the socket.
+
+    The socket has SO_REUSEADDR (a restarted server does not wait for TIME_WAIT), is
+    listening, and is meant to be handed to the ASGI server (``uvicorn.Server(config)
+    .run(sockets=[sock])``) or closed by the caller to just check the address.
+
+    Raises:
+        ConfigError: ``listen_on`` is malformed (see :func:`parse_listen_on`).
+        TextpileError: the address cannot be bound, e.g. ``cannot listen on
+        127.0.0.1:3000: address already in use; stop what uses it or pass
+        --listen-on IP:PORT``.
+    """
+    host, port = parse_listen_on(listen_on) if isinstance(listen_on, str) else listen_on
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise TextpileError(f"cannot listen on {shown}: unknown address ({exc.strerror})") from exc
+    family, kind, proto, _name, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(LISTEN_BACKLOG)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            why = "address already in use; stop what uses it or pass --listen-on IP:PORT"
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            why = "no such address on this machine; pass --listen-on IP:PORT"
+        elif exc.errno == errno.EACCES:
+            why = "permission denied (ports below 1024 need privileges); pass --listen-on IP:PORT"
+        else:
+            why = exc.strerror or str(exc)
+        raise TextpileError(f"cannot listen on {shown}: {why}") from exc
+    return sock
 
 
 def check_summary_db(path: str | Path) -> Path:
@@ -52,8 +124,6 @@ def build_datasette(
         ConfigError: ``template_dir`` is given but is not a folder.
     """
     from datasette.app import Datasette
-
-    from textpile.errors import ConfigError
 
     path = check_summary_db(summary_db).resolve()
     if template_dir is not None and not Path(template_dir).is_dir():

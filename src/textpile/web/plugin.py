@@ -3,10 +3,10 @@
 Registered by the ``[project.entry-points.datasette] textpile`` entry point. When the
 Datasette instance serves a summary database (see :mod:`textpile.web.state`) it adds
 the search page at ``/`` and ``/search`` (HTML, or JSON with ``format=json``),
-``/opensearch.xml``, static files under ``/-/textpile/static/``, table and column
-descriptions from the schema comments, the seed's useful queries as canned queries,
-and security headers on every response. Instances without a summary database are
-left alone.
+``/opensearch.xml``, ``/robots.txt``, static files under ``/-/textpile/static/``,
+table and column descriptions from the schema comments, the seed's useful queries as
+canned queries, security headers on every response, and quiet error handling (see
+:mod:`textpile.web.errors`). Instances without a summary database are left alone.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from __future__ import annotations
 from datasette import hookimpl
 from jinja2 import ChoiceLoader, FileSystemLoader
 
+from textpile.web.errors import error_response, is_datasette_default_handler
 from textpile.web.headers import security_headers
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
 from textpile.web.state import find_target, refresh_if_swapped
-from textpile.web.views import opensearch_view, package_templates_dir, search_view, static_view
+from textpile.web.views import opensearch_view, package_templates_dir, robots_view, search_view, static_view
 
 
 @hookimpl
@@ -28,6 +29,7 @@ def register_routes(datasette):
         (r"^/$", search_view),
         (r"^/search$", search_view),
         (r"^/opensearch\.xml$", opensearch_view),
+        (r"^/robots\.txt$", robots_view),
         (r"^/-/textpile/static/(?P<path>.*)$", static_view),
     ]
 
@@ -74,3 +76,18 @@ def menu_links(datasette, actor, request):
         return None
     return [{"href": datasette.urls.path("/search"), "label": "Search"},
             {"href": datasette.urls.database(target.name), "label": "Explore the index with SQL"}]
+
+
+@hookimpl(wrapper=True)
+def handle_exception(datasette, request, exception):
+    # A wrapper, because Datasette awaits every implementation's result and its default
+    # one prints a rich traceback with local variables for each 404: textpile's handler
+    # goes first and the default one is dropped; other plugins' handlers still run.
+    results = yield
+    if find_target(datasette) is None:
+        return results
+
+    async def respond():
+        return await error_response(datasette, request, exception)
+
+    return [respond, *(r for r in results if not is_datasette_default_handler(r))]

@@ -129,11 +129,15 @@ async def search_view(datasette, request):
                         content_type="application/json; charset=utf-8")
     pages = None
     if results is not None and results.total:
-        last = (results.total - 1) // results.per_page
+        last = results.page_count - 1
+        past = results.past_last_page
         pages = {
             "current": results.page,
             "last": last,
-            "prev_url": _page_url(request, query, results.page - 1, per_page) if results.page > 0 else None,
+            "past_last": past,
+            # Past the end, "previous" leads to the last page that has results.
+            "prev_url": (_page_url(request, query, last if past else results.page - 1, per_page)
+                         if results.page > 0 else None),
             "next_url": _page_url(request, query, results.page + 1, per_page) if results.page < last else None,
         }
     db = datasette.databases.get(target.name)
@@ -169,6 +173,23 @@ async def opensearch_view(datasette, request):
         "</OpenSearchDescription>\n"
     )
     return Response(body, content_type="application/opensearchdescription+xml; charset=utf-8")
+
+
+ROBOTS_TXT = (
+    "# textpile: the search page and the SQL views are for people, not for crawlers.\n"
+    "User-agent: *\n"
+    "Disallow: /?\n"
+    "Disallow: /search\n"
+    "Disallow: /-/\n"
+    "Disallow: /opensearch.xml\n"
+)
+
+
+async def robots_view(datasette, request):
+    """Serve ``/robots.txt``: keep crawlers off the search results and Datasette's views."""
+    db_paths = sorted(datasette.urls.database(db.route) for name, db in datasette.databases.items() if name != "_internal")
+    body = ROBOTS_TXT + "".join(f"Disallow: {path}\n" for path in db_paths)
+    return Response(body, content_type="text/plain; charset=utf-8")
 
 
 def package_static_dir() -> Path:
