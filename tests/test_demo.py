@@ -53,3 +53,18 @@ def test_demo_runs_twice_and_finds_the_example_queries(tmp_path):
     conn = sqlite3.connect(published)
     assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] > pages_first
     conn.close()
+
+
+def test_demo_refuses_a_busy_search_address_before_crawling(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "textpile.cli", "demo", "--port", str(_free_port()),
+             "--data-dir", str(tmp_path / "demo"), "-l", f"127.0.0.1:{taken}"],
+            capture_output=True, text=True, timeout=120,
+        )
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{taken}: address already in use" in result.stderr
+    assert not (tmp_path / "demo" / "crawler.db").exists()

@@ -89,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
     from textpile.cli.pipeline import execute_pipeline, print_report
 
     data_dir = args.data_dir.absolute()
+    if not args.no_serve:
+        from textpile.web.app import bind_listen_socket
+
+        # Fail now, not after a long crawl, when the search page's address is taken.
+        bind_listen_socket(args.listen_on).close()
     config = write_demo_config(data_dir, args.port)
     print(f"== starting Python's documentation server: python -S -m pydoc -p {args.port}", file=sys.stderr)
     with PydocServer(args.port) as pydoc:
