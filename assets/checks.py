@@ -228,21 +228,21 @@ def summary_outcomes(conn: sqlite3.Connection) -> dict[str, CheckOutcome]:
 @asset_check(asset=summary_db, blocking=True, description=referential_integrity.__doc__)
 def summary_referential_integrity(summary_database: SummaryDatabaseResource) -> AssetCheckResult:
     """Dagster wrapper of :func:`referential_integrity`."""
-    with closing(summary_database.open(read_only=True)) as conn:
+    with summary_database.write_lock(), closing(summary_database.open(read_only=True)) as conn:
         return referential_integrity(conn).result()
 
 
 @asset_check(asset=summary_db, blocking=True, description=single_open_generation.__doc__)
 def summary_single_open_generation(summary_database: SummaryDatabaseResource) -> AssetCheckResult:
     """Dagster wrapper of :func:`single_open_generation`."""
-    with closing(summary_database.open(read_only=True)) as conn:
+    with summary_database.write_lock(), closing(summary_database.open(read_only=True)) as conn:
         return single_open_generation(conn).result()
 
 
 @asset_check(asset=summary_db, blocking=True, description=open_html_generations_have_text_piles.__doc__)
 def summary_open_html_have_text_piles(summary_database: SummaryDatabaseResource) -> AssetCheckResult:
     """Dagster wrapper of :func:`open_html_generations_have_text_piles`."""
-    with closing(summary_database.open(read_only=True)) as conn:
+    with summary_database.write_lock(), closing(summary_database.open(read_only=True)) as conn:
         return open_html_generations_have_text_piles(conn).result()
 
 
@@ -257,7 +257,7 @@ def summary_schema_versions(
 @asset_check(asset=fts_index, blocking=True, description=fts_matches_searchable.__doc__)
 def fts_rows_equal_searchable_generations(summary_database: SummaryDatabaseResource) -> AssetCheckResult:
     """Dagster wrapper of :func:`fts_matches_searchable`."""
-    with closing(summary_database.open(read_only=True)) as conn:
+    with summary_database.write_lock(), closing(summary_database.open(read_only=True)) as conn:
         return fts_matches_searchable(conn).result()
 
 

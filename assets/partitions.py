@@ -1,8 +1,9 @@
 """The crawl-run partitions: one dynamic partition per crawl run (agent).
 
 A key is the 32 lowercase hex digits of the run's agent UUID (a UUID v7, so keys sort by
-the time they were made). Keys are added by the recrawl schedule, by ``textpile
-pipeline`` or by hand (``new_crawl_run_key``), never derived from data.
+the time they were made). Keys are added by the ``crawl_now`` sensor (a crawl run started
+from the UI), the ``recrawl_schedule`` and ``textpile pipeline`` (all through
+``new_crawl_run_key``), never typed by hand nor derived from data.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import uuid
 
 from dagster import DynamicPartitionsDefinition
 
+from resources.keys import check_crawl_run_key, is_crawl_run_key
 from textpile.ids import uuid7
 
 CRAWL_RUNS = "crawl_runs"
@@ -27,20 +29,18 @@ def agent_uuid_of(key: str) -> uuid.UUID:
     """The agent UUID named by partition ``key``.
 
     Raises:
-        ValueError: ``key`` is not 32 lowercase hex digits.
+        ValueError: ``key`` is not 32 lowercase hex digits; the message says how crawl runs
+            are started instead (see ``resources.keys.HOW_TO_START``).
     """
-    try:
-        value = uuid.UUID(hex=key)
-    except ValueError:
-        raise ValueError(f"not a crawl-run partition key: {key!r} (expected 32 lowercase hex digits)") from None
-    if value.hex != key:
-        raise ValueError(f"not a crawl-run partition key: {key!r} (expected 32 lowercase hex digits)")
-    return value
+    return uuid.UUID(hex=check_crawl_run_key(key))
 
 
 def key_unix_ms(key: str) -> int | None:
-    """The creation time in unix milliseconds embedded in a UUID v7 key; None for other versions."""
-    value = agent_uuid_of(key)
+    """The creation time in unix milliseconds embedded in a UUID v7 key; None for other
+    versions and for keys that are no crawl-run keys (e.g. a partition added by hand)."""
+    if not is_crawl_run_key(key):
+        return None
+    value = uuid.UUID(hex=key)
     if value.version != 7:
         return None
     return value.int >> 80

@@ -24,19 +24,21 @@ def published_index(
     summary_database: SummaryDatabaseResource,
     publish_target: PublishTargetResource,
 ) -> MaterializeResult:
-    """Re-run the summary checks, then ``textpile.publish.publish`` onto the target path.
+    """Re-run the summary checks, then ``textpile.publish.publish`` onto the target path,
+    holding the summary database's write lock throughout.
 
     Raises:
         Failure: a check fails; the previously published copy stays in place.
     """
-    with closing(summary_database.open(read_only=True)) as conn:
-        failed = {name: o.description for name, o in summary_outcomes(conn).items() if not o.passed}
-    if failed:
-        raise Failure(
-            description="refusing to publish a summary database that fails its checks",
-            metadata={"failed_checks": MetadataValue.json(failed)},
-        )
-    report = publish(summary_database.path, publish_target.path)
+    with summary_database.write_lock():  # no run writes it between the checks and the copy
+        with closing(summary_database.open(read_only=True)) as conn:
+            failed = {name: o.description for name, o in summary_outcomes(conn).items() if not o.passed}
+        if failed:
+            raise Failure(
+                description="refusing to publish a summary database that fails its checks",
+                metadata={"failed_checks": MetadataValue.json(failed)},
+            )
+        report = publish(summary_database.path, publish_target.path)
     context.log.info("published %s (%d bytes, %d FTS rows)", report.path, report.bytes, report.fts_rows)
     return MaterializeResult(
         metadata={

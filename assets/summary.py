@@ -41,8 +41,10 @@ from textpile.summarize.pipeline import (
 from textpile.summarize.tokens import regenerate_token_index
 
 GROUP = "summarize"
-#: Dagster pool of the steps writing the summary database; limit it to 1 in dagster.yaml
-#: (``concurrency: pools: default_limit: 1``) so that two runs never write it at once.
+#: Dagster pool of the steps writing the summary database. With a limit of 1 in dagster.yaml
+#: (``concurrency: pools: default_limit: 1``, as ``textpile pipeline`` writes it) such steps
+#: queue in Dagster; without one they still never write at once: each holds
+#: ``SummaryDatabaseResource.write_lock`` (a file lock), whatever the instance config.
 SUMMARY_POOL = "textpile_summary_db"
 
 
@@ -60,14 +62,16 @@ def crawl_log_staging(
 ) -> MaterializeResult:
     """Empty the partition folder, then ``stage_crawl_log`` of this agent into it."""
     key = context.partition_key
-    folder = staging_area.reset_partition(key)
-    report = stage_crawl_log(
-        crawler_database.path,
-        folder,
-        agent_uuid=agent_uuid_of(key),
-        batch_size=staging_area.batch_size,
-        progress=staging_area.show_progress,
-    )
+    agent_uuid = agent_uuid_of(key)
+    with staging_area.partition_lock(key):
+        folder = staging_area.reset_partition(key)
+        report = stage_crawl_log(
+            crawler_database.path,
+            folder,
+            agent_uuid=agent_uuid,
+            batch_size=staging_area.batch_size,
+            progress=staging_area.show_progress,
+        )
     return MaterializeResult(
         metadata={
             "path": MetadataValue.path(str(folder)),
@@ -91,12 +95,13 @@ def scrape_results(context: AssetExecutionContext, staging_area: StagingAreaReso
     """``scrape_staged`` on the partition folder; marks the folder scraped and not integrated."""
     key = context.partition_key
     folder = staging_area.partition_dir(key)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: partition {key} is not staged; materialize crawl_log_staging first")
-    staging_area.remove_marker(key, SCRAPED_MARKER)
-    staging_area.remove_marker(key, INTEGRATED_MARKER)
-    report = scrape_staged(folder, progress=staging_area.show_progress)
-    staging_area.write_marker(key, SCRAPED_MARKER, {"files_scraped": report.files_scraped})
+    with staging_area.partition_lock(key):
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{folder}: partition {key} is not staged; materialize crawl_log_staging first")
+        staging_area.remove_marker(key, SCRAPED_MARKER)
+        staging_area.remove_marker(key, INTEGRATED_MARKER)
+        report = scrape_staged(folder, progress=staging_area.show_progress)
+        staging_area.write_marker(key, SCRAPED_MARKER, {"files_scraped": report.files_scraped})
     return MaterializeResult(
         metadata={
             "path": MetadataValue.path(str(folder)),
@@ -133,6 +138,48 @@ def _integration_table(rows: list[tuple[str, IntegrationReport]]) -> str:
     return "\n".join(lines)
 
 
+def _integrate_pending(
+    context: AssetExecutionContext,
+    config: SummaryDbConfig,
+    summary_database: SummaryDatabaseResource,
+    staging_area: StagingAreaResource,
+) -> tuple[list[tuple[str, IntegrationReport]], list[str], str | None]:
+    """The loop of ``summary_db``: (integrated (key, report) pairs, keys already
+    integrated, the key integration stopped before or None)."""
+    with closing(summary_database.open()):
+        pass  # creates the database with its schema on first use
+    done: list[tuple[str, IntegrationReport]] = []
+    skipped: list[str] = []
+    for key in staging_area.staged_keys():
+        with staging_area.partition_lock(key, wait=False) as free:
+            if not free:
+                context.log.info(
+                    "partition %s is being staged or scraped by another run right now; it and later "
+                    "partitions are integrated by the next summary_db materialization (summarize_job "
+                    "runs end with one)", key)
+                return done, skipped, key
+            if not staging_area.has_marker(key, SCRAPED_MARKER):
+                context.log.warning(
+                    "partition %s is staged but not scraped (crawl_log_staging was materialized for it, "
+                    "scrape_results was not, or failed); it and later partitions are not integrated "
+                    "until you materialize scrape_results for partition %s, then summary_db (or run "
+                    "summarize_job for that partition)", key, key)
+                return done, skipped, key
+            if staging_area.has_marker(key, INTEGRATED_MARKER) and not config.reintegrate_all:
+                with closing(summary_database.open(read_only=True)) as conn:
+                    if agent_integrated(conn, agent_uuid_of(key).bytes):
+                        skipped.append(key)
+                        continue
+            report = integrate_staged(summary_database.path, staging_area.partition_dir(key),
+                                      progress=staging_area.show_progress)
+            staging_area.write_marker(key, INTEGRATED_MARKER, {
+                "crawls_integrated": report.crawls_integrated, "crawls_skipped": report.crawls_skipped,
+            })
+        done.append((key, report))
+        context.log.info("integrated partition %s: %s", key, report)
+    return done, skipped, None
+
+
 @asset(
     deps=[AssetDep(scrape_results, partition_mapping=AllPartitionMapping())],
     group_name=GROUP,
@@ -150,31 +197,12 @@ def summary_db(
 
     A folder counts as integrated when it carries the integrated marker and the summary
     database holds crawls of its agent (so a replaced summary database is refilled).
-    Integration stops before the first folder that is staged but not scraped, so that
-    crawl runs are always integrated in the order they were made.
+    Integration stops before the first folder that is staged but not scraped, or being
+    staged or scraped by another run right now, so that crawl runs are always integrated
+    in the order they were made. Holds the summary database's write lock throughout.
     """
-    with closing(summary_database.open()):
-        pass  # creates the database with its schema on first use
-    done: list[tuple[str, IntegrationReport]] = []
-    skipped: list[str] = []
-    waiting_for: str | None = None
-    for key in staging_area.staged_keys():
-        if not staging_area.has_marker(key, SCRAPED_MARKER):
-            waiting_for = key
-            context.log.warning("partition %s is staged but not scraped; later partitions wait for it", key)
-            break
-        if staging_area.has_marker(key, INTEGRATED_MARKER) and not config.reintegrate_all:
-            with closing(summary_database.open(read_only=True)) as conn:
-                if agent_integrated(conn, agent_uuid_of(key).bytes):
-                    skipped.append(key)
-                    continue
-        report = integrate_staged(summary_database.path, staging_area.partition_dir(key),
-                                  progress=staging_area.show_progress)
-        staging_area.write_marker(key, INTEGRATED_MARKER, {
-            "crawls_integrated": report.crawls_integrated, "crawls_skipped": report.crawls_skipped,
-        })
-        done.append((key, report))
-        context.log.info("integrated partition %s: %s", key, report)
+    with summary_database.write_lock():
+        done, skipped, waiting_for = _integrate_pending(context, config, summary_database, staging_area)
     with closing(summary_database.open(read_only=True)) as conn:
         figures = summary_figures(conn)
     total = lambda name: sum(getattr(r, name) for _, r in done)  # noqa: E731
@@ -207,8 +235,9 @@ def summary_db(
     description="The FTS5 full_text_entity_index over the searchable generations (rowid = generation id).",
 )
 def fts_index(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
-    """``rebuild_fts`` on the summary database."""
-    rows = rebuild_fts(summary_database.path)
+    """``rebuild_fts`` on the summary database (holding its write lock)."""
+    with summary_database.write_lock():
+        rows = rebuild_fts(summary_database.path)
     with closing(summary_database.open(read_only=True)) as conn:
         figures = summary_figures(conn)
     context.log.info("FTS index: %d rows", rows)
@@ -230,8 +259,9 @@ def fts_index(context: AssetExecutionContext, summary_database: SummaryDatabaseR
     "(seed page \"Token Index\"). Not part of the sensor-driven jobs; materialize it on demand.",
 )
 def token_index(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
-    """``regenerate_token_index`` on the summary database."""
-    report = regenerate_token_index(summary_database.path)
+    """``regenerate_token_index`` on the summary database (holding its write lock)."""
+    with summary_database.write_lock():
+        report = regenerate_token_index(summary_database.path)
     context.log.info("token index: %d tokens over %d text piles", report.tokens, report.text_piles)
     return MaterializeResult(
         metadata={"text_piles": report.text_piles, "tokens": report.tokens, "statistics_rows": report.statistics_rows}

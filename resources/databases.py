@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from resources.locks import exclusive_lock
 from textpile.store.database import open_crawler_db, open_summary_db
 
 
@@ -36,6 +38,22 @@ class SummaryDatabaseResource(ConfigurableResource):
         if not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         return open_summary_db(self.path, create=not read_only, read_only=read_only)
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock file of the writers: ``<summary db path>.lock``."""
+        return Path(f"{self.path}.lock")
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Hold the writers' lock for the block, waiting for another run holding it.
+
+        Every asset writing the summary database (summary_db, fts_index, token_index) holds
+        it, so two runs never write it at once, whatever the Dagster instance's pool or run
+        coordinator settings are.
+        """
+        with exclusive_lock(self.lock_path):
+            yield
 
 
 class PublishTargetResource(ConfigurableResource):

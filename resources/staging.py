@@ -4,7 +4,9 @@ Layout: ``<root>/<partition key>/`` holds what ``stage_crawl_log`` and ``scrape_
 wrote for that crawl run, plus two small JSON markers written by the Dagster layer:
 ``_textpile_scraped.json`` (scraping finished) and ``_textpile_integrated.json``
 (integrated into the summary database). Re-staging a partition removes the folder, and
-so its markers, first.
+so its markers, first. ``<root>/.<partition key>.lock`` is the partition's lock file:
+held by a run while it stages, scrapes or integrates that folder (see
+:meth:`StagingAreaResource.partition_lock`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ import json
 import re
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from resources.keys import check_crawl_run_key, is_crawl_run_key
+from resources.locks import exclusive_lock
+
 SCRAPED_MARKER = "_textpile_scraped.json"
 INTEGRATED_MARKER = "_textpile_integrated.json"
-_KEY = re.compile(r"^[0-9a-f]{32}$")
 
 
 class StagingAreaResource(ConfigurableResource):
@@ -32,9 +38,19 @@ class StagingAreaResource(ConfigurableResource):
 
     def partition_dir(self, key: str) -> Path:
         """The folder of partition ``key`` (not created). Raises ValueError for a bad key."""
-        if not _KEY.match(key):
-            raise ValueError(f"not a crawl-run partition key: {key!r} (expected 32 lowercase hex digits)")
-        return Path(self.root) / key
+        return Path(self.root) / check_crawl_run_key(key)
+
+    @contextmanager
+    def partition_lock(self, key: str, *, wait: bool = True) -> Iterator[bool]:
+        """Hold the lock of partition ``key`` for the block (yields True).
+
+        Held while a run stages, scrapes or integrates the partition's folder, so that a
+        folder is never rewritten while another run reads it. With ``wait`` false and
+        another run holding it, yields False at once (the folder is being written now).
+        Raises ValueError for a bad key.
+        """
+        with exclusive_lock(Path(self.root) / f".{check_crawl_run_key(key)}.lock", wait=wait) as held:
+            yield held
 
     def reset_partition(self, key: str) -> Path:
         """Remove the folder of ``key`` with everything in it and create it empty."""
@@ -49,7 +65,7 @@ class StagingAreaResource(ConfigurableResource):
         root = Path(self.root)
         if not root.is_dir():
             return []
-        return sorted(p.name for p in root.iterdir() if p.is_dir() and _KEY.match(p.name))
+        return sorted(p.name for p in root.iterdir() if p.is_dir() and is_crawl_run_key(p.name))
 
     def write_marker(self, key: str, name: str, content: dict) -> None:
         """Write marker ``name`` (SCRAPED_MARKER or INTEGRATED_MARKER) into the folder of ``key``."""

@@ -1,17 +1,20 @@
 """Jobs, the recrawl schedule and the sensors of the textpile pipeline."""
 
-from sensors.asset_sensors import publish_after_index, summarize_after_crawl
+from sensors.asset_sensors import partitions_to_summarize, publish_after_index, summarize_after_crawl
+from sensors.crawl_now import crawl_now
 from sensors.jobs import ALL_JOBS, crawl_job, pipeline_job, publish_job, summarize_job
 from sensors.schedules import recrawl_decision, recrawl_schedule
 
 ALL_SCHEDULES = [recrawl_schedule]
-ALL_SENSORS = [summarize_after_crawl, publish_after_index]
+ALL_SENSORS = [crawl_now, summarize_after_crawl, publish_after_index]
 
 __all__ = [
     "ALL_JOBS",
     "ALL_SCHEDULES",
     "ALL_SENSORS",
     "crawl_job",
+    "crawl_now",
+    "partitions_to_summarize",
     "pipeline_job",
     "publish_after_index",
     "publish_job",

@@ -1,17 +1,18 @@
 """The recrawl schedule: a new crawl-run partition on the configured cadence.
 
-The schedule ticks every hour. A tick starts a crawl run (adds a ``crawl_runs`` key and
-requests ``crawl_job`` for it) when the latest crawl run began at least
-:func:`recrawl_cadence_s` ago and no crawl run is queued or running; otherwise it skips,
-saying why. Schedules cannot return dynamic-partition requests, so the key is added
-through the instance before the run request is returned.
+The schedule ticks every hour, on the hour. A tick starts a crawl run (adds a
+``crawl_runs`` key and requests ``crawl_job`` for it) when the latest crawl run (by the
+time in its UUID v7 key, whoever started it) began at least
+``min(recrawl_interval, 1 day)`` ago (:func:`recrawl_cadence_s`) and no crawl run is
+queued or running; otherwise it skips, saying why. Schedules cannot return
+dynamic-partition requests, so the key is added through the instance before the run
+request is returned: a "Test schedule" evaluation in the UI that is due adds the key even
+when its run is not launched (use the ``crawl_now`` sensor to start a run by hand).
 """
 
 from dagster import (
-    DagsterRunStatus,
     DefaultScheduleStatus,
     RunRequest,
-    RunsFilter,
     ScheduleEvaluationContext,
     SkipReason,
     schedule,
@@ -20,10 +21,10 @@ from dagster import (
 from assets.partitions import CRAWL_RUNS, key_unix_ms, new_crawl_run_key
 from resources import CrawlConfigResource
 from sensors.jobs import crawl_job
+from sensors.runs import active_crawl_runs
 
 RECRAWL_TICK_CRON = "0 * * * *"
 DAY_S = 86_400
-_ACTIVE = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
 
 
 def recrawl_cadence_s(recrawl_interval_s: int) -> int:
@@ -36,6 +37,7 @@ def recrawl_decision(keys: list[str], now_ms: int, cadence_s: int) -> str | None
     """None when a new crawl run is due at ``now_ms``, else the reason to skip.
 
     ``keys`` are the existing partition keys; the latest UUID v7 key dates the last run.
+    Keys that are no crawl-run keys (e.g. a partition added by hand) are ignored.
     """
     times = [t for t in (key_unix_ms(k) for k in keys) if t is not None]
     if not times:
@@ -51,12 +53,15 @@ def recrawl_decision(keys: list[str], now_ms: int, cadence_s: int) -> str | None
     cron_schedule=RECRAWL_TICK_CRON,
     job=crawl_job,
     default_status=DefaultScheduleStatus.STOPPED,
-    description="Adds a crawl_runs partition and crawls it when the recrawl cadence has passed.",
+    description="Ticks every hour, on the hour. A tick adds a crawl_runs partition and launches "
+    "crawl_job for it when the latest crawl run began at least min(recrawl_interval, 1 day) ago "
+    "(recrawl_interval from the crawl configuration) and no crawl run is queued or running; "
+    "otherwise it skips and says why. To crawl right now, use the crawl_now sensor.",
 )
 def recrawl_schedule(context: ScheduleEvaluationContext, crawl_config: CrawlConfigResource):
     """Decide with :func:`recrawl_decision`; when due, add a key and request its crawl run."""
     instance = context.instance
-    active = instance.get_runs(filters=RunsFilter(job_name=crawl_job.name, statuses=_ACTIVE), limit=1)
+    active = active_crawl_runs(instance)
     if active:
         return SkipReason(f"crawl run {active[0].run_id} is still {active[0].status.value.lower()}")
     cadence = recrawl_cadence_s(crawl_config.load().recrawl_interval_s)

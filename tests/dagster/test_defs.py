@@ -44,7 +44,7 @@ def test_definitions_have_the_graph(tmp_path):
     assert partitioned == {"crawl_run", "crawl_log_staging", "scrape_results"}
     assert graph.get(dg.AssetKey("crawl_run")).partitions_def == dg.DynamicPartitionsDefinition(name="crawl_runs")
     assert {s.name for s in repo.schedule_defs} == {"recrawl_schedule"}
-    assert {s.name for s in repo.sensor_defs} == {"summarize_after_crawl", "publish_after_index"}
+    assert {s.name for s in repo.sensor_defs} == {"crawl_now", "summarize_after_crawl", "publish_after_index"}
     assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job"} <= {j.name for j in repo.get_all_jobs()}
     deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
             for k in graph.get_all_asset_keys()}
