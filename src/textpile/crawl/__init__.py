@@ -1,0 +1,1 @@
+"""Crawling: the crawl configuration, the crawl loop (one origin crawler per seed origin), robots.txt, delays, fetching and crawler-database writes. Entry point: :func:`textpile.crawl.run.run_crawl`."""

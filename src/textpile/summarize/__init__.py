@@ -1,0 +1,1 @@
+"""Summarizing a crawler database into a summary database: staging to Parquet, scraping, DuckDB decisions, integration, the FTS5 and token indexes. Entry points are in :mod:`textpile.summarize.pipeline`."""

@@ -1,0 +1,1 @@
+"""The Datasette plugin (plugin.py holds only the hooks) and its helpers: the search page, the JSON API, OpenSearch, schema descriptions, canned queries, security headers and hot swapping of a published index."""
