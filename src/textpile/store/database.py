@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from importlib import resources
 from pathlib import Path
+from urllib.parse import quote
 
 from textpile.errors import DatabaseError
 
@@ -34,6 +35,29 @@ def schema_sql(part: str, version: str) -> str:
     return resources.files("textpile").joinpath("schemas", part, f"{version}.sql").read_text("utf-8")
 
 
+def sqlite_uri(path: str | Path, *, mode: str | None = None, immutable: bool = False) -> str:
+    """Return a SQLite ``file:`` URI naming ``path``, for ``sqlite3.connect(uri, uri=True)``.
+
+    The path is made absolute and percent-encoded (every byte outside the unreserved
+    characters and ``/``), so names holding ``#``, ``?``, ``%``, spaces or non-ASCII
+    characters name the right file. ``mode`` is SQLite's ``mode`` parameter (``ro``,
+    ``rw``, ``rwc``, ``memory``); ``immutable`` adds ``immutable=1`` (SQLite then assumes
+    nobody changes the file and takes no locks). Source: sqlite.org, "URI Filenames In SQLite".
+    Example: ``sqlite_uri("/a b/x#1.db", mode="ro")`` -> ``"file:///a%20b/x%231.db?mode=ro"``.
+    """
+    absolute = Path(path).absolute()
+    text = absolute.as_posix()
+    if absolute.drive and not text.startswith("/"):
+        text = "/" + text  # Windows: file:///C:/...
+    uri = "file://" + quote(text, safe="/:" if absolute.drive else "/")
+    params = []
+    if mode is not None:
+        params.append(f"mode={quote(mode, safe='')}")
+    if immutable:
+        params.append("immutable=1")
+    return uri + ("?" + "&".join(params) if params else "")
+
+
 def connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
     """Open a SQLite connection with textpile's settings, without any schema check.
 
@@ -41,7 +65,7 @@ def connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
     ``mode=ro`` so that nothing can be written.
     """
     if read_only:
-        conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=30)
+        conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=30)
     else:
         conn = sqlite3.connect(str(path), timeout=30)
         conn.execute("PRAGMA journal_mode=WAL")
