@@ -21,6 +21,7 @@ Every problem raises :class:`textpile.errors.ConfigError` naming the file, the k
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import tomllib
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.errors import ConfigError
@@ -36,6 +37,12 @@ from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
 #: User agent used when none is configured (page "Crawler User-Agent and robots.txt").
 UNCONFIGURED_USER_AGENT = "textpile-crawler-unconfigured-ua"
+
+#: Upper bounds of the numeric settings (textpile's sanity limits: a larger value is
+#: certainly a typo, and would overflow SQLite integers or sleep for ever).
+MAX_DEFAULT_DELAY_MS = 3_600_000  # an hour
+MAX_COMMANDS_PER_RUN = 10**9
+MAX_RECRAWL_INTERVAL_S = 100 * 365 * 86400  # 100 years
 
 
 @dataclass
@@ -148,9 +155,13 @@ def parse_duration(value: str | int) -> int:
                 "(units second, minute, hour, day, week, month, year) or a whole number of seconds")
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError(f"found {type(value).__name__} {value!r}; {expected}")
+    too_long = (f"found {value!r}, which is more than 100 years ({MAX_RECRAWL_INTERVAL_S} seconds); "
+                f"expected at most 100 years")
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"found negative number {value}; {expected}")
+        if value > MAX_RECRAWL_INTERVAL_S:
+            raise ValueError(too_long)
         return value
     text = value.strip()
     total, pos = 0, 0
@@ -158,7 +169,12 @@ def parse_duration(value: str | int) -> int:
         match = _DURATION_PART.match(text, pos)
         if not match or match.group(2).lower() not in _UNIT_SECONDS:
             raise ValueError(f"cannot read {value!r}; {expected}")
-        total += int(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+        digits = match.group(1).lstrip("0") or "0"
+        if len(digits) > 20:  # also keeps int() away from its 4300-digit limit
+            raise ValueError(too_long)
+        total += int(digits) * _UNIT_SECONDS[match.group(2).lower()]
+        if total > MAX_RECRAWL_INTERVAL_S:
+            raise ValueError(too_long)
         pos = match.end()
     if pos == 0:
         raise ValueError(f"found an empty string; {expected}")
@@ -207,7 +223,9 @@ class _Reader:
         except OSError as exc:
             raise ConfigError(f"{self.path}: cannot read the configuration file: {exc.strerror or exc}") from None
         try:
-            return tomllib.loads(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            # A UTF-8 byte order mark (written by some Windows editors) is not TOML; skip it.
+            return tomllib.loads(text[1:] if text.startswith("\ufeff") else text)
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{self.path}: not UTF-8 text ({exc}); expected a TOML file") from None
         except tomllib.TOMLDecodeError as exc:
@@ -220,12 +238,18 @@ class _Reader:
             raise self.error(key, f"found {value!r}; expected a non-empty single-line string without control characters")
         return value
 
-    def count(self, key: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"found {toml_type_name(value)} {value!r}; expected a whole number >= 0")
-        if value < 0:
-            raise self.error(key, f"found negative number {value}; expected a whole number >= 0")
-        return value
+    def count(self, key: str, value: Any, maximum: int, unit: str = "") -> int:
+        try:
+            return check_count(value, maximum, unit, what=toml_type_name(value))
+        except ValueError as exc:
+            raise self.error(key, str(exc)) from None
+
+    def path_string(self, key: str, value: Any) -> str:
+        text = self.string(key, value)
+        if not text.strip() or "\x00" in text:
+            raise self.error(key, f"found {text!r}; expected a database path such as \"data/crawl.db\" "
+                                  "(leave the key out to accept any database file)")
+        return text
 
     def boolean(self, key: str, value: Any) -> bool:
         if not isinstance(value, bool):
@@ -278,12 +302,16 @@ class _Reader:
         for key, value in data.items():
             if key not in keys:
                 raise self.error(key, f"unknown key; expected one of {', '.join(keys)} ({what})")
-            if key in ("name", "description", "database_file"):
+            if key in ("name", "description"):
                 setattr(out, key, self.string(key, value))
+            elif key == "database_file":
+                out.database_file = self.path_string(key, value)
             elif key == "user_agent":
                 out.user_agent = self.string(key, value, single_line=True)
-            elif key in ("default_delay_ms", "max_commands_per_run"):
-                setattr(out, key, self.count(key, value))
+            elif key == "default_delay_ms":
+                out.default_delay_ms = self.count(key, value, MAX_DEFAULT_DELAY_MS, " ms (an hour)")
+            elif key == "max_commands_per_run":
+                out.max_commands_per_run = self.count(key, value, MAX_COMMANDS_PER_RUN)
             elif key == "recrawl_interval":
                 try:
                     out.recrawl_interval_s = parse_duration(value)
@@ -300,11 +328,69 @@ class _Reader:
         return out
 
 
+def check_count(value: Any, maximum: int, unit: str = "", *, what: str | None = None) -> int:
+    """``value`` if it is a whole number from 0 to ``maximum`` (bools refused).
+
+    ``unit`` is appended to the maximum in the message (" ms (an hour)"); ``what`` names
+    the value's type in the message (default: the Python type name).
+
+    Raises:
+        ValueError: "found <what> <value>; expected a whole number >= 0", "found negative
+            number -1; expected a whole number >= 0" or "found <value>, which is too
+            large; expected at most <maximum><unit>".
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"found {what or type(value).__name__} {value!r}; expected a whole number >= 0")
+    if value < 0:
+        raise ValueError(f"found negative number {value}; expected a whole number >= 0")
+    if value > maximum:
+        raise ValueError(f"found {value}, which is too large; expected at most {maximum}{unit}")
+    return value
+
+
+#: Characters that may appear in a registered host name (before IDNA encoding, which
+#: also admits any non-ASCII letter): letters, digits, hyphen, underscore, dot.
+_HOST_CHARS = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _check_seed_authority(url: str) -> None:
+    """Refuse what ``parse_url`` may let through in a seed's host and port: spaces and
+    other forbidden characters, empty labels, an IPvFuture or malformed ``[...]``
+    literal, port 0 (WHATWG URL standard, "host parsing" and "port state").
+
+    Raises:
+        ValueError: names the bad host or port.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"invalid URL {url!r}: {exc}") from None
+    netloc = parts.netloc.rpartition("@")[2]
+    if netloc.startswith("["):
+        literal = netloc[1:].partition("]")[0]
+        try:
+            ipaddress.IPv6Address(literal)
+        except ValueError:
+            raise ValueError(f"invalid IPv6 address [{literal}] in {url!r}") from None
+    else:
+        host = parts.hostname or ""
+        ascii_part = "".join(c for c in host if ord(c) < 128)
+        if ascii_part and not _HOST_CHARS.fullmatch(ascii_part) or any(c.isspace() for c in host):
+            raise ValueError(f"invalid host {host!r} in {url!r}: a host name holds only letters, "
+                             "digits, hyphens and dots")
+        if host and any(label == "" for label in host.rstrip(".").split(".")):
+            raise ValueError(f"invalid host {host!r} in {url!r}: empty label")
+    if port == 0:
+        raise ValueError(f"invalid port 0 in {url!r}: expected a port from 1 to 65535")
+
+
 def normalize_seed(url: str) -> str:
     """A seed URL, checked and normalized (``parse_url(url).str_url``, fragment dropped).
 
     Raises:
-        ValueError: not an absolute http or https URL; the message quotes it.
+        ValueError: not an absolute http or https URL, or an invalid host or port; the
+            message quotes it.
     """
     try:
         parsed = parse_url(url)
@@ -312,6 +398,7 @@ def normalize_seed(url: str) -> str:
         raise ValueError(f"{exc}; expected an absolute http(s) URL") from None
     if parsed.scheme not in ("http", "https"):
         raise ValueError(f"found {url!r}; expected an absolute http(s) URL")
+    _check_seed_authority(url)
     return parsed.str_url
 
 
@@ -408,19 +495,22 @@ def apply_overrides(
                        url_query_parameters=list(config.url_query_parameters))
     where = f" in {base.path}" if base.path else " in --config"
 
-    def option_count(option: str, value: Any) -> int:
+    def option_count(option: str, value: Any, maximum: int, unit: str = "") -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"{option}: found {value!r}; expected a whole number >= 0")
-        return value
+        try:
+            return check_count(value, maximum, unit)
+        except ValueError as exc:
+            raise ConfigError(f"{option}: {exc}") from None
 
     if user_agent is not None:
         if not user_agent.strip() or any(ord(c) < 32 or ord(c) == 127 for c in user_agent):
             raise ConfigError(f"--user-agent: found {user_agent!r}; expected a non-empty single-line string")
         base.user_agent = user_agent
     if max_commands is not None:
-        base.max_commands_per_run = option_count("--max-commands", max_commands)
+        base.max_commands_per_run = option_count("--max-commands", max_commands, MAX_COMMANDS_PER_RUN)
     if default_delay_ms is not None:
-        base.default_delay_ms = option_count("--default-delay", default_delay_ms)
+        base.default_delay_ms = option_count("--default-delay", default_delay_ms, MAX_DEFAULT_DELAY_MS, " ms (an hour)")
     if seeds is not None and len(seeds) > 0:
         checked = []
         for seed in seeds:

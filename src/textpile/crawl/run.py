@@ -8,8 +8,10 @@ Source: unobtanium-documentation.txt, pages "Crawl Loop", "Crawl Delay between R
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,13 +19,48 @@ import httpx
 
 from textpile.crawl.config import CrawlConfig
 from textpile.crawl.crawldb import CrawlerDb
-from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, FetchLimits
+from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, FetchLimits, FetchResult
 from textpile.crawl.origin import OriginCrawler, RunState
 from textpile.crawl.report import CrawlDisplay
 from textpile.crawl.robots import user_agent_token
+from textpile.errors import DatabaseError, TextpileError
 from textpile.ids import uuid7
 from textpile.store.database import open_crawler_db, optimize_and_vacuum
+from textpile.store.locks import exclusive_lock, lock_holder
 from textpile.store.urls import parse_url
+
+#: Connections of the crawler's pool, and so requests in flight at once (all origins).
+DEFAULT_MAX_CONNECTIONS = 100
+
+
+@dataclass
+class SlotLimitedOriginCrawler(OriginCrawler):
+    """An :class:`OriginCrawler` whose every request first waits out its crawl delay, then
+    takes one of the run's ``fetch_slots`` for the request alone.
+
+    The slots are as many as the connection pool has connections, so a request never
+    waits inside the pool and its deadline (:class:`FetchLimits` ``deadline_s``, which
+    starts when the request is sent) never counts time spent queueing behind other
+    origins' requests. The crawl delay is waited before taking a slot, so a sleeping
+    origin holds none. ``fetch_slots`` None: no limit.
+    """
+
+    fetch_slots: asyncio.Semaphore | None = None
+
+    async def request(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
+        """Wait out the crawl delay, take a slot, send the request (see the class doc)."""
+        if self.fetch_slots is None:
+            return await super().request(url, headers)
+        wait = self.delay.wait_s()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        async with self.fetch_slots:
+            return await super().request(url, headers)
+
+
+def crawl_lock_path(database: str | Path) -> Path:
+    """The lock file of a crawler database: ``<database>.lock`` beside it."""
+    return Path(f"{os.fspath(database)}.lock")
 
 
 @dataclass
@@ -80,6 +117,7 @@ def run_crawl(
     transport: httpx.AsyncBaseTransport | None = None,
     progress: bool = True,
     limits: FetchLimits | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> CrawlReport:
     """Run one crawl run of ``config`` into the crawler database at ``database``.
 
@@ -90,6 +128,13 @@ def run_crawl(
     ``limits`` caps each request (body size, decoded size, total deadline).
     ``progress`` shows a live display on stderr. The end report is not printed here:
     :func:`textpile.crawl.report.format_report` formats the returned report.
+    ``max_connections`` sizes the connection pool of textpile's own transport and bounds
+    the requests in flight at once over all origins (also with a given ``transport``);
+    a request's deadline starts only when it has its turn.
+
+    One run at a time per database: the run holds an exclusive lock on
+    ``<database>.lock`` (created beside it, see :func:`crawl_lock_path`) from start to
+    end, released also on errors and Ctrl+C (and by the OS if the process dies).
 
     The database is created if missing. The agent row is written first and gets its
     time_finished at the end (also after Ctrl+C). Every crawl log entry is committed on
@@ -100,10 +145,39 @@ def run_crawl(
     Must be called outside a running event loop (use :func:`crawl_async` inside one).
 
     Raises:
-        DatabaseError: the database cannot be opened as a crawler database.
+        DatabaseError: the database cannot be opened as a crawler database, or its lock
+            file cannot be created.
+        TextpileError: another crawl holds the database's lock: "<database>: another
+            crawl is running on this crawler database (lock <database>.lock held by pid N)".
     """
+    if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
+        raise ValueError(f"max_connections: found {max_connections!r}; expected a whole number >= 1")
     started = time.monotonic()
     report = CrawlReport(agent_uuid=agent_uuid or uuid7())
+    conn = open_crawler_db(database)  # first: its errors name a missing folder or a wrong file
+    conn.close()
+    lock = crawl_lock_path(database)
+    with ExitStack() as stack:
+        try:
+            held = stack.enter_context(exclusive_lock(lock, wait=False))
+        except OSError as exc:
+            raise DatabaseError(f"{os.fspath(database)}: cannot create or lock {lock}: "
+                                f"{exc.strerror or exc}") from None
+        if not held:
+            pid = lock_holder(lock)
+            holder = f" held by pid {pid}" if pid is not None else ""
+            raise TextpileError(f"{os.fspath(database)}: another crawl is running on this crawler "
+                                f"database (lock {lock}{holder})")
+        _run_locked(config, database, report, worker_name=worker_name, force_recrawl=force_recrawl,
+                    transport=transport, progress=progress, limits=limits, max_connections=max_connections)
+    report.duration_s = time.monotonic() - started
+    return report
+
+
+def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, *, worker_name: str,
+                force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, progress: bool,
+                limits: FetchLimits | None, max_connections: int) -> None:
+    """The body of :func:`run_crawl`, with the database's lock held."""
     conn = open_crawler_db(database)
     try:
         db = CrawlerDb(conn)
@@ -111,7 +185,8 @@ def run_crawl(
         with CrawlDisplay(enabled=progress, total_commands=config.max_commands_per_run) as display:
             try:
                 asyncio.run(_crawl(config, db, report, display, force_recrawl=force_recrawl,
-                                   transport=transport, limits=limits or FetchLimits()))
+                                   transport=transport, limits=limits or FetchLimits(),
+                                   max_connections=max_connections))
             except KeyboardInterrupt:
                 report.interrupted = True
             db.finish_agent()
@@ -120,22 +195,25 @@ def run_crawl(
                 optimize_and_vacuum(conn)
     finally:
         conn.close()
-    report.duration_s = time.monotonic() - started
-    return report
 
 
 async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *, force_recrawl: bool = False,
                       transport: httpx.AsyncBaseTransport | None = None, limits: FetchLimits | None = None,
-                      display: CrawlDisplay | None = None) -> None:
+                      display: CrawlDisplay | None = None,
+                      max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
     """The crawl loop of every seed origin on the running event loop, writing into
     ``db`` (an agent already started) and counting into ``report``. Cancellation stops
-    every origin crawler; what was committed stays and ``report.interrupted`` is set."""
+    every origin crawler; what was committed stays and ``report.interrupted`` is set.
+    ``max_connections`` as in :func:`run_crawl`. Takes no database lock (the caller's
+    business, see :func:`crawl_lock_path`)."""
     await _crawl(config, db, report, display or CrawlDisplay(enabled=False, total_commands=0),
-                 force_recrawl=force_recrawl, transport=transport, limits=limits or FetchLimits())
+                 force_recrawl=force_recrawl, transport=transport, limits=limits or FetchLimits(),
+                 max_connections=max_connections)
 
 
 async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, display: CrawlDisplay, *,
-                 force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, limits: FetchLimits) -> None:
+                 force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, limits: FetchLimits,
+                 max_connections: int) -> None:
     seeds = [parse_url(seed) for seed in config.seeds]
     db.add_candidates(seeds)
     origins: dict[str, str] = {}
@@ -145,14 +223,19 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
     if transport is None:
         from textpile.crawl.ssrf import make_transport
 
-        transport = make_transport(allow_private_addresses=config.allow_private_addresses)
+        transport = make_transport(allow_private_addresses=config.allow_private_addresses,
+                                   limits=httpx.Limits(max_connections=max_connections,
+                                                       max_keepalive_connections=min(20, max_connections),
+                                                       keepalive_expiry=5.0))
     headers = {"User-Agent": config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
     async with httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False,
                                  headers=headers, timeout=httpx.Timeout(limits.deadline_s)) as client:
         state = RunState(config=config, db=db, client=client, token=user_agent_token(config.user_agent),
                          seed_origins=frozenset(origins), commands_left=config.max_commands_per_run,
                          force_recrawl=force_recrawl, limits=limits, display=display, report=report)
-        crawlers = [OriginCrawler(state, str_origin, root) for str_origin, root in origins.items()]
+        slots = asyncio.Semaphore(max_connections)
+        crawlers = [SlotLimitedOriginCrawler(state, str_origin, root, fetch_slots=slots)
+                    for str_origin, root in origins.items()]
         tasks = [asyncio.create_task(c.run(), name=f"crawl {c.str_origin}") for c in crawlers]
         try:
             await asyncio.gather(*tasks)

@@ -1,0 +1,59 @@
+"""Exclusive file locks between processes writing the same files (POSIX ``fcntl.flock``).
+
+A lock file lies beside the data it guards (``crawl.db.lock`` for ``crawl.db``). The
+holder writes its process id into it, so that a refused process can say who holds it.
+The lock belongs to the open file, so the operating system releases it when the holder
+exits in any way (also SIGKILL); a stale lock file left behind locks nothing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def exclusive_lock(path: Path | str, *, wait: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on the file ``path`` (created, with its folder) for the block.
+
+    Yields True while the lock is held; the holder's pid is then the file's content.
+    With ``wait`` false and another holder (another process, or another open of the file
+    in this process), yields False at once without holding it (use :func:`lock_holder`
+    to name the holder). The lock is released when the block ends (also on exceptions
+    and KeyboardInterrupt), and by the OS when the process dies.
+
+    Raises:
+        OSError: the lock file cannot be created or locked for another reason.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        held = True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            held = False
+        try:
+            if held:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            yield held
+        finally:
+            if held:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def lock_holder(path: Path | str) -> int | None:
+    """The process id written into the lock file ``path`` by its holder, or None when
+    the file is missing, empty or holds no number (a holder that has not written yet)."""
+    try:
+        text = Path(path).read_text("ascii", errors="replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
