@@ -2,14 +2,17 @@
 
 Each module exposes ``register(subparsers)`` which adds its subcommand(s) and sets
 ``func`` to a callable taking the parsed namespace and returning an exit status.
-Exit statuses: 0 success, 1 a run-time failure (database, network), 2 bad usage or
-configuration (argparse's own code), 130 interrupted with Ctrl+C.
+Exit statuses: 0 success, 1 a run-time failure (database, network, a file or folder
+that cannot be read or written), 2 bad usage or configuration (argparse's own code, a
+number too large for an option), 130 interrupted with Ctrl+C. Every failure prints one
+``textpile: ...`` line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 
 from textpile.errors import ConfigError, TextpileError
@@ -58,6 +61,27 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FAILURE
+    except OSError as exc:
+        print(f"textpile: error: {describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+    except sqlite3.Error as exc:
+        # The store layer names the file for open and check failures; this is the net
+        # for a failure further on (a disk filling up, a lock held too long).
+        print(f"textpile: error: SQLite: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except OverflowError as exc:
+        print(f"textpile: error: a number given is too large ({exc})", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``"PATH: reason"`` for a file or folder problem (``"reason"`` when no path is known)."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return reason
+    if exc.filename2 is not None:
+        return f"{exc.filename} -> {exc.filename2}: {reason}"
+    return f"{exc.filename}: {reason}"
 
 
 if __name__ == "__main__":  # pragma: no cover

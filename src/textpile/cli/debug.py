@@ -58,7 +58,7 @@ def _iso(unix: int | None) -> str:
 def run_indexiness(args: argparse.Namespace) -> int:
     """``textpile debug indexiness``: 0 printed; 2 for an unparsable URL; 1 when the
     database has no stored file text for the URL (or the database is missing)."""
-    from textpile.store.database import open_crawler_db
+    from textpile.store.database import open_crawler_db, sqlite_errors
     from textpile.store.urls import UrlError, parse_url
     from textpile.summarize.scrape.document import scrape_document
     from textpile.summarize.scrape.indexiness import indexiness_breakdown
@@ -69,14 +69,15 @@ def run_indexiness(args: argparse.Namespace) -> int:
         return _usage_error("indexiness", f"--url: {exc}")
     conn = open_crawler_db(args.database, create=False, read_only=True)
     try:
-        row = conn.execute(
-            """SELECT ft.text, m.mime_type || '/' || m.mime_subtype, f.last_modified_unix_utc,
+        with sqlite_errors(args.database):
+            row = conn.execute(
+                """SELECT ft.text, m.mime_type || '/' || m.mime_subtype, f.last_modified_unix_utc,
                       coalesce(r.time_sent_unix_utc, cl.time_started_unix_utc)
                FROM file f JOIN url u ON u.url_id = f.url_id JOIN file_text ft ON ft.file_id = f.file_id
                JOIN mimetype m ON m.mimetype_id = f.mimetype_id JOIN crawl_log cl ON cl.crawl_log_id = f.crawl_log_id
                LEFT JOIN request r ON r.request_id = f.request_id
                WHERE u.str_url = ? ORDER BY cl.time_started_unix_utc DESC, f.file_id DESC LIMIT 1""",
-            (url.str_url,)).fetchone()
+                (url.str_url,)).fetchone()
     finally:
         conn.close()
     if row is None:
@@ -100,7 +101,7 @@ def run_query_crawl_log(args: argparse.Namespace) -> int:
     """``textpile debug query-crawl-log``: 0 (also when nothing matched); 2 for a bad
     --uuid, --url or --exit-code; 1 for a missing database."""
     from textpile.ids import parse_uuid
-    from textpile.store.database import open_crawler_db
+    from textpile.store.database import open_crawler_db, sqlite_errors
     from textpile.store.urls import UrlError, parse_url
 
     where, params = [], []
@@ -133,7 +134,8 @@ def run_query_crawl_log(args: argparse.Namespace) -> int:
     sql += " ORDER BY cl.time_started_unix_utc, cl.crawl_log_id"
     conn = open_crawler_db(args.crawler_db, create=False, read_only=True)
     try:
-        rows = conn.execute(sql, params).fetchall()
+        with sqlite_errors(args.crawler_db):
+            rows = conn.execute(sql, params).fetchall()
     finally:
         conn.close()
     table = [("time_started", "exit_code", "crawl_type", "time_taken_ms", "crawl_uuid", "url", "message")]

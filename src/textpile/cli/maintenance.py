@@ -44,12 +44,14 @@ def register(subparsers) -> None:
 
 
 def run_optimize(args: argparse.Namespace) -> int:
-    """``textpile optimize-db``: 0 when done; a missing or foreign file raises DatabaseError (exit 1)."""
-    from textpile.store.database import open_any_db, optimize_and_vacuum
+    """``textpile optimize-db``: 0 when done; a missing, empty, foreign, corrupt, read-only or
+    locked file raises DatabaseError (exit 1), and a refused file is left unchanged."""
+    from textpile.store.database import open_any_db, optimize_and_vacuum, sqlite_errors
 
     conn, kind = open_any_db(args.database)
     try:
-        optimize_and_vacuum(conn)
+        with sqlite_errors(args.database):
+            optimize_and_vacuum(conn)
     finally:
         conn.close()
     print(f"Optimized and vacuumed {args.database} ({kind} database).")
@@ -79,11 +81,15 @@ def run_delete(args: argparse.Namespace) -> int:
     import sys
 
     from textpile.cli import EXIT_USAGE
-    from textpile.summarize.retention import delete_old_crawl_log_entries
+    from textpile.summarize.retention import MAX_KEEP_LATEST, delete_old_crawl_log_entries
 
     if args.keep_latest < 1:
         print(f"textpile delete old-crawl-log-entries: --keep-latest must be 1 or more (0 would delete every "
               f"crawl log entry), got {args.keep_latest}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.keep_latest > MAX_KEEP_LATEST:
+        print(f"textpile delete old-crawl-log-entries: --keep-latest must be at most {MAX_KEEP_LATEST}, "
+              f"got {args.keep_latest}", file=sys.stderr)
         return EXIT_USAGE
     plan = delete_old_crawl_log_entries(args.crawler_db, args.keep_latest, apply=args.apply)
     verb = "Deleted" if plan.applied else "Would delete"

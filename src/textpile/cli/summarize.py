@@ -8,9 +8,13 @@ progress lines and the end report).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from textpile.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+MAX_BATCH_SIZE = 1_000_000
+"""The largest --batch-size (a batch is staged, scraped and integrated in memory)."""
 
 
 def register(subparsers) -> None:
@@ -60,11 +64,19 @@ def format_report(report) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``textpile summarize``; return 0 when done, 130 when interrupted, 2 for a bad
-    --batch-size. Missing or wrong databases raise DatabaseError (exit 1)."""
+    --batch-size or a --work-dir that is a file. Missing, empty, wrong, corrupt, read-only
+    or locked databases raise DatabaseError (exit 1)."""
     from textpile.summarize.pipeline import summarize
 
     if args.batch_size < 1:
         print(f"textpile summarize: --batch-size must be at least 1, got {args.batch_size}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.batch_size > MAX_BATCH_SIZE:
+        print(f"textpile summarize: --batch-size must be at most {MAX_BATCH_SIZE}, got {args.batch_size}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.work_dir is not None and os.path.exists(args.work_dir) and not os.path.isdir(args.work_dir):
+        print(f"textpile summarize: --work-dir {args.work_dir}: not a folder", file=sys.stderr)
         return EXIT_USAGE
     progress = not args.no_progress
 

@@ -9,7 +9,10 @@ a database of the other kind, a newer schema or a foreign SQLite file is refused
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
@@ -58,37 +61,147 @@ def sqlite_uri(path: str | Path, *, mode: str | None = None, immutable: bool = F
     return uri + ("?" + "&".join(params) if params else "")
 
 
-def connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
-    """Open a SQLite connection with textpile's settings, without any schema check.
+BUSY_TIMEOUT_S = 30
+"""Seconds a connection waits for another process's lock before giving up."""
 
-    WAL journal, foreign keys on, a 30 s busy timeout. ``read_only`` opens with
-    ``mode=ro`` so that nothing can be written.
-    """
-    if read_only:
-        conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=30)
-    else:
-        conn = sqlite3.connect(str(path), timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+# Primary SQLite result codes (sqlite.org, "Result and Error Codes").
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_IOERR = 5, 6, 8, 10
+_SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 11, 13, 14, 26
+_SQLITE_READONLY_DIRECTORY = 1544
+
+
+def _configure(conn: sqlite3.Connection, timeout_s: float) -> None:
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=30000")
+    conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+
+
+def _folder_writable(path: Path) -> bool:
+    return os.access(path.absolute().parent, os.W_OK)
+
+
+def sqlite_error(path: str | Path, exc: sqlite3.Error, *, timeout_s: float = BUSY_TIMEOUT_S) -> DatabaseError:
+    """Return a :class:`DatabaseError` naming ``path`` that explains SQLite error ``exc``.
+
+    The message says what is wrong with the file in the user's terms: corrupt ("database
+    disk image is malformed (not a usable SQLite database)"), read-only file or folder,
+    locked by another process for more than ``timeout_s`` seconds, disk full, or else
+    SQLite's own message. The caller raises it (``raise sqlite_error(p, exc) from exc``).
+    """
+    path = Path(path)
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(exc)
+    if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in text:
+        return DatabaseError(f"{path}: {text} (not a usable SQLite database)")
+    if primary in (_SQLITE_BUSY, _SQLITE_LOCKED) or "database is locked" in text:
+        return DatabaseError(f"{path}: locked by another process for more than {timeout_s:g} s")
+    folder = path.absolute().parent
+    if code == _SQLITE_READONLY_DIRECTORY or (
+            primary in (_SQLITE_READONLY, _SQLITE_CANTOPEN) and not _folder_writable(path)):
+        return DatabaseError(
+            f"{path}: its folder {folder} is read-only (SQLite must create {path.name}-wal and "
+            f"{path.name}-shm beside the database to write it)")
+    if primary == _SQLITE_READONLY:
+        return DatabaseError(f"{path}: read-only (cannot write a database there)")
+    if primary == _SQLITE_FULL:
+        return DatabaseError(f"{path}: {text} (free some disk space)")
+    if primary == _SQLITE_CANTOPEN:
+        return DatabaseError(f"{path}: {text}")
+    return DatabaseError(f"{path}: {text}")
+
+
+@contextmanager
+def sqlite_errors(path: str | Path, *, timeout_s: float = BUSY_TIMEOUT_S) -> Iterator[None]:
+    """Context manager turning ``sqlite3.Error`` raised inside into :func:`sqlite_error`'s
+    :class:`DatabaseError` naming ``path`` (the database the block works on)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, exc, timeout_s=timeout_s) from exc
+
+
+def _connect_read_only(path: Path, timeout_s: float) -> sqlite3.Connection:
+    conn = None
+    try:
+        conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=timeout_s)
+        _configure(conn, timeout_s)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file (and its WAL)
+        return conn
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        if getattr(exc, "sqlite_errorcode", None) != _SQLITE_READONLY_DIRECTORY:
+            raise sqlite_error(path, exc, timeout_s=timeout_s) from exc
+        first_error = exc
+    # A WAL database in a folder this process cannot write: SQLite cannot create the
+    # -shm file readers need. Without -wal and -shm files nobody has the database open
+    # and nobody can write it (a writer would have to create them), so reading it as
+    # immutable is exact. With them, a writer may be active or committed pages may sit
+    # in the -wal file, which an immutable read would miss: refuse and explain.
+    leftovers = [p for p in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")) if p.exists()]
+    if leftovers:
+        raise DatabaseError(
+            f"{path}: is in WAL mode and its folder {path.absolute().parent} is read-only, and "
+            f"{leftovers[0].name} exists (a writer is active or did not finish); publish a copy "
+            "(textpile pipeline / textpile.publish) or make the folder writable") from first_error
+    try:
+        conn = sqlite3.connect(sqlite_uri(path, mode="ro", immutable=True), uri=True, timeout=timeout_s)
+        _configure(conn, timeout_s)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        conn.close()
+        raise sqlite_error(path, exc, timeout_s=timeout_s) from exc
     return conn
 
 
-def _check_file(path: Path) -> None:
-    if path.is_dir():
-        raise DatabaseError(f"{path}: is a directory, expected a SQLite database file")
-    if path.exists() and path.stat().st_size > 0:
-        with path.open("rb") as fh:
-            if fh.read(16) != _SQLITE_MAGIC:
-                raise DatabaseError(f"{path}: not a SQLite database; refusing to touch it")
+def connect(path: str | Path, *, read_only: bool = False, timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+    """Open a SQLite connection with textpile's settings, without any schema check.
+
+    WAL journal (switched on here, so call it for a writable database only once the
+    file is accepted), synchronous NORMAL, foreign keys on, a ``timeout_s`` busy timeout.
+    ``read_only`` opens with ``mode=ro`` so that nothing can be written, and changes
+    nothing in the file; a WAL database in a folder this process cannot write (no -shm
+    can be created) is read with ``immutable=1`` when no -wal/-shm file exists (so
+    nobody is writing it).
+
+    Raises:
+        DatabaseError: SQLite cannot open the file (see :func:`sqlite_error`).
+    """
+    path = Path(path)
+    if read_only:
+        return _connect_read_only(path, timeout_s)
+    conn = None
+    try:
+        conn = sqlite3.connect(str(path), timeout=timeout_s)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        _configure(conn, timeout_s)
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise sqlite_error(path, exc, timeout_s=timeout_s) from exc
+    return conn
+
+
+def _check_file(path: Path) -> int | None:
+    """Refuse folders and non-SQLite files; return the file size (None when missing)."""
+    try:
+        if path.is_dir():
+            raise DatabaseError(f"{path}: is a directory, expected a SQLite database file")
+        if not path.exists():
+            return None
+        size = path.stat().st_size
+        if size > 0:
+            with path.open("rb") as fh:
+                if fh.read(16) != _SQLITE_MAGIC:
+                    raise DatabaseError(f"{path}: not a SQLite database; refusing to touch it")
+    except OSError as exc:
+        raise DatabaseError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    return size
 
 
 def _read_info(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None:
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseError(f"{path}: cannot be read as SQLite ({exc})") from exc
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
     if not tables:
         return None
     if "unobtanium_database_info" not in tables:
@@ -100,12 +213,29 @@ def _read_info(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None:
     return dict(conn.execute("SELECT key, value FROM unobtanium_database_info"))
 
 
+def _inspect(path: Path, *, integrity: bool, timeout_s: float) -> dict[str, str] | None:
+    """Read the info keys of an existing file through a read-only connection (None: no
+    tables). With ``integrity``, ``PRAGMA quick_check`` must pass too. Writes nothing."""
+    conn = connect(path, read_only=True, timeout_s=timeout_s)
+    try:
+        with sqlite_errors(path, timeout_s=timeout_s):
+            info = _read_info(conn, path)
+            if info is not None and integrity:
+                problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if problem != "ok":
+                    raise DatabaseError(
+                        f"{path}: database disk image is malformed ({problem}); not writing to it "
+                        f"(try: sqlite3 {path} .recover)")
+    finally:
+        conn.close()
+    return info
+
+
 def _verify(info: dict[str, str], kind: str, path: Path) -> None:
     found_kind = info.get("unobtanium_database_kind")
     if found_kind != kind:
-        raise DatabaseError(
-            f"{path}: is a {found_kind or 'unknown'} database, expected a {kind} database"
-        )
+        found = f"a {found_kind}" if found_kind else "an unknown"
+        raise DatabaseError(f"{path}: is {found} database, expected a {kind} database")
     keys = ["unobtanium_base_schema_version", f"unobtanium_{kind}_schema_version"]
     for key in keys:
         version = info.get(key)
@@ -118,76 +248,110 @@ def _verify(info: dict[str, str], kind: str, path: Path) -> None:
             )
 
 
-def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_only: bool) -> sqlite3.Connection:
-    path = Path(path)
-    _check_file(path)
-    if not path.exists():
-        if not create or read_only:
-            raise DatabaseError(f"{path}: no such {kind} database")
-        if not path.parent.exists():
-            raise DatabaseError(f"{path}: folder {path.parent} does not exist")
-    conn = connect(path, read_only=read_only)
+def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sqlite3.Connection:
+    if not path.exists() and not os.access(path.absolute().parent, os.W_OK):
+        raise DatabaseError(f"{path}: cannot create a {kind} database there, folder "
+                            f"{path.absolute().parent} is read-only")
+    conn = connect(path, timeout_s=timeout_s)
     try:
-        info = _read_info(conn, path)
-        if info is None:
-            if read_only:
-                raise DatabaseError(f"{path}: empty file, not a {kind} database")
-            with conn:
-                conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
-                conn.executescript(schema_sql(kind, schema_version))
-                conn.executemany(
-                    "INSERT INTO unobtanium_database_info(key, value) VALUES (?, ?)",
-                    [
-                        ("unobtanium_base_schema_version", BASE_SCHEMA_VERSION),
-                        ("unobtanium_database_kind", kind),
-                        (f"unobtanium_{kind}_schema_version", schema_version),
-                    ],
-                )
-        else:
-            _verify(info, kind, path)
-            if not read_only:
-                # Idempotent: creates only what a database of this version may lack
-                # (textpile's own extra indexes).
-                conn.executescript(schema_sql(kind, schema_version))
+        with sqlite_errors(path, timeout_s=timeout_s), conn:
+            conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
+            conn.executescript(schema_sql(kind, schema_version))
+            conn.executemany(
+                "INSERT INTO unobtanium_database_info(key, value) VALUES (?, ?)",
+                [
+                    ("unobtanium_base_schema_version", BASE_SCHEMA_VERSION),
+                    ("unobtanium_database_kind", kind),
+                    (f"unobtanium_{kind}_schema_version", schema_version),
+                ],
+            )
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def open_crawler_db(path: str | Path, *, create: bool = True, read_only: bool = False) -> sqlite3.Connection:
+def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_only: bool,
+          timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+    """Check the file, then open it. Nothing is written to a file that is refused:
+    the checks use a read-only connection, and WAL mode is switched on only after."""
+    path = Path(path)
+    size = _check_file(path)
+    may_create = create and not read_only
+    if size is None:
+        if not may_create:
+            raise DatabaseError(f"{path}: no such {kind} database")
+        if not path.absolute().parent.is_dir():
+            raise DatabaseError(f"{path}: folder {path.absolute().parent} does not exist")
+        return _create(path, kind, schema_version, timeout_s)
+    if size == 0:
+        if not may_create:
+            raise DatabaseError(f"{path}: empty file, not a {kind} database")
+        return _create(path, kind, schema_version, timeout_s)
+    info = _inspect(path, integrity=not read_only, timeout_s=timeout_s)
+    if info is None:
+        if not may_create:
+            raise DatabaseError(f"{path}: SQLite database without tables, not a {kind} database")
+        return _create(path, kind, schema_version, timeout_s)
+    _verify(info, kind, path)
+    conn = connect(path, read_only=read_only, timeout_s=timeout_s)
+    if not read_only:
+        try:
+            # Idempotent: creates only what a database of this version may lack
+            # (textpile's own extra indexes).
+            with sqlite_errors(path, timeout_s=timeout_s):
+                conn.executescript(schema_sql(kind, schema_version))
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+def open_crawler_db(path: str | Path, *, create: bool = True, read_only: bool = False,
+                    timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
     """Open (or create) a crawler database (base 0.1.0 + crawler 1.0.0).
 
+    With ``create`` (and not ``read_only``) a missing file, a 0-byte file or a SQLite
+    file without tables becomes a new crawler database; otherwise those are refused.
+    An existing database opened for writing must pass ``PRAGMA quick_check`` first.
+    A refused file is never changed (checks run on a read-only connection).
+
     Raises:
-        DatabaseError: the file is not SQLite, not a crawler database, or of a newer version.
+        DatabaseError: the file is missing (without ``create``), empty (without
+            ``create``), not SQLite, corrupt, not a crawler database, of a newer
+            version, read-only (for writing), or locked for more than ``timeout_s``.
     """
-    return _open(path, "crawler", CRAWLER_SCHEMA_VERSION, create, read_only)
+    return _open(path, "crawler", CRAWLER_SCHEMA_VERSION, create, read_only, timeout_s)
 
 
-def open_summary_db(path: str | Path, *, create: bool = True, read_only: bool = False) -> sqlite3.Connection:
+def open_summary_db(path: str | Path, *, create: bool = True, read_only: bool = False,
+                    timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
     """Open (or create) a summary database (base 0.1.0 + summary 0.0.0 with text_pile_v0_2).
 
+    Creation, checks and refusals as in :func:`open_crawler_db`.
+
     Raises:
-        DatabaseError: the file is not SQLite, not a summary database, or of a newer version.
+        DatabaseError: as :func:`open_crawler_db`, for a summary database.
     """
-    return _open(path, "summary", SUMMARY_SCHEMA_VERSION, create, read_only)
+    return _open(path, "summary", SUMMARY_SCHEMA_VERSION, create, read_only, timeout_s)
 
 
 def open_any_db(path: str | Path) -> tuple[sqlite3.Connection, str]:
     """Open an existing crawler or summary database, returning it and its kind.
 
     Raises:
-        DatabaseError: the file does not exist or is neither kind.
+        DatabaseError: the file does not exist, is empty or is neither kind (nothing is
+            written to it then), or is corrupt, read-only or locked.
     """
     path = Path(path)
-    _check_file(path)
-    if not path.exists():
+    size = _check_file(path)
+    if size is None:
         raise DatabaseError(f"{path}: no such database")
-    conn = connect(path)
-    try:
-        info = _read_info(conn, path) or {}
-    finally:
-        conn.close()
+    if size == 0:
+        raise DatabaseError(f"{path}: empty file, not a crawler or summary database")
+    info = _inspect(path, integrity=False, timeout_s=BUSY_TIMEOUT_S)
+    if info is None:
+        raise DatabaseError(f"{path}: SQLite database without tables, not a crawler or summary database")
     kind = info.get("unobtanium_database_kind")
     if kind == "crawler":
         return open_crawler_db(path, create=False), kind

@@ -28,6 +28,7 @@ import sqlite3
 import duckdb
 import pyarrow as pa
 
+from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.staging import rows_to_table
 
 _MEMBERS_SQL = """
@@ -80,6 +81,7 @@ MEMBERS_SCHEMA = pa.schema([
 CURRENT_SCHEMA = pa.schema([("row_id", pa.int64()), ("subject", pa.int64()), ("duplicate_of", pa.int64())])
 
 
+@duckdb_interrupts()
 def reconcile(conn: sqlite3.Connection, touched_generation_ids: list[int], batch_time: int) -> tuple[int, int]:
     """Bring the duplicate groups of ``touched_generation_ids`` to their wanted state.
 

@@ -39,6 +39,7 @@ import duckdb
 import pyarrow as pa
 
 from textpile.enums import CrawlType, ExitCode
+from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.staging import table_path
 
 PRIOR_SCHEMA = pa.schema([
@@ -155,6 +156,7 @@ FROM all_spans
 """
 
 
+@duckdb_interrupts()
 def decide_batch(batch_dir: Path, prior: pa.Table, integrated: pa.Table) -> duckdb.DuckDBPyConnection:
     """Load one staged batch into a fresh DuckDB connection and compute its decisions.
 

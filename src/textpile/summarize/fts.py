@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from textpile.store.database import open_summary_db
+from textpile.store.database import open_summary_db, sqlite_errors
 
 SEARCHABLE_WHERE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate"
                     " AND eg.text_pile_id IS NOT NULL")
@@ -51,6 +51,7 @@ def rebuild_fts(summary_db: str | Path) -> int:
     """
     conn = open_summary_db(summary_db, create=False)
     try:
-        return rebuild_fts_in(conn)
+        with sqlite_errors(summary_db):
+            return rebuild_fts_in(conn)
     finally:
         conn.close()

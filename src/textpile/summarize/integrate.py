@@ -40,6 +40,7 @@ from textpile.store.mimetypes import intern_mimetype
 from textpile.store.urls import UrlError, intern_url
 from textpile.summarize import duplicates
 from textpile.summarize.events import INTEGRATED_SCHEMA, PRIOR_SCHEMA, decide_batch
+from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.scrape.result import LOCATION_FLAGS
 from textpile.summarize.staging import rows_to_table, table_path
 
@@ -183,11 +184,12 @@ def _check_batch(batch_dir: Path) -> None:
             raise TextpileError(f"{batch_dir}: missing {name}.parquet{hint}")
 
 
+@duckdb_interrupts()
 def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> BatchResult:
     """Integrate one staged and scraped batch into the open summary database ``conn``.
 
     Runs in one ``BEGIN IMMEDIATE`` transaction, committed at the end and rolled back on
-    any error or interrupt.
+    any error or interrupt (DuckDB's query interruption is raised as KeyboardInterrupt).
 
     Raises:
         TextpileError: the batch folder lacks one of its Parquet files.

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from textpile.progress import progress_bar
-from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum
+from textpile.errors import TextpileError
+from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
 from textpile.summarize import fts, staging
 from textpile.summarize.integrate import BatchResult, integrate_batch
 from textpile.summarize.scrape_stage import scrape_batch
@@ -157,7 +158,7 @@ def integrate_staged(summary_db: str | Path, staging_dir: str | Path, *, progres
     batches = staging.batch_dirs(staging_dir)
     conn = open_summary_db(summary_db)
     try:
-        with progress_bar("Integrating", len(batches), enabled=progress) as bar:
+        with progress_bar("Integrating", len(batches), enabled=progress) as bar, sqlite_errors(summary_db):
             for batch_dir in batches:
                 report.add(integrate_batch(conn, batch_dir))
                 bar.advance(1)
@@ -190,13 +191,21 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     matches the database) and optimizing is skipped; the next run continues. A kill
     loses at most the current batch's uncommitted transaction.
 
+    Ctrl+C inside a DuckDB query counts as Ctrl+C too (see
+    :mod:`textpile.summarize.interrupts`).
+
     Raises:
-        DatabaseError: ``crawler_db`` is missing or not a crawler database, or
-            ``summary_db`` is not a summary database.
-        TextpileError: ``batch_size`` is below 1.
+        DatabaseError: ``crawler_db`` is missing, empty or not a crawler database, or
+            ``summary_db`` is not a summary database; either is corrupt, read-only (the
+            summary database) or locked. The message names the file.
+        TextpileError: ``batch_size`` is below 1, or ``work_dir`` exists and is not a folder.
     """
     started = time.monotonic()
     say = log or (lambda text: None)
+    if batch_size < 1:
+        raise TextpileError(f"batch size must be at least 1, got {batch_size}")
+    if work_dir is not None and Path(work_dir).exists() and not Path(work_dir).is_dir():
+        raise TextpileError(f"{work_dir}: not a folder (the work folder for the Parquet staging files)")
     open_crawler_db(crawler_db, create=False, read_only=True).close()
     report = SummaryReport()
     conn = open_summary_db(summary_db)
@@ -214,7 +223,8 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
                     _add_stage_counts(report.stage, batch_dir, counts)
                     say(f"Summarizing page {report.batches} ({counts['crawl_log']} crawl log entries) ...")
                     _scrape_into(report.scrape, batch_dir, _NoBar())
-                    result = integrate_batch(conn, batch_dir)
+                    with sqlite_errors(summary_db):
+                        result = integrate_batch(conn, batch_dir)
                     report.integration.add(result)
                     say(f"Found {result.self_duplicates} self duplicates.")
                     say(f"Found {result.exact_duplicates} exact duplicates.")
@@ -226,10 +236,11 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         report.pages_processed = report.integration.crawls_integrated
         report.integration.seconds = time.monotonic() - started
         say("(Re)generating full text index ...")
-        report.fts_rows = fts.rebuild_fts_in(conn)
-        if not report.interrupted:
-            say("Optimizing and vacuuming the summary database ...")
-            optimize_and_vacuum(conn)
+        with sqlite_errors(summary_db):
+            report.fts_rows = fts.rebuild_fts_in(conn)
+            if not report.interrupted:
+                say("Optimizing and vacuuming the summary database ...")
+                optimize_and_vacuum(conn)
     finally:
         conn.close()
         if temp is not None:

@@ -10,11 +10,15 @@ they exist to survive clean-ups of the log (page "Crawler Database").
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from textpile.errors import TextpileError
-from textpile.store.database import open_crawler_db
+from textpile.store.database import open_crawler_db, sqlite_errors
+
+MAX_KEEP_LATEST = 2**63 - 1
+"""The largest --keep-latest (SQLite's largest INTEGER)."""
 
 _OLD_SQL = """
 SELECT crawl_log_id, str_url, time_started_unix_utc, exit_code FROM (
@@ -64,15 +68,25 @@ def delete_old_crawl_log_entries(crawler_db: str | Path, keep_latest: int, *, ap
     redirects. "Latest" orders by time_started_unix_utc, then crawl_log_id.
 
     Raises:
-        TextpileError: ``keep_latest`` is negative.
-        DatabaseError: ``crawler_db`` is missing or not a crawler database.
+        TextpileError: ``keep_latest`` is negative or above :data:`MAX_KEEP_LATEST`.
+        DatabaseError: ``crawler_db`` is missing, empty or not a crawler database (it is
+            left unchanged then), or is corrupt, read-only or locked.
     """
-    if keep_latest < 0:
-        raise TextpileError(f"--keep-latest must be 0 or more, got {keep_latest}")
+    if not 0 <= keep_latest <= MAX_KEEP_LATEST:
+        raise TextpileError(f"--keep-latest must be from 0 to {MAX_KEEP_LATEST}, got {keep_latest}")
     conn = open_crawler_db(crawler_db, create=False)
     plan = DeletionPlan()
     try:
         conn.isolation_level = None
+        _apply_plan(conn, crawler_db, plan, keep_latest, apply)
+    finally:
+        conn.close()
+    return plan
+
+
+def _apply_plan(conn: sqlite3.Connection, crawler_db: str | Path, plan: DeletionPlan, keep_latest: int,
+                apply: bool) -> None:
+    with sqlite_errors(crawler_db):
         conn.execute("BEGIN IMMEDIATE")
         try:
             plan.entries = conn.execute(_OLD_SQL, (keep_latest,)).fetchall()
@@ -91,6 +105,3 @@ def delete_old_crawl_log_entries(crawler_db: str | Path, keep_latest: int, *, ap
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-    finally:
-        conn.close()
-    return plan

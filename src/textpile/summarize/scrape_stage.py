@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from textpile.enums import CrawlType, ExitCode
+from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.scrape.result import LOCATION_FLAGS, ScrapeResult
 from textpile.summarize.staging import table_path, write_parquet
 
@@ -46,6 +47,7 @@ SCRAPE_LINK_SCHEMA = pa.schema(
 )
 
 
+@duckdb_interrupts()
 def files_to_scrape(batch_dir: Path) -> list[tuple]:
     """Return ``(file_id, str_url, mime_essence, last_modified, now, text)`` rows of a batch.
 

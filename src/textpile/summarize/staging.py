@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textpile.errors import TextpileError
-from textpile.store.database import open_crawler_db
+from textpile.store.database import open_crawler_db, sqlite_errors, sqlite_uri
 
 BATCH_PREFIX = "batch-"
 
@@ -130,8 +130,8 @@ def pending_crawl_log_ids(crawler: sqlite3.Connection, *, agent_uuid: uuid.UUID 
         params.append(agent_uuid.bytes)
     attached = False
     if summary_db is not None and Path(summary_db).exists():
-        uri = f"file:{Path(summary_db).resolve()}?mode=ro"
-        crawler.execute("ATTACH DATABASE ? AS summary", (uri,))
+        with sqlite_errors(summary_db):
+            crawler.execute("ATTACH DATABASE ? AS summary", (sqlite_uri(summary_db, mode="ro"),))
         attached = True
         where.append("NOT EXISTS (SELECT 1 FROM summary.crawl_summary cs WHERE cs.crawl_uuid = cl.crawl_uuid)")
     sql = "SELECT cl.crawl_log_id FROM crawl_log cl"
@@ -179,8 +179,10 @@ def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid:
     start (``on_total`` is called with their number); batches are numbered from 1.
 
     Raises:
-        DatabaseError: ``crawler_db`` is missing or not a crawler database.
+        DatabaseError: ``crawler_db`` is missing, empty, not a crawler database, corrupt
+            or locked (the message names the file); ``summary_db`` cannot be attached.
         TextpileError: ``batch_size`` is below 1.
+        OSError: ``staging_dir`` cannot be created or written.
     """
     if batch_size < 1:
         raise TextpileError(f"batch size must be at least 1, got {batch_size}")
@@ -190,12 +192,14 @@ def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid:
         root.mkdir(parents=True, exist_ok=True)
         for old in batch_dirs(root):
             shutil.rmtree(old)
-        ids = pending_crawl_log_ids(crawler, agent_uuid=agent_uuid, summary_db=summary_db)
+        with sqlite_errors(crawler_db):
+            ids = pending_crawl_log_ids(crawler, agent_uuid=agent_uuid, summary_db=summary_db)
         if on_total is not None:
             on_total(len(ids))
         for number, start in enumerate(range(0, len(ids), batch_size), start=1):
             batch_dir = root / f"{BATCH_PREFIX}{number:05d}"
-            counts = write_batch(crawler, ids[start:start + batch_size], batch_dir)
+            with sqlite_errors(crawler_db):
+                counts = write_batch(crawler, ids[start:start + batch_size], batch_dir)
             yield batch_dir, counts
     finally:
         crawler.close()

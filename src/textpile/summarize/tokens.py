@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from textpile.store.database import open_summary_db
+from textpile.store.database import open_summary_db, sqlite_errors
 
 WORD = re.compile(r"\w+")
 GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
@@ -38,12 +38,13 @@ def regenerate_token_index(summary_db: str | Path) -> TokenIndexReport:
     """Rebuild token and token_statistics from every Gen1 text pile, in one transaction.
 
     Raises:
-        DatabaseError: ``summary_db`` does not exist or is not a summary database.
+        DatabaseError: ``summary_db`` does not exist, is empty, is not a summary database
+            (it is left unchanged then), or is corrupt, read-only or locked.
     """
     conn = open_summary_db(summary_db, create=False)
     report = TokenIndexReport()
     try:
-        with conn:
+        with sqlite_errors(summary_db), conn:
             conn.execute("DELETE FROM token_statistics")
             conn.execute("DELETE FROM token")
             token_ids: dict[str, int] = {}
