@@ -10,6 +10,7 @@ honoured, capped at :data:`MAX_RETRY_AFTER_S`.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -17,15 +18,19 @@ from textpile.crawl.fetch import parse_http_date
 
 #: The longest Retry-After honoured, in seconds (the same cap as Crawl-delay).
 MAX_RETRY_AFTER_S = 120.0
+#: delay-seconds of RFC 9110 10.2.3: ASCII digits only (``str.isdigit`` also accepts
+#: ``²`` and other digits ``float`` cannot read).
+_DELAY_SECONDS = re.compile(r"[0-9]+", re.ASCII)
 
 
 def parse_retry_after(value: str | None, now_unix: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After value (delay-seconds or an HTTP date), capped at
-    :data:`MAX_RETRY_AFTER_S`; None when absent or unreadable. A date in the past gives 0."""
+    :data:`MAX_RETRY_AFTER_S`; None when absent or unreadable (any value that is
+    neither ASCII digits nor an HTTP date). A date in the past gives 0."""
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if _DELAY_SECONDS.fullmatch(value):
         return min(float(value), MAX_RETRY_AFTER_S)
     when = parse_http_date(value)
     if when is None:

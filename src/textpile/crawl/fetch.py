@@ -41,7 +41,8 @@ class FetchResult:
 
     ``exit_code`` is set when no usable answer came (connection failed, timeout, read
     error, undecodable or too big); otherwise None and ``status``/``headers`` hold the
-    answer. ``body`` is the decoded body for 2xx answers, else None. Times: ``time_sent``
+    answer. ``body`` is the decoded body for 2xx answers, else None; ``truncated`` says
+    that only its first ``truncate_at`` bytes were kept (see :func:`fetch`). Times: ``time_sent``
     unix seconds (float), ``duration_s`` seconds from sending to the end of reading.
     """
 
@@ -55,6 +56,7 @@ class FetchResult:
     exit_code: ExitCode | None = None
     message: str | None = None
     blocked_address: bool = False
+    truncated: bool = False
 
 
 class BodyTooLarge(Exception):
@@ -65,22 +67,26 @@ class UndecodableBody(Exception):
     """The body's Content-Encoding is unknown or its data is corrupt."""
 
 
-def _decompress(data: bytes, wbits: int, cap: int) -> bytes:
+def _decompress(data: bytes, wbits: int, cap: int, truncate: bool) -> bytes:
     dec = zlib.decompressobj(wbits)
     out = dec.decompress(data, cap + 1)
     if len(out) > cap:
+        if truncate:
+            return out[:cap]
         raise BodyTooLarge(f"decoded body exceeds {cap} bytes")
     return out + dec.flush()[: cap + 1 - len(out)]
 
 
-def decode_content(data: bytes, content_encoding: str | None, cap: int) -> bytes:
+def decode_content(data: bytes, content_encoding: str | None, cap: int, *, truncate: bool = False) -> bytes:
     """Undo the Content-Encoding codings of ``data`` (last applied first).
 
-    Supports identity, gzip, x-gzip and deflate (zlib-wrapped or raw).
+    Supports identity, gzip, x-gzip and deflate (zlib-wrapped or raw). With
+    ``truncate`` a body longer than ``cap`` is cut to ``cap`` bytes instead of refused,
+    and ``data`` may be the start of a compressed stream (what it holds is decoded).
 
     Raises:
         UndecodableBody: an unknown coding or corrupt data.
-        BodyTooLarge: the decoded body exceeds ``cap`` bytes.
+        BodyTooLarge: the decoded body exceeds ``cap`` bytes (not with ``truncate``).
     """
     codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
     for coding in reversed(codings):
@@ -88,17 +94,19 @@ def decode_content(data: bytes, content_encoding: str | None, cap: int) -> bytes
             if coding in ("identity", ""):
                 continue
             if coding in ("gzip", "x-gzip"):
-                data = _decompress(data, 16 + zlib.MAX_WBITS, cap)
+                data = _decompress(data, 16 + zlib.MAX_WBITS, cap, truncate)
             elif coding == "deflate":
                 try:
-                    data = _decompress(data, zlib.MAX_WBITS, cap)
+                    data = _decompress(data, zlib.MAX_WBITS, cap, truncate)
                 except zlib.error:
-                    data = _decompress(data, -zlib.MAX_WBITS, cap)
+                    data = _decompress(data, -zlib.MAX_WBITS, cap, truncate)
             else:
                 raise UndecodableBody(f"unsupported Content-Encoding {coding!r}")
         except zlib.error as exc:
             raise UndecodableBody(f"corrupt {coding} body: {exc}") from None
     if len(data) > cap:
+        if truncate:
+            return data[:cap]
         raise BodyTooLarge(f"decoded body exceeds {cap} bytes")
     return data
 
@@ -114,54 +122,88 @@ def parse_http_date(value: str | None) -> int | None:
         return None
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when is None:
         return None
-    if when.tzinfo is None:
-        return int(when.replace(tzinfo=datetime.timezone.utc).timestamp())
-    return int(when.timestamp())
+    try:
+        if when.tzinfo is None:
+            return int(when.replace(tzinfo=datetime.timezone.utc).timestamp())
+        return int(when.timestamp())
+    except (ValueError, OverflowError):
+        return None
+
+
+def is_valid_header_value(value: str | None) -> bool:
+    """True when ``value`` can be sent as an HTTP header value as it is: visible ASCII
+    and spaces/tabs only (RFC 9110 5.5 field-value without obs-text), not empty, no
+    leading or trailing whitespace. A stored ETag from a hostile server may be none of
+    these; such a validator is not sent."""
+    if not value or value != value.strip(" \t"):
+        return False
+    return all(c == "\t" or 0x20 <= ord(c) < 0x7F for c in value)
+
+
+class RefusedUrl(Exception):
+    """The HTTP client will not send a request to this URL (too long, invalid for it, or
+    carrying credentials)."""
+
+
+#: Message prefix httpx uses when a redirect answer's Location is not a URL.
+_HTTPX_INVALID_LOCATION = "Invalid URL in location header"
+
+
+def _build_request(client: httpx.AsyncClient, url: str, headers: dict[str, str]) -> httpx.Request:
+    """The GET request for ``url``, with everything httpx checks lazily checked now.
+
+    Raises:
+        RefusedUrl: httpx refuses the URL (too long, invalid host, ...) or it carries a
+            user name or password (the crawler never sends credentials).
+    """
+    try:
+        request = client.build_request("GET", url, headers=headers)
+        request.url.host  # noqa: B018 - decodes an IDNA host, which may raise
+    except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
+        raise RefusedUrl(f"the HTTP client refuses this URL: {type(exc).__name__}: {exc}") from None
+    if request.url.userinfo:
+        raise RefusedUrl("URLs with a user name or password are never fetched")
+    return request
 
 
 async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] | None = None,
-                limits: FetchLimits = FetchLimits()) -> FetchResult:
+                limits: FetchLimits = FetchLimits(), truncate_at: int | None = None) -> FetchResult:
     """GET ``url`` with ``client`` and return what happened; never raises for network
-    trouble (that becomes ``exit_code``), only for cancellation.
+    trouble or a hostile answer (that becomes ``exit_code``), only for cancellation.
 
     Every answer's body is read (so the connection can be reused, within the caps) but
-    only a 2xx answer's body is content-decoded and returned.
+    only a 2xx answer's body is content-decoded and returned. Header values that are not
+    valid (see :func:`is_valid_header_value`) are not sent. With ``truncate_at`` (bytes)
+    a 2xx body is read only that far and kept, cut to ``truncate_at`` decoded bytes,
+    instead of being refused as too large (robots.txt: RFC 9309 2.5); ``truncated`` then
+    says whether anything was cut.
     Exit codes: connection errors 100 connection_failed (172 blocked_origin_by_local_policy
     when the SSRF filter refused the address), the deadline or an httpx timeout 101
     request_timeout, a broken connection while reading 102 error_reading_response, a
-    protocol error, undecodable or too large body 42 did_not_understand_answer.
+    protocol error, a redirect whose Location is not a usable URL, an undecodable or too
+    large body 42 did_not_understand_answer, a URL the HTTP client refuses (over httpx's
+    length limit, an invalid host, user name or password in it) 173
+    blocked_url_by_local_policy, without sending anything.
     """
     time_sent = time.time()
     start = time.monotonic()
     result = FetchResult(url=url, time_sent=time_sent, duration_s=0.0)
+    sendable = {k: v for k, v in (headers or {}).items() if is_valid_header_value(v)}
     try:
+        request = _build_request(client, url, sendable)
         async with asyncio.timeout(limits.deadline_s):
-            async with client.stream("GET", url, headers=headers or {}) as response:
-                result.status = response.status_code
-                result.headers = response.headers
-                ok = 200 <= response.status_code < 300
-                declared = response.headers.get("content-length", "")
-                if ok and declared.isdigit() and int(declared) > limits.max_body_bytes:
-                    raise BodyTooLarge(f"Content-Length {declared} exceeds {limits.max_body_bytes} bytes")
-                # Every body is read, so that the connection can be reused; a non-2xx
-                # body beyond the cap is simply not read further.
-                chunks = []
-                size = 0
-                async for chunk in response.aiter_raw():
-                    size += len(chunk)
-                    if size > limits.max_body_bytes:
-                        if ok:
-                            raise BodyTooLarge(f"body exceeds {limits.max_body_bytes} bytes")
-                        break
-                    chunks.append(chunk)
-                result.raw_size = size
-                if ok:
-                    result.body = decode_content(b"".join(chunks), response.headers.get("content-encoding"),
-                                                 limits.max_decoded_bytes)
+            response = await client.send(request, stream=True)
+            try:
+                await _read(response, result, limits, truncate_at)
+            finally:
+                await response.aclose()
+    except RefusedUrl as exc:
+        result.exit_code = ExitCode.blocked_url_by_local_policy
+        result.message = str(exc)
     except TimeoutError:
         result.exit_code = ExitCode.request_timeout
         result.message = f"no complete answer within {limits.deadline_s:g} s"
@@ -170,13 +212,27 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
         result.message = f"{type(exc).__name__}: {exc}"
     except httpx.ConnectError as exc:
         _connection_failure(result, exc, ExitCode.connection_failed)
-    except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.CloseError) as exc:
+    except httpx.RemoteProtocolError as exc:
+        if str(exc).startswith(_HTTPX_INVALID_LOCATION):
+            # A redirect answer with a Location that is not a URL: a hostile or broken
+            # answer, not a fluke of the connection.
+            result.exit_code = ExitCode.did_not_understand_answer
+            result.message = f"redirect with an unusable Location header: {exc}"
+        else:
+            result.exit_code = ExitCode.error_reading_response
+            result.message = f"{type(exc).__name__}: {exc}"
+    except (httpx.ReadError, httpx.WriteError, httpx.CloseError) as exc:
         result.exit_code = ExitCode.error_reading_response
         result.message = f"{type(exc).__name__}: {exc}"
     except (httpx.LocalProtocolError, httpx.DecodingError, httpx.UnsupportedProtocol,
             UndecodableBody, BodyTooLarge) as exc:
         result.exit_code = ExitCode.did_not_understand_answer
         result.message = f"{type(exc).__name__}: {exc}"
+    except (httpx.InvalidURL, UnicodeError) as exc:
+        # Raised while httpx reads a redirect answer's Location (an invalid IDNA host):
+        # the request URL itself was checked by _build_request.
+        result.exit_code = ExitCode.did_not_understand_answer
+        result.message = f"redirect with an unusable Location header: {type(exc).__name__}: {exc}"
     except httpx.TransportError as exc:
         _connection_failure(result, exc, ExitCode.unknown_error)
     except OSError as exc:
@@ -185,6 +241,43 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
     if result.exit_code is not None:
         result.body = None
     return result
+
+
+async def _read(response: httpx.Response, result: FetchResult, limits: FetchLimits,
+                truncate_at: int | None) -> None:
+    """Read ``response`` into ``result`` within the size caps (see :func:`fetch`)."""
+    result.status = response.status_code
+    result.headers = response.headers
+    ok = 200 <= response.status_code < 300
+    declared = response.headers.get("content-length", "")
+    if (ok and truncate_at is None and declared.isascii() and declared.isdigit()
+            and int(declared) > limits.max_body_bytes):
+        raise BodyTooLarge(f"Content-Length {declared} exceeds {limits.max_body_bytes} bytes")
+    # Every body is read, so that the connection can be reused; a non-2xx body beyond
+    # the cap is simply not read further.
+    chunks = []
+    size = 0
+    async for chunk in response.aiter_raw():
+        if ok and truncate_at is not None and size + len(chunk) > truncate_at:
+            chunks.append(chunk[: truncate_at - size])
+            size = truncate_at
+            result.truncated = True
+            break
+        size += len(chunk)
+        if size > limits.max_body_bytes:
+            if ok:
+                raise BodyTooLarge(f"body exceeds {limits.max_body_bytes} bytes")
+            break
+        chunks.append(chunk)
+    result.raw_size = size
+    if ok:
+        encoding = response.headers.get("content-encoding")
+        if truncate_at is None:
+            result.body = decode_content(b"".join(chunks), encoding, limits.max_decoded_bytes)
+        else:
+            body = decode_content(b"".join(chunks), encoding, truncate_at + 1, truncate=True)
+            result.truncated = result.truncated or len(body) > truncate_at
+            result.body = body[:truncate_at]
 
 
 def _blocked_address(exc: BaseException) -> BlockedAddressError | None:

@@ -8,6 +8,12 @@ trouble (5xx answers, flukes that failed their retry, an unavailable robots.txt)
 decrements it and the origin gives up at 0; a database error sets it to 0 at once.
 Rate-limited (429) and fluke URLs are taken off the ignore list so they are tried again
 in the same run (each at most :data:`MAX_REQUEUES` times).
+
+Hostile sites: whatever handling one robots.txt fetch or one URL raises (other than a
+database error, Ctrl+C or cancellation) is logged as that entry's -999 unknown_error
+with the exception's message and costs one patience; the run goes on
+(:meth:`OriginCrawler.guarded`, the one safety net). URLs with a user name or password,
+or longer than :data:`~textpile.crawl.page.MAX_URL_CHARS`, are never scheduled.
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from textpile.crawl.charset import decode_body
 from textpile.crawl.config import CrawlConfig
 from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, RedirectRecord, RequestRecord
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
-from textpile.crawl.fetch import FetchLimits, FetchResult, exit_code_for_status, fetch, http_date, parse_http_date
-from textpile.crawl.page import PageInfo, RobotsDirectives, read_page, x_robots_tag
-from textpile.crawl.robots import ROBOTS_EXPIRY_S, RobotsRules, looks_like_html
+from textpile.crawl.fetch import (FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
+                                  is_valid_header_value, parse_http_date)
+from textpile.crawl.page import MAX_URL_CHARS, PageInfo, RobotsDirectives, read_page, x_robots_tag
+from textpile.crawl.robots import ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules, looks_like_html
 from textpile.enums import CrawlType, ExitCode
+from textpile.errors import DatabaseError
 from textpile.store.mimetypes import parse_media_type
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
@@ -44,6 +52,8 @@ IDLE_POLL_S = 0.05
 #: Media types whose text is stored in file_text (exit 20); others give 29 with metadata.
 TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+#: The longest exception message kept in a -999 unknown_error entry, in characters.
+MAX_ERROR_MESSAGE_CHARS = 500
 
 
 @dataclass
@@ -95,6 +105,9 @@ class OriginCrawler:
     delay: CrawlDelay = field(default_factory=lambda: CrawlDelay(0.0))
     todo: deque = field(default_factory=deque)
     requeues: dict = field(default_factory=dict)
+    #: True while robots.txt is fetched (its requests keep only the first
+    #: ROBOTS_MAX_BYTES of the body); one origin crawler does one thing at a time.
+    reading_robots: bool = False
 
     def __post_init__(self) -> None:
         self.delay = CrawlDelay(self.state.config.default_delay_ms / 1000.0)
@@ -142,7 +155,7 @@ class OriginCrawler:
                 if not state.take_command():
                     state.display.note(f"Ran out of crawl commands on {self.str_origin}")
                     return
-                await self.fetch_robots()
+                await self.guarded(self.robots_url(), CrawlType.robotstxt_fetch, self.fetch_robots)
                 continue
             if not self.todo:
                 if not self.fill_todo() and not await self._wait_for_candidates():
@@ -159,7 +172,7 @@ class OriginCrawler:
             if not state.take_command():
                 state.display.note(f"Ran out of crawl commands on {self.str_origin}")
                 return
-            await self.crawl(candidate, url)
+            await self.guarded(url, CrawlType.file_crawl, lambda: self.crawl(candidate, url))
 
     def fill_todo(self) -> bool:
         """[2] Take due candidates, log the ones local policies block; False when the
@@ -175,8 +188,13 @@ class OriginCrawler:
         if not candidates:
             return False
         for candidate in candidates:
-            url = parse_url(candidate.str_url)
-            verdict = state.config.policy_verdict(url)
+            try:
+                url = parse_url(candidate.str_url)
+            except UrlError as exc:
+                # Stored by an older version; it stays on the ignore list for this run.
+                state.display.note(f"Skipped a crawl candidate that is not a valid URL: {exc}")
+                continue
+            verdict = state.config.policy_verdict(url) or unusable_reason(url)
             if verdict is not None:
                 self.write(LogEntry(url=url, crawl_type=CrawlType.file_crawl, time_started_unix=int(time.time()),
                                     time_taken_ms=0, exit_code=ExitCode.blocked_url_by_local_policy,
@@ -188,11 +206,15 @@ class OriginCrawler:
     # -- requests -------------------------------------------------------------------
 
     async def request(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
-        """Send one request after waiting out the crawl delay; record its timing."""
+        """Send one request after waiting out the crawl delay; record its timing.
+        While :attr:`reading_robots`, a 2xx body is kept only up to
+        :data:`~textpile.crawl.robots.ROBOTS_MAX_BYTES` (see :func:`fetch`)."""
         wait = self.delay.wait_s()
         if wait > 0:
             await asyncio.sleep(wait)
-        result = await fetch(self.state.client, url, headers=headers, limits=self.state.limits)
+        truncate_at = ROBOTS_MAX_BYTES if self.reading_robots else None
+        result = await fetch(self.state.client, url, headers=headers, limits=self.state.limits,
+                             truncate_at=truncate_at)
         retry_after = None
         if result.status in (429, 503):
             retry_after = parse_retry_after(result.headers.get("retry-after"))
@@ -211,31 +233,98 @@ class OriginCrawler:
             return [first, await self.request(url, headers)]
         return [first]
 
+    # -- the safety net -------------------------------------------------------------
+
+    async def guarded(self, url: ParsedUrl, crawl_type: CrawlType, step) -> None:
+        """Run ``step()`` (a coroutine function: one robots.txt fetch or one file crawl of
+        ``url``) so that no answer can stop the run.
+
+        A database error (``sqlite3.Error``, :class:`~textpile.errors.DatabaseError`)
+        keeps its meaning: this origin stops (patience 0, a -3 entry when possible).
+        Ctrl+C and cancellation pass through. Any other exception is a bug or a hostile
+        answer this crawler did not foresee: it is logged as ``url``'s entry with exit
+        code -999 unknown_error and the exception's type and message (at most
+        :data:`MAX_ERROR_MESSAGE_CHARS` characters), costs one patience, is not retried
+        in this run, and the crawl goes on. A robots.txt fetch that fails so counts as
+        unavailable (nothing allowed until the next fetch).
+        """
+        started = time.time()
+        t0 = time.monotonic()
+        try:
+            await step()
+        except (sqlite3.Error, DatabaseError) as exc:
+            self.database_error(url, exc)
+        except Exception as exc:  # noqa: BLE001 - the one safety net, logged as -999
+            self.patience -= 1
+            if crawl_type == CrawlType.robotstxt_fetch:
+                self.robots = RobotsRules.unavailable()
+                self.robots_unavailable = True
+                self.robots_expiry = time.monotonic() + ROBOTS_EXPIRY_S
+            text = f"{type(exc).__name__}: {exc}"
+            if len(text) > MAX_ERROR_MESSAGE_CHARS:
+                text = text[: MAX_ERROR_MESSAGE_CHARS - 1] + "\u2026"
+            self.state.display.note(f"Unexpected error on {url.str_url[:200]}: {text}")
+            self.write(LogEntry(url=url, crawl_type=crawl_type, time_started_unix=int(started),
+                                time_taken_ms=int((time.monotonic() - t0) * 1000),
+                                exit_code=ExitCode.unknown_error, message=f"unexpected error: {text}",
+                                update_candidate=crawl_type == CrawlType.file_crawl))
+
     # -- [1] robots.txt -------------------------------------------------------------
 
+    def robots_url(self) -> ParsedUrl:
+        """This origin's /robots.txt."""
+        return parse_url("/robots.txt", self.origin_url)
+
     async def fetch_robots(self) -> None:
-        """Fetch, parse and remember /robots.txt; log it as a robotstxt_fetch entry."""
+        """Fetch, parse and remember /robots.txt; log it as a robotstxt_fetch entry
+        (see :meth:`_fetch_robots`)."""
+        self.reading_robots = True
+        try:
+            await self._fetch_robots()
+        finally:
+            self.reading_robots = False
+
+    async def _fetch_robots(self) -> None:
+        """Fetch, parse and remember /robots.txt; log it as a robotstxt_fetch entry.
+
+        Redirects are followed up to :data:`MAX_ROBOTS_REDIRECTS` hops (more: unavailable,
+        everything allowed). A redirect whose target cannot be used (not a URL, an
+        invalid host, not http(s), a user name or password in it) makes robots.txt
+        unreachable: exit 42, nothing allowed for now, one patience. Only the first
+        :data:`~textpile.crawl.robots.ROBOTS_MAX_BYTES` bytes are read and parsed.
+        """
         state = self.state
-        robots_url = parse_url("/robots.txt", self.origin_url)
+        robots_url = self.robots_url()
         started = time.time()
         t0 = time.monotonic()
         results = await self.request_with_retry(robots_url.str_url)
         hops = 0
         message = None
+        bad_target = None
         while (results[-1].exit_code is None and results[-1].status in (301, 302, 303, 307, 308)
                and hops < MAX_ROBOTS_REDIRECTS):
+            location = results[-1].headers.get("location") or ""
             try:
-                target = parse_url(results[-1].headers.get("location") or "", results[-1].url)
-            except UrlError:
+                target = parse_url(location, results[-1].url)
+            except UrlError as exc:
+                bad_target = f"robots.txt redirects to an unusable Location ({exc}): nothing allowed for now"
                 break
-            if target.scheme not in ("http", "https"):
+            reason = "is not http(s)" if target.scheme not in ("http", "https") else unusable_reason(target)
+            if reason is not None:
+                bad_target = f"robots.txt redirects to a URL that {reason}: nothing allowed for now"
                 break
             hops += 1
             results.extend(await self.request_with_retry(target.str_url))
         last = results[-1]
         rules: RobotsRules
         self.robots_unavailable = False
-        if last.exit_code is not None:
+        if bad_target is not None:
+            code = ExitCode.did_not_understand_answer
+            message = bad_target
+            rules = RobotsRules.unavailable()
+            self.robots_unavailable = True
+            self.patience -= 1
+        elif last.exit_code is not None:
             code = last.exit_code
             message = last.message
             rules = RobotsRules.unavailable()
@@ -253,7 +342,9 @@ class OriginCrawler:
                     message = "robots.txt answered with an HTML page: no rules, everything allowed"
                     rules = RobotsRules.allow_all()
                 else:
-                    rules = RobotsRules.parse(body)
+                    rules = RobotsRules.parse(body, truncated=last.truncated)
+                    if last.truncated:
+                        message = f"robots.txt longer than {ROBOTS_MAX_BYTES} bytes: only its start was parsed"
             elif last.status in (301, 302, 303, 307, 308):
                 message = "robots.txt redirects too often or to nowhere: treated as unavailable (4xx), everything allowed"
                 rules = RobotsRules.allow_all()
@@ -284,7 +375,8 @@ class OriginCrawler:
         """Crawl ``url`` with a conditional request when the candidate allows one, and
         log the outcome with its data tree."""
         headers = {}
-        if candidate.last_contentful_http_etag:
+        # A stored validator that is not a valid header value (a hostile ETag) is not sent.
+        if is_valid_header_value(candidate.last_contentful_http_etag):
             headers["If-None-Match"] = candidate.last_contentful_http_etag
         if candidate.last_contentful_crawl_time_unix is not None:
             headers["If-Modified-Since"] = http_date(candidate.last_contentful_crawl_time_unix)
@@ -344,9 +436,13 @@ class OriginCrawler:
                     target = parse_url(location, url.str_url)
                 except UrlError:
                     target = None
+            reason = unusable_reason(target) if target is not None and target.scheme in ("http", "https") else None
             if target is None or target.scheme not in ("http", "https"):
                 code = ExitCode.did_not_understand_answer
-                entry.message = f"redirect without a usable http(s) Location: {location!r}"
+                entry.message = f"redirect without a usable http(s) Location: {location[:200]!r}"
+            elif reason is not None:
+                # Neither stored nor followed: credentials stay out of the database.
+                entry.message = f"redirect target {reason}: not recorded, not followed"
             else:
                 entry.redirect = RedirectRecord(index, target, code == ExitCode.permanent_redirect, file_modified)
                 if state.is_seed_origin(target):
@@ -432,4 +528,14 @@ class OriginCrawler:
         counts["database_error"] = counts.get("database_error", 0) + 1
 
 
-__all__ = ["OriginCrawler", "RunState", "RobotsDirectives", "TEXT_TYPES"]
+def unusable_reason(url: ParsedUrl) -> str | None:
+    """Why the crawler never crawls ``url`` (it carries a user name or password, or is
+    longer than :data:`~textpile.crawl.page.MAX_URL_CHARS`), or None when it may."""
+    if url.username is not None or url.password is not None:
+        return "carries a user name or password"
+    if len(url.str_url) > MAX_URL_CHARS:
+        return f"is longer than {MAX_URL_CHARS} characters"
+    return None
+
+
+__all__ = ["OriginCrawler", "RunState", "RobotsDirectives", "TEXT_TYPES", "unusable_reason"]

@@ -16,6 +16,10 @@ import lxml.html
 
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
+#: The longest URL the crawler collects, in characters (8 KiB, a common server limit for
+#: the request line; longer links are dropped, never scheduled).
+MAX_URL_CHARS = 8192
+
 # X-Robots-Tag directives that carry a value after a colon (so "name:" is not a bot name).
 _VALUED_DIRECTIVES = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
 
@@ -64,8 +68,9 @@ class PageInfo:
     """What the crawler reads from an HTML page.
 
     ``links`` are absolute http(s) URLs without fragment, in document order, deduplicated;
-    links marked ``rel=nofollow`` are left out. ``canonical`` is the rel=canonical target
-    when it is an http(s) URL (resolved against the base), else None.
+    links marked ``rel=nofollow``, longer than :data:`MAX_URL_CHARS` or with a user name
+    or password are left out (see :func:`usable_link`). ``canonical`` is the
+    rel=canonical target when it is such a URL (resolved against the base), else None.
     """
 
     base_url: str
@@ -74,14 +79,22 @@ class PageInfo:
     canonical: ParsedUrl | None = None
 
 
+def usable_link(url: ParsedUrl) -> bool:
+    """True when the crawler may schedule ``url``: http(s), at most
+    :data:`MAX_URL_CHARS` characters, and no user name or password in it (the crawler
+    never crawls a credentialed copy of a site nor sends credentials)."""
+    return (url.scheme in ("http", "https") and len(url.str_url) <= MAX_URL_CHARS
+            and url.username is None and url.password is None)
+
+
 def _http_url(href: str | None, base: str) -> ParsedUrl | None:
-    if not href:
+    if not href or len(href) > MAX_URL_CHARS:
         return None
     try:
         parsed = parse_url(href.strip(), base)
     except (UrlError, ValueError):
         return None
-    return parsed if parsed.scheme in ("http", "https") else None
+    return parsed if usable_link(parsed) else None
 
 
 def read_page(text: str, page_url: str, token: str) -> PageInfo:

@@ -5,7 +5,8 @@ user-agent token is the user agent up to its first space, rules for ``*`` apply 
 the crawler is not named, re-fetch every 30 minutes), page "Crawl Delay between
 Requests" (Crawl-delay capped at 2 minutes); RFC 9309 section 2.3.1 (4xx: allow all;
 5xx or unreachable: disallow all); dead-simple-search-how-it-works.txt, "robots.txt"
-(the ``*`` and ``$`` wildcards, hence protego rather than urllib.robotparser).
+(the ``*`` and ``$`` wildcards, hence protego rather than urllib.robotparser);
+RFC 9309 section 2.5 (parse at least the first 500 KiB).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from protego import Protego
 
 #: Seconds after which robots.txt is fetched again (hard coded in the seed).
 ROBOTS_EXPIRY_S = 30 * 60
+#: How much of a robots.txt is read and parsed, in bytes (RFC 9309 2.5: at least 500
+#: kibibytes; the rest is ignored).
+ROBOTS_MAX_BYTES = 500 * 1024
 #: The largest Crawl-delay honoured, in seconds (page "Crawl Delay between Requests").
 MAX_CRAWL_DELAY_S = 120.0
 
@@ -44,10 +48,15 @@ class RobotsRules:
         return cls(None, True)
 
     @classmethod
-    def parse(cls, body: bytes) -> "RobotsRules":
+    def parse(cls, body: bytes, *, truncated: bool = False) -> "RobotsRules":
         """Parse a robots.txt body. It is decoded as UTF-8 (RFC 9309 2.3), a byte order
         mark removed first so that the first group keeps its ``User-agent`` line, bytes
-        that are not UTF-8 replaced."""
+        that are not UTF-8 replaced. ``truncated``: ``body`` is only the start of the
+        file (see :data:`ROBOTS_MAX_BYTES`); it is cut after its last line break so that
+        a half line never becomes a rule."""
+        if truncated:
+            end = max(body.rfind(b"\n"), body.rfind(b"\r"))
+            body = body[: end + 1]
         text = body.decode("utf-8-sig", errors="replace")
         return cls(Protego.parse(text), False)
 

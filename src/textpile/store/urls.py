@@ -7,10 +7,11 @@ http, https, ws, wss and ftp. The fragment is never part of a stored URL.
 
 from __future__ import annotations
 
+import ipaddress
 import posixpath
 import sqlite3
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 _SPECIAL = set(DEFAULT_PORTS) | {"file"}
@@ -73,16 +74,61 @@ def _remove_dot_segments(path: str) -> str:
     return norm
 
 
+#: Characters never valid in a host (WHATWG URL "forbidden host code points" plus ``%``
+#: after percent-decoding, ``"``, ``{``, ``}`` and backquote, which no DNS name carries).
+_FORBIDDEN_HOST_CHARS = frozenset(' \t\n\r#/:<>?@[\\]^|{}"%`')
+#: The longest DNS label and name in octets (RFC 1035 2.3.4; 253 without the root dot).
+MAX_LABEL_OCTETS = 63
+MAX_HOST_OCTETS = 253
+
+
+def _check_ascii_host(host: str, original: str) -> None:
+    """Raise UrlError unless ``host`` (ASCII, lower case) is a well-formed DNS name or
+    IPv4 address: labels of 1-63 octets, at most 253 octets in all, no forbidden
+    characters, every ``xn--`` label valid punycode that encodes back to itself."""
+    bad = sorted({c for c in host if c in _FORBIDDEN_HOST_CHARS or ord(c) < 0x20 or ord(c) == 0x7F})
+    if bad:
+        raise UrlError(f"invalid host name {original!r}: it contains {''.join(bad)!r}")
+    if len(host) > MAX_HOST_OCTETS:
+        raise UrlError(f"invalid host name {original!r}: longer than {MAX_HOST_OCTETS} characters")
+    for label in host.split("."):
+        if not label or len(label) > MAX_LABEL_OCTETS:
+            raise UrlError(f"invalid host name {original!r}: a label is empty or longer than {MAX_LABEL_OCTETS}")
+        if label.startswith("xn--"):
+            try:
+                decoded = label[4:].encode("ascii").decode("punycode")
+                if not decoded or decoded.encode("punycode").decode("ascii") != label[4:]:
+                    raise UnicodeError("does not round-trip")
+            except UnicodeError:
+                raise UrlError(f"invalid host name {original!r}: {label!r} is not a valid punycode label") from None
+
+
 def _encode_host(host: str) -> str:
-    host = host.strip().rstrip(".").lower()
+    """The normalized host of a URL: IPv6 addresses as given (without brackets), names
+    percent-decoded, lower case, without trailing dot, IDNA (punycode) encoded and checked.
+
+    Raises:
+        UrlError: the host is not a valid IPv6 address or DNS name (see :func:`_check_ascii_host`).
+    """
+    original = host
+    host = host.strip()
+    if host.startswith("[") or ":" in host:
+        address = host.strip("[]")
+        try:
+            ipaddress.IPv6Address(address)
+        except ValueError:
+            raise UrlError(f"invalid IPv6 address {original!r}") from None
+        return address.lower()
+    host = unquote(host).rstrip(".").lower()
     if not host:
         return host
-    if host.startswith("[") or all(c.isascii() for c in host):
-        return host.strip("[]")
-    try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError as exc:
-        raise UrlError(f"invalid host name {host!r}: {exc}") from None
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise UrlError(f"invalid host name {original!r}: {exc}") from None
+    _check_ascii_host(host, original)
+    return host
 
 
 def parse_url(url: str, base: str | None = None) -> ParsedUrl:
@@ -94,7 +140,10 @@ def parse_url(url: str, base: str | None = None) -> ParsedUrl:
     characters percent-encoded.
 
     Raises:
-        UrlError: the URL is not absolute (after joining), or its host or port is invalid.
+        UrlError: the URL is not absolute (after joining), or its host or port is
+            invalid: a host that is not a valid IPv6 address or DNS name (labels of 1-63
+            characters, 253 in all, no spaces or ``<>"{}|\\^``, ``xn--`` labels valid
+            punycode), or port 0 for http(s) and ws(s).
     """
     from urllib.parse import urljoin
 
@@ -112,6 +161,8 @@ def parse_url(url: str, base: str | None = None) -> ParsedUrl:
     host = _encode_host(parts.hostname) if parts.hostname is not None else None
     if scheme in _SPECIAL and scheme != "file" and not host:
         raise UrlError(f"URL without host: {url!r}")
+    if port == 0 and scheme in ("http", "https", "ws", "wss"):
+        raise UrlError(f"invalid port 0 in URL {url!r}")
     username = parts.username or None
     password = parts.password
     path = parts.path
