@@ -7,8 +7,11 @@ options), page "Crawler crawl configuration" (what they override).
 from __future__ import annotations
 
 import argparse
+import atexit
 import re
+import signal
 import sys
+import threading
 
 from textpile.cli import EXIT_INTERRUPTED, EXIT_OK
 from textpile.errors import TextpileError
@@ -73,9 +76,19 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _ignore_late_interrupts() -> None:
+    """At interpreter exit, ignore SIGINT: Python resets its SIGINT handler to the OS
+    default while finalizing, so a Ctrl+C arriving after the work is done would kill the
+    process by signal (status -2 for a subprocess caller, no message). An interrupt
+    before this point raises KeyboardInterrupt, which the CLI reports as exit 130."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``textpile crawl`` with parsed ``args``; return the exit status
-    (0 done, 130 interrupted; configuration errors raise ConfigError).
+    (0 done, 130 interrupted; configuration errors raise ConfigError). Another crawl
+    running on the same database raises TextpileError (exit 1) at once.
 
     Each origin whose address the SSRF filter refuses is reported once on stderr while
     the run goes on (also with --no-progress) and in the statistics report; when every
@@ -84,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
     from textpile.crawl.config import check_database_file, config_from_options
     from textpile.crawl.report import format_report
     from textpile.crawl.run import run_crawl
+
+    atexit.unregister(_ignore_late_interrupts)
+    atexit.register(_ignore_late_interrupts)
 
     config = config_from_options(
         args.config,

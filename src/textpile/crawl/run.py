@@ -14,6 +14,7 @@ import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -47,15 +48,16 @@ class SlotLimitedOriginCrawler(OriginCrawler):
 
     fetch_slots: asyncio.Semaphore | None = None
 
-    async def request(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
-        """Wait out the crawl delay, take a slot, send the request (see the class doc)."""
+    async def request(self, url: str, *args: Any, **kwargs: Any) -> FetchResult:
+        """Wait out the crawl delay, take a slot, then :meth:`OriginCrawler.request` with
+        the same arguments (which finds no delay left to wait)."""
         if self.fetch_slots is None:
-            return await super().request(url, headers)
+            return await super().request(url, *args, **kwargs)
         wait = self.delay.wait_s()
         if wait > 0:
             await asyncio.sleep(wait)
         async with self.fetch_slots:
-            return await super().request(url, headers)
+            return await super().request(url, *args, **kwargs)
 
 
 def crawl_lock_path(database: str | Path) -> Path:

@@ -1,0 +1,98 @@
+"""One crawl run at a time per crawler database: ``<database>.lock``."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+import textpile.crawl.run as run_module
+from sites import Response, SiteServer
+from textpile.cli import main
+from textpile.crawl.run import crawl_lock_path, run_crawl
+from textpile.errors import TextpileError
+from textpile.store.locks import exclusive_lock, lock_holder
+
+from .crawlsite import config, write_config
+
+
+def test_lock_helper_writes_the_holder_pid_and_refuses_a_second_holder(tmp_path):
+    lock = tmp_path / "sub" / "x.lock"
+    with exclusive_lock(lock, wait=False) as held:
+        assert held
+        assert lock_holder(lock) == os.getpid()
+        with exclusive_lock(lock, wait=False) as second:
+            assert not second
+    with exclusive_lock(lock, wait=False) as again:
+        assert again
+    assert lock_holder(tmp_path / "missing.lock") is None
+
+
+def test_second_run_on_a_locked_database_fails_at_once(tmp_path, capsys):
+    db = tmp_path / "crawl.db"
+    assert crawl_lock_path(db) == tmp_path / "crawl.db.lock"
+    cfg = config(tmp_path, ["http://127.0.0.1:9/"])
+    expected = (f"{db}: another crawl is running on this crawler database "
+                f"(lock {db}.lock held by pid {os.getpid()})")
+    with exclusive_lock(crawl_lock_path(db), wait=False) as held:
+        assert held
+        with pytest.raises(TextpileError) as err:
+            run_crawl(cfg, db, progress=False)
+        assert str(err.value) == expected
+        status = main(["crawl", "--config", str(write_config(tmp_path, ["http://127.0.0.1:9/"])),
+                       "-c", str(db), "--no-progress"])
+        assert status == 1
+        assert capsys.readouterr().err == f"textpile: error: {expected}\n"
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM agent").fetchone() == (0,)  # no run started
+    conn.close()
+
+
+def test_lock_is_released_after_a_run_and_after_an_error(tmp_path, monkeypatch):
+    with SiteServer({"/": Response(200, "<p>one</p>"), "/robots.txt": Response(404)}) as site:
+        cfg = config(tmp_path, [site.base_url + "/"])
+        db = tmp_path / "crawl.db"
+        report = run_crawl(cfg, db, progress=False)
+        assert report.exit_code_counts == {"file_not_found": 1, "file_ingested": 1}
+        with exclusive_lock(crawl_lock_path(db), wait=False) as held:
+            assert held
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(run_module, "_run_locked", broken)
+        with pytest.raises(RuntimeError):
+            run_crawl(cfg, db, progress=False)
+        monkeypatch.undo()
+        with exclusive_lock(crawl_lock_path(db), wait=False) as held:
+            assert held
+        assert run_crawl(cfg, db, progress=False, force_recrawl=True).exit_code_counts["file_ingested"] == 1
+
+
+def test_two_processes_on_one_database(tmp_path):
+    """A second ``textpile crawl`` process exits 1 at once while the first crawls; each
+    URL is fetched once."""
+    with SiteServer({"/": Response(200, "<p>slow</p>", delay_s=1.5), "/robots.txt": Response(404)}) as site:
+        cfg = write_config(tmp_path, [site.base_url + "/"])
+        db = tmp_path / "crawl.db"
+        command = [sys.executable, "-c", "import sys; from textpile.cli import main; sys.exit(main())",
+                   "crawl", "--config", str(cfg), "-c", str(db), "--no-progress"]
+        first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 30
+            while not site.requests_for("/") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert site.requests_for("/"), "the first crawl never asked for /"
+            second = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            assert second.returncode == 1
+            assert second.stderr == (f"textpile: error: {db}: another crawl is running on this crawler database "
+                                     f"(lock {db}.lock held by pid {first.pid})\n")
+            assert second.stdout == ""
+        finally:
+            out, err = first.communicate(timeout=60)
+        assert first.returncode == 0, err
+        assert [r.path for r in site.log] == ["/robots.txt", "/"]
