@@ -11,6 +11,21 @@ from textpile.publish import publish
 
 GROUP = "publish"
 
+#: The check that fails when summary_db changed after the last fts_index rebuild.
+FTS_CHECK = "fts_matches_searchable_generations"
+
+
+def refusal_message(failed: dict[str, str]) -> str:
+    """The reason ``published_index`` gives for not publishing: each failing check by name
+    with its description (``failed`` maps check name to description), and, when the FTS
+    check is among them, what to materialize to fix it."""
+    listed = "; ".join(f"{name}: {description}" for name, description in sorted(failed.items()))
+    message = f"refusing to publish a summary database that fails its checks ({listed})"
+    if FTS_CHECK in failed:
+        message += ("; the summary changed after the FTS index was rebuilt: materialize fts_index, "
+                    "then published_index")
+    return message
+
 
 @asset(
     deps=[fts_index],
@@ -28,14 +43,15 @@ def published_index(
     holding the summary database's write lock throughout.
 
     Raises:
-        Failure: a check fails; the previously published copy stays in place.
+        Failure: a check fails (its description is :func:`refusal_message`: the failing
+            checks by name and description); the previously published copy stays in place.
     """
     with summary_database.write_lock():  # no run writes it between the checks and the copy
         with closing(summary_database.open(read_only=True)) as conn:
             failed = {name: o.description for name, o in summary_outcomes(conn).items() if not o.passed}
         if failed:
             raise Failure(
-                description="refusing to publish a summary database that fails its checks",
+                description=refusal_message(failed),
                 metadata={"failed_checks": MetadataValue.json(failed)},
             )
         report = publish(summary_database.path, publish_target.path)

@@ -59,7 +59,8 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
 
     Raises:
         DatabaseError: ``summary_db`` is missing or not a summary database, the copy fails
-            its check, or ``published_path`` is the working database itself. The previously
+            its check, ``published_path`` is the working database itself or a folder, or its
+            folder cannot be created (a file in the way). The previously
             published file is left untouched in every failure.
     """
     started = time.monotonic()
@@ -69,7 +70,17 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
         raise DatabaseError(f"{source_path}: no such summary database to publish")
     if target.exists() and target.resolve() == source_path.resolve():
         raise DatabaseError(f"{target}: the published path is the working summary database itself")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir():
+        raise DatabaseError(f"{target}: the published path is a folder, expected a file")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DatabaseError(f"{target}: cannot publish there, {parent} is a file, expected a folder")
+            break
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseError(f"{target.parent}: cannot create the published folder: {exc.strerror or exc}") from exc
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".publishing", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)

@@ -6,6 +6,12 @@ shows), adds a ``crawl_runs`` partition to the Dagster instance at DAGSTER_HOME 
 crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index
 (each a run recorded in the instance, with its asset checks). Dagster is imported inside
 the command only: the library never imports it.
+
+Bad input is refused before anything is created: the folder options are checked first
+(``--data-dir``/``--dagster-home`` naming a file) and the ``--definitions`` path, then the
+crawl configuration, then the definitions file is imported. One pipeline at a time runs on a data directory: the
+command holds ``DATA_DIR/.textpile-pipeline.lock`` throughout, and a second one refuses
+(or, with ``--wait``, waits for the first to finish).
 """
 
 import argparse
@@ -13,10 +19,13 @@ from dataclasses import dataclass
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from textpile.errors import ConfigError, TextpileError
+
+#: The lock file, in the data directory, held by a running ``textpile pipeline``.
+PIPELINE_LOCK_NAME = ".textpile-pipeline.lock"
 
 #: The assets materialized, in order, for the new partition (``--token-index`` adds
 #: token_index before published_index).
@@ -57,6 +66,9 @@ def register(subparsers) -> None:
     p.add_argument("--token-index", action="store_true",
                    help="also rebuild the experimental token index (token, token_statistics)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--wait", action="store_true",
+                   help="when another textpile pipeline runs on the same data dir, wait for it to finish "
+                   "instead of refusing")
     p.add_argument("--serve", action="store_true",
                    help="afterwards, serve the published index like `textpile serve` until Ctrl+C")
     p.add_argument("-l", "--listen-on", default="127.0.0.1:3000", metavar="IP:PORT",
@@ -92,33 +104,140 @@ def find_definitions(start: Path | None = None) -> Path:
     )
 
 
+def check_definitions_path(path: Path) -> Path:
+    """Return ``path`` resolved, after checking that it names an existing ``.py`` file.
+
+    Raises:
+        ConfigError: no such file, a folder, or not a ``.py`` file (the message names ``path``).
+    """
+    resolved = Path(path).resolve()
+    if resolved.is_dir():
+        raise ConfigError(f"--definitions {path}: is a folder, expected the definitions.py file")
+    if not resolved.is_file():
+        raise ConfigError(f"--definitions {path}: no such file")
+    if resolved.suffix != ".py":
+        raise ConfigError(f"--definitions {path}: not a Python file (expected a definitions.py); cannot import it")
+    return resolved
+
+
 def load_definitions_module(path: Path):
     """Import ``path`` (a definitions.py) as a module, its folder first on sys.path so
     that its ``assets``, ``resources`` and ``sensors`` packages import.
 
     Raises:
-        ConfigError: the file does not exist or has no ``build_definitions``.
+        ConfigError: the file does not exist, is a folder, is not a ``.py`` file, fails to
+            import (the message names the file and the exception), or has no
+            ``build_definitions``. sys.path is left as it was on every failure.
     """
     import importlib.util
+    import traceback
 
-    path = Path(path).resolve()
-    if not path.is_file():
-        raise ConfigError(f"--definitions {path}: no such file")
-    root = str(path.parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    given = path
+    path = check_definitions_path(path)
     spec = importlib.util.spec_from_file_location("textpile_dagster_definitions", path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"--definitions {given}: not a Python file (expected a definitions.py); cannot import it")
+    root = str(path.parent)
+    added = root not in sys.path
+    if added:
+        sys.path.insert(0, root)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # any import-time failure of user code becomes a usage error
+        if added and root in sys.path:
+            sys.path.remove(root)
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+        where = "" if isinstance(exc, SyntaxError) or not frames else \
+            f" (at {frames[-1].filename}, line {frames[-1].lineno})"
+        raise ConfigError(
+            f"--definitions {given}: importing it failed{where}: {type(exc).__name__}: {exc}"
+        ) from exc
     if not hasattr(module, "build_definitions"):
-        raise ConfigError(f"{path}: defines no build_definitions(settings); not textpile's definitions.py")
+        if added and root in sys.path:
+            sys.path.remove(root)
+        raise ConfigError(f"--definitions {given}: defines no build_definitions(settings); "
+                          "not textpile's definitions.py")
     return module
+
+
+def check_folder_option(option: str, path: Path) -> Path:
+    """Return ``path`` made absolute, after checking that it can be a folder: it is one
+    or does not exist yet, and its nearest existing ancestor is a folder.
+
+    ``option`` (e.g. ``"--data-dir"``) names the input in the messages. Creates nothing.
+
+    Raises:
+        TextpileError: ``"<option> <path>: is a file, expected a folder"``, or the ancestor
+            that is a file is named.
+    """
+    absolute = Path(path).absolute()
+    if absolute.exists() and not absolute.is_dir():
+        raise TextpileError(f"{option} {path}: is a file, expected a folder")
+    for parent in absolute.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise TextpileError(f"{option} {path}: {parent} is a file, expected a folder")
+            break
+    return absolute
+
+
+def _make_folder(option: str, path: Path) -> None:
+    """``mkdir -p path``; an OSError becomes a TextpileError naming the option and path."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TextpileError(f"{option} {path}: cannot create the folder: {exc.strerror or exc}") from exc
+
+
+def validate_crawl_config(
+    config: Path,
+    policy_files: list[Path] | tuple[Path, ...] = (),
+    *,
+    max_commands: int | None = None,
+    default_delay_ms: int | None = None,
+    allow_private_addresses: bool | None = None,
+) -> None:
+    """Load the crawl configuration as the ``crawl_config`` resource will (same file,
+    policy files and overrides), so that a bad one is refused before anything is created.
+
+    Raises:
+        ConfigError: the file, a policy file or an override is missing or invalid.
+    """
+    from textpile.crawl.config import apply_overrides, load_config
+
+    loaded = load_config(Path(config).absolute(), policy_files=tuple(Path(p).absolute() for p in policy_files))
+    apply_overrides(loaded, max_commands=max_commands, default_delay_ms=default_delay_ms,
+                    allow_private_addresses=allow_private_addresses)
+
+
+def pipeline_lock_path(data_dir: Path) -> Path:
+    """The lock file a running ``textpile pipeline`` holds: ``DATA_DIR/.textpile-pipeline.lock``."""
+    return Path(data_dir) / PIPELINE_LOCK_NAME
+
+
+def _hold_pipeline_lock(stack: ExitStack, data_dir: Path, *, wait: bool) -> None:
+    """Take the data directory's pipeline lock for the life of ``stack``.
+
+    Raises:
+        TextpileError: another pipeline holds it and ``wait`` is false.
+    """
+    from resources.locks import exclusive_lock  # the definitions' own package, on sys.path now
+
+    lock = pipeline_lock_path(data_dir)
+    if stack.enter_context(exclusive_lock(lock, wait=False)):
+        return
+    message = f"another textpile pipeline is running on {data_dir} (lock {lock})"
+    if not wait:
+        raise TextpileError(f"{message}; wait for it to finish, or give --wait to queue behind it")
+    print(f"textpile pipeline: {message}; waiting for it to finish ...", file=sys.stderr, flush=True)
+    stack.enter_context(exclusive_lock(lock, wait=True))
 
 
 @contextmanager
 def _dagster_home(path: Path):
     """Set DAGSTER_HOME to ``path`` (created, telemetry off) for the duration."""
-    path.mkdir(parents=True, exist_ok=True)
+    _make_folder("--dagster-home", path)
     config = path / "dagster.yaml"
     if not config.exists():
         config.write_text(_DAGSTER_YAML, "utf-8")
@@ -141,13 +260,24 @@ def _metadata(result) -> dict[str, object]:
     return values
 
 
+def _error_text(error) -> str:
+    """A Dagster ``SerializableErrorInfo`` as one message: the module path of the class
+    dropped (``DatabaseError: ...``), and a Dagster ``Failure`` as its description alone."""
+    text = error.message.strip()
+    qualified, sep, rest = text.partition(": ")
+    cls_name = getattr(error, "cls_name", None)
+    if sep and cls_name and (qualified == cls_name or qualified.endswith("." + cls_name)):
+        return rest if cls_name == "Failure" and qualified.startswith("dagster.") else f"{cls_name}: {rest}"
+    return text
+
+
 def _failure_message(result) -> str:
     messages = []
     for event in result.get_step_failure_events():
         error = event.step_failure_data.error
         while error is not None and error.cause is not None:
             error = error.cause  # the library's own exception, not Dagster's wrapper
-        messages.append(f"{event.step_key}: {error.message.strip() if error else 'failed'}")
+        messages.append(f"{event.step_key}: {_error_text(error) if error else 'failed'}")
     for check in result.get_asset_check_evaluations():
         if not check.passed:
             messages.append(f"check {check.check_name} failed: {check.description}")
@@ -198,25 +328,50 @@ def execute_pipeline(
     dagster_home: Path | None = None,
     definitions: Path | None = None,
     progress: bool = True,
+    wait: bool = False,
 ) -> PipelineOutcome:
     """Run one crawl run and everything downstream through the Dagster definitions.
 
     Adds a ``crawl_runs`` partition and materializes :data:`STEPS` for it, one recorded
-    run each, printing a line per step to stderr.
+    run each, printing a line per step to stderr. Checks, in this order and before
+    creating anything: the folder options, the definitions path, the crawl configuration;
+    then imports the definitions.
+    Then creates ``data_dir`` and holds its pipeline lock (:func:`pipeline_lock_path`)
+    until it returns; with ``wait`` it waits for another pipeline holding it.
 
     Raises:
-        ConfigError: no definitions found, or the crawl configuration is invalid.
-        TextpileError: a step failed; the message names the step and the reason.
+        ConfigError: no definitions found or they fail to import, or the crawl
+            configuration is invalid.
+        TextpileError: ``data_dir``/``dagster_home`` is a file; another pipeline runs on
+            ``data_dir`` (and ``wait`` is false); a step failed (the message names the
+            step and the reason).
     """
     started = time.monotonic()
-    definitions_path = definitions or find_definitions()
+    data_dir = check_folder_option("--data-dir", data_dir)
+    home = check_folder_option("--dagster-home", dagster_home if dagster_home is not None
+                               else data_dir / "dagster_home")
+    definitions_path = check_definitions_path(definitions) if definitions is not None else find_definitions()
+    validate_crawl_config(config, policy_files, max_commands=max_commands, default_delay_ms=default_delay_ms,
+                          allow_private_addresses=allow_private_addresses)
     module = load_definitions_module(definitions_path)
+    with ExitStack() as stack:
+        _make_folder("--data-dir", data_dir)
+        _hold_pipeline_lock(stack, data_dir, wait=wait)
+        return _execute_locked(module, definitions_path, config, data_dir, home, started,
+                               policy_files=policy_files, max_commands=max_commands,
+                               default_delay_ms=default_delay_ms,
+                               allow_private_addresses=allow_private_addresses,
+                               force_recrawl=force_recrawl, token_index=token_index, progress=progress)
+
+
+def _execute_locked(module, definitions_path: Path, config: Path, data_dir: Path, home: Path, started: float, *,
+                    policy_files, max_commands, default_delay_ms, allow_private_addresses, force_recrawl,
+                    token_index, progress) -> PipelineOutcome:
+    """The body of :func:`execute_pipeline`, its inputs checked and the lock held."""
     from dagster import AssetKey, DagsterInstance
 
     from resources import PipelineSettings  # the definitions' own package, on sys.path now
 
-    data_dir = data_dir.absolute()
-    data_dir.mkdir(parents=True, exist_ok=True)
     settings = PipelineSettings(
         data_dir=data_dir,
         config_path=config.absolute(),
@@ -232,7 +387,6 @@ def execute_pipeline(
     # Fail on a bad configuration before a partition is added.
     defs.resources["crawl_config"].load()
     job = defs.resolve_job_def("pipeline_job")
-    home = (dagster_home or data_dir / "dagster_home").absolute()
     from assets.partitions import CRAWL_RUNS, new_crawl_run_key
 
     outcomes: dict[str, dict[str, object]] = {}
@@ -280,7 +434,7 @@ def run(args: argparse.Namespace) -> int:
         args.config, args.data_dir, policy_files=args.policy_file, max_commands=args.max_commands,
         default_delay_ms=args.default_delay, allow_private_addresses=args.allow_private_addresses,
         force_recrawl=args.force_recrawl, token_index=args.token_index, dagster_home=args.dagster_home,
-        definitions=args.definitions, progress=not args.no_progress,
+        definitions=args.definitions, progress=not args.no_progress, wait=args.wait,
     )
     print_report(outcome)
     if args.serve:
