@@ -118,7 +118,7 @@ def test_parse_search_argv_forms():
     assert parse_search_argv(["--", "-h"]) == SearchArgs(query="-h")
     assert parse_search_argv(["--page", "2", "--per-page", "5", "--format", "json", "-x"]) == SearchArgs(
         page=2, per_page=5, format="json", query="-x")
-    with pytest.raises(ConfigError, match=r"^argument --page: expected a whole number from 0, got '-1'$"):
+    with pytest.raises(ConfigError, match=r"^argument --page: expected a whole number >= 0, got '-1'$"):
         parse_search_argv(["--page", "-1", "x"])
     with pytest.raises(ConfigError, match=r"^argument --per-page: given twice$"):
         parse_search_argv(["--per-page=1", "x", "--per-page", "2"])

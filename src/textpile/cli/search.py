@@ -35,16 +35,32 @@ def _listen_on(value: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--listen-on: ")) from exc
 
 
+def _whole_number(value: str, low: int, high: int) -> int:
+    """Return ``value`` as an int in ``low..high``; ArgumentTypeError (without the option
+    name, which the caller adds) for anything else, huge numbers included."""
+    if not (value.isascii() and value.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {value!r}")
+    if len(value.lstrip("0")) > len(str(high)) or not low <= int(value) <= high:
+        shown = value if len(value) <= 30 else value[:30] + "..."
+        raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, got {shown!r}")
+    return int(value)
+
+
 def _positive(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
-    return int(value)
+    """A whole number from 1 (serve's --request-workers and --sql-time-limit-ms)."""
+    return _whole_number(value, 1, 10**9)
 
 
-def _non_negative(value: str) -> int:
-    if not value.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number from 0, got {value!r}")
-    return int(value)
+def _page(value: str) -> int:
+    from textpile.search.engine import MAX_PAGE
+
+    return _whole_number(value, 0, MAX_PAGE)
+
+
+def _per_page(value: str) -> int:
+    from textpile.search.engine import MAX_PER_PAGE
+
+    return _whole_number(value, 1, MAX_PER_PAGE)
 
 
 def _format(value: str) -> str:
@@ -68,8 +84,8 @@ def search_help_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-s", "--summary-db", default="summary.db", metavar="FILE",
                         help="the summary database (default: summary.db)")
-    parser.add_argument("--page", default=0, metavar="N", help="result page, from 0 (default: 0)")
-    parser.add_argument("--per-page", default=20, metavar="N", help="results per page, at most 100 (default: 20)")
+    parser.add_argument("--page", default=0, metavar="N", help="result page, from 0 to 1000 (default: 0)")
+    parser.add_argument("--per-page", default=20, metavar="N", help="results per page, from 1 to 100 (default: 20)")
     parser.add_argument("--format", default="text", metavar="{text,json}", help="output format (default: text)")
     parser.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined with spaces)")
     return parser
@@ -91,8 +107,8 @@ class SearchArgs:
 _SEARCH_OPTIONS = {
     "-s": ("summary_db", "-s/--summary-db", str),
     "--summary-db": ("summary_db", "-s/--summary-db", str),
-    "--page": ("page", "--page", _non_negative),
-    "--per-page": ("per_page", "--per-page", _positive),
+    "--page": ("page", "--page", _page),
+    "--per-page": ("per_page", "--per-page", _per_page),
     "--format": ("format", "--format", _format),
 }
 _LONG_WITH_EQUALS = ("--summary-db", "--page", "--per-page", "--format")
@@ -215,7 +231,11 @@ def format_text(results) -> str:
     Header: ``N result(s), showing A-B``; past the last page ``No results on page P
     (--page counts from 0); there are N results on K pages.``. Each result: ``N. title``,
     then indented URL, snippet (tags removed) and a line of date and language when known.
+    Every text taken from the database or the query goes through
+    :func:`textpile.search.terminal.terminal_text` (no escape sequences or control
+    characters reach the terminal).
     """
+    from textpile.search.terminal import terminal_text as safe
     from textpile.web.views import iso_date
 
     lines = []
@@ -228,20 +248,20 @@ def format_text(results) -> str:
     elif results.past_last_page:
         message = " ".join([*results.notes, results.past_last_page_sentence(results.page, " (--page counts from 0)")])
     if message:
-        lines.append(message)
+        lines.append(safe(message))
     for n, r in enumerate(results.results, start=first):
         lines.append("")
-        lines.append(f"{n}. {r.title}")
-        lines.append(f"   {r.url}")
-        if r.snippet_text:
-            lines.append(f"   {r.snippet_text}")
+        lines.append(f"{n}. {safe(r.title)}")
+        lines.append(f"   {safe(r.url)}")
+        if safe(r.snippet_text):
+            lines.append(f"   {safe(r.snippet_text)}")
         meta = []
         if r.time_updated_unix_utc is not None:
             meta.append(f"updated {(iso_date(r.time_updated_unix_utc) or '')[:10]}")
         elif r.time_created_unix_utc is not None:
             meta.append(f"published {(iso_date(r.time_created_unix_utc) or '')[:10]}")
         if r.language:
-            meta.append(f"language {r.language}")
+            meta.append(f"language {safe(r.language)}")
         if meta:
             lines.append("   " + " · ".join(meta))
     return "\n".join(lines)
@@ -255,8 +275,10 @@ def run_search(args) -> int:
     (``| head``) raises BrokenPipeError here, inside ``textpile.cli.main``.
     """
     from textpile.search.engine import search
+    from textpile.search.terminal import json_terminal_safe
     from textpile.store.database import open_summary_db
     from textpile.web.app import check_summary_db
+    from textpile.web.limits import limit_search_connection
     from textpile.web.views import results_json
 
     helper = search_help_parser()
@@ -268,7 +290,7 @@ def run_search(args) -> int:
         helper.print_help()
         return 0
     check_summary_db(opts.summary_db)
-    conn = open_summary_db(opts.summary_db, create=False, read_only=True)
+    conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:
         try:
             results = search(conn, opts.query, page=opts.page, per_page=opts.per_page)
@@ -277,7 +299,7 @@ def run_search(args) -> int:
     finally:
         conn.close()
     if opts.format == "json":
-        print(json.dumps(results_json(results), ensure_ascii=False, indent=2))
+        print(json_terminal_safe(json.dumps(results_json(results), ensure_ascii=False, indent=2)))
     else:
         print(format_text(results))
     sys.stdout.flush()

@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from textpile.search.fts import CompiledQuery, compile_query
-from textpile.search.query import Filter, ParsedQuery, parse_query
+from textpile.search.query import Filter, ParsedQuery, matches_subdomains, parse_query
 from textpile.search.snippets import CLOSE, ELLIPSIS, OPEN, has_mark, leading_text, marked_to_html, marked_to_text
 
 DEFAULT_PER_PAGE = 20
@@ -150,6 +150,8 @@ def _filter_sql(filters: list[Filter]) -> tuple[str, list]:
     params: list = []
 
     def site(f: Filter) -> tuple[str, list]:
+        if not matches_subdomains(f.value):
+            return host(f)
         suffix = "." + f.value
         return ("(coalesce(o.host, '') = ? OR substr(coalesce(o.host, ''), -?) = ?)", [f.value, len(suffix), suffix])
 

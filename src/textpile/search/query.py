@@ -14,7 +14,8 @@ Syntax:
   an opening quote without a closing one is an ordinary character too;
 * ``-"phrase"`` excludes pages holding the phrase; a bare ``-word`` is *not* an
   exclusion: it stays a required word (a pasted error message keeps all its words);
-* ``site:example.org`` (that domain and its subdomains), ``host:www.example.org``
+* ``site:example.org`` (that domain and its subdomains; an IP address or a value
+  without a dot matches only that host, see :func:`matches_subdomains`), ``host:www.example.org``
   (exactly that host), ``lang:en`` (``primary_language`` en or en-*), each negatable
   with a leading ``-``;
 * ``OR`` (upper case) between two words or phrases makes them alternatives.
@@ -26,6 +27,7 @@ spaces; the query is cut to :data:`MAX_QUERY_CHARS` characters and
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -137,6 +139,25 @@ def _normalize_filter_value(kind: str, value: str) -> str | None:
         except UnicodeError:
             return value  # cannot be a stored host; matches nothing, which is the truth
     return value
+
+
+def matches_subdomains(site: str) -> bool:
+    """True when ``site:`` value ``site`` (normalized, see :class:`Filter`) also matches
+    subdomains: a domain name with at least one dot whose last label is not all digits.
+
+    An IP address (v4 or v6), a purely numeric value (``1``, ``0.0.1``) or a single
+    label (``localhost``) matches only the host that equals it, so ``site:0.0.1`` never
+    matches ``127.0.0.1`` by suffix.
+    """
+    try:
+        ipaddress.ip_address(site)
+    except ValueError:
+        pass
+    else:
+        return False
+    if "." not in site or ":" in site:
+        return False
+    return not site.rsplit(".", 1)[1].isdigit()
 
 
 def _split_items(text: str) -> list[tuple[str, str, bool]]:

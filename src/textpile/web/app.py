@@ -16,9 +16,11 @@ from pathlib import Path
 
 from textpile.errors import ConfigError, DatabaseError, TextpileError
 from textpile.store.database import open_summary_db
-from textpile.web.state import set_target
+from textpile.web.state import install_database, set_target
 
 DEFAULT_SQL_TIME_LIMIT_MS = 3000
+MAX_RETURNED_ROWS = 1000
+MAX_CSV_MB = 16
 LISTEN_BACKLOG = 128
 
 
@@ -134,8 +136,14 @@ def build_datasette(
         immutables=[str(path)],
         metadata=metadata,
         template_dir=str(template_dir) if template_dir is not None else None,
-        settings={"sql_time_limit_ms": int(sql_time_limit_ms), "allow_download": False},
+        settings={
+            "sql_time_limit_ms": int(sql_time_limit_ms),
+            "allow_download": False,
+            # Bounded responses (see textpile.web.limits for the per-query byte cap).
+            "max_returned_rows": MAX_RETURNED_ROWS,
+            "max_csv_mb": MAX_CSV_MB,
+        },
     )
     name = next(n for n, db in datasette.databases.items() if db.path == str(path))
-    set_target(datasette, name, path)
+    install_database(datasette, set_target(datasette, name, path))
     return datasette

@@ -5,13 +5,17 @@ variables for every error, including a browser's 404 for ``/robots.txt`` or a re
 SQL statement. Here client errors (Datasette's ``NotFound``/``Forbidden``/
 ``BadRequest``, a ``DatasetteError`` below 500, a SQL query cut off by the time limit)
 get Datasette's usual error page or JSON with one INFO log line, and server errors get
-the same page plus one ERROR log record with a plain traceback.
+the same page plus one ERROR log record with a plain traceback. SQL the request sent
+that SQLite refuses as too big (``sqlite3.DataError``) or as more than one statement
+(``sqlite3.ProgrammingError``), and Datasette's "Cannot sort table by" (a 500 in
+Datasette), are client errors: 400.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 
 from datasette.database import QueryInterrupted
 from datasette.utils import add_cors_headers
@@ -32,11 +36,19 @@ def error_details(exception: BaseException) -> tuple[int, str, str | None, dict]
     """
     if isinstance(exception, Base400):
         return exception.status, str(exception.args[0]) if exception.args else "", None, {}
+    if isinstance(exception, DatasetteError) and exception.status == 500 and str(exception.message).startswith(
+        "Cannot sort table by "
+    ):
+        return 400, exception.message, None, {}
     if isinstance(exception, DatasetteError):
         message = Markup(exception.message) if exception.message_is_html else exception.message
         return exception.status, message, exception.title, dict(exception.error_dict)
     if isinstance(exception, QueryInterrupted):
         return 400, TIME_LIMIT_MESSAGE, "SQL Interrupted", {}
+    if isinstance(exception, (sqlite3.DataError, sqlite3.ProgrammingError)):
+        # Caused by the SQL the request sent: a value or result over the size limits
+        # (textpile.web.limits), or more than one statement in ?_where=.
+        return 400, str(exception), "Invalid SQL", {}
     return 500, str(exception), None, {}
 
 

@@ -5,8 +5,11 @@ Datasette instance serves a summary database (see :mod:`textpile.web.state`) it 
 the search page at ``/`` and ``/search`` (HTML, or JSON with ``format=json``),
 ``/opensearch.xml``, ``/robots.txt``, static files under ``/-/textpile/static/``,
 table and column descriptions from the schema comments, the seed's useful queries as
-canned queries, security headers on every response, and quiet error handling (see
-:mod:`textpile.web.errors`). Instances without a summary database are left alone.
+canned queries, security headers on every response, quiet error handling (see
+:mod:`textpile.web.errors`), size limits on every SQLite connection (see
+:mod:`textpile.web.limits`), and 404 for Datasette's debug pages and its list of
+database files (:data:`~textpile.web.views.HIDDEN_PATHS_REGEX`). Instances without a
+summary database are left alone.
 """
 
 from __future__ import annotations
@@ -16,9 +19,18 @@ from jinja2 import ChoiceLoader, FileSystemLoader
 
 from textpile.web.errors import error_response, is_datasette_default_handler
 from textpile.web.headers import security_headers
+from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
 from textpile.web.state import find_target, refresh_if_swapped
-from textpile.web.views import opensearch_view, package_templates_dir, robots_view, search_view, static_view
+from textpile.web.views import (
+    HIDDEN_PATHS_REGEX,
+    hidden_view,
+    opensearch_view,
+    package_templates_dir,
+    robots_view,
+    search_view,
+    static_view,
+)
 
 
 @hookimpl
@@ -31,7 +43,17 @@ def register_routes(datasette):
         (r"^/opensearch\.xml$", opensearch_view),
         (r"^/robots\.txt$", robots_view),
         (r"^/-/textpile/static/(?P<path>.*)$", static_view),
+        # Datasette's debug pages and its database list (absolute file paths): 404.
+        (HIDDEN_PATHS_REGEX, hidden_view),
     ]
+
+
+@hookimpl
+def prepare_connection(conn, database, datasette):
+    # Every connection of an instance serving a summary database: no statement may build
+    # huge strings or blobs or return huge results (textpile.web.limits).
+    if find_target(datasette) is not None:
+        limit_explorer_connection(conn)
 
 
 @hookimpl

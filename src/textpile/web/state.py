@@ -16,6 +16,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from textpile.store.database import sqlite_uri
+
 _STATE_ATTR = "_textpile_web_state"
 # Seconds an old file's connections stay open after a swap, for queries still running.
 SWAP_GRACE_S = 30.0
@@ -43,7 +45,7 @@ def file_identity(path: Path) -> tuple | None:
 def is_summary_file(path: Path) -> bool:
     """True when ``path`` is a SQLite file whose unobtanium_database_info says kind summary."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True)
     except sqlite3.Error:
         return False
     try:
@@ -92,12 +94,25 @@ def _swappable_database_class():
 
         Datasette keeps one connection per worker thread keyed by the database name
         only; a swapped file under the same name needs a new key, or the threads
-        would keep reading the old file.
+        would keep reading the old file. Its file is opened through a percent-encoded
+        URI (:func:`textpile.store.database.sqlite_uri`), so names holding ``#``, ``?``
+        or ``%`` open the right file (Datasette's own ``connect`` pastes the path in).
         """
 
         def __init__(self, ds, path, is_mutable, key):
             super().__init__(ds, path=path, is_mutable=is_mutable)
             self._textpile_key = key
+
+        def connect(self, write=False):
+            if write:
+                raise sqlite3.NotSupportedError(f"{self.path}: textpile serves the summary database read-only")
+            if self.is_mutable:
+                uri = sqlite_uri(self.path, mode="ro")
+            else:
+                uri = sqlite_uri(self.path, immutable=True)
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self._all_file_connections.append(conn)
+            return conn
 
         async def execute_fn(self, fn):
             if self.ds.executor is None:
@@ -116,6 +131,20 @@ def _swappable_database_class():
     return SwappableDatabase
 
 
+def install_database(datasette, target: SummaryTarget) -> None:
+    """Put the summary database under ``target.name`` as a :class:`SwappableDatabase`
+    for the file's current identity (keeping the old object's route and mutability)."""
+    identity = file_identity(target.path)
+    old = datasette.databases.get(target.name)
+    is_mutable = old.is_mutable if old is not None else False
+    key = "textpile_" + "_".join(str(part) for part in (target.name, *(identity or ())))
+    db = _swappable_database_class()(datasette, str(target.path), is_mutable, key)
+    db.name = target.name
+    db.route = old.route if old is not None else target.name
+    datasette.databases = {**datasette.databases, target.name: db}
+    target.identity = identity
+
+
 def refresh_if_swapped(datasette, target: SummaryTarget) -> bool:
     """Re-register the summary database if its file was replaced; return True if it was.
 
@@ -126,13 +155,7 @@ def refresh_if_swapped(datasette, target: SummaryTarget) -> bool:
     if identity is None or identity == target.identity:
         return False
     old = datasette.databases.get(target.name)
-    is_mutable = old.is_mutable if old is not None else False
-    key = "textpile_" + "_".join(str(part) for part in (target.name, *identity))
-    db = _swappable_database_class()(datasette, str(target.path), is_mutable, key)
-    db.name = target.name
-    db.route = old.route if old is not None else target.name
-    datasette.databases = {**datasette.databases, target.name: db}
-    target.identity = identity
+    install_database(datasette, target)
     if old is not None:
         timer = threading.Timer(SWAP_GRACE_S, old.close)
         timer.daemon = True

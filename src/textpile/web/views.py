@@ -17,10 +17,12 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import urlencode
 
-from datasette.utils.asgi import Response, asgi_static
+from datasette.utils.asgi import NotFound, Response, asgi_static
 from markupsafe import escape
 
 from textpile.search.engine import SearchResults, clamp_paging, search
+from textpile.store.database import sqlite_uri
+from textpile.web.limits import limit_search_connection
 from textpile.web.state import find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -73,8 +75,9 @@ def results_json(results: SearchResults) -> dict:
 
 def run_search_file(path: Path, query: str, page: int, per_page: int) -> SearchResults:
     """Open ``path`` read-only, run :func:`search`, close it (one connection per request)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=10)
     try:
+        limit_search_connection(conn)
         return search(conn, query, page=page, per_page=per_page)
     finally:
         conn.close()
@@ -215,3 +218,14 @@ async def static_view(datasette, request, send):
             await asgi_static(root)(request, send)
             return
     await asgi_static(roots[-1])(request, send)
+
+
+# Datasette's introspection pages that a public search site does not need: thread
+# list, debug messages and permission rules, the pattern portfolio, and the database
+# list (it shows each database file's absolute path). HTML and .json forms.
+HIDDEN_PATHS_REGEX = r"^/-/(threads|messages|allow-debug|patterns|databases|permissions)(\.json)?$"
+
+
+async def hidden_view(datasette, request):
+    """Answer 404 (Datasette's error page, with the security headers) for hidden paths."""
+    raise NotFound("Page not found")
