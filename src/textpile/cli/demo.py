@@ -108,5 +108,5 @@ def run(args: argparse.Namespace) -> int:
             return 0
         host_port = args.listen_on
         print(f"\nSearch page: http://{host_port}/   JSON: http://{host_port}/search?format=json&search=json+decoder")
-        print(f"SQL exploration: http://{host_port}/-/databases   (Ctrl+C stops the demo)\n", flush=True)
+        print(f"SQL exploration: http://{host_port}/{published.stem}   (Ctrl+C stops the demo)\n", flush=True)
         return main(["serve", "--summary-db", str(published), "--listen-on", host_port])
