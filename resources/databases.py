@@ -10,7 +10,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from resources.locks import exclusive_lock
+from textpile.store.locks import exclusive_lock
 from textpile.store.database import open_crawler_db, open_summary_db
 
 

@@ -23,7 +23,7 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from resources.keys import check_crawl_run_key, is_crawl_run_key
-from resources.locks import exclusive_lock
+from textpile.store.locks import exclusive_lock
 
 SCRAPED_MARKER = "_textpile_scraped.json"
 INTEGRATED_MARKER = "_textpile_integrated.json"

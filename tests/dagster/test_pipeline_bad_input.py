@@ -18,7 +18,7 @@ from assets import ALL_ASSETS, ALL_CHECKS
 from assets.publish import refusal_message
 from conftest import REPO, write_config
 from resources import PipelineSettings, build_resources
-from resources.locks import exclusive_lock
+from textpile.store.locks import exclusive_lock
 from textpile.cli import main
 from textpile.cli.pipeline import PIPELINE_LOCK_NAME, _failure_message, pipeline_lock_path
 from textpile.publish import publish

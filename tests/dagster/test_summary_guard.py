@@ -14,7 +14,7 @@ import dagster as dg
 from assets import new_crawl_run_key
 from assets.summary import fts_index, summary_db
 from resources import PipelineSettings, build_resources
-from resources.locks import exclusive_lock
+from textpile.store.locks import exclusive_lock
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def test_exclusive_lock_excludes_another_process(tmp_path):
     path = tmp_path / "x.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys; sys.path.insert(0, sys.argv[1]); from resources.locks import exclusive_lock\n"
+         "import sys; sys.path.insert(0, sys.argv[1]); from textpile.store.locks import exclusive_lock\n"
          "with exclusive_lock(sys.argv[2]):\n    print('held', flush=True); sys.stdin.readline()",
          str(REPO), str(path)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -222,7 +222,7 @@ def _hold_pipeline_lock(stack: ExitStack, data_dir: Path, *, wait: bool) -> None
     Raises:
         TextpileError: another pipeline holds it and ``wait`` is false.
     """
-    from resources.locks import exclusive_lock  # the definitions' own package, on sys.path now
+    from textpile.store.locks import exclusive_lock
 
     lock = pipeline_lock_path(data_dir)
     if stack.enter_context(exclusive_lock(lock, wait=False)):
