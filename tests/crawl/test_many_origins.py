@@ -16,17 +16,20 @@ from .crawlsite import config
 
 
 def closed_ports(count: int) -> list[int]:
-    """``count`` distinct 127.0.0.1 ports nobody listens on (bound, then closed)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
+    """``count`` distinct 127.0.0.1 ports nobody listens on, below Linux's ephemeral range
+    (32768-60999), so that neither a test server nor one of the crawl's own outgoing
+    connections (a TCP self-connect) can take one of them during the test."""
+    ports = []
+    for port in range(20000, 32768):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == count:
+            return ports
+    raise AssertionError(f"fewer than {count} free ports below 32768")
 
 
 def test_300_closed_origins_end_with_their_robots_entries(tmp_path):
