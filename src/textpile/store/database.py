@@ -62,7 +62,8 @@ def sqlite_uri(path: str | Path, *, mode: str | None = None, immutable: bool = F
 
 
 BUSY_TIMEOUT_S = 30
-"""Seconds a connection waits for another process's lock before giving up."""
+"""Seconds a connection waits for another process's lock before giving up (the default
+of every ``timeout_s=None`` below)."""
 
 # Primary SQLite result codes (sqlite.org, "Result and Error Codes").
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_IOERR = 5, 6, 8, 10
@@ -79,7 +80,7 @@ def _folder_writable(path: Path) -> bool:
     return os.access(path.absolute().parent, os.W_OK)
 
 
-def sqlite_error(path: str | Path, exc: sqlite3.Error, *, timeout_s: float = BUSY_TIMEOUT_S) -> DatabaseError:
+def sqlite_error(path: str | Path, exc: sqlite3.Error, *, timeout_s: float | None = None) -> DatabaseError:
     """Return a :class:`DatabaseError` naming ``path`` that explains SQLite error ``exc``.
 
     The message says what is wrong with the file in the user's terms: corrupt ("database
@@ -88,6 +89,7 @@ def sqlite_error(path: str | Path, exc: sqlite3.Error, *, timeout_s: float = BUS
     SQLite's own message. The caller raises it (``raise sqlite_error(p, exc) from exc``).
     """
     path = Path(path)
+    timeout_s = BUSY_TIMEOUT_S if timeout_s is None else timeout_s
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
     text = str(exc)
@@ -111,13 +113,23 @@ def sqlite_error(path: str | Path, exc: sqlite3.Error, *, timeout_s: float = BUS
 
 
 @contextmanager
-def sqlite_errors(path: str | Path, *, timeout_s: float = BUSY_TIMEOUT_S) -> Iterator[None]:
+def sqlite_errors(path: str | Path, *, timeout_s: float | None = None) -> Iterator[None]:
     """Context manager turning ``sqlite3.Error`` raised inside into :func:`sqlite_error`'s
     :class:`DatabaseError` naming ``path`` (the database the block works on)."""
     try:
         yield
     except sqlite3.Error as exc:
         raise sqlite_error(path, exc, timeout_s=timeout_s) from exc
+
+
+def _is_wal_file(path: Path) -> bool:
+    """True when the header of ``path`` says WAL mode (bytes 18-19 are 2, 2)."""
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(20)
+    except OSError:
+        return False
+    return header[:16] == _SQLITE_MAGIC and header[18:20] == b"\x02\x02"
 
 
 def _connect_read_only(path: Path, timeout_s: float) -> sqlite3.Connection:
@@ -130,7 +142,8 @@ def _connect_read_only(path: Path, timeout_s: float) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         if conn is not None:
             conn.close()
-        if getattr(exc, "sqlite_errorcode", None) != _SQLITE_READONLY_DIRECTORY:
+        if not (getattr(exc, "sqlite_errorcode", None) == _SQLITE_READONLY_DIRECTORY
+                or (_is_wal_file(path) and not _folder_writable(path))):
             raise sqlite_error(path, exc, timeout_s=timeout_s) from exc
         first_error = exc
     # A WAL database in a folder this process cannot write: SQLite cannot create the
@@ -154,7 +167,7 @@ def _connect_read_only(path: Path, timeout_s: float) -> sqlite3.Connection:
     return conn
 
 
-def connect(path: str | Path, *, read_only: bool = False, timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+def connect(path: str | Path, *, read_only: bool = False, timeout_s: float | None = None) -> sqlite3.Connection:
     """Open a SQLite connection with textpile's settings, without any schema check.
 
     WAL journal (switched on here, so call it for a writable database only once the
@@ -168,6 +181,7 @@ def connect(path: str | Path, *, read_only: bool = False, timeout_s: float = BUS
         DatabaseError: SQLite cannot open the file (see :func:`sqlite_error`).
     """
     path = Path(path)
+    timeout_s = BUSY_TIMEOUT_S if timeout_s is None else timeout_s
     if read_only:
         return _connect_read_only(path, timeout_s)
     conn = None
@@ -223,6 +237,7 @@ def _inspect(path: Path, *, integrity: bool, timeout_s: float) -> dict[str, str]
             if info is not None and integrity:
                 problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if problem != "ok":
+                    problem = " ".join(problem.replace("***", " ").split())
                     raise DatabaseError(
                         f"{path}: database disk image is malformed ({problem}); not writing to it "
                         f"(try: sqlite3 {path} .recover)")
@@ -272,10 +287,11 @@ def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sql
 
 
 def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_only: bool,
-          timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+          timeout_s: float | None = None) -> sqlite3.Connection:
     """Check the file, then open it. Nothing is written to a file that is refused:
     the checks use a read-only connection, and WAL mode is switched on only after."""
     path = Path(path)
+    timeout_s = BUSY_TIMEOUT_S if timeout_s is None else timeout_s
     size = _check_file(path)
     may_create = create and not read_only
     if size is None:
@@ -308,7 +324,7 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
 
 
 def open_crawler_db(path: str | Path, *, create: bool = True, read_only: bool = False,
-                    timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+                    timeout_s: float | None = None) -> sqlite3.Connection:
     """Open (or create) a crawler database (base 0.1.0 + crawler 1.0.0).
 
     With ``create`` (and not ``read_only``) a missing file, a 0-byte file or a SQLite
@@ -325,7 +341,7 @@ def open_crawler_db(path: str | Path, *, create: bool = True, read_only: bool = 
 
 
 def open_summary_db(path: str | Path, *, create: bool = True, read_only: bool = False,
-                    timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+                    timeout_s: float | None = None) -> sqlite3.Connection:
     """Open (or create) a summary database (base 0.1.0 + summary 0.0.0 with text_pile_v0_2).
 
     Creation, checks and refusals as in :func:`open_crawler_db`.

@@ -5,6 +5,8 @@ its own error instead of KeyboardInterrupt: ``duckdb.InterruptException`` in cur
 versions, a ``RuntimeError("Query interrupted")`` in older ones. The summarizer's
 documented Ctrl+C behaviour (batch rolled back, FTS rebuilt from what was committed,
 exit 130) hangs on KeyboardInterrupt, so DuckDB's interruption is turned into it here.
+A Ctrl+C that lands while DuckDB calls back into Python (reading a registered Arrow
+table) comes back as a ``duckdb.Error`` naming KeyboardInterrupt; that counts too.
 """
 
 from __future__ import annotations
@@ -19,10 +21,22 @@ _INTERRUPT_TYPES: tuple[type[BaseException], ...] = tuple(
 
 
 def is_duckdb_interrupt(exc: BaseException) -> bool:
-    """True when ``exc`` is DuckDB's report of a query cancelled by Ctrl+C (SIGINT)."""
+    """True when ``exc`` is DuckDB's report of a query cancelled by Ctrl+C (SIGINT).
+
+    That is ``duckdb.InterruptException``; a ``RuntimeError``/``duckdb.Error`` saying
+    "Query interrupted" (older versions); or a ``duckdb.Error`` that DuckDB raised because
+    a KeyboardInterrupt stopped its call back into Python (e.g. while it counted the rows
+    of a registered Arrow table: "... failed: KeyboardInterrupt: ").
+    """
     if _INTERRUPT_TYPES and isinstance(exc, _INTERRUPT_TYPES):
         return True
-    return isinstance(exc, (RuntimeError, duckdb.Error)) and "Query interrupted" in str(exc)
+    if not isinstance(exc, (RuntimeError, duckdb.Error)):
+        return False
+    text = str(exc)
+    if "Query interrupted" in text:
+        return True
+    return isinstance(exc, duckdb.Error) and (
+        isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt) or "KeyboardInterrupt" in text)
 
 
 @contextmanager

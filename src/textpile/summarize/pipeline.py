@@ -10,7 +10,9 @@ Source: unobtanium-documentation.txt, pages "Summarizing", "Database Batching".
 from __future__ import annotations
 
 import shutil
+import signal
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -192,7 +194,8 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     loses at most the current batch's uncommitted transaction.
 
     Ctrl+C inside a DuckDB query counts as Ctrl+C too (see
-    :mod:`textpile.summarize.interrupts`).
+    :mod:`textpile.summarize.interrupts`), and a Ctrl+C that a library swallowed still
+    stops the run at the next batch boundary (run from the main thread).
 
     Raises:
         DatabaseError: ``crawler_db`` is missing, empty or not a crawler database, or
@@ -216,9 +219,10 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     try:
         staging_dir = Path(work_dir) / "staging"
         try:
-            with progress_bar("Summarizing", None, enabled=progress) as bar:
+            with progress_bar("Summarizing", None, enabled=progress) as bar, _SigintSeen() as sigint:
                 for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, summary_db=summary_db,
                                                               batch_size=batch_size, on_total=bar.update_total):
+                    sigint.check()
                     report.batches += 1
                     _add_stage_counts(report.stage, batch_dir, counts)
                     say(f"Summarizing page {report.batches} ({counts['crawl_log']} crawl log entries) ...")
@@ -230,6 +234,7 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
                     say(f"Found {result.exact_duplicates} exact duplicates.")
                     shutil.rmtree(batch_dir)
                     bar.advance(counts["crawl_log"])
+                    sigint.check()
         except KeyboardInterrupt:
             report.interrupted = True
             say("Interrupted: the current page was rolled back; the next run continues from here.")
@@ -247,6 +252,42 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
             shutil.rmtree(temp, ignore_errors=True)
     report.seconds = time.monotonic() - started
     return report
+
+
+class _SigintSeen:
+    """Remember a Ctrl+C (SIGINT) even when a library swallows its KeyboardInterrupt.
+
+    While active (main thread only; elsewhere it does nothing), SIGINT still raises
+    KeyboardInterrupt as Python's default handler does, and also sets a flag;
+    :meth:`check` raises KeyboardInterrupt when the flag is set. A native library that
+    checks for signals and clears the error (a DuckDB query finishing just as Ctrl+C
+    arrives) then still stops the run at the next batch boundary.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous = None
+        self._installed = False
+
+    def _handler(self, signum, frame) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> "_SigintSeen":
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt when SIGINT arrived since :meth:`__enter__`."""
+        if self.seen:
+            raise KeyboardInterrupt
 
 
 class _NoBar:
