@@ -46,19 +46,31 @@ from textpile.summarize.staging import rows_to_table, table_path
 
 
 @dataclass
-class BatchResult:
-    """What integrating one batch changed (summed into the IntegrationReport)."""
+class IntegrationReport:
+    """What integrating changed in the summary database: one batch (:func:`integrate_batch`)
+    or, summed with :meth:`add`, a whole :func:`~textpile.summarize.pipeline.integrate_staged` run."""
 
     crawls_integrated: int = 0
     crawls_skipped: int = 0
     self_duplicates: int = 0
     exact_duplicates: int = 0
-    duplicates_ended: int = 0
     generations_opened: int = 0
     generations_closed: int = 0
+    seconds: float = 0.0
     placeholder_generations: int = 0
+    duplicates_ended: int = 0
     links_skipped: int = 0
     skipped_link_examples: list[str] = field(default_factory=list)
+
+    def add(self, batch: "IntegrationReport") -> None:
+        """Add one batch's counts to this report."""
+        for name in ("crawls_integrated", "crawls_skipped", "self_duplicates", "exact_duplicates",
+                     "generations_opened", "generations_closed", "placeholder_generations",
+                     "duplicates_ended", "links_skipped"):
+            setattr(self, name, getattr(self, name) + getattr(batch, name))
+        room = 5 - len(self.skipped_link_examples)
+        self.skipped_link_examples.extend(batch.skipped_link_examples[:max(room, 0)])
+
 
 
 class _Interner:
@@ -142,7 +154,7 @@ def _store_text_piles(conn: sqlite3.Connection, s: dict) -> tuple[int, int]:
 
 
 def _store_links(conn: sqlite3.Connection, interner: _Interner, generation_id: int, links: list[dict],
-                 result: BatchResult) -> None:
+                 result: IntegrationReport) -> None:
     rows = []
     for link in links:
         try:
@@ -185,7 +197,7 @@ def _check_batch(batch_dir: Path) -> None:
 
 
 @duckdb_interrupts()
-def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> BatchResult:
+def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> IntegrationReport:
     """Integrate one staged and scraped batch into the open summary database ``conn``.
 
     Runs in one ``BEGIN IMMEDIATE`` transaction, committed at the end and rolled back on
@@ -196,7 +208,7 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> BatchRes
     """
     batch_dir = Path(batch_dir)
     _check_batch(batch_dir)
-    result = BatchResult()
+    result = IntegrationReport()
     staged = duckdb.connect()
     try:
         crawl_rows = staged.execute("SELECT crawl_uuid, str_url FROM read_parquet(?)",
@@ -227,7 +239,7 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> BatchRes
 
 
 def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch_dir: Path,
-                 result: BatchResult) -> None:
+                 result: IntegrationReport) -> None:
     interner = _Interner(conn)
     generations = _fetch_dicts(con, """
         SELECT g.*, e.file_id, e.file_size, e.str_mimetype, e.canonical_str_url, e.redirect_to,

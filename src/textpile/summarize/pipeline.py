@@ -23,7 +23,7 @@ from textpile.progress import progress_bar
 from textpile.errors import TextpileError
 from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
 from textpile.summarize import fts, staging
-from textpile.summarize.integrate import BatchResult, integrate_batch
+from textpile.summarize.integrate import IntegrationReport, integrate_batch
 from textpile.summarize.scrape_stage import scrape_batch
 
 
@@ -46,32 +46,6 @@ class ScrapeReport:
     noindex: int = 0
     seconds: float = 0.0
     scrape_errors: int = 0
-
-
-@dataclass
-class IntegrationReport:
-    """What :func:`integrate_staged` changed in the summary database."""
-
-    crawls_integrated: int = 0
-    crawls_skipped: int = 0
-    self_duplicates: int = 0
-    exact_duplicates: int = 0
-    generations_opened: int = 0
-    generations_closed: int = 0
-    seconds: float = 0.0
-    placeholder_generations: int = 0
-    duplicates_ended: int = 0
-    links_skipped: int = 0
-    skipped_link_examples: list[str] = field(default_factory=list)
-
-    def add(self, batch: BatchResult) -> None:
-        """Add one batch's counts to this report."""
-        for name in ("crawls_integrated", "crawls_skipped", "self_duplicates", "exact_duplicates",
-                     "generations_opened", "generations_closed", "placeholder_generations",
-                     "duplicates_ended", "links_skipped"):
-            setattr(self, name, getattr(self, name) + getattr(batch, name))
-        room = 5 - len(self.skipped_link_examples)
-        self.skipped_link_examples.extend(batch.skipped_link_examples[:max(room, 0)])
 
 
 @dataclass
