@@ -98,6 +98,9 @@ class CrawlerDb:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.agent_id: int | None = None
+        #: bumped whenever candidates may have been added, so idle origin crawlers can
+        #: tell cheaply whether asking the database for due candidates is worth it
+        self.candidate_writes = 0
         conn.execute(
             f"CREATE TABLE IF NOT EXISTS {IGNORE_TABLE} (url_id INTEGER NOT NULL PRIMARY KEY)"
         )
@@ -127,6 +130,8 @@ class CrawlerDb:
             self._add_candidates(urls)
 
     def _add_candidates(self, urls: list[ParsedUrl]) -> None:
+        if urls:
+            self.candidate_writes += 1
         for url in urls:
             url_id = intern_url(self.conn, url)
             self.conn.execute("INSERT OR IGNORE INTO crawl_candidate(url_id) VALUES (?)", (url_id,))
@@ -152,9 +157,10 @@ class CrawlerDb:
                 LIMIT ?""",
             (str_origin, 1 if force else 0, now - recrawl_interval_s, limit),
         ).fetchall()
-        with self.conn:
-            self.conn.executemany(f"INSERT OR IGNORE INTO {IGNORE_TABLE}(url_id) VALUES (?)",
-                                  [(r[0],) for r in rows])
+        if rows:
+            with self.conn:
+                self.conn.executemany(f"INSERT OR IGNORE INTO {IGNORE_TABLE}(url_id) VALUES (?)",
+                                      [(r[0],) for r in rows])
         return [Candidate(*r) for r in rows]
 
     def unignore(self, url_id: int) -> None:

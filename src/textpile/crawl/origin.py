@@ -131,11 +131,18 @@ class OriginCrawler:
         """Idle until a due candidate appears (True) or every crawler is idle (False)."""
         state = self.state
         state.busy -= 1
+        # Only other crawlers' new links can make a candidate due here; ask the database
+        # again only after some were written (no await between the caller's empty
+        # fill_todo and this read, so none can be missed).
+        seen = state.db.candidate_writes
         try:
             while True:
                 if state.busy == 0 or state.out_of_commands:
                     return False
                 await asyncio.sleep(IDLE_POLL_S)
+                if state.db.candidate_writes == seen:
+                    continue
+                seen = state.db.candidate_writes
                 if self.fill_todo():
                     return True
         finally:
