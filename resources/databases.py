@@ -14,6 +14,13 @@ from textpile.store.locks import exclusive_lock
 from textpile.store.database import open_crawler_db, open_summary_db
 
 
+def _open(opener, path: str, read_only: bool) -> sqlite3.Connection:
+    """``opener(path)`` creating the database (and its folder) unless ``read_only``."""
+    if not read_only:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return opener(path, create=not read_only, read_only=read_only)
+
+
 class CrawlerDatabaseResource(ConfigurableResource):
     """The crawler database (unobtanium crawler schema 1.0.0), one file on disk."""
 
@@ -22,9 +29,7 @@ class CrawlerDatabaseResource(ConfigurableResource):
     def open(self, *, read_only: bool = False) -> sqlite3.Connection:
         """Open it with the schema check of ``open_crawler_db`` (DatabaseError when wrong);
         unless ``read_only``, its folder is created when missing."""
-        if not read_only:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        return open_crawler_db(self.path, create=not read_only, read_only=read_only)
+        return _open(open_crawler_db, self.path, read_only)
 
 
 class SummaryDatabaseResource(ConfigurableResource):
@@ -35,9 +40,7 @@ class SummaryDatabaseResource(ConfigurableResource):
     def open(self, *, read_only: bool = False) -> sqlite3.Connection:
         """Open it with the schema check of ``open_summary_db`` (DatabaseError when wrong);
         unless ``read_only``, its folder is created when missing."""
-        if not read_only:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        return open_summary_db(self.path, create=not read_only, read_only=read_only)
+        return _open(open_summary_db, self.path, read_only)
 
     @property
     def lock_path(self) -> Path:
