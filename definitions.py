@@ -1,10 +1,13 @@
 """Dagster definitions of textpile: assets, resources, jobs, schedule, sensors, checks.
 
-``dagster dev`` (from this folder, through workspace.yaml) loads ``defs``, built when the
-code location loads from :func:`resources.settings_from_environment` (``TEXTPILE_DATA_DIR``,
+Installed as the module ``textpile_dagster.definitions`` (this folder's definitions.py,
+assets/, resources/ and sensors/ are the package ``textpile_dagster``; see pyproject.toml).
+``dagster dev -m textpile_dagster.definitions`` (or ``dagster dev`` in the checkout,
+through workspace.yaml) loads ``defs``, built when the code location loads from
+:func:`textpile_dagster.resources.settings_from_environment` (``TEXTPILE_DATA_DIR``,
 default ``./data``; ``TEXTPILE_CONFIG``, default ``<data dir>/crawl.toml``).
-``textpile pipeline`` imports this file by path and calls :func:`build_definitions`
-with its own settings, so both run the same graph.
+``textpile pipeline`` imports this module and calls :func:`build_definitions` with its
+own settings, so both run the same graph.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ from __future__ import annotations
 from dagster import Definitions
 from dagster import definitions as lazy_definitions
 
-from assets import ALL_ASSETS, ALL_CHECKS
-from resources import PipelineSettings, build_resources, settings_from_environment
-from sensors import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
+from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS
+from textpile_dagster.resources import PipelineSettings, build_resources, settings_from_environment
+from textpile_dagster.sensors import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
 
 
 def build_definitions(settings: PipelineSettings) -> Definitions:

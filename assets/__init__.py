@@ -6,11 +6,11 @@ crawl_run[p] -> crawl_log_staging[p] -> scrape_results[p] -> summary_db -> fts_i
 ``crawl_runs`` dynamic partition (one crawl run).
 """
 
-from assets.checks import ALL_CHECKS
-from assets.crawl import crawl_run
-from assets.partitions import CRAWL_RUNS, agent_uuid_of, crawl_runs_partitions, new_crawl_run_key
-from assets.publish import published_index
-from assets.summary import crawl_log_staging, fts_index, scrape_results, summary_db, token_index
+from textpile_dagster.assets.checks import ALL_CHECKS
+from textpile_dagster.assets.crawl import crawl_run
+from textpile_dagster.assets.partitions import CRAWL_RUNS, agent_uuid_of, crawl_runs_partitions, new_crawl_run_key
+from textpile_dagster.assets.publish import published_index
+from textpile_dagster.assets.summary import crawl_log_staging, fts_index, scrape_results, summary_db, token_index
 
 ALL_ASSETS = [crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index, token_index]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from dagster import AssetCheckResult, MetadataValue, asset_check
 
-from assets.figures import SEARCHABLE
-from assets.summary import fts_index, summary_db
-from resources import CrawlerDatabaseResource, SummaryDatabaseResource
+from textpile_dagster.assets.figures import SEARCHABLE
+from textpile_dagster.assets.summary import fts_index, summary_db
+from textpile_dagster.resources import CrawlerDatabaseResource, SummaryDatabaseResource
 from textpile.errors import DatabaseError
 from textpile.store.database import (
     BASE_SCHEMA_VERSION,

@@ -4,8 +4,8 @@ from contextlib import closing
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from assets.partitions import agent_uuid_of, crawl_runs_partitions
-from resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
+from textpile_dagster.assets.partitions import agent_uuid_of, crawl_runs_partitions
+from textpile_dagster.resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
 from textpile.crawl.run import CrawlReport, run_crawl
 
 GROUP = "crawl"

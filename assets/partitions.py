@@ -12,7 +12,7 @@ import uuid
 
 from dagster import DynamicPartitionsDefinition
 
-from resources.keys import check_crawl_run_key, is_crawl_run_key
+from textpile_dagster.resources.keys import check_crawl_run_key, is_crawl_run_key
 from textpile.ids import uuid7
 
 CRAWL_RUNS = "crawl_runs"

@@ -4,9 +4,9 @@ from contextlib import closing
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from assets.checks import summary_outcomes
-from assets.summary import fts_index
-from resources import PublishTargetResource, SummaryDatabaseResource
+from textpile_dagster.assets.checks import summary_outcomes
+from textpile_dagster.assets.summary import fts_index
+from textpile_dagster.resources import PublishTargetResource, SummaryDatabaseResource
 from textpile.publish import publish
 
 GROUP = "publish"

@@ -26,11 +26,11 @@ from dagster import (
 )
 from pydantic import Field
 
-from assets.crawl import crawl_run
-from assets.figures import agent_integrated, summary_figures
-from assets.partitions import agent_uuid_of, crawl_runs_partitions
-from resources import CrawlerDatabaseResource, StagingAreaResource, SummaryDatabaseResource
-from resources.staging import INTEGRATED_MARKER, SCRAPED_MARKER
+from textpile_dagster.assets.crawl import crawl_run
+from textpile_dagster.assets.figures import agent_integrated, summary_figures
+from textpile_dagster.assets.partitions import agent_uuid_of, crawl_runs_partitions
+from textpile_dagster.resources import CrawlerDatabaseResource, StagingAreaResource, SummaryDatabaseResource
+from textpile_dagster.resources.staging import INTEGRATED_MARKER, SCRAPED_MARKER
 from textpile.summarize.pipeline import (
     IntegrationReport,
     integrate_staged,

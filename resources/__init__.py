@@ -6,11 +6,11 @@ crawl configuration file). Nothing here reads the environment at import time:
 :func:`settings_from_environment` does, when definitions are built.
 """
 
-from resources.config import CrawlConfigResource
-from resources.databases import CrawlerDatabaseResource, PublishTargetResource, SummaryDatabaseResource
-from resources.http import HttpFetcher, LiveHttpFetcher, RecordedHttpFetcher, RecordedResponse
-from resources.settings import PipelineSettings, build_resources, settings_from_environment
-from resources.staging import StagingAreaResource
+from textpile_dagster.resources.config import CrawlConfigResource
+from textpile_dagster.resources.databases import CrawlerDatabaseResource, PublishTargetResource, SummaryDatabaseResource
+from textpile_dagster.resources.http import HttpFetcher, LiveHttpFetcher, RecordedHttpFetcher, RecordedResponse
+from textpile_dagster.resources.settings import PipelineSettings, build_resources, settings_from_environment
+from textpile_dagster.resources.staging import StagingAreaResource
 
 __all__ = [
     "CrawlConfigResource",

@@ -6,10 +6,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from resources.config import CrawlConfigResource
-from resources.databases import CrawlerDatabaseResource, PublishTargetResource, SummaryDatabaseResource
-from resources.http import HttpFetcher, LiveHttpFetcher
-from resources.staging import StagingAreaResource
+from textpile_dagster.resources.config import CrawlConfigResource
+from textpile_dagster.resources.databases import CrawlerDatabaseResource, PublishTargetResource, SummaryDatabaseResource
+from textpile_dagster.resources.http import HttpFetcher, LiveHttpFetcher
+from textpile_dagster.resources.staging import StagingAreaResource
 
 #: Environment variables read by :func:`settings_from_environment` (when definitions are built).
 ENV_DATA_DIR = "TEXTPILE_DATA_DIR"

@@ -22,7 +22,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from resources.keys import check_crawl_run_key, is_crawl_run_key
+from textpile_dagster.resources.keys import check_crawl_run_key, is_crawl_run_key
 from textpile.store.locks import exclusive_lock
 
 SCRAPED_MARKER = "_textpile_scraped.json"

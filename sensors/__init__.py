@@ -1,9 +1,9 @@
 """Jobs, the recrawl schedule and the sensors of the textpile pipeline."""
 
-from sensors.asset_sensors import partitions_to_summarize, publish_after_index, summarize_after_crawl
-from sensors.crawl_now import crawl_now
-from sensors.jobs import ALL_JOBS, crawl_job, pipeline_job, publish_job, summarize_job
-from sensors.schedules import recrawl_decision, recrawl_schedule
+from textpile_dagster.sensors.asset_sensors import partitions_to_summarize, publish_after_index, summarize_after_crawl
+from textpile_dagster.sensors.crawl_now import crawl_now
+from textpile_dagster.sensors.jobs import ALL_JOBS, crawl_job, pipeline_job, publish_job, summarize_job
+from textpile_dagster.sensors.schedules import recrawl_decision, recrawl_schedule
 
 ALL_SCHEDULES = [recrawl_schedule]
 ALL_SENSORS = [crawl_now, summarize_after_crawl, publish_after_index]

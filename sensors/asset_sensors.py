@@ -20,9 +20,9 @@ from dagster import (
     sensor,
 )
 
-from assets.partitions import CRAWL_RUNS
-from sensors.jobs import publish_job, summarize_job
-from sensors.runs import active_summary_runs, latest_storage_id, latest_storage_ids
+from textpile_dagster.assets.partitions import CRAWL_RUNS
+from textpile_dagster.sensors.jobs import publish_job, summarize_job
+from textpile_dagster.sensors.runs import active_summary_runs, latest_storage_id, latest_storage_ids
 
 _BATCH = 100
 #: Tag naming what a summarize run was requested for: ``<key>-<crawl_run storage id>``

@@ -17,10 +17,10 @@ from dagster import (
     sensor,
 )
 
-from assets.partitions import crawl_runs_partitions, new_crawl_run_key
-from resources import CrawlConfigResource
-from sensors.jobs import crawl_job
-from sensors.runs import active_crawl_runs
+from textpile_dagster.assets.partitions import crawl_runs_partitions, new_crawl_run_key
+from textpile_dagster.resources import CrawlConfigResource
+from textpile_dagster.sensors.jobs import crawl_job
+from textpile_dagster.sensors.runs import active_crawl_runs
 
 TRIGGER = "crawl_now"
 

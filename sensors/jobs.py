@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dagster import AssetSelection, define_asset_job
 
-from assets import crawl_log_staging, crawl_run, fts_index, published_index, scrape_results, summary_db
+from textpile_dagster.assets import crawl_log_staging, crawl_run, fts_index, published_index, scrape_results, summary_db
 
 #: One crawl run (partitioned).
 crawl_job = define_asset_job(

@@ -13,7 +13,7 @@ from dagster import (
     RunsFilter,
 )
 
-from sensors.jobs import crawl_job, pipeline_job, summarize_job
+from textpile_dagster.sensors.jobs import crawl_job, pipeline_job, summarize_job
 
 #: Run statuses of a run that has not ended.
 ACTIVE_STATUSES = [

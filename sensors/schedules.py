@@ -18,10 +18,10 @@ from dagster import (
     schedule,
 )
 
-from assets.partitions import CRAWL_RUNS, key_unix_ms, new_crawl_run_key
-from resources import CrawlConfigResource
-from sensors.jobs import crawl_job
-from sensors.runs import active_crawl_runs
+from textpile_dagster.assets.partitions import CRAWL_RUNS, key_unix_ms, new_crawl_run_key
+from textpile_dagster.resources import CrawlConfigResource
+from textpile_dagster.sensors.jobs import crawl_job
+from textpile_dagster.sensors.runs import active_crawl_runs
 
 RECRAWL_TICK_CRON = "0 * * * *"
 DAY_S = 86_400

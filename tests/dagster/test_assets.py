@@ -7,10 +7,10 @@ from contextlib import closing
 import dagster as dg
 import pytest
 
-from assets import ALL_ASSETS, ALL_CHECKS, CRAWL_RUNS, new_crawl_run_key
-from assets.checks import schema_versions, summary_outcomes
+from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS, CRAWL_RUNS, new_crawl_run_key
+from textpile_dagster.assets.checks import schema_versions, summary_outcomes
 from conftest import ChangingSite, page, write_config
-from resources import PipelineSettings, RecordedHttpFetcher, RecordedResponse, build_resources
+from textpile_dagster.resources import PipelineSettings, RecordedHttpFetcher, RecordedResponse, build_resources
 from textpile.search.engine import search
 
 EVERYTHING = [*ALL_ASSETS, *ALL_CHECKS]

@@ -5,15 +5,15 @@ import datetime as dt
 import dagster as dg
 import pytest
 
-import definitions
-from assets.partitions import CRAWL_RUNS, key_unix_ms, new_crawl_run_key
+from textpile_dagster import definitions
+from textpile_dagster.assets.partitions import CRAWL_RUNS, key_unix_ms, new_crawl_run_key
 from conftest import write_config
-from resources import CrawlConfigResource, PipelineSettings
+from textpile_dagster.resources import CrawlConfigResource, PipelineSettings
 from dagster._core.utils import make_new_run_id
-from sensors import partitions_to_summarize, publish_after_index, recrawl_decision, recrawl_schedule, summarize_after_crawl
-from sensors.asset_sensors import ATTEMPT_TAG, PendingPartition
-from sensors.runs import latest_storage_ids
-from sensors.schedules import recrawl_cadence_s
+from textpile_dagster.sensors import partitions_to_summarize, publish_after_index, recrawl_decision, recrawl_schedule, summarize_after_crawl
+from textpile_dagster.sensors.asset_sensors import ATTEMPT_TAG, PendingPartition
+from textpile_dagster.sensors.runs import latest_storage_ids
+from textpile_dagster.sensors.schedules import recrawl_cadence_s
 
 NOON = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.timezone.utc)
 NOON_MS = int(NOON.timestamp() * 1000)

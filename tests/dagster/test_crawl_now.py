@@ -3,12 +3,12 @@
 import dagster as dg
 import pytest
 
-import definitions
-from assets.partitions import CRAWL_RUNS, agent_uuid_of, key_unix_ms
+from textpile_dagster import definitions
+from textpile_dagster.assets.partitions import CRAWL_RUNS, agent_uuid_of, key_unix_ms
 from conftest import write_config
-from resources import PipelineSettings
-from resources.keys import HOW_TO_START
-from sensors import crawl_now, recrawl_decision
+from textpile_dagster.resources import PipelineSettings
+from textpile_dagster.resources.keys import HOW_TO_START
+from textpile_dagster.sensors import crawl_now, recrawl_decision
 from textpile.errors import ConfigError
 
 

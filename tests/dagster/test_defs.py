@@ -6,9 +6,9 @@ from pathlib import Path
 
 import dagster as dg
 
-import definitions
+from textpile_dagster import definitions
 from conftest import REPO, write_config
-from resources import (
+from textpile_dagster.resources import (
     CrawlConfigResource,
     CrawlerDatabaseResource,
     LiveHttpFetcher,
@@ -94,7 +94,8 @@ def test_workspace_yaml_loads_the_same_graph(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "Validation successful for code location textpile" in out.stdout + out.stderr
-    listed = subprocess.run([dagster, "asset", "list", "-f", "definitions.py", "-d", "."], cwd=REPO, env=env,
+    # The installed module, from a folder outside the checkout (how `dagster dev -m` loads it).
+    listed = subprocess.run([dagster, "asset", "list", "-m", "textpile_dagster.definitions"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stderr
     assert set(listed.stdout.split()) == ASSETS

@@ -14,13 +14,14 @@ from contextlib import closing
 import dagster as dg
 import pytest
 
-from assets import ALL_ASSETS, ALL_CHECKS
-from assets.publish import refusal_message
+from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS
+from textpile_dagster.assets.publish import refusal_message
 from conftest import REPO, write_config
-from resources import PipelineSettings, build_resources
+from textpile_dagster.resources import PipelineSettings, build_resources
 from textpile.store.locks import exclusive_lock
 from textpile.cli import main
-from textpile.cli.pipeline import PIPELINE_LOCK_NAME, _failure_message, pipeline_lock_path
+from textpile.cli.pipeline import PIPELINE_LOCK_NAME, pipeline_lock_path
+from textpile.cli.pipeline_run import failure_message
 from textpile.publish import publish
 from textpile.store.database import open_summary_db
 
@@ -150,7 +151,7 @@ def test_published_index_refusal_names_the_check(tmp_path):
         result = dg.materialize([*ALL_ASSETS, *ALL_CHECKS], instance=instance, resources=build_resources(settings),
                                 selection=["published_index"], raise_on_error=False)
     assert not result.success
-    assert _failure_message(result) == (
+    assert failure_message(result) == (
         "published_index: refusing to publish a summary database that fails its checks "
         "(fts_matches_searchable_generations: 1 FTS rows vs 0 searchable generations: 1 extra, 0 missing); "
         "the summary changed after the FTS index was rebuilt: materialize fts_index, then published_index"

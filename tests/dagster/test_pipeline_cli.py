@@ -70,3 +70,46 @@ def test_pipeline_refuses_bad_input_before_adding_a_partition(tmp_path, capsys):
     assert not (data / "dagster_home").exists()
     assert main(["pipeline", "--config", str(bad), "--definitions", str(tmp_path / "nope.py")]) == 2
     assert "nope.py: no such file" in capsys.readouterr().err
+
+
+def test_dagster_home_comes_from_the_option_then_the_environment_then_the_data_dir(tmp_path):
+    from textpile.cli.pipeline import dagster_home_for
+
+    data = tmp_path / "data"
+    assert dagster_home_for(data, tmp_path / "opt", {"DAGSTER_HOME": "/env"}) == (tmp_path / "opt", "--dagster-home")
+    assert dagster_home_for(data, None, {"DAGSTER_HOME": "/env"}) == (Path("/env"), "DAGSTER_HOME")
+    assert dagster_home_for(data, None, {"DAGSTER_HOME": ""}) == (data / "dagster_home", "default")
+    assert dagster_home_for(data, None, {}) == (data / "dagster_home", "default")
+
+
+def test_pipeline_records_one_run_in_the_dagster_home_of_the_environment(tmp_path, changing_site, monkeypatch,
+                                                                          capsys):
+    config = write_config(tmp_path / "crawl.toml", [changing_site.base_url + "/"], max_commands=10)
+    home = tmp_path / "instance"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    data = tmp_path / "data"
+    assert main(["pipeline", "--no-progress", "--config", str(config), "--data-dir", str(data)]) == 0
+    err = capsys.readouterr().err
+    assert not (data / "dagster_home").exists()
+    assert (home / "dagster.yaml").read_text("utf-8").startswith("# written by textpile pipeline\n")
+    lines = [line for line in err.splitlines() if line.startswith("[")]
+    assert [line.split(":")[0].split(" ...")[0] for line in lines] == [
+        f"[{n}/6] {step}" for n, step in enumerate(
+            ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index"), 1)
+        for _ in range(2)]
+    assert "] summary_db: 5 crawls integrated, 4 generations opened, 0 closed, 0 self-duplicates, 0 exact; " \
+           "checks 4/4 passed (" in err
+    assert "] fts_index: 4 FTS rows; checks 1/1 passed (" in err
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        [run] = instance.get_runs()
+        assert run.job_name == "pipeline_job"
+        assert run.status == dg.DagsterRunStatus.SUCCESS
+        [key] = instance.get_dynamic_partitions("crawl_runs")
+        assert run.tags["dagster/partition"] == key
+        assert run.tags["textpile/trigger"] == "textpile pipeline"
+        for asset in ("crawl_run", "crawl_log_staging", "scrape_results"):
+            assert instance.get_materialized_partitions(dg.AssetKey(asset)) == {key}, asset
+        for asset in ("summary_db", "fts_index", "published_index"):
+            [record] = instance.fetch_materializations(dg.AssetKey(asset), limit=10).records
+            assert record.run_id == run.run_id, asset

@@ -6,8 +6,8 @@ import json
 import httpx
 import pytest
 
-from assets.partitions import agent_uuid_of, key_unix_ms, new_crawl_run_key
-from resources import RecordedHttpFetcher, RecordedResponse, StagingAreaResource
+from textpile_dagster.assets.partitions import agent_uuid_of, key_unix_ms, new_crawl_run_key
+from textpile_dagster.resources import RecordedHttpFetcher, RecordedResponse, StagingAreaResource
 from textpile.errors import ConfigError
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets import new_crawl_run_key
-from assets.summary import fts_index, summary_db
-from resources import PipelineSettings, build_resources
+from textpile_dagster.assets import new_crawl_run_key
+from textpile_dagster.assets.summary import fts_index, summary_db
+from textpile_dagster.resources import PipelineSettings, build_resources
 from textpile.store.locks import exclusive_lock
 
 REPO = Path(__file__).resolve().parents[2]

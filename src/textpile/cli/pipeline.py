@@ -1,17 +1,19 @@
 """`textpile pipeline`: one crawl run and everything downstream, through the Dagster definitions.
 
-The command loads the repository's ``definitions.py`` (the same graph ``dagster dev``
-shows), adds a ``crawl_runs`` partition to the Dagster instance at DAGSTER_HOME (default
-``<data dir>/dagster_home``) and materializes, for that partition and in order:
-crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index
-(each a run recorded in the instance, with its asset checks). Dagster is imported inside
-the command only: the library never imports it.
+The command imports the installed Dagster layer, ``textpile_dagster.definitions`` (the
+same graph ``dagster dev -m textpile_dagster.definitions`` shows; ``--definitions PATH``
+loads another definitions.py instead), adds a ``crawl_runs`` partition to the Dagster
+instance at ``--dagster-home``, else ``$DAGSTER_HOME`` when set, else
+``<data dir>/dagster_home``, and materializes in one run, for that partition:
+crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index,
+with their asset checks. Dagster is imported inside the command only: the library never
+imports it.
 
 Bad input is refused before anything is created: the folder options are checked first
 (``--data-dir``/``--dagster-home`` naming a file) and the ``--definitions`` path, then the
-crawl configuration, then the definitions file is imported. One pipeline at a time runs on a data directory: the
-command holds ``DATA_DIR/.textpile-pipeline.lock`` throughout, and a second one refuses
-(or, with ``--wait``, waits for the first to finish).
+crawl configuration, then the definitions are imported. One pipeline at a time runs on a
+data directory: the command holds ``DATA_DIR/.textpile-pipeline.lock`` throughout, and a
+second one refuses (or, with ``--wait``, waits for the first to finish).
 """
 
 import argparse
@@ -19,26 +21,21 @@ from dataclasses import dataclass
 import os
 import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 from textpile.errors import ConfigError, TextpileError
 
+#: The installed module holding the textpile Dagster definitions (``build_definitions``, ``defs``).
+DEFINITIONS_MODULE = "textpile_dagster.definitions"
+
 #: The lock file, in the data directory, held by a running ``textpile pipeline``.
 PIPELINE_LOCK_NAME = ".textpile-pipeline.lock"
 
-#: The assets materialized, in order, for the new partition (``--token-index`` adds
-#: token_index before published_index).
+#: The assets materialized, in this order, in the one run of the new partition
+#: (``--token-index`` adds token_index before published_index).
 STEPS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
 
-_QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
-# Telemetry off; pool limit 1 so that the assets writing summary.db (pool
-# textpile_summary_db) never run at the same time, also under `dagster dev`.
-_DAGSTER_YAML = (
-    "# written by textpile pipeline\n"
-    "telemetry:\n  enabled: false\n"
-    "concurrency:\n  pools:\n    default_limit: 1\n"
-)
 
 
 def register(subparsers) -> None:
@@ -59,10 +56,11 @@ def register(subparsers) -> None:
     p.add_argument("--allow-private-addresses", action="store_true", default=None,
                    help="let the crawler connect to loopback/private addresses (local sites)")
     p.add_argument("--force-recrawl", action="store_true", help="crawl every candidate, due or not")
-    p.add_argument("--dagster-home", type=Path, help="Dagster instance folder (default DATA_DIR/dagster_home)")
+    p.add_argument("--dagster-home", type=Path,
+                   help="Dagster instance folder (default: $DAGSTER_HOME when set, else DATA_DIR/dagster_home)")
     p.add_argument("--definitions", type=Path,
-                   help="the Dagster definitions.py (default: found next to workspace.yaml above the "
-                   "current folder or the textpile checkout)")
+                   help="a Dagster definitions.py with build_definitions(settings) to run instead of the "
+                   f"installed {DEFINITIONS_MODULE}")
     p.add_argument("--token-index", action="store_true",
                    help="also rebuild the experimental token index (token, token_statistics)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -76,32 +74,36 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _is_definitions_root(folder: Path) -> bool:
-    return (folder / "definitions.py").is_file() and (folder / "workspace.yaml").is_file()
+def dagster_home_for(data_dir: Path, option: Path | None, environ: dict | None = None) -> tuple[Path, str]:
+    """The Dagster instance folder of a pipeline run, and where it came from.
+
+    ``option`` (``--dagster-home``) wins; then ``DAGSTER_HOME`` from ``environ`` (default
+    ``os.environ``) when set and not empty; else ``data_dir/dagster_home``. The second
+    value names the source for messages: ``"--dagster-home"``, ``"DAGSTER_HOME"`` or
+    ``"default"``.
+    """
+    environ = os.environ if environ is None else environ
+    if option is not None:
+        return Path(option), "--dagster-home"
+    if environ.get("DAGSTER_HOME"):
+        return Path(environ["DAGSTER_HOME"]), "DAGSTER_HOME"
+    return Path(data_dir) / "dagster_home", "default"
 
 
-def find_definitions(start: Path | None = None) -> Path:
-    """The ``definitions.py`` beside a ``workspace.yaml``: first in ``start`` (default the
-    current folder) or a parent, then in the checkout holding the textpile package
-    (editable installs).
+def import_definitions_module(name: str = DEFINITIONS_MODULE):
+    """Import the installed Dagster definitions module ``name``.
 
     Raises:
-        ConfigError: none found; the message says how to name it.
+        ConfigError: it is not installed or fails to import (the message names it and
+            says how to reinstall).
     """
-    start = (start or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if _is_definitions_root(folder):
-            return folder / "definitions.py"
-    import textpile
+    import importlib
 
-    package = Path(textpile.__file__).resolve().parent
-    for folder in package.parents:
-        if _is_definitions_root(folder):
-            return folder / "definitions.py"
-    raise ConfigError(
-        f"no Dagster definitions found (definitions.py beside workspace.yaml) above {start} "
-        f"or above {package}; give --definitions PATH"
-    )
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ConfigError(f"cannot import the Dagster definitions {name} ({exc}); reinstall textpile "
+                          "(pip install textpile) or give --definitions PATH") from exc
 
 
 def check_definitions_path(path: Path) -> Path:
@@ -121,8 +123,8 @@ def check_definitions_path(path: Path) -> Path:
 
 
 def load_definitions_module(path: Path):
-    """Import ``path`` (a definitions.py) as a module, its folder first on sys.path so
-    that its ``assets``, ``resources`` and ``sensors`` packages import.
+    """Import ``path`` (a definitions.py of your own) as a module, its folder first on
+    sys.path so that modules beside it import.
 
     Raises:
         ConfigError: the file does not exist, is a folder, is not a ``.py`` file, fails to
@@ -234,71 +236,6 @@ def _hold_pipeline_lock(stack: ExitStack, data_dir: Path, *, wait: bool) -> None
     stack.enter_context(exclusive_lock(lock, wait=True))
 
 
-@contextmanager
-def _dagster_home(path: Path):
-    """Set DAGSTER_HOME to ``path`` (created, telemetry off) for the duration."""
-    _make_folder("--dagster-home", path)
-    config = path / "dagster.yaml"
-    if not config.exists():
-        config.write_text(_DAGSTER_YAML, "utf-8")
-    previous = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(path)
-    try:
-        yield path
-    finally:
-        if previous is None:
-            os.environ.pop("DAGSTER_HOME", None)
-        else:
-            os.environ["DAGSTER_HOME"] = previous
-
-
-def _metadata(result) -> dict[str, object]:
-    values: dict[str, object] = {}
-    for event in result.get_asset_materialization_events():
-        for name, value in event.event_specific_data.materialization.metadata.items():
-            values[name] = getattr(value, "value", value)
-    return values
-
-
-def _error_text(error) -> str:
-    """A Dagster ``SerializableErrorInfo`` as one message: the module path of the class
-    dropped (``DatabaseError: ...``), and a Dagster ``Failure`` as its description alone."""
-    text = error.message.strip()
-    qualified, sep, rest = text.partition(": ")
-    cls_name = getattr(error, "cls_name", None)
-    if sep and cls_name and (qualified == cls_name or qualified.endswith("." + cls_name)):
-        return rest if cls_name == "Failure" and qualified.startswith("dagster.") else f"{cls_name}: {rest}"
-    return text
-
-
-def _failure_message(result) -> str:
-    messages = []
-    for event in result.get_step_failure_events():
-        error = event.step_failure_data.error
-        while error is not None and error.cause is not None:
-            error = error.cause  # the library's own exception, not Dagster's wrapper
-        messages.append(f"{event.step_key}: {_error_text(error) if error else 'failed'}")
-    for check in result.get_asset_check_evaluations():
-        if not check.passed:
-            messages.append(f"check {check.check_name} failed: {check.description}")
-    return "; ".join(messages) or "the run failed"
-
-
-_SUMMARY_LINES = {
-    "crawl_run": lambda m: f"{m.get('total_requests', 0)} requests, {m.get('pages', 0)} pages, "
-                           f"{m.get('bytes_received', 0)} bytes, {m.get('pages_per_s', 0)} pages/s",
-    "crawl_log_staging": lambda m: f"{m.get('crawl_log_entries', 0)} crawl log entries, {m.get('files', 0)} files",
-    "scrape_results": lambda m: f"{m.get('files_scraped', 0)} files scraped, {m.get('links', 0)} links",
-    "summary_db": lambda m: f"{m.get('crawls_integrated', 0)} crawls integrated, "
-                            f"{m.get('generations_opened', 0)} generations opened, "
-                            f"{m.get('generations_closed', 0)} closed, "
-                            f"{m.get('self_duplicates', 0)} self-duplicates, {m.get('exact_duplicates', 0)} exact",
-    "fts_index": lambda m: f"{m.get('rows', 0)} FTS rows",
-    "token_index": lambda m: f"{m.get('tokens', 0)} tokens over {m.get('text_piles', 0)} text piles",
-    "published_index": lambda m: f"{m.get('path', '')} ({m.get('bytes', 0)} bytes)",
-}
-
-
 def _steps(token_index: bool) -> tuple[str, ...]:
     if not token_index:
         return STEPS
@@ -332,15 +269,16 @@ def execute_pipeline(
 ) -> PipelineOutcome:
     """Run one crawl run and everything downstream through the Dagster definitions.
 
-    Adds a ``crawl_runs`` partition and materializes :data:`STEPS` for it, one recorded
-    run each, printing a line per step to stderr. Checks, in this order and before
+    Adds a ``crawl_runs`` partition and materializes :data:`STEPS` for it in one recorded
+    run (see :mod:`textpile.cli.pipeline_run`), printing a line per step to stderr. The
+    Dagster instance is :func:`dagster_home_for`. Checks, in this order and before
     creating anything: the folder options, the definitions path, the crawl configuration;
     then imports the definitions.
     Then creates ``data_dir`` and holds its pipeline lock (:func:`pipeline_lock_path`)
     until it returns; with ``wait`` it waits for another pipeline holding it.
 
     Raises:
-        ConfigError: no definitions found or they fail to import, or the crawl
+        ConfigError: the definitions are not installed or fail to import, or the crawl
             configuration is invalid.
         TextpileError: ``data_dir``/``dagster_home`` is a file; another pipeline runs on
             ``data_dir`` (and ``wait`` is false); a step failed (the message names the
@@ -348,29 +286,33 @@ def execute_pipeline(
     """
     started = time.monotonic()
     data_dir = check_folder_option("--data-dir", data_dir)
-    home = check_folder_option("--dagster-home", dagster_home if dagster_home is not None
-                               else data_dir / "dagster_home")
-    definitions_path = check_definitions_path(definitions) if definitions is not None else find_definitions()
+    home_path, home_source = dagster_home_for(data_dir, dagster_home)
+    home = check_folder_option("--dagster-home" if home_source != "DAGSTER_HOME" else "DAGSTER_HOME", home_path)
+    if definitions is not None:
+        check_definitions_path(definitions)
     validate_crawl_config(config, policy_files, max_commands=max_commands, default_delay_ms=default_delay_ms,
                           allow_private_addresses=allow_private_addresses)
-    module = load_definitions_module(definitions_path)
+    if definitions is not None:
+        module, definitions_name = load_definitions_module(definitions), str(Path(definitions).resolve())
+    else:
+        module, definitions_name = import_definitions_module(), DEFINITIONS_MODULE
     with ExitStack() as stack:
         _make_folder("--data-dir", data_dir)
         _hold_pipeline_lock(stack, data_dir, wait=wait)
-        return _execute_locked(module, definitions_path, config, data_dir, home, started,
+        return _execute_locked(module, definitions_name, config, data_dir, home, started,
                                policy_files=policy_files, max_commands=max_commands,
                                default_delay_ms=default_delay_ms,
                                allow_private_addresses=allow_private_addresses,
                                force_recrawl=force_recrawl, token_index=token_index, progress=progress)
 
 
-def _execute_locked(module, definitions_path: Path, config: Path, data_dir: Path, home: Path, started: float, *,
+def _execute_locked(module, definitions_name: str, config: Path, data_dir: Path, home: Path, started: float, *,
                     policy_files, max_commands, default_delay_ms, allow_private_addresses, force_recrawl,
                     token_index, progress) -> PipelineOutcome:
     """The body of :func:`execute_pipeline`, its inputs checked and the lock held."""
-    from dagster import AssetKey, DagsterInstance
-
-    from resources import PipelineSettings  # the definitions' own package, on sys.path now
+    from textpile.cli.pipeline_run import open_instance, run_partition
+    from textpile_dagster.assets.partitions import CRAWL_RUNS, new_crawl_run_key
+    from textpile_dagster.resources import PipelineSettings
 
     settings = PipelineSettings(
         data_dir=data_dir,
@@ -387,30 +329,13 @@ def _execute_locked(module, definitions_path: Path, config: Path, data_dir: Path
     # Fail on a bad configuration before a partition is added.
     defs.resources["crawl_config"].load()
     job = defs.resolve_job_def("pipeline_job")
-    from assets.partitions import CRAWL_RUNS, new_crawl_run_key
-
-    outcomes: dict[str, dict[str, object]] = {}
-    with _dagster_home(home), DagsterInstance.get() as instance:
+    _make_folder("--dagster-home", home)
+    with open_instance(home) as instance:
         key = new_crawl_run_key()
         instance.add_dynamic_partitions(CRAWL_RUNS, [key])
-        print(f"textpile pipeline: crawl run {key} (definitions {definitions_path}, DAGSTER_HOME {home})",
-              file=sys.stderr)
-        steps = _steps(token_index)
-        for number, step in enumerate(steps, 1):
-            print(f"[{number}/{len(steps)}] {step} ...", file=sys.stderr, flush=True)
-            step_started = time.monotonic()
-            result = job.execute_in_process(
-                instance=instance, partition_key=key, asset_selection=[AssetKey(step)],
-                run_config=_QUIET_LOGS, raise_on_error=False, tags={"textpile/trigger": "textpile pipeline"},
-            )
-            if not result.success:
-                raise TextpileError(f"{step} failed (run {result.run_id}): {_failure_message(result)}")
-            outcomes[step] = _metadata(result)
-            checks = result.get_asset_check_evaluations()
-            passed = sum(1 for c in checks if c.passed)
-            check_note = f"; checks {passed}/{len(checks)} passed" if checks else ""
-            print(f"[{number}/{len(steps)}] {step}: {_SUMMARY_LINES[step](outcomes[step])}{check_note} "
-                  f"({time.monotonic() - step_started:.1f} s)", file=sys.stderr, flush=True)
+        print(f"textpile pipeline: crawl run {key} (definitions {definitions_name}, DAGSTER_HOME {home})",
+              file=sys.stderr, flush=True)
+        outcomes = run_partition(job, instance, key, _steps(token_index))
     return PipelineOutcome(key, outcomes, settings, time.monotonic() - started)
 
 
