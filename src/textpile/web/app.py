@@ -16,7 +16,7 @@ from pathlib import Path
 
 from textpile.errors import ConfigError, DatabaseError, TextpileError
 from textpile.store.database import open_summary_db
-from textpile.web.state import install_database, set_target
+from textpile.web.state import adopt_summary_database
 
 DEFAULT_SQL_TIME_LIMIT_MS = 3000
 MAX_RETURNED_ROWS = 1000
@@ -144,6 +144,5 @@ def build_datasette(
             "max_csv_mb": MAX_CSV_MB,
         },
     )
-    name = next(n for n, db in datasette.databases.items() if db.path == str(path))
-    install_database(datasette, set_target(datasette, name, path))
+    adopt_summary_database(datasette)  # (the plugin did it already, when Datasette built its routes)
     return datasette

@@ -20,6 +20,7 @@ import sqlite3
 from datasette.database import QueryInterrupted
 from datasette.utils import add_cors_headers
 from datasette.utils.asgi import Base400, Response
+from datasette.version import __version__ as datasette_version
 from datasette.views.base import DatasetteError
 from markupsafe import Markup
 
@@ -80,10 +81,8 @@ async def error_response(datasette, request, exception: BaseException) -> Respon
         add_cors_headers(headers)
     if request.path.split("?")[0].endswith(".json"):
         return Response.json(info, status=status, headers=headers)
-    template = datasette.jinja_env.select_template([f"{status}.html", "error.html"])
-    html = await template.render_async(
-        dict(info, urls=datasette.urls, app_css_hash=datasette.app_css_hash(), menu_links=lambda: [])
-    )
+    html = await datasette.render_template([f"{status}.html", "error.html"],
+                                           dict(info, datasette_version=datasette_version), request=request)
     return Response.html(html, status=status, headers=headers)
 
 

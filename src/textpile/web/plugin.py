@@ -1,15 +1,17 @@
 """textpile's Datasette plugin: hooks only; the work is done by the modules beside it.
 
 Registered by the ``[project.entry-points.datasette] textpile`` entry point. When the
-Datasette instance serves a summary database (see :mod:`textpile.web.state`) it adds
+Datasette instance serves a summary database (see :mod:`textpile.web.state`; a plain ``datasette summary.db`` gets
+its summary file adopted at startup) it adds
 the search page at ``/`` and ``/search`` (HTML, or JSON with ``format=json``),
 ``/opensearch.xml``, ``/robots.txt``, static files under ``/-/textpile/static/``,
 table and column descriptions from the schema comments, the seed's useful queries as
 canned queries, security headers on every response, quiet error handling (see
 :mod:`textpile.web.errors`), size limits on every SQLite connection (see
 :mod:`textpile.web.limits`), and 404 for Datasette's debug pages and its list of
-database files (:data:`~textpile.web.views.HIDDEN_PATHS_REGEX`). Instances without a
-summary database are left alone.
+database files (:data:`~textpile.web.views.HIDDEN_PATHS_REGEX`). The search page and its
+JSON honour Datasette's permissions like the database page does (see
+:mod:`textpile.web.access`). Instances without a summary database are left alone.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from textpile.web.errors import error_response, is_datasette_default_handler
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.state import find_target, refresh_if_swapped
+from textpile.web.access import may_view_summary
+from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
 from textpile.web.views import (
     HIDDEN_PATHS_REGEX,
     hidden_view,
@@ -34,8 +37,14 @@ from textpile.web.views import (
 
 
 @hookimpl
+def startup(datasette):
+    # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
+    adopt_summary_database(datasette)
+
+
+@hookimpl
 def register_routes(datasette):
-    if find_target(datasette) is None:
+    if adopt_summary_database(datasette) is None:
         return []
     return [
         (r"^/$", search_view),
@@ -96,8 +105,14 @@ def menu_links(datasette, actor, request):
     target = find_target(datasette)
     if target is None:
         return None
-    return [{"href": datasette.urls.path("/search"), "label": "Search"},
-            {"href": datasette.urls.database(target.name), "label": "Explore the index with SQL"}]
+
+    async def links():
+        if not await may_view_summary(datasette, actor, target.name):
+            return []
+        return [{"href": datasette.urls.path("/search"), "label": "Search"},
+                {"href": datasette.urls.database(target.route), "label": "Explore the index with SQL"}]
+
+    return links
 
 
 @hookimpl(wrapper=True)

@@ -1,10 +1,23 @@
 """Which database of a Datasette instance is the summary database, and hot swapping it.
 
+The summary database is the one Datasette database that is a :class:`SummaryDatabase`
+(textpile's subclass of Datasette's ``Database``): the plugin puts one in place of the
+first file whose ``unobtanium_database_info`` says kind summary
+(:func:`adopt_summary_database`, from its ``register_routes`` and ``startup`` hooks), in
+``textpile serve`` and in a plain ``datasette summary.db`` with the plugin installed alike.
+Nothing is stored on the Datasette object: databases are added and removed with
+Datasette's public ``add_database``/``remove_database``.
+
 The published index is replaced atomically (``os.replace`` of a finished copy). Search
 opens the file per request, so it always reads the current file. Datasette's own views
-keep connections to the Database object; :func:`refresh_if_swapped` compares the file's
-identity (device, inode, mtime, size) with the one last seen and, when it changed, puts a
-new immutable Database object under the same name so the next request reads the new file.
+keep one connection per worker thread; :func:`refresh_if_swapped` compares the file's
+identity (device, inode, mtime, size) with the one the served object was made for and,
+when it changed, puts a new :class:`SummaryDatabase` under the same name and route, so
+the next request reads the new file. Datasette (0.65) keys its per-thread connections
+by database name only, so :class:`SummaryDatabase` keeps its own, keyed by file
+identity: the one place textpile relies on Datasette internals
+(``Datasette._prepare_connection``), pinned by the datasette version range in
+pyproject.toml and covered by the hot-swap tests.
 """
 
 from __future__ import annotations
@@ -13,24 +26,15 @@ import asyncio
 import os
 import sqlite3
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+
+from datasette.database import Database
 
 from textpile.store.database import sqlite_uri
 
-_STATE_ATTR = "_textpile_web_state"
 # Seconds an old file's connections stay open after a swap, for queries still running.
 SWAP_GRACE_S = 30.0
 _thread_connections = threading.local()
-
-
-@dataclass
-class SummaryTarget:
-    """The served summary database: Datasette database ``name`` for the file at ``path``."""
-
-    name: str
-    path: Path
-    identity: tuple | None = None
 
 
 def file_identity(path: Path) -> tuple | None:
@@ -59,105 +63,87 @@ def is_summary_file(path: Path) -> bool:
     return row is not None and row[0] == "summary"
 
 
-def set_target(datasette, name: str, path: str | Path) -> SummaryTarget:
-    """Declare Datasette database ``name`` (file ``path``) the summary database to search."""
-    target = SummaryTarget(name=name, path=Path(path), identity=file_identity(Path(path)))
-    setattr(datasette, _STATE_ATTR, target)
-    return target
+class SummaryDatabase(Database):
+    """The served summary database file, read-only, for one identity of the file.
 
-
-def find_target(datasette) -> SummaryTarget | None:
-    """Return the summary database to search, or None when this Datasette serves none.
-
-    :func:`set_target` (used by ``textpile serve``) decides; otherwise (a plain
-    ``datasette summary.db`` with the plugin installed) the first file-backed database
-    whose ``unobtanium_database_info`` kind is summary is used. The answer is remembered
-    on the Datasette instance.
+    Its per-thread connections are keyed by the file identity (``identity``), so a
+    swapped file under the same name gets new ones. Its file is opened through a
+    percent-encoded URI (:func:`textpile.store.database.sqlite_uri`), so names holding
+    ``#``, ``?`` or ``%`` open the right file (Datasette's own ``connect`` pastes the path in).
     """
-    cached = getattr(datasette, _STATE_ATTR, None)
-    if cached is not None:
-        return cached or None
-    target = None
-    for name, db in datasette.databases.items():
+
+    def __init__(self, ds, path: str | Path, *, is_mutable: bool = False) -> None:
+        super().__init__(ds, path=str(path), is_mutable=is_mutable)
+        self.identity = file_identity(Path(path))
+        self._key = "textpile_" + "_".join(str(part) for part in (id(self), *(self.identity or ())))
+        self._opened: list[sqlite3.Connection] = []
+
+    def connect(self, write=False):
+        if write:
+            raise sqlite3.NotSupportedError(f"{self.path}: textpile serves the summary database read-only")
+        uri = sqlite_uri(self.path, mode="ro") if self.is_mutable else sqlite_uri(self.path, immutable=True)
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        self._opened.append(conn)
+        return conn
+
+    async def execute_fn(self, fn):
+        if self.ds.executor is None:
+            return await super().execute_fn(fn)
+
+        def in_thread():
+            conn = getattr(_thread_connections, self._key, None)
+            if not conn:
+                conn = self.connect()
+                self.ds._prepare_connection(conn, self.name)  # row factory, extensions, prepare_connection hooks
+                setattr(_thread_connections, self._key, conn)
+            return fn(conn)
+
+        return await asyncio.get_running_loop().run_in_executor(self.ds.executor, in_thread)
+
+    def close(self):
+        """Close every connection this object opened (its threads' included)."""
+        super().close()
+        for conn in self._opened:
+            conn.close()
+
+
+def find_target(datasette) -> SummaryDatabase | None:
+    """The summary database served by ``datasette``, or None when it serves none."""
+    return next((db for db in datasette.databases.values() if isinstance(db, SummaryDatabase)), None)
+
+
+def adopt_summary_database(datasette) -> SummaryDatabase | None:
+    """Make the first file-backed database of kind summary a :class:`SummaryDatabase`
+    (same name, route and mutability), unless one is served already; return it or None."""
+    found = find_target(datasette)
+    if found is not None:
+        return found
+    for name, db in list(datasette.databases.items()):
         if db.path is not None and is_summary_file(Path(db.path)):
-            target = SummaryTarget(name=name, path=Path(db.path), identity=file_identity(Path(db.path)))
-            break
-    setattr(datasette, _STATE_ATTR, target or False)
-    return target
+            return _replace(datasette, db, SummaryDatabase(datasette, db.path, is_mutable=db.is_mutable))
+    return None
 
 
-def _swappable_database_class():
-    from datasette.database import Database
-
-    class SwappableDatabase(Database):
-        """A Datasette Database whose per-thread connections are keyed by file identity.
-
-        Datasette keeps one connection per worker thread keyed by the database name
-        only; a swapped file under the same name needs a new key, or the threads
-        would keep reading the old file. Its file is opened through a percent-encoded
-        URI (:func:`textpile.store.database.sqlite_uri`), so names holding ``#``, ``?``
-        or ``%`` open the right file (Datasette's own ``connect`` pastes the path in).
-        """
-
-        def __init__(self, ds, path, is_mutable, key):
-            super().__init__(ds, path=path, is_mutable=is_mutable)
-            self._textpile_key = key
-
-        def connect(self, write=False):
-            if write:
-                raise sqlite3.NotSupportedError(f"{self.path}: textpile serves the summary database read-only")
-            if self.is_mutable:
-                uri = sqlite_uri(self.path, mode="ro")
-            else:
-                uri = sqlite_uri(self.path, immutable=True)
-            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            self._all_file_connections.append(conn)
-            return conn
-
-        async def execute_fn(self, fn):
-            if self.ds.executor is None:
-                return await super().execute_fn(fn)
-
-            def in_thread():
-                conn = getattr(_thread_connections, self._textpile_key, None)
-                if not conn:
-                    conn = self.connect()
-                    self.ds._prepare_connection(conn, self.name)
-                    setattr(_thread_connections, self._textpile_key, conn)
-                return fn(conn)
-
-            return await asyncio.get_running_loop().run_in_executor(self.ds.executor, in_thread)
-
-    return SwappableDatabase
+def _replace(datasette, old: Database, new: SummaryDatabase) -> SummaryDatabase:
+    name, route = old.name, old.route
+    datasette.remove_database(name)
+    return datasette.add_database(new, name=name, route=route)
 
 
-def install_database(datasette, target: SummaryTarget) -> None:
-    """Put the summary database under ``target.name`` as a :class:`SwappableDatabase`
-    for the file's current identity (keeping the old object's route and mutability)."""
-    identity = file_identity(target.path)
-    old = datasette.databases.get(target.name)
-    is_mutable = old.is_mutable if old is not None else False
-    key = "textpile_" + "_".join(str(part) for part in (target.name, *(identity or ())))
-    db = _swappable_database_class()(datasette, str(target.path), is_mutable, key)
-    db.name = target.name
-    db.route = old.route if old is not None else target.name
-    datasette.databases = {**datasette.databases, target.name: db}
-    target.identity = identity
-
-
-def refresh_if_swapped(datasette, target: SummaryTarget) -> bool:
-    """Re-register the summary database if its file was replaced; return True if it was.
-
-    The old Database object's connections are closed after :data:`SWAP_GRACE_S`
-    seconds, so the replaced file's disk space is freed.
+def refresh_if_swapped(datasette, target: SummaryDatabase) -> SummaryDatabase:
+    """The database serving the current file of ``target``: ``target`` itself, or, when
+    the file was replaced since ``target`` was made, a new :class:`SummaryDatabase`
+    under the same name and route. The old object's connections are closed after
+    :data:`SWAP_GRACE_S` seconds, so the replaced file's disk space is freed.
     """
-    identity = file_identity(target.path)
+    identity = file_identity(Path(target.path))
     if identity is None or identity == target.identity:
-        return False
-    old = datasette.databases.get(target.name)
-    install_database(datasette, target)
-    if old is not None:
-        timer = threading.Timer(SWAP_GRACE_S, old.close)
-        timer.daemon = True
-        timer.start()
-    return True
+        return target
+    current = datasette.databases.get(target.name)
+    if isinstance(current, SummaryDatabase) and current is not target and current.identity == identity:
+        return current  # another request swapped it already
+    new = _replace(datasette, target, SummaryDatabase(datasette, target.path, is_mutable=target.is_mutable))
+    timer = threading.Timer(SWAP_GRACE_S, target.close)
+    timer.daemon = True
+    timer.start()
+    return new

@@ -17,12 +17,14 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import urlencode
 
-from datasette.utils.asgi import NotFound, Response, asgi_static
+from datasette.utils.asgi import Forbidden, NotFound, Response, asgi_static
+from datasette.version import __version__ as datasette_version
 from markupsafe import escape
 
 from textpile.search.engine import SearchResults, clamp_paging, search
 from textpile.store.database import sqlite_uri
 from textpile.web.limits import limit_search_connection
+from textpile.web.access import may_view_summary
 from textpile.web.state import find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -107,15 +109,28 @@ def _display_item(item: dict) -> dict:
     )
 
 
+#: The JSON answer of a search the actor may not see (Datasette's error JSON shape).
+FORBIDDEN_JSON = {"ok": False, "error": "Permission denied: you may not view this search index",
+                  "status": 403, "title": "Forbidden"}
+
+
 async def search_view(datasette, request):
-    """Handle ``/`` and ``/search``: form, results, pagination, help; JSON with format=json."""
+    """Handle ``/`` and ``/search``: form, results, pagination, help; JSON with format=json.
+
+    Answers 403 (Datasette's error page, or :data:`FORBIDDEN_JSON`) when the actor may
+    not view the summary database (:mod:`textpile.web.access`).
+    """
     target = find_target(datasette)
     if target is None:
         return Response.text("textpile: this Datasette serves no summary database", status=404)
-    refresh_if_swapped(datasette, target)
+    target = refresh_if_swapped(datasette, target)
+    want_json = request.args.get("format") == "json"
+    if not await may_view_summary(datasette, request.actor, target.name):
+        if want_json:
+            return Response.json(FORBIDDEN_JSON, status=403)
+        raise Forbidden("Permission denied: you may not view this search index")
     query = _query_arg(request)
     page, per_page = clamp_paging(request.args.get("page"), request.args.get("per_page"))
-    want_json = request.args.get("format") == "json"
     results = None
     error = None
     if query.strip() or want_json:
@@ -143,7 +158,6 @@ async def search_view(datasette, request):
                          if results.page > 0 else None),
             "next_url": _page_url(request, query, results.page + 1, per_page) if results.page < last else None,
         }
-    db = datasette.databases.get(target.name)
     context = {
         "query": query,
         "site_title": datasette.metadata("title") or "textpile",
@@ -152,7 +166,8 @@ async def search_view(datasette, request):
         "pages": pages,
         "error": error,
         "json_url": _page_url(request, query, page, per_page) + "&format=json" if query else None,
-        "database_url": datasette.urls.database(db.route if db is not None else target.name),
+        "database_url": datasette.urls.database(target.route),
+        "datasette_version": datasette_version,
         "static_prefix": STATIC_PREFIX,
         "first_result_number": (results.page * results.per_page + 1) if results else 1,
     }
@@ -220,10 +235,14 @@ async def static_view(datasette, request, send):
     await asgi_static(roots[-1])(request, send)
 
 
-# Datasette's introspection pages that a public search site does not need: thread
-# list, debug messages and permission rules, the pattern portfolio, and the database
-# list (it shows each database file's absolute path). HTML and .json forms.
-HIDDEN_PATHS_REGEX = r"^/-/(threads|messages|allow-debug|patterns|databases|permissions)(\.json)?$"
+# Datasette's introspection and debug pages, which a public search site does not need:
+# thread list, debug messages and permission rules, the pattern portfolio, versions,
+# plugins, settings, metadata, config, the current actor, and the database list (it
+# shows each database file's absolute path). HTML and .json forms. (Table and column
+# descriptions show on the table pages; /-/auth-token and /-/logout stay.)
+HIDDEN_PAGES = ("threads", "messages", "allow-debug", "patterns", "databases", "permissions", "versions",
+                "plugins", "settings", "metadata", "config", "actor")
+HIDDEN_PATHS_REGEX = r"^/-/(" + "|".join(HIDDEN_PAGES) + r")(\.json)?$"
 
 
 async def hidden_view(datasette, request):
