@@ -1,4 +1,4 @@
-"""Dagster definitions of textpile: assets, resources, jobs, schedule, sensors, checks.
+"""Dagster definitions of textpile: assets, resources, jobs, sensors, automation, checks.
 
 Installed as the module ``textpile_dagster.definitions`` (this folder's definitions.py,
 assets/, resources/ and sensors/ are the package ``textpile_dagster``; see pyproject.toml).
@@ -17,7 +17,7 @@ from dagster import definitions as lazy_definitions
 
 from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS
 from textpile_dagster.resources import PipelineSettings, build_resources, settings_from_environment
-from textpile_dagster.sensors import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
+from textpile_dagster.sensors import ALL_JOBS, ALL_SENSORS
 
 
 def build_definitions(settings: PipelineSettings) -> Definitions:
@@ -26,7 +26,6 @@ def build_definitions(settings: PipelineSettings) -> Definitions:
         assets=ALL_ASSETS,
         asset_checks=ALL_CHECKS,
         jobs=ALL_JOBS,
-        schedules=ALL_SCHEDULES,
         sensors=ALL_SENSORS,
         resources=build_resources(settings),
     )

@@ -15,6 +15,7 @@ from dagster import AssetCheckResult, MetadataValue, asset_check
 
 from textpile_dagster.assets.figures import SEARCHABLE
 from textpile_dagster.assets.summary import fts_index, summary_db
+from textpile_dagster.assets.tables import table
 from textpile_dagster.resources import CrawlerDatabaseResource, SummaryDatabaseResource
 from textpile.errors import DatabaseError
 from textpile.store.database import (
@@ -71,18 +72,14 @@ def referential_integrity(conn: sqlite3.Connection) -> CheckOutcome:
     """Every reference of :data:`SUMMARY_REFERENCES` points at an existing row, and
     ``PRAGMA foreign_key_check`` reports nothing."""
     rows = []
-    for table, column, target, target_column in SUMMARY_REFERENCES:
+    for source, column, target, target_column in SUMMARY_REFERENCES:
         sql = (
-            f"SELECT count(*) FROM {table} t WHERE t.{column} IS NOT NULL AND NOT EXISTS "
+            f"SELECT count(*) FROM {source} t WHERE t.{column} IS NOT NULL AND NOT EXISTS "
             f"(SELECT 1 FROM {target} r WHERE r.{target_column} = t.{column})"
         )
-        rows.append((f"{table}.{column}", f"{target}.{target_column}", int(conn.execute(sql).fetchone()[0])))
+        rows.append((f"{source}.{column}", f"{target}.{target_column}", int(conn.execute(sql).fetchone()[0])))
     fk_violations = conn.execute("PRAGMA foreign_key_check").fetchall()
     orphans = sum(n for _, _, n in rows)
-    table = "\n".join(
-        ["| reference | points at | orphans |", "| --- | --- | ---: |"]
-        + [f"| {a} | {b} | {n} |" for a, b, n in rows]
-    )
     passed = orphans == 0 and not fk_violations
     return CheckOutcome(
         passed,
@@ -92,7 +89,7 @@ def referential_integrity(conn: sqlite3.Connection) -> CheckOutcome:
             "orphans": orphans,
             "foreign_key_violations": len(fk_violations),
             "foreign_key_violation_sample": MetadataValue.json([list(r) for r in fk_violations[:20]]),
-            "references": MetadataValue.md(table),
+            "references": table([("reference", "string"), ("points_at", "string"), ("orphans", "int")], rows),
         },
     )
 

@@ -7,37 +7,22 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 from textpile_dagster.assets.partitions import agent_uuid_of, crawl_runs_partitions
 from textpile_dagster.resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
 from textpile.crawl.run import CrawlReport, run_crawl
+from textpile.enums import ExitCode
+from textpile_dagster.assets.tables import row_count, table
 
 GROUP = "crawl"
 
 
-def crawl_report_markdown(report: CrawlReport) -> str:
-    """The crawl report as a small Markdown table: figures, then counts per exit code."""
-    seconds = report.duration_s
-    rate = report.total_requests / seconds if seconds > 0 else 0.0
-    page_rate = report.ingested_files / seconds if seconds > 0 else 0.0
-    lines = [
-        "| figure | value |",
-        "| --- | ---: |",
-        f"| agent | `{report.agent_uuid.hex}` |",
-        f"| total requests | {report.total_requests} |",
-        f"| ingested files | {report.ingested_files} |",
-        f"| bytes received | {report.bytes_received} |",
-        f"| duration (s) | {seconds:.2f} |",
-        f"| requests per second | {rate:.2f} |",
-        f"| pages per second | {page_rate:.2f} |",
-        f"| interrupted | {'yes' if report.interrupted else 'no'} |",
-        f"| out of patience origins | {', '.join(report.out_of_patience_origins) or '-'} |",
-        f"| refused origins | {', '.join(report.refused_origins) or '-'} |",
-    ]
-    if report.exit_code_counts:
-        lines += ["", "| exit code | crawl log entries |", "| --- | ---: |"]
-        lines += [f"| {name} | {count} |" for name, count in sorted(report.exit_code_counts.items())]
-    return "\n".join(lines)
+def exit_code_table(report: CrawlReport):
+    """The crawl run's crawl log entries per exit code, as a table (code, name, entries),
+    in code order."""
+    rows = sorted((int(ExitCode[name]), name, count) for name, count in report.exit_code_counts.items())
+    return table([("exit_code", "int"), ("name", "string"), ("crawl_log_entries", "int")], rows)
 
 
 def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
-    """Materialization metadata of a crawl run: counts, bytes, time, rate, the table."""
+    """Materialization metadata of a crawl run: counts, bytes, time, rates, the exit code
+    table, and ``dagster/row_count`` = crawl log entries written."""
     seconds = report.duration_s
     metadata: dict[str, object] = {
         "agent_uuid": report.agent_uuid.hex,
@@ -51,7 +36,8 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         "out_of_patience_origins": MetadataValue.json(list(report.out_of_patience_origins)),
         "refused_origins": MetadataValue.json(dict(report.refused_origins)),
         "exit_code_counts": MetadataValue.json(dict(sorted(report.exit_code_counts.items()))),
-        "report": MetadataValue.md(crawl_report_markdown(report)),
+        "exit_codes": exit_code_table(report),
+        **row_count(sum(report.exit_code_counts.values())),
     }
     for name, count in sorted(report.exit_code_counts.items()):
         metadata[f"exit_{name}"] = count

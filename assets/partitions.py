@@ -2,7 +2,7 @@
 
 A key is the 32 lowercase hex digits of the run's agent UUID (a UUID v7, so keys sort by
 the time they were made). Keys are added by the ``crawl_now`` sensor (a crawl run started
-from the UI), the ``recrawl_schedule`` and ``textpile pipeline`` (all through
+from the UI), the ``recrawl`` sensor and ``textpile pipeline`` (all through
 ``new_crawl_run_key``), never typed by hand nor derived from data.
 """
 

@@ -8,6 +8,8 @@ from textpile_dagster.assets.checks import summary_outcomes
 from textpile_dagster.assets.summary import fts_index
 from textpile_dagster.resources import PublishTargetResource, SummaryDatabaseResource
 from textpile.publish import publish
+from textpile_dagster.assets.automation import AFTER_CHECKS
+from textpile_dagster.assets.tables import row_count
 
 GROUP = "publish"
 
@@ -31,6 +33,7 @@ def refusal_message(failed: dict[str, str]) -> str:
     deps=[fts_index],
     group_name=GROUP,
     kinds={"sqlite"},
+    automation_condition=AFTER_CHECKS,
     description="A finished copy of the summary database, swapped in atomically; Datasette and "
     "`textpile search` read this file.",
 )
@@ -63,5 +66,6 @@ def published_index(
             "generations": report.generations,
             "fts_rows": report.fts_rows,
             "seconds": round(report.seconds, 3),
+            **row_count(report.fts_rows),
         }
     )

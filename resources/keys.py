@@ -14,7 +14,7 @@ _KEY = re.compile(r"^[0-9a-f]{32}$")
 #: What to do instead of naming a crawl_runs partition by hand (shown in key errors).
 HOW_TO_START = (
     "crawl_runs keys are the 32 lowercase hex digits of a UUID v7, made by the crawl_now sensor, "
-    "the recrawl_schedule or `textpile pipeline`; do not add crawl_runs partitions by hand. To start "
+    "the recrawl sensor or `textpile pipeline`; do not add crawl_runs partitions by hand. To start "
     "a crawl run from the UI: Automation -> crawl_now -> Preview tick result -> Launch all & commit "
     "tick result (or turn crawl_now on: it starts one crawl run each time it is turned on)"
 )

@@ -78,6 +78,14 @@ class StagingAreaResource(ConfigurableResource):
         """Remove marker ``name`` of ``key`` when present."""
         (self.partition_dir(key) / name).unlink(missing_ok=True)
 
+    def read_marker(self, key: str, name: str) -> dict | None:
+        """The content of marker ``name`` of ``key``, or None when it is missing or unreadable."""
+        try:
+            content = json.loads((self.partition_dir(key) / name).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return content if isinstance(content, dict) else None
+
     def has_marker(self, key: str, name: str) -> bool:
         """Whether marker ``name`` exists in the folder of ``key``."""
         return (self.partition_dir(key) / name).is_file()

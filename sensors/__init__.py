@@ -1,25 +1,28 @@
-"""Jobs, the recrawl schedule and the sensors of the textpile pipeline."""
+"""Jobs, sensors and the automation of the textpile pipeline.
 
-from textpile_dagster.sensors.asset_sensors import partitions_to_summarize, publish_after_index, summarize_after_crawl
+``crawl_now`` (by hand) and ``recrawl`` (on the configured cadence) start crawl runs: each
+adds a ``crawl_runs`` partition together with its run. ``textpile_automation`` evaluates
+the assets' automation conditions: summarize after a crawl run lands, publish when the
+index's blocking checks passed.
+"""
+
+from textpile_dagster.sensors.automation import textpile_automation
 from textpile_dagster.sensors.crawl_now import crawl_now
 from textpile_dagster.sensors.jobs import ALL_JOBS, crawl_job, pipeline_job, publish_job, summarize_job
-from textpile_dagster.sensors.schedules import recrawl_decision, recrawl_schedule
+from textpile_dagster.sensors.recrawl import recrawl, recrawl_decision, recrawl_tick
 
-ALL_SCHEDULES = [recrawl_schedule]
-ALL_SENSORS = [crawl_now, summarize_after_crawl, publish_after_index]
+ALL_SENSORS = [crawl_now, recrawl, textpile_automation]
 
 __all__ = [
     "ALL_JOBS",
-    "ALL_SCHEDULES",
     "ALL_SENSORS",
     "crawl_job",
     "crawl_now",
-    "partitions_to_summarize",
     "pipeline_job",
-    "publish_after_index",
     "publish_job",
+    "recrawl",
     "recrawl_decision",
-    "recrawl_schedule",
-    "summarize_after_crawl",
+    "recrawl_tick",
     "summarize_job",
+    "textpile_automation",
 ]

@@ -1,4 +1,4 @@
-"""Asset jobs targeted by the schedule, the sensors and ``textpile pipeline``."""
+"""Asset jobs targeted by the sensors and ``textpile pipeline``."""
 
 from __future__ import annotations
 

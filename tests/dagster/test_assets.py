@@ -76,7 +76,10 @@ def test_two_crawl_runs_a_recrawl_and_a_backfill(tmp_path, site):
         crawl = _metadata(result, "crawl_run")
         # Four pages and robots.txt (a crawl log entry of crawl type robotstxt_fetch).
         assert (crawl["pages"], crawl["total_requests"], crawl["exit_code_counts"]) == (4, 5, {"file_ingested": 5})
-        assert "| file_ingested | 5 |" in crawl["report"]
+        assert crawl["dagster/row_count"] == 5
+        [record] = crawl["exit_codes"].records
+        assert record.data == {"exit_code": 20, "name": "file_ingested", "crawl_log_entries": 5}
+        assert [c.name for c in crawl["exit_codes"].schema.columns] == ["exit_code", "name", "crawl_log_entries"]
         summary = _metadata(result, "summary_db")
         assert summary["partitions_integrated"] == [first]
         assert summary["generations_opened"] == 4

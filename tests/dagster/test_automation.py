@@ -1,22 +1,23 @@
-"""The recrawl schedule and the two sensors, evaluated with build_*_context."""
+"""Declarative automation (summarize after a crawl run lands, publish after passed checks)
+and the recrawl sensor, which adds its partition with its run request."""
 
 import datetime as dt
+import time
 
 import dagster as dg
-import pytest
 
+from conftest import write_config
 from textpile_dagster import definitions
 from textpile_dagster.assets.partitions import CRAWL_RUNS, key_unix_ms, new_crawl_run_key
-from conftest import write_config
-from textpile_dagster.resources import CrawlConfigResource, PipelineSettings
-from dagster._core.utils import make_new_run_id
-from textpile_dagster.sensors import partitions_to_summarize, publish_after_index, recrawl_decision, recrawl_schedule, summarize_after_crawl
-from textpile_dagster.sensors.asset_sensors import ATTEMPT_TAG, PendingPartition
-from textpile_dagster.sensors.runs import latest_storage_ids
-from textpile_dagster.sensors.schedules import recrawl_cadence_s
+from textpile_dagster.resources import PipelineSettings
+from textpile_dagster.sensors import recrawl, recrawl_decision, recrawl_tick
+from textpile_dagster.sensors.recrawl import recrawl_cadence_s
 
 NOON = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.timezone.utc)
 NOON_MS = int(NOON.timestamp() * 1000)
+SUMMARY = ["crawl_log_staging", "scrape_results"]
+SUMMARY_CHECKS = ("summary_referential_integrity", "summary_single_open_generation",
+                  "summary_open_html_have_text_piles", "summary_schema_versions")
 
 
 def test_recrawl_cadence_is_the_interval_at_most_a_day():
@@ -34,187 +35,126 @@ def test_recrawl_decision_from_uuid7_keys():
     assert recrawl_decision([an_hour_ago, ten_minutes_ago], NOON_MS, 3600) == (
         "latest crawl run began 600 s ago; next one due after 3600 s"
     )
+    assert recrawl_decision(["manual-test-1"], NOON_MS, 3600) is None
 
 
-def _schedule_context(instance, tmp_path, when, interval="1 hour"):
-    config = write_config(tmp_path / "crawl.toml", ["http://127.0.0.1:9/"], recrawl_interval=interval)
+def test_recrawl_returns_the_new_partition_with_its_run_and_adds_nothing_itself():
+    with dg.instance_for_test() as instance:
+        result = recrawl_tick(instance, 3600, NOON_MS)
+        [request] = result.run_requests
+        [add] = result.dynamic_partitions_requests
+        assert add == dg.AddDynamicPartitionsRequest(partitions_def_name=CRAWL_RUNS,
+                                                     partition_keys=[request.partition_key])
+        assert key_unix_ms(request.partition_key) == NOON_MS
+        assert request.run_key == request.partition_key
+        assert request.tags == {"textpile/trigger": "recrawl"}
+        assert instance.get_dynamic_partitions(CRAWL_RUNS) == []  # evaluating changed nothing
+        instance.add_dynamic_partitions(CRAWL_RUNS, [request.partition_key])  # the tick committed
+        skipped = recrawl_tick(instance, 3600, NOON_MS + 1_800_000)
+        assert skipped.skip_message == "latest crawl run began 1800 s ago; next one due after 3600 s"
+        assert len(recrawl_tick(instance, 3600, NOON_MS + 3_600_000).run_requests) == 1
+
+
+def test_recrawl_sensor_reads_the_interval_from_the_configuration(tmp_path):
+    config = write_config(tmp_path / "crawl.toml", ["http://127.0.0.1:9/"], recrawl_interval="1 hour")
     defs = definitions.build_definitions(PipelineSettings(data_dir=tmp_path, config_path=config))
-    return dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=when,
-        resources={"crawl_config": CrawlConfigResource(config_path=str(config))},
-        repository_def=defs.get_repository_def(),
-    )
-
-
-def _tick(instance, tmp_path, when):
-    with _schedule_context(instance, tmp_path, when) as context:
-        return recrawl_schedule.evaluate_tick(context)
-
-
-def test_schedule_adds_a_partition_and_requests_its_crawl(tmp_path):
     with dg.instance_for_test() as instance:
-        data = _tick(instance, tmp_path, NOON)
-        keys = instance.get_dynamic_partitions(CRAWL_RUNS)
-        assert len(keys) == 1
-        assert key_unix_ms(keys[0]) == NOON_MS
-        [request] = data.run_requests
-        assert request.partition_key == keys[0]
-        assert request.run_key == keys[0]
-        assert request.job_name in (None, "crawl_job")
-        assert request.tags["textpile/trigger"] == "recrawl_schedule"
-
-        # Half an hour later nothing is due (recrawl_interval 1 hour): skipped, no new key.
-        data = _tick(instance, tmp_path, NOON + dt.timedelta(minutes=30))
-        assert data.run_requests == []
-        assert data.skip_message == "latest crawl run began 1800 s ago; next one due after 3600 s"
-        assert instance.get_dynamic_partitions(CRAWL_RUNS) == keys
-
-        # An hour later a second crawl run is due.
-        data = _tick(instance, tmp_path, NOON + dt.timedelta(hours=1))
-        assert len(data.run_requests) == 1
-        assert len(instance.get_dynamic_partitions(CRAWL_RUNS)) == 2
-        assert data.run_requests[0].partition_key == sorted(instance.get_dynamic_partitions(CRAWL_RUNS))[-1]
+        recent = new_crawl_run_key(int(time.time() * 1000) - 600_000)
+        instance.add_dynamic_partitions(CRAWL_RUNS, [recent])
+        resources = {"crawl_config": defs.get_repository_def().get_top_level_resources()["crawl_config"]}
+        with dg.build_sensor_context(instance=instance, definitions=defs, resources=resources) as context:
+            result = recrawl(context)
+        assert result.skip_message.startswith("latest crawl run began 6")
+        assert result.skip_message.endswith(" s ago; next one due after 3600 s")
 
 
-def _evaluate(sensor_def, instance, tmp_path, cursor=None):
-    defs = definitions.build_definitions(PipelineSettings(data_dir=tmp_path))
-    with dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs) as context:
-        return sensor_def(context)
+def _defs(tmp_path):
+    return definitions.build_definitions(PipelineSettings(data_dir=tmp_path))
 
 
-def _crawled(instance, *keys):
-    instance.add_dynamic_partitions(CRAWL_RUNS, [k for k in keys if not instance.has_dynamic_partition(CRAWL_RUNS, k)])
-    for key in keys:
-        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="crawl_run", partition=key))
+ASSETS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index",
+          "token_index")
 
 
-def _scraped(instance, *keys):
-    for key in keys:
-        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="scrape_results", partition=key))
+def _requested(result) -> dict[str, set]:
+    """Requested asset -> partition keys (None: unpartitioned)."""
+    found = {name: set(result.get_requested_partitions(dg.AssetKey(name))) for name in ASSETS}
+    return {name: keys for name, keys in found.items() if keys}
 
 
-def _summarized(instance):
-    instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="summary_db"))
+def _materialized(instance, asset, partition=None):
+    instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=asset, partition=partition))
 
 
-def _add_run(instance, job_name, status, tags=None, asset_selection=None):
-    run = dg.DagsterRun(job_name=job_name, run_id=make_new_run_id(), status=status, tags=tags or {},
-                        asset_selection=asset_selection)
-    instance.add_run(run)
-    return run
+def _checked(instance, asset, check, passed):
+    instance.report_runless_asset_event(dg.AssetCheckEvaluation(asset_key=dg.AssetKey(asset), check_name=check,
+                                                                passed=passed))
 
 
-def test_summarize_sensor_requests_one_partition_at_a_time_oldest_first(tmp_path):
-    with dg.instance_for_test() as instance:
-        result = _evaluate(summarize_after_crawl, instance, tmp_path)
-        assert result.skip_message == "every crawled partition is scraped and integrated"
-        first, second = new_crawl_run_key(NOON_MS), new_crawl_run_key(NOON_MS + 1000)
-        _crawled(instance, second, first)
-        request = _evaluate(summarize_after_crawl, instance, tmp_path)
-        assert isinstance(request, dg.RunRequest)
-        assert request.partition_key == first
-        assert request.asset_selection is None  # the whole summarize_job
-        crawl_id = latest_storage_ids(instance, "crawl_run")[first]
-        assert request.run_key == f"summarize-{first}-{crawl_id}"
-        assert request.tags == {"textpile/trigger": "summarize_after_crawl", ATTEMPT_TAG: f"{first}-{crawl_id}"}
-        # The first one summarized: the second is next.
-        _scraped(instance, first)
-        _summarized(instance)
-        assert _evaluate(summarize_after_crawl, instance, tmp_path).partition_key == second
-
-
-def test_summarize_sensor_skips_partitions_already_up_to_date(tmp_path):
-    """What `textpile pipeline` leaves behind (crawl, scrape, summary for each partition)
-    needs no run; a re-scraped partition needs summary_db and fts_index only."""
-    with dg.instance_for_test() as instance:
-        first, second = new_crawl_run_key(NOON_MS), new_crawl_run_key(NOON_MS + 1000)
-        for key in (first, second):
-            _crawled(instance, key)
-            _scraped(instance, key)
-            _summarized(instance)
-        assert partitions_to_summarize(instance) == []
-        result = _evaluate(summarize_after_crawl, instance, tmp_path)
-        assert result.skip_message == "every crawled partition is scraped and integrated"
-        # scrape_results[first] re-materialized (a backfill) after the last summary_db.
-        _scraped(instance, first)
-        crawl_id = latest_storage_ids(instance, "crawl_run")[first]
-        scrape_id = latest_storage_ids(instance, "scrape_results")[first]
-        assert partitions_to_summarize(instance) == [PendingPartition(first, f"{first}-{crawl_id}-{scrape_id}", True)]
-        request = _evaluate(summarize_after_crawl, instance, tmp_path)
-        assert request.partition_key == first
-        assert request.asset_selection == [dg.AssetKey("summary_db"), dg.AssetKey("fts_index")]
-        # A partition deleted from crawl_runs is not requested.
-        _summarized(instance)
-        _crawled(instance, second)
-        instance.delete_dynamic_partition(CRAWL_RUNS, second)
-        assert partitions_to_summarize(instance) == []
-
-
-def test_summarize_sensor_waits_for_active_summary_writers(tmp_path):
+def test_a_crawl_run_landing_requests_its_summary_and_the_publish(tmp_path):
+    defs = _defs(tmp_path)
     with dg.instance_for_test() as instance:
         key = new_crawl_run_key(NOON_MS)
-        _crawled(instance, key)
-        # A crawl run does not write the summary: no reason to wait.
-        _add_run(instance, "crawl_job", dg.DagsterRunStatus.STARTED)
-        assert _evaluate(summarize_after_crawl, instance, tmp_path).partition_key == key
-        for job_name, selection in (("summarize_job", None), ("pipeline_job", None),
-                                    ("__ASSET_JOB", frozenset({dg.AssetKey("summary_db")})),
-                                    ("pipeline_job", frozenset({dg.AssetKey("crawl_log_staging")}))):
-            for status in (dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTED):  # (QUEUED needs a code origin)
-                run = _add_run(instance, job_name, status, asset_selection=selection)
-                result = _evaluate(summarize_after_crawl, instance, tmp_path)
-                assert result.skip_message == (f"run {run.run_id} ({job_name}) writing the summary is still "
-                                               f"{status.value.lower()}; one summarizing run at a time")
-                instance.delete_run(run.run_id)
-        # A run that only crawls, through the asset job, does not block either.
-        _add_run(instance, "__ASSET_JOB", dg.DagsterRunStatus.STARTED, asset_selection=frozenset({dg.AssetKey("crawl_run")}))
-        assert _evaluate(summarize_after_crawl, instance, tmp_path).partition_key == key
+        instance.add_dynamic_partitions(CRAWL_RUNS, [key])
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        # Nothing crawled yet: nothing to stage, nothing new to summarize.
+        assert {k: v for k, v in _requested(result).items() if k in (*SUMMARY, "summary_db")} == {}
+        _materialized(instance, "crawl_run", key)
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        # Staging and scraping of the partition, one run (same partition, same tick).
+        assert _requested(result) == {"crawl_log_staging": {key}, "scrape_results": {key}}
+        # Requested once: the next tick, before anything landed, requests nothing again.
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result) == {}
+        _materialized(instance, "crawl_log_staging", key)
+        _materialized(instance, "scrape_results", key)
+        # Then the summary; its index once the summary's blocking checks passed; then the publish.
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result) == {"summary_db": {None}}
+        _materialized(instance, "summary_db")
+        for check in SUMMARY_CHECKS:
+            _checked(instance, "summary_db", check, passed=True)
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result) == {"fts_index": {None}}
+        _materialized(instance, "fts_index")
+        _checked(instance, "fts_index", "fts_rows_equal_searchable_generations", passed=True)
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result) == {"published_index": {None}}
+        _materialized(instance, "published_index")
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result) == {}
 
 
-def test_summarize_sensor_does_not_repeat_a_failed_attempt(tmp_path):
+def test_index_and_publish_wait_for_the_blocking_checks(tmp_path):
+    defs = _defs(tmp_path)
     with dg.instance_for_test() as instance:
-        first, second = new_crawl_run_key(NOON_MS), new_crawl_run_key(NOON_MS + 1000)
-        _crawled(instance, first, second)
-        request = _evaluate(summarize_after_crawl, instance, tmp_path)
-        failed = _add_run(instance, "summarize_job", dg.DagsterRunStatus.FAILURE, tags=request.tags)
-        result = _evaluate(summarize_after_crawl, instance, tmp_path)
-        assert result.skip_message.startswith(
-            f"run {failed.run_id} for partition {first} ended failure without bringing it up to date; ")
-        assert f"materialize scrape_results and summary_db for partition {first}" in result.skip_message
-        # Once the partition is brought up to date by hand, the sensor goes on.
-        _scraped(instance, first)
-        _summarized(instance)
-        assert _evaluate(summarize_after_crawl, instance, tmp_path).partition_key == second
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        _materialized(instance, "summary_db")
+        _checked(instance, "summary_db", "summary_referential_integrity", passed=False)
+        for check in SUMMARY_CHECKS[1:]:
+            _checked(instance, "summary_db", check, passed=True)
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert "fts_index" not in _requested(result)
+        _materialized(instance, "fts_index")
+        _checked(instance, "fts_index", "fts_rows_equal_searchable_generations", passed=False)
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert "published_index" not in _requested(result)
+        _materialized(instance, "fts_index")
+        _checked(instance, "fts_index", "fts_rows_equal_searchable_generations", passed=True)
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result).get("published_index") == {None}
 
 
-def test_publish_sensor_requests_one_publish_per_batch_of_index_builds(tmp_path):
+def test_a_failed_crawl_run_does_not_block_later_summaries(tmp_path):
+    defs = _defs(tmp_path)
     with dg.instance_for_test() as instance:
-        assert isinstance(_evaluate(publish_after_index, instance, tmp_path), dg.SkipReason)
-        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="fts_index"))
-        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="fts_index"))
-        result = _evaluate(publish_after_index, instance, tmp_path)
-        [request] = result.run_requests
-        assert request.run_key == f"publish-{result.cursor}"
-        assert request.partition_key is None
-        assert isinstance(_evaluate(publish_after_index, instance, tmp_path, cursor=result.cursor), dg.SkipReason)
-
-
-@pytest.mark.parametrize("sensor_def, job",
-                         [(summarize_after_crawl, "summarize_job"), (publish_after_index, "publish_job")])
-def test_sensors_target_their_jobs(sensor_def, job):
-    assert sensor_def.job_name == job
-
-
-def test_schedule_description_states_its_cadence():
-    assert recrawl_schedule.cron_schedule == "0 * * * *"
-    assert recrawl_schedule.description.startswith(
-        "Ticks every hour, on the hour. A tick adds a crawl_runs partition and launches crawl_job for it "
-        "when the latest crawl run began at least min(recrawl_interval, 1 day) ago")
-
-
-def test_schedule_ignores_a_partition_added_by_hand(tmp_path):
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions(CRAWL_RUNS, ["manual-test-1"])
-        data = _tick(instance, tmp_path, NOON)
-        [request] = data.run_requests
-        assert key_unix_ms(request.partition_key) == NOON_MS
+        failed, later = new_crawl_run_key(NOON_MS), new_crawl_run_key(NOON_MS + 1000)
+        instance.add_dynamic_partitions(CRAWL_RUNS, [failed, later])
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        _materialized(instance, "crawl_run", later)  # `failed` never materialized
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result) == {"crawl_log_staging": {later}, "scrape_results": {later}}
+        _materialized(instance, "crawl_log_staging", later)
+        _materialized(instance, "scrape_results", later)
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        assert _requested(result)["summary_db"] == {None}

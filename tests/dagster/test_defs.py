@@ -43,8 +43,17 @@ def test_definitions_have_the_graph(tmp_path):
     partitioned = {k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).partitions_def}
     assert partitioned == {"crawl_run", "crawl_log_staging", "scrape_results"}
     assert graph.get(dg.AssetKey("crawl_run")).partitions_def == dg.DynamicPartitionsDefinition(name="crawl_runs")
-    assert {s.name for s in repo.schedule_defs} == {"recrawl_schedule"}
-    assert {s.name for s in repo.sensor_defs} == {"crawl_now", "summarize_after_crawl", "publish_after_index"}
+    assert {s.name for s in repo.schedule_defs} == set()
+    assert {s.name for s in repo.sensor_defs} == {"crawl_now", "recrawl", "textpile_automation"}
+    conditions = {k.to_user_string(): graph.get(k).automation_condition for k in graph.get_all_asset_keys()}
+    assert {k: c.get_label() if c else None for k, c in conditions.items()} == {
+        "crawl_run": None, "token_index": None, "crawl_log_staging": "eager", "scrape_results": "eager",
+        "summary_db": "after_scrape", "fts_index": None, "published_index": None}
+    for name in ("fts_index", "published_index"):  # eager() & all_deps_blocking_checks_passed()
+        assert [c.get_label() for c in conditions[name].children] == ["eager", "all_deps_blocking_checks_passed"]
+    versions = {k.to_user_string(): graph.get(k).code_version for k in graph.get_all_asset_keys()}
+    assert versions == {"crawl_run": None, "crawl_log_staging": "1", "scrape_results": "1", "summary_db": "1",
+                        "fts_index": "1", "published_index": None, "token_index": None}
     assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job"} <= {j.name for j in repo.get_all_jobs()}
     deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
             for k in graph.get_all_asset_keys()}

@@ -1,0 +1,17 @@
+"""Versions of what each summarizer stage writes, for Dagster's ``code_version``.
+
+Bump a version whenever the stage's output for the same input changes (a new column,
+another extraction rule, a fixed bug): the Dagster UI then shows the partitions written
+by the older version as stale ("code version changed"), a backfill of them writes them
+again, and ``summary_db`` rebuilds the summary database from every partition when a
+partition's scrape results are of another extraction version than the one integrated.
+"""
+
+#: :func:`textpile.summarize.pipeline.stage_crawl_log`: the staged Parquet tables.
+STAGING_VERSION = "1"
+#: :func:`textpile.summarize.pipeline.scrape_staged`: text piles, descriptions, links.
+EXTRACTION_VERSION = "1"
+#: :func:`textpile.summarize.pipeline.integrate_staged`: the summary database rows.
+INTEGRATION_VERSION = "1"
+#: :func:`textpile.summarize.pipeline.rebuild_fts`: the FTS5 index.
+FTS_VERSION = "1"
