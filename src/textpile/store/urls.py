@@ -3,32 +3,48 @@
 Source: unobtanium-documentation.txt, pages "URL" and "Base Database" (origin, url).
 The origin is scheme, host and port, the port filled with the well known default for
 http, https, ws, wss and ftp. The fragment is never part of a stored URL.
+
+Parsing follows the WHATWG URL Standard (https://url.spec.whatwg.org/, what browsers and
+the seed's ``url`` crate implement), done by ada through the ``can_ada`` binding: relative
+references resolved against a base, dot segments removed (``/a//b`` keeps its empty
+segment), host names mapped with UTS 46 (non-transitional: ``faß.de`` is
+``xn--fa-hia.de``), IPv4 numbers normalized, unsafe characters percent-encoded. On top of
+the standard, textpile normalizes as RFC 3986 6.2.2 allows: percent-encoded unreserved
+characters are decoded in path and query (``%7e`` is ``~``) and other percent-encodings
+written in upper case (``%2f`` is ``%2F``); a host name loses its trailing dot; and it
+refuses host names no DNS name can be (see :func:`parse_url`).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import posixpath
+import re
 import sqlite3
-from dataclasses import dataclass
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from typing import NamedTuple
+
+import can_ada
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
-_SPECIAL = set(DEFAULT_PORTS) | {"file"}
-_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
-_QUERY_SAFE = "/?%:@!$&'()*+,;=-._~"
+#: The WHATWG URL Standard's special schemes.
+SPECIAL_SCHEMES = frozenset(DEFAULT_PORTS) | {"file"}
+#: Characters RFC 3986 calls unreserved: their percent-encodings are decoded.
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_SCHEME = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]*):")
+_AUTHORITY = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2}([^/\\?#]*)")
 
 
 class UrlError(ValueError):
     """A URL cannot be parsed; the message quotes it."""
 
 
-@dataclass(frozen=True)
-class ParsedUrl:
+class ParsedUrl(NamedTuple):
     """A normalized absolute URL split as the base schema stores it.
 
     ``str_url`` is the whole URL without fragment; ``fragment`` is kept apart (None when
     absent). ``port`` is the explicit port or the scheme's default (None if neither).
+    Immutable; a named tuple, so that making, comparing and pickling many of them (a
+    page's links, sent back by a page reader process) is cheap.
     """
 
     scheme: str
@@ -62,18 +78,6 @@ class ParsedUrl:
         return self.str_url if self.fragment is None else f"{self.str_url}#{self.fragment}"
 
 
-def _remove_dot_segments(path: str) -> str:
-    if not path:
-        return path
-    trailing = path.endswith("/") or path.endswith("/.") or path.endswith("/..")
-    norm = posixpath.normpath(path)
-    if norm.startswith("//"):
-        norm = "/" + norm.lstrip("/")
-    if trailing and not norm.endswith("/"):
-        norm += "/"
-    return norm
-
-
 #: Characters never valid in a host (WHATWG URL "forbidden host code points" plus ``%``
 #: after percent-decoding, ``"``, ``{``, ``}`` and backquote, which no DNS name carries).
 _FORBIDDEN_HOST_CHARS = frozenset(' \t\n\r#/:<>?@[\\]^|{}"%`')
@@ -103,87 +107,142 @@ def _check_ascii_host(host: str, original: str) -> None:
                 raise UrlError(f"invalid host name {original!r}: {label!r} is not a valid punycode label") from None
 
 
-def _encode_host(host: str) -> str:
-    """The normalized host of a URL: IPv6 addresses as given (without brackets), names
-    percent-decoded, lower case, without trailing dot, IDNA (punycode) encoded and checked.
+def _normalize_percent(match: re.Match) -> str:
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else "%" + match.group(1).upper()
 
-    Raises:
-        UrlError: the host is not a valid IPv6 address or DNS name (see :func:`_check_ascii_host`).
-    """
-    original = host
-    host = host.strip()
-    if host.startswith("[") or ":" in host:
-        address = host.strip("[]")
-        try:
-            ipaddress.IPv6Address(address)
-        except ValueError:
-            raise UrlError(f"invalid IPv6 address {original!r}") from None
-        return address.lower()
-    host = unquote(host).rstrip(".").lower()
+
+def _why_invalid(url: str, base: str | None) -> str:
+    """The UrlError message for ``url`` (relative to ``base``) that the WHATWG parser
+    refused: the host's defect when one can be named, else what kind of input it is."""
+    authority = _AUTHORITY.match(url)
+    if authority is None and base is not None and url.lstrip().startswith(("//", "\\\\")):
+        authority = re.match(r"\s*[/\\]{2}([^/\\?#]*)", url)
+    if authority is not None:
+        host = authority.group(1).rpartition("@")[2]
+        if host.startswith("["):
+            literal, closed, _ = host[1:].partition("]")
+            try:
+                ipaddress.IPv6Address(literal)
+            except ValueError:
+                closed = ""
+            if not closed:
+                return f"invalid IPv6 address in URL {url!r}"
+        else:
+            name, _, port = host.partition(":")
+            if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
+                return f"invalid port {port!r} in URL {url!r}"
+            try:
+                ascii_name = name.encode("idna").decode("ascii") if not name.isascii() else name
+            except UnicodeError as exc:
+                return f"invalid host name {name!r}: {exc}"
+            try:
+                _check_ascii_host(ascii_name.lower().rstrip("."), name)
+            except UrlError as exc:
+                return str(exc)
+            return f"invalid host name {name!r} in URL {url!r}"
+    if base is None and _SCHEME.match(url) is None:
+        return f"not an absolute URL: {url!r}"
+    return f"invalid URL {url!r}" + (f" (relative to {base!r})" if base is not None else "")
+
+
+def _from_whatwg(parsed: can_ada.URL, url: str) -> ParsedUrl:
+    """The :class:`ParsedUrl` of a URL the WHATWG parser accepted, normalized further as
+    the module docstring says. Raises UrlError for the hosts and ports refused there."""
+    scheme = parsed.protocol[:-1]
+    username = parsed.username or None
+    password = parsed.password if parsed.has_password() else None
+    query = parsed.search[1:] if parsed.has_search() else None
+    fragment = parsed.hash[1:] if parsed.has_hash() else None
+    path = parsed.pathname
+    host: str | None = parsed.hostname
+    port = int(parsed.port) if parsed.port else None
+    if scheme not in SPECIAL_SCHEMES:
+        # Opaque paths and hosts (mailto:, javascript:, foo://bar/): as the parser gave them.
+        href = parsed.href
+        if fragment is not None:
+            href = href[: len(href) - len(fragment) - 1]
+        return ParsedUrl(scheme, username, password, host or None, port, path, query, fragment, href)
+    if host.startswith("["):
+        host = host[1:-1]
+    elif host:
+        host = host.rstrip(".")
+        _check_ascii_host(host, parsed.hostname)
     if not host:
-        return host
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError as exc:
-            raise UrlError(f"invalid host name {original!r}: {exc}") from None
-    _check_ascii_host(host, original)
-    return host
+        if scheme != "file":
+            raise UrlError(f"URL without host: {url!r}")
+        host = None
+    if port == 0 and scheme != "file" and scheme != "ftp":
+        raise UrlError(f"invalid port 0 in URL {url!r}")
+    if "%" in path:
+        path = _PERCENT.sub(_normalize_percent, path)
+    if query and "%" in query:
+        query = _PERCENT.sub(_normalize_percent, query)
+    userinfo = ""
+    if username is not None or password is not None:
+        userinfo = (username or "") + (f":{password}" if password is not None else "") + "@"
+    shown_host = "" if host is None else (f"[{host}]" if ":" in host else host)
+    shown_port = f":{port}" if port is not None else ""
+    shown_query = f"?{query}" if query is not None else ""
+    str_url = f"{scheme}://{userinfo}{shown_host}{shown_port}{path}{shown_query}"
+    return ParsedUrl(scheme, username, password, host, port if port is not None else DEFAULT_PORTS.get(scheme),
+                     path, query, fragment, str_url)
 
 
 def parse_url(url: str, base: str | None = None) -> ParsedUrl:
     """Parse and normalize an absolute URL, or ``url`` relative to ``base``.
 
-    Normalization follows the WHATWG URL standard as far as this needs: lower-case
-    scheme and host, IDNA (punycode) hosts, default port dropped from ``str_url``,
+    Parsing and normalization as the module docstring says: the WHATWG URL Standard
+    (lower-case scheme and host, UTS 46 hosts, default port dropped from ``str_url``,
     dot segments removed, an empty path of a special scheme becomes ``/``, unsafe
-    characters percent-encoded.
+    characters percent-encoded), then RFC 3986 percent-encoding normalization of path and
+    query and no trailing dot on host names. For many links against one base,
+    :class:`UrlResolver` parses the base once.
 
     Raises:
-        UrlError: the URL is not absolute (after joining), or its host or port is
-            invalid: a host that is not a valid IPv6 address or DNS name (labels of 1-63
-            characters, 253 in all, no spaces or ``<>"{}|\\^``, ``xn--`` labels valid
-            punycode), or port 0 for http(s) and ws(s).
+        UrlError: the URL is not absolute (after joining), the WHATWG parser refuses it,
+            or its host or port is invalid: a host that is not a valid IPv6 address or DNS
+            name (labels of 1-63 characters, 253 in all, no spaces or ``<>"{}|\\^``,
+            ``xn--`` labels valid punycode), or port 0 for http(s) and ws(s). The message
+            quotes the URL or its host.
     """
-    from urllib.parse import urljoin
-
-    raw = url.strip()
     if base is not None:
-        raw = urljoin(base, raw)
+        return UrlResolver(base).resolve(url)
     try:
-        parts = urlsplit(raw)
-        port = parts.port
-    except ValueError as exc:
-        raise UrlError(f"invalid URL {url!r}: {exc}") from None
-    scheme = parts.scheme.lower()
-    if not scheme:
-        raise UrlError(f"not an absolute URL: {url!r}")
-    host = _encode_host(parts.hostname) if parts.hostname is not None else None
-    if scheme in _SPECIAL and scheme != "file" and not host:
-        raise UrlError(f"URL without host: {url!r}")
-    if port == 0 and scheme in ("http", "https", "ws", "wss"):
-        raise UrlError(f"invalid port 0 in URL {url!r}")
-    username = parts.username or None
-    password = parts.password
-    path = parts.path
-    if scheme in _SPECIAL:
-        path = _remove_dot_segments(path) or "/"
-    path = quote(path, safe=_PATH_SAFE)
-    query = quote(parts.query, safe=_QUERY_SAFE) if (parts.query or raw.split("#", 1)[0].endswith("?")) else None
-    fragment = parts.fragment if "#" in raw else None
-    effective_port = port if port is not None else DEFAULT_PORTS.get(scheme)
-    netloc = ""
-    if host is not None:
-        userinfo = ""
-        if username is not None or password is not None:
-            userinfo = (username or "") + (f":{password}" if password is not None else "") + "@"
-        shown_host = f"[{host}]" if ":" in host else host
-        shown_port = f":{port}" if port is not None and port != DEFAULT_PORTS.get(scheme) else ""
-        netloc = f"{userinfo}{shown_host}{shown_port}"
-    str_url = urlunsplit((scheme, netloc, path, query or "", ""))
-    if query == "":
-        str_url += "?"
-    return ParsedUrl(scheme, username, password, host, effective_port, path, query, fragment, str_url)
+        parsed = can_ada.parse(url)
+    except ValueError:
+        raise UrlError(_why_invalid(url, None)) from None
+    return _from_whatwg(parsed, url)
+
+
+class UrlResolver:
+    """Resolves many references against one base URL (a page's links), parsing the base
+    once: ``UrlResolver(base).resolve(href)`` equals ``parse_url(href, base)``.
+
+    Raises (constructor):
+        UrlError: ``base`` is not an absolute URL the WHATWG parser accepts.
+    """
+
+    __slots__ = ("base", "_parsed")
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        try:
+            self._parsed = can_ada.parse(base)
+        except ValueError:
+            raise UrlError(f"invalid base URL: {_why_invalid(base, None)}") from None
+
+    def resolve(self, url: str) -> ParsedUrl:
+        """``url`` resolved against the base and normalized (see :func:`parse_url`).
+
+        Raises:
+            UrlError: as :func:`parse_url`.
+        """
+        try:
+            parsed = self._parsed + url
+        except ValueError:
+            raise UrlError(_why_invalid(url, self.base)) from None
+        return _from_whatwg(parsed, url)
 
 
 def intern_origin(conn: sqlite3.Connection, url: ParsedUrl) -> int:
