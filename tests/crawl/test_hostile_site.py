@@ -14,7 +14,7 @@ import threading
 import httpx
 import pytest
 
-from textpile.crawl import origin as origin_module
+from textpile.crawl import reader as reader_module
 from textpile.crawl.fetch import fetch
 from textpile.crawl.run import run_crawl
 from textpile.enums import ExitCode
@@ -78,13 +78,14 @@ GOOD_LOG = [("G/robots.txt", 1, 44, "no robots.txt rules (4xx): everything allow
             ("G/", 0, 20, None), ("G/two", 0, 20, None)]
 
 
-def crawl(tmp_path, hostile: RawSite, *, force_recrawl=False, **kw):
+def crawl(tmp_path, hostile: RawSite, *, force_recrawl=False, page_readers=None, **kw):
     """Crawl the hostile site H and a good site G (both seeds); return the report,
-    Rows with labels H and G, and the good site's log."""
+    Rows with labels H and G, and the good site's log. ``page_readers=0`` reads pages
+    in this process (so that a monkeypatched reader function is the one called)."""
     with RawSite(GOOD_ROUTES) as good:
         cfg = config(tmp_path, [hostile.base_url + "/", good.base_url + "/"], **kw)
         db = tmp_path / "crawl.db"
-        report = run_crawl(cfg, db, progress=False, force_recrawl=force_recrawl)
+        report = run_crawl(cfg, db, progress=False, force_recrawl=force_recrawl, page_readers=page_readers)
     rows = Rows(db, {hostile.base_url: "H", good.base_url: "G"})
     return report, rows
 
@@ -296,18 +297,18 @@ def test_huge_robots_txt_is_parsed_up_to_500_kib(tmp_path):
 
 
 def test_safety_net_logs_unknown_error_and_goes_on(tmp_path, monkeypatch):
-    real = origin_module.read_page
+    real = reader_module.read_page
 
     def read_page(text, page_url, token):
         if page_url.endswith("/bug"):  # only the hostile site has /bug
             raise RuntimeError("boom " + "x" * 1000)
         return real(text, page_url, token)
 
-    monkeypatch.setattr(origin_module, "read_page", read_page)
+    monkeypatch.setattr(reader_module, "read_page", read_page)
     routes = {"/robots.txt": raw(404), "/": raw(200, b'<a href="/bug">b</a><a href="/ok">ok</a>'),
               "/bug": raw(200, HELLO), "/ok": raw(200, HELLO)}
     with RawSite(routes) as site:
-        report, rows = crawl(tmp_path, site)
+        report, rows = crawl(tmp_path, site, page_readers=0)
     log = hostile_log(rows)
     assert log[:2] == [("H/robots.txt", 1, 44, "no robots.txt rules (4xx): everything allowed"), ("H/", 0, 20, None)]
     assert log[2][:3] == ("H/bug", 0, -999)
@@ -318,7 +319,7 @@ def test_safety_net_logs_unknown_error_and_goes_on(tmp_path, monkeypatch):
 
 
 def test_safety_net_patience_runs_out(tmp_path, monkeypatch):
-    real = origin_module.read_page
+    real = reader_module.read_page
     links = "".join(f'<a href="/p{i}">x</a>' for i in range(8)).encode()
     routes = {"/robots.txt": raw(404), "/": raw(200, links)}
     for i in range(8):
@@ -329,8 +330,8 @@ def test_safety_net_patience_runs_out(tmp_path, monkeypatch):
                 raise RuntimeError("boom")
             return real(text, page_url, token)
 
-        monkeypatch.setattr(origin_module, "read_page", read_page)
-        report, rows = crawl(tmp_path, site)
+        monkeypatch.setattr(reader_module, "read_page", read_page)
+        report, rows = crawl(tmp_path, site, page_readers=0)
     assert hostile_log(rows) == ([("H/robots.txt", 1, 44, "no robots.txt rules (4xx): everything allowed"),
                                   ("H/", 0, 20, None)]
                                  + [(f"H/p{i}", 0, -999, "unexpected error: RuntimeError: boom") for i in range(5)])
@@ -339,7 +340,7 @@ def test_safety_net_patience_runs_out(tmp_path, monkeypatch):
 
 
 def test_safety_net_keeps_database_errors(tmp_path, monkeypatch):
-    real = origin_module.read_page
+    real = reader_module.read_page
     routes = {"/robots.txt": raw(404), "/": raw(200, b'<a href="/ok">ok</a>'), "/ok": raw(200, HELLO)}
     with RawSite(routes) as site:
         def read_page(text, page_url, token):
@@ -347,8 +348,8 @@ def test_safety_net_keeps_database_errors(tmp_path, monkeypatch):
                 raise sqlite3.OperationalError("disk I/O error")
             return real(text, page_url, token)
 
-        monkeypatch.setattr(origin_module, "read_page", read_page)
-        report, rows = crawl(tmp_path, site)
+        monkeypatch.setattr(reader_module, "read_page", read_page)
+        report, rows = crawl(tmp_path, site, page_readers=0)
     assert hostile_log(rows) == [("H/robots.txt", 1, 44, "no robots.txt rules (4xx): everything allowed"),
                                  ("H/", 0, -3, "database error: disk I/O error")]
     assert site.paths() == ["/robots.txt", "/"]

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from textpile.crawl.charset import decode_body
 from textpile.crawl.config import CrawlConfig
 from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, RedirectRecord, RequestRecord
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
 from textpile.crawl.fetch import (FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
                                   is_valid_header_value, parse_http_date)
-from textpile.crawl.page import MAX_URL_CHARS, PageInfo, RobotsDirectives, read_page, x_robots_tag
+from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives, x_robots_tag
+from textpile.crawl.reader import TEXT_TYPES, PageReader, PageReading
 from textpile.crawl.robots import ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules, looks_like_html
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError
@@ -49,9 +49,6 @@ MAX_REQUEUES = 2
 MAX_ROBOTS_REDIRECTS = 5
 #: Seconds between looks for new candidates while other origin crawlers still work.
 IDLE_POLL_S = 0.05
-#: Media types whose text is stored in file_text (exit 20); others give 29 with metadata.
-TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: The longest exception message kept in a -999 unknown_error entry, in characters.
 MAX_ERROR_MESSAGE_CHARS = 500
 
@@ -61,7 +58,8 @@ class RunState:
     """What all origin crawlers of one run share (one asyncio thread, no locks needed).
 
     ``commands_left`` is the run's remaining max_commands_per_run budget; a command is a
-    crawl that sends requests (a file crawl or a robots.txt fetch).
+    crawl that sends requests (a file crawl or a robots.txt fetch). ``reader`` reads the
+    fetched pages off the event loop (see :mod:`textpile.crawl.reader`).
     """
 
     config: CrawlConfig
@@ -74,6 +72,7 @@ class RunState:
     limits: FetchLimits
     display: object
     report: object
+    reader: PageReader = field(default_factory=lambda: PageReader(0))
     out_of_commands: bool = False
     #: origin crawlers still working (not idle waiting for candidates from others)
     busy: int = 0
@@ -108,6 +107,8 @@ class OriginCrawler:
     #: True while robots.txt is fetched (its requests keep only the first
     #: ROBOTS_MAX_BYTES of the body); one origin crawler does one thing at a time.
     reading_robots: bool = False
+    #: the database's candidate_writes when the last todo fill started
+    seen_candidate_writes: int = -1
 
     def __post_init__(self) -> None:
         self.delay = CrawlDelay(self.state.config.default_delay_ms / 1000.0)
@@ -132,18 +133,18 @@ class OriginCrawler:
         state = self.state
         state.busy -= 1
         # Only other crawlers' new links can make a candidate due here; ask the database
-        # again only after some were written (no await between the caller's empty
-        # fill_todo and this read, so none can be missed).
-        seen = state.db.candidate_writes
+        # again only after some were queued since the caller's empty fill_todo started
+        # (entries queued while it waited for the database count: none can be missed).
+        seen = self.seen_candidate_writes
         try:
             while True:
                 if state.busy == 0 or state.out_of_commands:
                     return False
-                await asyncio.sleep(IDLE_POLL_S)
                 if state.db.candidate_writes == seen:
+                    await asyncio.sleep(IDLE_POLL_S)
                     continue
                 seen = state.db.candidate_writes
-                if self.fill_todo():
+                if await self.fill_todo():
                     return True
         finally:
             state.busy += 1
@@ -165,7 +166,7 @@ class OriginCrawler:
                 await self.guarded(self.robots_url(), CrawlType.robotstxt_fetch, self.fetch_robots)
                 continue
             if not self.todo:
-                if not self.fill_todo() and not await self._wait_for_candidates():
+                if not await self.fill_todo() and not await self._wait_for_candidates():
                     state.display.note(f"Finished {self.str_origin}")
                     return
                 continue
@@ -181,12 +182,13 @@ class OriginCrawler:
                 return
             await self.guarded(url, CrawlType.file_crawl, lambda: self.crawl(candidate, url))
 
-    def fill_todo(self) -> bool:
+    async def fill_todo(self) -> bool:
         """[2] Take due candidates, log the ones local policies block; False when the
         database has no due candidates left (the origin is finished)."""
         state = self.state
+        self.seen_candidate_writes = state.db.candidate_writes
         try:
-            candidates = state.db.due_candidates(
+            candidates = await state.db.due_candidates(
                 self.str_origin, recrawl_interval_s=state.config.recrawl_interval_s,
                 force=state.force_recrawl, limit=TODO_CHUNK)
         except sqlite3.Error as exc:
@@ -390,7 +392,7 @@ class OriginCrawler:
         started = time.time()
         t0 = time.monotonic()
         results = await self.request_with_retry(url.str_url, headers)
-        entry = self.interpret(url, results)
+        entry = await self.interpret(url, results)
         entry.time_started_unix = int(started)
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         self.write(entry)
@@ -419,7 +421,7 @@ class OriginCrawler:
             http_status=result.status, http_etag=result.headers.get("etag"),
         )
 
-    def interpret(self, url: ParsedUrl, results: list[FetchResult]) -> LogEntry:
+    async def interpret(self, url: ParsedUrl, results: list[FetchResult]) -> LogEntry:
         """Turn the answers to a file crawl into a log entry (times filled by the caller)."""
         state = self.state
         last = results[-1]
@@ -455,41 +457,39 @@ class OriginCrawler:
                 if state.is_seed_origin(target):
                     entry.new_candidates.append(target)
         elif code == ExitCode.file_ingested:
-            code = self.read_file(url, last, entry, index, file_modified)
+            code = await self.read_file(url, last, entry, index, file_modified)
         entry.exit_code = code
         entry.requests[-1].exit_code = code
         return entry
 
-    def read_file(self, url: ParsedUrl, result: FetchResult, entry: LogEntry, index: int,
-                  file_modified: int | None) -> ExitCode:
+    async def read_file(self, url: ParsedUrl, result: FetchResult, entry: LogEntry, index: int,
+                        file_modified: int | None) -> ExitCode:
         """Read a 2xx answer into ``entry``: file and text rows, discovered candidates,
-        noindex / canonical decisions. Returns the exit code."""
+        noindex / canonical decisions. Returns the exit code. The body is decoded and
+        read by the run's page reader (a worker process), not on the event loop."""
         state = self.state
         body = result.body or b""
         media_type = parse_media_type(result.headers.get("content-type"))
         directives = x_robots_tag(result.headers.get_list("x-robots-tag"), state.token)
-        text = None
-        info = PageInfo(base_url=url.str_url)
+        reading = PageReading()
         if media_type.essence in TEXT_TYPES:
-            decoded = decode_body(body, media_type.charset, is_html=media_type.essence in HTML_TYPES)
-            text = decoded.text
-            if media_type.essence in HTML_TYPES:
-                info = read_page(text, url.str_url, state.token)
-                directives = directives | info.robots
+            reading = await state.reader.read(body, media_type.essence, media_type.charset, url.str_url,
+                                              state.token, state.seed_origins)
+            directives = directives | reading.robots
         if not directives.nofollow:
-            entry.new_candidates.extend(link for link in info.links if state.is_seed_origin(link))
+            entry.new_candidates.extend(reading.links)
         if directives.noindex:
             entry.message = "the page asked not to be indexed (noindex)"
             return ExitCode.blocked_at_request_of_remote
-        canonical = info.canonical
+        canonical = reading.canonical
         if canonical is not None and canonical.str_url != url.str_url:
             entry.message = f"canonical URL is {canonical.str_url}"
             if state.is_seed_origin(canonical):
                 entry.new_candidates.append(canonical)
             return ExitCode.not_canonical
         entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
-                                last_modified_unix=file_modified, canonical_url=canonical, text=text)
-        return ExitCode.file_ingested if text is not None else ExitCode.file_of_unknown_type
+                                last_modified_unix=file_modified, canonical_url=canonical, text=reading.text)
+        return ExitCode.file_ingested if reading.text is not None else ExitCode.file_of_unknown_type
 
     def refused(self, message: str | None) -> None:
         """The SSRF filter refused this origin's address: stop the origin (patience 0),
@@ -503,11 +503,16 @@ class OriginCrawler:
     # -- database -------------------------------------------------------------------
 
     def write(self, entry: LogEntry) -> None:
-        """Write ``entry``; on a database error set patience to 0 and try to log -3."""
-        try:
-            self.state.db.write_entry(entry)
-        except sqlite3.Error as exc:
-            self.database_error(entry.url, exc)
+        """Queue ``entry`` for the database's next flush (see
+        :meth:`~textpile.crawl.crawldb.CrawlerDb.queue_entry`); :meth:`written` counts it
+        then."""
+        self.state.db.queue_entry(entry, self.written)
+
+    def written(self, entry: LogEntry, error: sqlite3.Error | None) -> None:
+        """``entry`` was flushed: count and show it; on a database error set patience to
+        0 and try to log -3."""
+        if error is not None:
+            self.database_error(entry.url, error)
             return
         report = self.state.report
         name = entry.exit_code.name
@@ -524,15 +529,16 @@ class OriginCrawler:
         self.state.display.note(f"Database error on {self.str_origin}: {exc}")
         if url is None:
             return
-        try:
-            self.state.db.write_entry(LogEntry(url=url, crawl_type=CrawlType.file_crawl,
-                                               time_started_unix=int(time.time()), time_taken_ms=0,
-                                               exit_code=ExitCode.database_error, message=f"database error: {exc}",
-                                               update_candidate=False))
-        except sqlite3.Error:
-            return
-        counts = self.state.report.exit_code_counts
-        counts["database_error"] = counts.get("database_error", 0) + 1
+        self.state.db.queue_entry(LogEntry(url=url, crawl_type=CrawlType.file_crawl,
+                                           time_started_unix=int(time.time()), time_taken_ms=0,
+                                           exit_code=ExitCode.database_error, message=f"database error: {exc}",
+                                           update_candidate=False), self._database_error_written)
+
+    def _database_error_written(self, entry: LogEntry, error: sqlite3.Error | None) -> None:
+        """Count a database_error entry the database took (one it refused is dropped)."""
+        if error is None:
+            counts = self.state.report.exit_code_counts
+            counts["database_error"] = counts.get("database_error", 0) + 1
 
 
 def unusable_reason(url: ParsedUrl) -> str | None:

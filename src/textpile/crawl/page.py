@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import lxml.etree
-import lxml.html
 
-from textpile.store.urls import ParsedUrl, UrlError, parse_url
+from textpile.store.urls import ParsedUrl, UrlError, UrlResolver
 
 #: The longest URL the crawler collects, in characters (8 KiB, a common server limit for
 #: the request line; longer links are dropped, never scheduled).
@@ -87,36 +86,61 @@ def usable_link(url: ParsedUrl) -> bool:
             and url.username is None and url.password is None)
 
 
-def _http_url(href: str | None, base: str) -> ParsedUrl | None:
-    if not href or len(href) > MAX_URL_CHARS:
-        return None
-    try:
-        parsed = parse_url(href.strip(), base)
-    except (UrlError, ValueError):
-        return None
-    return parsed if usable_link(parsed) else None
+class _LinkResolver:
+    """Resolves a page's hrefs against one base, each distinct href once (pages repeat
+    their links a lot), keeping only usable http(s) URLs."""
+
+    __slots__ = ("resolver", "seen")
+
+    def __init__(self, base: str) -> None:
+        self.resolver = UrlResolver(base)
+        self.seen: dict[str, ParsedUrl | None] = {}
+
+    def http_url(self, href: str | None) -> ParsedUrl | None:
+        if not href or len(href) > MAX_URL_CHARS:
+            return None
+        try:
+            return self.seen[href]
+        except KeyError:
+            pass
+        try:
+            parsed = self.resolver.resolve(href)
+        except UrlError:
+            parsed = None
+        result = self.seen[href] = parsed if parsed is not None and usable_link(parsed) else None
+        return result
 
 
-def read_page(text: str, page_url: str, token: str) -> PageInfo:
-    """Read links, base, robots meta directives and canonical from HTML ``text`` fetched
-    from ``page_url``, for the crawler whose robots token is ``token``.
+def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
+    """Read links, base, robots meta directives and canonical from the HTML ``text``
+    (str, or UTF-8 bytes) fetched from ``page_url``, for the crawler whose robots token
+    is ``token``.
 
     An unparsable or empty document gives a PageInfo without links or directives.
+
+    Raises:
+        UrlError: ``page_url`` is not an absolute URL.
     """
     info = PageInfo(base_url=page_url)
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
-        doc = lxml.html.document_fromstring(text.encode("utf-8"),
-                                            parser=lxml.html.HTMLParser(encoding="utf-8"))
-    except (lxml.etree.ParserError, ValueError):
+        # lxml.etree's parser, not lxml.html's: no Python element classes (faster). A
+        # parser per call: lxml parsers must not be shared between threads.
+        doc = lxml.etree.fromstring(data, parser=lxml.etree.HTMLParser(encoding="utf-8", remove_comments=True,
+                                                                        remove_pis=True))
+    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
         return info
-    base = page_url
+    if doc is None:
+        return info
+    page = _LinkResolver(page_url)
+    links = page
     for element in doc.iter("base"):
         href = element.get("href")
-        resolved = _http_url(href, page_url) if href else None
+        resolved = page.http_url(href) if href else None
         if resolved is not None:
-            base = resolved.url_with_fragment
+            info.base_url = resolved.url_with_fragment
+            links = _LinkResolver(info.base_url)
         break
-    info.base_url = base
     names = {"robots", token.lower()}
     for meta in doc.iter("meta"):
         if (meta.get("name") or "").strip().lower() in names:
@@ -124,12 +148,13 @@ def read_page(text: str, page_url: str, token: str) -> PageInfo:
     for link in doc.iter("link"):
         rel = (link.get("rel") or "").lower().split()
         if "canonical" in rel and info.canonical is None:
-            info.canonical = _http_url(link.get("href"), base)
+            info.canonical = links.http_url(link.get("href"))
     seen: set[str] = set()
     for element in doc.iter("a", "area"):
-        if "nofollow" in (element.get("rel") or "").lower().split():
+        rel = element.get("rel")
+        if rel is not None and "nofollow" in rel.lower().split():
             continue
-        target = _http_url(element.get("href"), base)
+        target = links.http_url(element.get("href"))
         if target is not None and target.str_url not in seen:
             seen.add(target.str_url)
             info.links.append(target)

@@ -19,9 +19,11 @@ from typing import Any
 import httpx
 
 from textpile.crawl.config import CrawlConfig
-from textpile.crawl.crawldb import CrawlerDb
+from textpile.crawl.crawldb import FLUSH_INTERVAL_S, CrawlerDb
 from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, FetchLimits, FetchResult
 from textpile.crawl.origin import OriginCrawler, RunState
+from textpile.crawl.pools import PerOriginTransport, keepalive_budget, shared_ssl_context
+from textpile.crawl.reader import PageReader
 from textpile.crawl.report import CrawlDisplay
 from textpile.crawl.robots import user_agent_token
 from textpile.errors import DatabaseError, TextpileError
@@ -30,7 +32,8 @@ from textpile.store.database import open_crawler_db, optimize_and_vacuum
 from textpile.store.locks import exclusive_lock, lock_holder
 from textpile.store.urls import parse_url
 
-#: Connections of the crawler's pool, and so requests in flight at once (all origins).
+#: Requests in flight at once over all origins (each origin has its own connection pool,
+#: see :mod:`textpile.crawl.pools`, and sends one request at a time).
 DEFAULT_MAX_CONNECTIONS = 100
 
 
@@ -120,6 +123,7 @@ def run_crawl(
     progress: bool = True,
     limits: FetchLimits | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    page_readers: int | None = None,
 ) -> CrawlReport:
     """Run one crawl run of ``config`` into the crawler database at ``database``.
 
@@ -130,18 +134,24 @@ def run_crawl(
     ``limits`` caps each request (body size, decoded size, total deadline).
     ``progress`` shows a live display on stderr. The end report is not printed here:
     :func:`textpile.crawl.report.format_report` formats the returned report.
-    ``max_connections`` sizes the connection pool of textpile's own transport and bounds
-    the requests in flight at once over all origins (also with a given ``transport``);
-    a request's deadline starts only when it has its turn.
+    ``max_connections`` bounds the requests in flight at once over all origins (also
+    with a given ``transport``); a request's deadline starts only when it has its turn.
+    textpile's own transport keeps one connection pool per origin, its connection kept
+    alive across the crawl delay (:mod:`textpile.crawl.pools`; the soft limit of open
+    files is raised towards the hard limit when the origins need it).
+    ``page_readers`` worker processes decode and read the fetched pages (None: one per
+    CPU; 0: a thread of this process), so the event loop only sends requests, schedules
+    and writes (:mod:`textpile.crawl.reader`).
 
     One run at a time per database: the run holds an exclusive lock on
     ``<database>.lock`` (created beside it, see :func:`crawl_lock_path`) from start to
     end, released also on errors and Ctrl+C (and by the OS if the process dies).
 
     The database is created if missing. The agent row is written first and gets its
-    time_finished at the end (also after Ctrl+C). Every crawl log entry is committed on
-    its own, so an interrupted run keeps what it did and the next run continues with
-    the candidates still due. After a complete run the database is optimized and
+    time_finished at the end (also after Ctrl+C). Crawl log entries are written whole, in
+    batches at least every 0.25 s (:mod:`textpile.crawl.crawldb`) and at the end (also
+    after Ctrl+C), so an interrupted run keeps what it did and the next run continues
+    with the candidates still due. After a complete run the database is optimized and
     vacuumed.
 
     Must be called outside a running event loop (use :func:`crawl_async` inside one).
@@ -171,14 +181,15 @@ def run_crawl(
             raise TextpileError(f"{os.fspath(database)}: another crawl is running on this crawler "
                                 f"database (lock {lock}{holder})")
         _run_locked(config, database, report, worker_name=worker_name, force_recrawl=force_recrawl,
-                    transport=transport, progress=progress, limits=limits, max_connections=max_connections)
+                    transport=transport, progress=progress, limits=limits, max_connections=max_connections,
+                    page_readers=page_readers)
     report.duration_s = time.monotonic() - started
     return report
 
 
 def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, *, worker_name: str,
                 force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, progress: bool,
-                limits: FetchLimits | None, max_connections: int) -> None:
+                limits: FetchLimits | None, max_connections: int, page_readers: int | None) -> None:
     """The body of :func:`run_crawl`, with the database's lock held."""
     conn = open_crawler_db(database)
     try:
@@ -188,7 +199,7 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
             try:
                 asyncio.run(_crawl(config, db, report, display, force_recrawl=force_recrawl,
                                    transport=transport, limits=limits or FetchLimits(),
-                                   max_connections=max_connections))
+                                   max_connections=max_connections, page_readers=page_readers))
             except KeyboardInterrupt:
                 report.interrupted = True
             db.finish_agent()
@@ -202,52 +213,86 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
 async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *, force_recrawl: bool = False,
                       transport: httpx.AsyncBaseTransport | None = None, limits: FetchLimits | None = None,
                       display: CrawlDisplay | None = None,
-                      max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+                      max_connections: int = DEFAULT_MAX_CONNECTIONS, page_readers: int | None = None) -> None:
     """The crawl loop of every seed origin on the running event loop, writing into
     ``db`` (an agent already started) and counting into ``report``. Cancellation stops
-    every origin crawler; what was committed stays and ``report.interrupted`` is set.
-    ``max_connections`` as in :func:`run_crawl`. Takes no database lock (the caller's
-    business, see :func:`crawl_lock_path`)."""
+    every origin crawler; what was queued is written, what was committed stays and
+    ``report.interrupted`` is set. ``max_connections`` and ``page_readers`` as in
+    :func:`run_crawl`. Takes no database lock (the caller's business, see
+    :func:`crawl_lock_path`)."""
     await _crawl(config, db, report, display or CrawlDisplay(enabled=False, total_commands=0),
                  force_recrawl=force_recrawl, transport=transport, limits=limits or FetchLimits(),
-                 max_connections=max_connections)
+                 max_connections=max_connections, page_readers=page_readers)
 
 
 async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, display: CrawlDisplay, *,
                  force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, limits: FetchLimits,
-                 max_connections: int) -> None:
+                 max_connections: int, page_readers: int | None) -> None:
     seeds = [parse_url(seed) for seed in config.seeds]
-    db.add_candidates(seeds)
+    db.add_candidates(seeds)  # before the database thread has work
     origins: dict[str, str] = {}
     for seed in seeds:
         origins.setdefault(seed.str_origin, parse_url("/", seed.str_url).str_url)
     report.origins = list(origins)
     if transport is None:
-        from textpile.crawl.ssrf import make_transport
-
-        transport = make_transport(allow_private_addresses=config.allow_private_addresses,
-                                   limits=httpx.Limits(max_connections=max_connections,
-                                                       max_keepalive_connections=min(20, max_connections),
-                                                       keepalive_expiry=5.0))
+        transport = _origin_pools(config, len(origins), display)
     headers = {"User-Agent": config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
     async with httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False,
                                  headers=headers, timeout=httpx.Timeout(limits.deadline_s)) as client:
-        state = RunState(config=config, db=db, client=client, token=user_agent_token(config.user_agent),
-                         seed_origins=frozenset(origins), commands_left=config.max_commands_per_run,
-                         force_recrawl=force_recrawl, limits=limits, display=display, report=report)
-        slots = asyncio.Semaphore(max_connections)
-        crawlers = [SlotLimitedOriginCrawler(state, str_origin, root, fetch_slots=slots)
-                    for str_origin, root in origins.items()]
-        tasks = [asyncio.create_task(c.run(), name=f"crawl {c.str_origin}") for c in crawlers]
+        with PageReader(page_readers) as reader:
+            state = RunState(config=config, db=db, client=client, token=user_agent_token(config.user_agent),
+                             seed_origins=frozenset(origins), commands_left=config.max_commands_per_run,
+                             force_recrawl=force_recrawl, limits=limits, display=display, report=report,
+                             reader=reader)
+            slots = asyncio.Semaphore(max_connections)
+            crawlers = [SlotLimitedOriginCrawler(state, str_origin, root, fetch_slots=slots)
+                        for str_origin, root in origins.items()]
+            tasks = [asyncio.create_task(c.run(), name=f"crawl {c.str_origin}") for c in crawlers]
+            db.full = asyncio.Event()
+            flusher = asyncio.create_task(_flush_regularly(db), name="flush crawl log entries")
+            try:
+                await asyncio.gather(*tasks)
+            except asyncio.CancelledError:
+                report.interrupted = True
+                await _stop(tasks)
+            except BaseException:
+                await _stop(tasks)
+                raise
+            finally:
+                flusher.cancel()
+                await db.drain()
+                db.full = None
+
+
+async def _stop(tasks: list[asyncio.Task]) -> None:
+    """Cancel ``tasks`` and wait until they are done."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _flush_regularly(db: CrawlerDb) -> None:
+    """Flush the queued crawl log entries every :data:`FLUSH_INTERVAL_S` seconds, and at
+    once when the queue is full."""
+    while True:
         try:
-            await asyncio.gather(*tasks)
-        except asyncio.CancelledError:
-            report.interrupted = True
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+            await asyncio.wait_for(db.full.wait(), FLUSH_INTERVAL_S)
+        except TimeoutError:
+            pass
+        await db.flush()
+
+
+def _origin_pools(config: CrawlConfig, origins: int, display: CrawlDisplay) -> PerOriginTransport:
+    """textpile's own transport: SSRF filtered (unless ``allow_private_addresses``), one
+    connection pool per origin sharing one TLS context (:mod:`textpile.crawl.pools`)."""
+    from textpile.crawl.ssrf import make_transport
+
+    context = shared_ssl_context()
+    keepalive = keepalive_budget(origins)
+    if not keepalive:
+        display.note(f"Too few open files allowed for {origins} kept-alive connections: "
+                     "each connection is closed after its answer")
+    return PerOriginTransport(
+        lambda pool_limits: make_transport(allow_private_addresses=config.allow_private_addresses,
+                                           verify=context, limits=pool_limits),
+        delay_s=config.default_delay_ms / 1000.0, keepalive=keepalive)
