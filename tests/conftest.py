@@ -1,6 +1,17 @@
-"""Shared fixtures. Tests never touch the internet: sites are served on 127.0.0.1."""
+"""Shared fixtures. Tests never touch the internet: sites are served on 127.0.0.1.
 
+Signals: the suite must pass when started as a background job, where SIGINT arrives
+ignored (SIG_IGN) and is inherited so by every child process. Tests that send Ctrl+C
+use :func:`sigint_default`. Every test leaves SIGINT and SIGTERM as it found them
+(:func:`_restore_signal_dispositions`): Dagster's in-process execution sets SIGTERM to
+whatever SIGINT is when it ends, so without that a background run would ignore SIGTERM
+in every later test and in every child they start (Dagster's own ``tail`` processes
+then outlive ``terminate()``).
+"""
+
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -23,3 +34,23 @@ def real_docs_site(tmp_path_factory):
     root = real_docs_root(tmp_path_factory.mktemp("docs"))
     with DirectoryServer(root) as server:
         yield server.base_url, root
+
+
+@pytest.fixture(autouse=True)
+def _restore_signal_dispositions():
+    """Put SIGINT and SIGTERM back as they were before the test."""
+    main = threading.current_thread() is threading.main_thread()
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    yield
+    for signum, handler in before.items():
+        if signal.getsignal(signum) is not handler and handler is not None:
+            signal.signal(signum, handler)
+
+
+@pytest.fixture
+def sigint_default():
+    """Ctrl+C as in a foreground terminal for this test: SIGINT raises KeyboardInterrupt
+    in the test process, and child processes start with SIGINT at its default (a Python
+    child then raises KeyboardInterrupt too), even when the suite runs in the background."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield

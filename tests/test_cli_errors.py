@@ -1,8 +1,9 @@
 """No tracebacks: corrupt, truncated, read-only, locked databases, bad folders and huge numbers.
 
 Each failure is one ``textpile: ...`` line on stderr naming the file, exit 1 for a
-run-time failure and 2 for a bad option. Read-only cases need a user that permissions
-apply to: when the tests run as root, those commands run as uid/gid 65534 (nobody).
+run-time failure and 2 for a bad option. Read-only cases need a process that permissions
+apply to: when the tests run as root, those commands run without the capabilities that
+bypass them (see ``tests/unprivileged.py``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import os
 import shutil
 import sqlite3
 import stat
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from textpile.store import database
 from textpile.summarize.pipeline import summarize
 
 from summarize.summary_fixtures import CrawlerRows, page
+from unprivileged import run_unprivileged
 
 BASE = "http://site.test"
 
@@ -201,9 +201,6 @@ def test_main_maps_os_and_sqlite_errors(monkeypatch, capsys):
 
 # ---- read-only files and folders -------------------------------------------------------------
 
-NOBODY = 65534
-
-
 @pytest.fixture
 def shared_dir():
     """A folder every user can enter (pytest's own tmp folders are private to root)."""
@@ -216,23 +213,6 @@ def shared_dir():
             if p.is_dir():
                 p.chmod(0o755)
         shutil.rmtree(path)
-
-
-def run_unprivileged(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """Run ``textpile ARGS`` as a user file permissions apply to (nobody, via setpriv, when
-    we are root; skipped when that user cannot start this interpreter)."""
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:  # pragma: no cover
-            pytest.skip("running as root without setpriv: cannot test file permissions")
-        prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    env = {**os.environ, "HOME": str(cwd)}
-    proc = subprocess.run([*prefix, sys.executable, "-m", "textpile.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
-    if proc.returncode == 127 or "No module named textpile" in proc.stderr:  # pragma: no cover
-        pytest.skip(f"the unprivileged user cannot run textpile here: {proc.stderr.strip()}")
-    return proc
 
 
 def settle(path: Path) -> None:

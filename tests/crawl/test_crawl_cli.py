@@ -152,7 +152,7 @@ def test_cli_configuration_errors(tmp_path, capsys):
     assert not db.exists()
 
 
-def test_ctrl_c_keeps_a_consistent_database_and_the_next_run_completes(tmp_path, capsys):
+def test_ctrl_c_keeps_a_consistent_database_and_the_next_run_completes(tmp_path, capsys, sigint_default):
     pages = [f"/p{i}.html" for i in range(30)]
     served = []
 

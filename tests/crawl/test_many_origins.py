@@ -52,17 +52,18 @@ def test_300_closed_origins_end_with_their_robots_entries(tmp_path):
 
 
 def test_slow_origins_beyond_the_pool_get_no_false_timeouts(tmp_path):
-    """30 origins answering in 0.2 s each through 3 connections: the robots.txt requests
-    alone queue for 2 s, but each request's 1.5 s deadline only counts its own 0.2 s."""
-    routes = {"/robots.txt": Response(200, "User-agent: *\nDisallow:\n", {"Content-Type": "text/plain"}, 0.2),
-              "/": Response(200, "<p>slow page</p>", delay_s=0.2)}
+    """30 origins answering in 0.3 s each through 2 connections: the robots.txt requests
+    alone queue for 4.5 s, the pages as long again, but each request's 3 s deadline only
+    counts its own 0.3 s (ten times that, so a loaded machine gives no false timeouts)."""
+    routes = {"/robots.txt": Response(200, "User-agent: *\nDisallow:\n", {"Content-Type": "text/plain"}, 0.3),
+              "/": Response(200, "<p>slow page</p>", delay_s=0.3)}
     sites = [SiteServer(routes) for _ in range(30)]
     for site in sites:
         site.__enter__()
     try:
         cfg = config(tmp_path, [s.base_url + "/" for s in sites])
-        report = run_crawl(cfg, tmp_path / "crawl.db", progress=False, max_connections=3,
-                           limits=FetchLimits(deadline_s=1.5))
+        report = run_crawl(cfg, tmp_path / "crawl.db", progress=False, max_connections=2,
+                           limits=FetchLimits(deadline_s=3.0))
     finally:
         with ThreadPoolExecutor(len(sites)) as pool:  # each shutdown waits up to 0.5 s
             list(pool.map(lambda site: site.__exit__(None, None, None), sites))

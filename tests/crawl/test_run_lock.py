@@ -6,6 +6,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -75,24 +76,32 @@ def test_lock_is_released_after_a_run_and_after_an_error(tmp_path, monkeypatch):
 
 def test_two_processes_on_one_database(tmp_path):
     """A second ``textpile crawl`` process exits 1 at once while the first crawls; each
-    URL is fetched once."""
-    with SiteServer({"/": Response(200, "<p>slow</p>", delay_s=1.5), "/robots.txt": Response(404)}) as site:
+    URL is fetched once. The first crawl's page is held until the second process has
+    ended, however slowly either starts (no timing window)."""
+    release = threading.Event()
+
+    def held_page(request):
+        release.wait(300)
+        return Response(200, "<p>slow</p>")
+
+    with SiteServer({"/": held_page, "/robots.txt": Response(404)}) as site:
         cfg = write_config(tmp_path, [site.base_url + "/"])
         db = tmp_path / "crawl.db"
         command = [sys.executable, "-c", "import sys; from textpile.cli import main; sys.exit(main())",
                    "crawl", "--config", str(cfg), "-c", str(db), "--no-progress"]
         first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + 30
-            while not site.requests_for("/") and time.monotonic() < deadline:
+            deadline = time.monotonic() + 300
+            while not site.requests_for("/") and time.monotonic() < deadline and first.poll() is None:
                 time.sleep(0.05)
             assert site.requests_for("/"), "the first crawl never asked for /"
-            second = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            second = subprocess.run(command, capture_output=True, text=True, timeout=300)
             assert second.returncode == 1
             assert second.stderr == (f"textpile: error: {db}: another crawl is running on this crawler database "
                                      f"(lock {db}.lock held by pid {first.pid})\n")
             assert second.stdout == ""
         finally:
-            out, err = first.communicate(timeout=60)
+            release.set()
+            out, err = first.communicate(timeout=300)
         assert first.returncode == 0, err
         assert [r.path for r in site.log] == ["/robots.txt", "/"]

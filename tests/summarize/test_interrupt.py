@@ -152,7 +152,7 @@ def test_query_interrupted_while_scraping(small, tmp_path, monkeypatch, capsys):
     assert semantic_dump(tmp_path / "s.db") == semantic_dump(whole)
 
 
-def test_sigint_at_several_moments(tmp_path):
+def test_sigint_at_several_moments(tmp_path, sigint_default):
     """Real Ctrl+C (SIGINT) sent to ``textpile summarize`` after batch 1, 2, 4, ... started,
     with growing delays; every run ends with 130 (or 0 when it finished first), never a
     traceback, and leaves a consistent database that the next run completes."""
