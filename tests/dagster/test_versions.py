@@ -39,7 +39,7 @@ def test_changed_extraction_rebuilds_the_summary_from_every_partition(tmp_path, 
     settings = PipelineSettings(data_dir=tmp_path / "data", config_path=config, force_recrawl=True)
     summary = settings.summary_db
     with dg.instance_for_test() as instance:
-        keys = [new_crawl_run_key(), new_crawl_run_key()]
+        keys = sorted([new_crawl_run_key(), new_crawl_run_key()])  # made in one millisecond: random order
         instance.add_dynamic_partitions(CRAWL_RUNS, keys)
         for key in keys:
             result = _run(instance, settings, key)
