@@ -11,6 +11,8 @@ import hashlib
 from pathlib import Path
 
 from textpile.ids import uuid7_bytes
+from textpile.search.analysis import Analyzer
+from textpile.search.index import rebuild_search_index
 from textpile.store.database import open_summary_db
 from textpile.store.urls import intern_url, parse_url
 
@@ -82,16 +84,29 @@ class SummaryBuilder:
         where = "eg.text_pile_id IS NOT NULL"
         if not stale:
             where += " AND eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate"
-        cur = conn.execute(
+        rows = conn.execute(
             "INSERT INTO full_text_entity_index(rowid, text_pile_id, any, title, description, text, secondary_text,"
             " big_headlines, small_headlines, code_text, quote_text)"
             " SELECT eg.entity_generation_id, tp.text_pile_id, 'any', dd.title, dd.description, tp.text,"
             " tp.secondary_text, tp.big_headlines, tp.small_headlines, tp.code_text, tp.quote_text"
             " FROM entity_generation eg JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id"
             f" LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id WHERE {where}"
-        )
+        ).rowcount
         conn.commit()
-        return cur.rowcount
+        rebuild_search_index(conn)
+        if stale:
+            # The unsearchable generations get search rows too, as an index lagging behind
+            # its database would have: the search must filter them out itself.
+            analyzer = Analyzer()
+            for eg_id, title, text in conn.execute(
+                    "SELECT eg.entity_generation_id, dd.title, tp.text FROM entity_generation eg"
+                    " JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id"
+                    " LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id"
+                    " WHERE eg.confirmed_end_unix_utc IS NOT NULL OR eg.marked_duplicate").fetchall():
+                conn.execute("INSERT INTO search_index(rowid, title, text) VALUES (?, ?, ?)",
+                             (eg_id, analyzer.analyze(title, "en"), analyzer.analyze(text, "en")))
+            conn.commit()
+        return rows
 
     def close(self) -> None:
         """Commit and close the connection."""

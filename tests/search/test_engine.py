@@ -43,8 +43,11 @@ def test_site_host_and_negated_filters(db):
 def test_excluded_phrase(db):
     conn, _ = db
     assert urls(search(conn, 'sqlite -"virtual table"')) == ["https://docs.example.org/json1.html"]
-    # a bare -word is not an exclusion: the word stays required
-    assert urls(search(conn, "sqlite -json_extract")) == ["https://docs.example.org/json1.html"]
+    # a bare -word is not an exclusion: the word stays required; the page holding every
+    # word comes first, the one holding only "sqlite" follows as a partial match
+    r = search(conn, "sqlite -json_extract")
+    assert urls(r) == ["https://docs.example.org/json1.html", "https://docs.example.org/fts5.html"]
+    assert r.partial_matches and r.total == 2
 
 
 def test_lang_filter(db):
@@ -101,14 +104,14 @@ def test_leaf_beats_index_page(tmp_path):
     assert urls(search(b.conn, "narwhal tusks")) == ["https://a.example/narwhal", "https://a.example/"]
 
 
-def test_any_term_fallback(db):
+def test_partial_matches_when_no_page_holds_every_word(db):
     conn, _ = db
     r = search(conn, "quokka unicornword")
-    assert r.fallback_any_term and urls(r) == ["https://notitle.example.com/x"]
-    assert "any of them" in r.message
+    assert r.fallback_any_term and r.partial_matches and urls(r) == ["https://notitle.example.com/x"]
+    assert r.message == "Few pages hold all the words; pages holding most of them follow."
     r = search(conn, "unicornword")
     assert not r.fallback_any_term and r.total == 0 and r.message == "No results."
-    # The any-term retry finds nothing either: no sentence about showing other pages.
+    # The partial retry finds nothing either: no sentence about showing other pages.
     r = search(conn, '"exact unicornphrase" unicornword site:example.org')
     assert not r.fallback_any_term and r.total == 0 and r.message == "No results."
 
@@ -153,8 +156,11 @@ def test_paging(tmp_path):
     assert past.message == "No results on page 8; there are 130 results on 7 pages."
     huge = search(b.conn, "common", page=99999999999999999999)
     assert huge.page == 1000 and huge.message == "No results on page 1001; there are 130 results on 7 pages."
-    one = search(b.conn, "number7 common", page=1)
+    one = search(b.conn, "number7", page=1)
     assert one.message == "No results on page 2; there are 1 result on 1 page."
+    # one page holds both words, the other 129 follow as partial matches
+    both = search(b.conn, "number7 common")
+    assert urls(both)[0] == "https://p.example/007" and both.total == 130 and both.partial_matches
     assert search(b.conn, "common", page=-3).page == 0
 
 

@@ -79,7 +79,7 @@ def test_json_api_fits_searxng_mapping(ds):
          "Katzen schlafen sechzehn Stunden am Tag. Cats sleep too, sagt man."),
     ]
     assert data["query"] == "cats" and data["page"] == 0 and data["total"] == 2 and data["message"] is None
-    assert results[0]["snippet"] == "<mark>Cats</mark> sleep for sixteen hours a day. A sleeping cat saves energy for hunting."
+    assert results[0]["snippet"] == "<mark>Cats</mark> sleep for sixteen hours a day. A sleeping <mark>cat</mark> saves energy for hunting."
     assert results[0]["language"] == "en" and results[0]["time_created"] == "2023-07-22T04:26:40Z"
 
 

@@ -1,78 +1,82 @@
 """Searching a summary database: query in, ranked results with snippets out.
 
-Ranking (issue 4; unobtanium-documentation.txt, "Summary Database" and "Calculating
-Indexiness"): FTS5 ``bm25()`` with the column weights in :data:`BM25_WEIGHTS`, times
-an indexiness prior::
+A search has two stages (design: ``../shared/DESIGN.md``, "Search is two stages"):
 
-    score = bm25 * (1 - 0.5 * clamp(indexiness / 100, -1, 1))
+1. **candidates**: FTS5 ``bm25()`` over textpile's analyzed ``search_index`` finds the
+   best :data:`RERANK_DEPTH` pages holding every required word (stemmed, identifiers by
+   parts, CJK by bigrams: :mod:`textpile.search.analysis`), and ``section_search_index``
+   the best matching sections (headings, API definitions). When few pages hold every
+   word, pages holding most of them follow (:func:`_partial_candidates`), never a plain
+   any-word search;
+2. **rerank**: each candidate is scored by its features (title, section, URL, anchor
+   text, in-links, length, indexiness: :mod:`textpile.search.features`) with the weights
+   of :mod:`textpile.search.rank`; pages holding every word always come first.
 
-``bm25`` is negative (more negative is better), so a leaf page (negative indexiness)
-gets up to 1.5 times its score and a navigation page down to 0.5 times; lower score
-ranks first, ties by ``entity_generation_id``. Only searchable generations are found:
-the SQL joins ``entity_generation`` on the FTS rowid and requires
-``confirmed_end_unix_utc IS NULL AND NOT marked_duplicate AND text_pile_id IS NOT NULL``
-so that a stale FTS row never leaks.
+A result links to its best matching section (``page.html#anchor``) when a section
+matches the query better than the page as a whole, and shows that section's title; the
+other matching sections of the page come with it (``sections``), never as results of
+their own. Snippets are made for the shown results only, from the best matching part of
+the text (:class:`textpile.search.snippets.SnippetMaker`). Every search has a time budget
+(:mod:`textpile.search.budget`, default 1 s): when it is spent, the search returns what
+it found so far and says so. Only searchable generations (open, not marked duplicate,
+with a text pile) are ever found, even from an index that lags behind its database.
 
-If all-terms finds nothing and the query had more than one positive term, the terms
-are retried as alternatives (Dead Simple Search, "The search process"), and the
-result says so (``fallback_any_term``).
+The query language is :mod:`textpile.search.query`'s; a query with only exclusions or
+filters lists the pages that satisfy them, most linked first.
 """
 
 from __future__ import annotations
 
-import re
+import itertools
 import sqlite3
 import uuid
 from dataclasses import dataclass, field
 
-from textpile.search.fts import CompiledQuery, compile_query
-from textpile.search.query import Filter, ParsedQuery, matches_subdomains, parse_query
-from textpile.search.snippets import CLOSE, ELLIPSIS, OPEN, has_mark, leading_text, marked_to_html, marked_to_text
+from textpile.search.analysis import Analyzer
+from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
+from textpile.search.candidates import PageInfo, SectionHit, count_pages, page_candidates, page_infos, section_candidates
+from textpile.search.features import QueryMatcher, Scored, page_features
+from textpile.search.filters import filter_sql
+from textpile.search.plan import QueryPlan, index_languages, plan_query
+from textpile.search.query import ParsedQuery, parse_query
+from textpile.search.rank import DEFAULT_RANKING, Ranking
+from textpile.search.snippets import SNIPPET_SCAN, SnippetMaker, leading_text, marked_to_html, marked_to_text
+from textpile.search.spelling import did_you_mean
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
 MAX_PAGE = 1000
-SNIPPET_TOKENS = 24
+#: Candidate pages reranked by their features (deeper result pages rerank more).
+RERANK_DEPTH = 100
+#: At most this many candidates, whatever the page asked for.
+MAX_CANDIDATES = 2000
+#: Matching sections looked at per search.
+SECTION_DEPTH = 200
+#: Matching pages counted exactly for ``total``; beyond, ``total`` is this lower bound.
+COUNT_CAP = 10_000
+#: Partial matches are added when fewer pages than this hold every word.
+PARTIAL_BELOW = 10
+#: Other matching sections listed with a result.
+MAX_RESULT_SECTIONS = 3
 
-# Weights in the FTS table's column order.
-BM25_WEIGHTS = {
-    "text_pile_id": 0.0,
-    "any": 0.0,
-    "title": 10.0,
-    "description": 5.0,
-    "text": 2.0,
-    "secondary_text": 1.0,
-    "big_headlines": 5.0,
-    "small_headlines": 3.0,
-    "code_text": 0.5,
-    "quote_text": 0.5,
-}
-_FTS_COLUMNS = list(BM25_WEIGHTS)
-# Columns a snippet is taken from, in order of preference.
-SNIPPET_COLUMNS = ("text", "secondary_text", "big_headlines", "small_headlines", "quote_text", "code_text", "description", "title")
 
-_SEARCHABLE = (
-    "eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL"
-)
-_FROM = (
-    "FROM full_text_entity_index AS f "
-    "JOIN entity_generation AS eg ON eg.entity_generation_id = f.rowid "
-    "JOIN url AS u ON u.url_id = eg.url_id "
-    "JOIN origin AS o ON o.origin_id = u.origin_id "
-    "LEFT JOIN document_description AS dd ON dd.entity_generation_id = eg.entity_generation_id "
-)
-_SCORE = (
-    "bm25(full_text_entity_index, " + ", ".join(str(w) for w in BM25_WEIGHTS.values()) + ")"
-    " * (1.0 - 0.5 * max(-1.0, min(1.0, coalesce(dd.indexiness, 0) / 100.0)))"
-)
+@dataclass
+class ResultSection:
+    """A section of a result page that matches the query: its title and link."""
+
+    title: str
+    url: str
 
 
 @dataclass
 class SearchResult:
     """One hit. ``snippet_html`` is HTML-escaped text with <mark> around matched terms.
 
-    ``url`` is ``url.str_url`` plus ``#url_fragment`` when the generation has one;
-    times are unix seconds UTC; ``score`` is the ranking score (lower ranks first).
+    ``url`` is the page's URL (``url.str_url`` plus ``#url_fragment`` when the generation
+    has one), or its best section's ``page#anchor``; ``page_url`` is the page's URL
+    without that anchor; ``section_title`` names the best section (None when the page as
+    a whole matched best); ``sections`` are further matching sections of the page. Times
+    are unix seconds UTC; ``score`` is the rerank score (higher ranks first).
     """
 
     title: str
@@ -85,16 +89,25 @@ class SearchResult:
     entity_generation_uuid: str | None = None
     snippet_text: str = ""
     score: float = 0.0
+    page_url: str = ""
+    section_title: str | None = None
+    sections: list[ResultSection] = field(default_factory=list)
 
 
 @dataclass
 class SearchResults:
     """A page of hits. ``page`` counts from 0; ``message`` explains fallbacks or errors.
 
-    ``message`` is ``notes`` (sentences about the query and fallbacks) joined with
-    spaces, plus :meth:`past_last_page_sentence` (pages counted from 1) when the page
-    is beyond the last one; interfaces that count pages differently rebuild it from
-    ``notes``.
+    ``message`` is ``notes`` (sentences about the query, partial matches, the time
+    budget) joined with spaces, plus :meth:`past_last_page_sentence` (pages counted from
+    1) when the page is beyond the last one; interfaces that count pages differently
+    rebuild it from ``notes``. ``total`` counts the matching pages (a lower bound when
+    ``total_is_lower_bound``). ``fallback_any_term`` is true when pages holding only some
+    of the words are included (``partial_matches``; the old name is kept for API
+    clients). ``suggestion`` is a "did you mean" query; ``timed_out`` is true when the
+    time budget ended the search early. ``explained`` (with ``search(explain=True)``)
+    lists every reranked candidate in rank order: ``{"url", "held", "score",
+    "features"}``.
     """
 
     query: str
@@ -105,6 +118,15 @@ class SearchResults:
     message: str | None = None
     fallback_any_term: bool = False
     notes: list[str] = field(default_factory=list)
+    total_is_lower_bound: bool = False
+    suggestion: str | None = None
+    timed_out: bool = False
+    explained: list[dict] | None = None
+
+    @property
+    def partial_matches(self) -> bool:
+        """Pages holding only some of the words are included."""
+        return self.fallback_any_term
 
     @property
     def page_count(self) -> int:
@@ -144,92 +166,6 @@ def clamp_paging(page: int | str | None, per_page: int | str | None) -> tuple[in
     return max(0, min(MAX_PAGE, p)), max(1, min(MAX_PER_PAGE, pp))
 
 
-def _filter_sql(filters: list[Filter]) -> tuple[str, list]:
-    """Return the SQL conditions (joined with AND, leading AND) and parameters."""
-    clauses: list[str] = []
-    params: list = []
-
-    def site(f: Filter) -> tuple[str, list]:
-        if not matches_subdomains(f.value):
-            return host(f)
-        suffix = "." + f.value
-        return ("(coalesce(o.host, '') = ? OR substr(coalesce(o.host, ''), -?) = ?)", [f.value, len(suffix), suffix])
-
-    def host(f: Filter) -> tuple[str, list]:
-        return ("(coalesce(o.host, '') = ?)", [f.value])
-
-    def lang(f: Filter) -> tuple[str, list]:
-        return (
-            "(lower(coalesce(dd.primary_language, '')) = ? OR "
-            "substr(lower(coalesce(dd.primary_language, '')), 1, ?) = ?)",
-            [f.value, len(f.value) + 1, f.value + "-"],
-        )
-
-    makers = {"site": site, "host": host, "lang": lang}
-    for kind in ("site", "host", "lang"):
-        positive = [f for f in filters if f.kind == kind and not f.negated]
-        negative = [f for f in filters if f.kind == kind and f.negated]
-        if positive:
-            parts = [makers[kind](f) for f in positive]
-            clauses.append("(" + " OR ".join(p[0] for p in parts) + ")")
-            for p in parts:
-                params.extend(p[1])
-        for f in negative:
-            sql, ps = makers[kind](f)
-            clauses.append(f"NOT {sql}")
-            params.extend(ps)
-    return "".join(f" AND {c}" for c in clauses), params
-
-
-def _count(conn: sqlite3.Connection, match: str, filter_sql: str, filter_params: list) -> int:
-    sql = f"SELECT count(*) {_FROM} WHERE full_text_entity_index MATCH ? AND {_SEARCHABLE}{filter_sql}"
-    return conn.execute(sql, [match, *filter_params]).fetchone()[0]
-
-
-def _page_rows(conn, match, filter_sql, filter_params, limit, offset) -> list[tuple]:
-    sql = (
-        f"SELECT eg.entity_generation_id, {_SCORE} AS score, eg.entity_generation_uuid, eg.url_fragment, "
-        "u.str_url, dd.title, dd.primary_headline, dd.description, dd.primary_language, "
-        "dd.time_updated_unix_utc, dd.time_created_unix_utc, eg.text_pile_id "
-        f"{_FROM} WHERE full_text_entity_index MATCH ? AND {_SEARCHABLE}{filter_sql} "
-        "ORDER BY score, eg.entity_generation_id LIMIT ? OFFSET ?"
-    )
-    return conn.execute(sql, [match, *filter_params, limit, offset]).fetchall()
-
-
-def _snippets(conn: sqlite3.Connection, match: str, ids: list[int]) -> dict[int, str]:
-    """Return {entity_generation_id: marked snippet} for ``ids`` (best column with a match)."""
-    if not ids:
-        return {}
-    cols = ", ".join(
-        f"snippet(full_text_entity_index, {_FTS_COLUMNS.index(c)}, ?, ?, ?, {SNIPPET_TOKENS})" for c in SNIPPET_COLUMNS
-    )
-    marks = [OPEN, CLOSE, ELLIPSIS] * len(SNIPPET_COLUMNS)
-    placeholders = ", ".join("?" for _ in ids)
-    sql = (
-        f"SELECT rowid, {cols} FROM full_text_entity_index "
-        f"WHERE full_text_entity_index MATCH ? AND rowid IN ({placeholders})"
-    )
-    found: dict[int, str] = {}
-    for row in conn.execute(sql, [*marks, match, *ids]):
-        for candidate in row[1:]:
-            if has_mark(candidate):
-                found[row[0]] = re.sub(r"\s+", " ", candidate).strip()
-                break
-    return found
-
-
-def _leading(conn: sqlite3.Connection, text_pile_ids: list[int]) -> dict[int, str]:
-    if not text_pile_ids:
-        return {}
-    placeholders = ", ".join("?" for _ in text_pile_ids)
-    sql = (
-        "SELECT text_pile_id, substr(CASE WHEN text != '' THEN text ELSE secondary_text END, 1, 600) "
-        f"FROM text_pile WHERE text_pile_id IN ({placeholders})"
-    )
-    return {r[0]: leading_text(r[1] or "") for r in conn.execute(sql, text_pile_ids)}
-
-
 def _nonempty(value: str | None) -> str | None:
     if value is None:
         return None
@@ -237,76 +173,360 @@ def _nonempty(value: str | None) -> str | None:
     return value or None
 
 
-def _run(conn, compiled: CompiledQuery, parsed: ParsedQuery, page: int, per_page: int):
-    filter_sql, filter_params = _filter_sql(parsed.filters)
-    total = _count(conn, compiled.match, filter_sql, filter_params)
-    rows = _page_rows(conn, compiled.match, filter_sql, filter_params, per_page, page * per_page) if total else []
-    return total, rows
+@dataclass
+class _Found:
+    """Stage one's harvest: candidate pages (id -> (bm25, the share of the query's
+    requirements the page holds at least, 1.0 = all)), section hits, and for pages found
+    only by a section, the share they hold."""
+
+    pages: dict[int, tuple[float, float]] = field(default_factory=dict)
+    section_held: dict[int, float] = field(default_factory=dict)
+    sections: dict[int, list[SectionHit]] = field(default_factory=dict)
+    total: int = 0
+    total_is_lower_bound: bool = False
+    partial: bool = False
+    all_terms_complete: bool = False  # every page holding all the words is in ``pages``
+
+    def add_pages(self, rows: list[tuple[int, float]], held: float) -> None:
+        for eg_id, score in rows:
+            if eg_id not in self.pages:
+                self.pages[eg_id] = (score, held)
+
+    def add_sections(self, hits: list[SectionHit], held: float) -> None:
+        for hit in hits:
+            self.section_held[hit.entity_generation_id] = max(held, self.section_held.get(hit.entity_generation_id, 0))
+            group = self.sections.setdefault(hit.entity_generation_id, [])
+            if all(h.section_id != hit.section_id for h in group):
+                group.append(hit)
 
 
-def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int = DEFAULT_PER_PAGE) -> SearchResults:
+def _document_frequencies(conn: sqlite3.Connection, plan: QueryPlan) -> list[int]:
+    """Per requirement, the pages holding its rarest single-term alternative (phrases
+    count as their rarest term)."""
+    out = []
+    for requirement in plan.requirements:
+        best = None
+        for item in requirement:
+            for alt in item.alternatives:
+                for term in alt:
+                    row = conn.execute("SELECT doc FROM search_vocabulary WHERE term = ?", (term,)).fetchone()
+                    docs = row[0] if row else 0
+                    best = docs if best is None else min(best, docs)
+        out.append(best or 0)
+    return out
+
+
+def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
+                depth: int, budget: Budget, found: _Found) -> None:
+    """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent)."""
+    fsql, fparams = filter_sql(parsed.filters)
+    expr = plan.all_terms
+    with budget.guard():
+        rows = page_candidates(conn, expr, ranking.page_columns, depth, fsql, fparams)
+    found.add_pages(rows, 1.0)
+    if len(rows) < depth:
+        found.total = len(rows)
+        found.all_terms_complete = True
+    else:
+        with budget.guard():
+            found.total = count_pages(conn, expr, COUNT_CAP, fsql, fparams)
+        found.total_is_lower_bound = found.total >= COUNT_CAP
+    with budget.guard():
+        found.add_sections(section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH, fsql, fparams), 1.0)
+    relaxed = plan.relaxed()
+    if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
+        _partial_candidates(conn, relaxed, ranking, depth, budget, found, fsql, fparams,
+                            every_part=len(relaxed.requirements) > len(plan.requirements))
+
+
+def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: _Found,
+                        fsql: str, fparams: list, every_part: bool = False) -> None:
+    """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
+    identifiers by parts), added to ``found``.
+
+    Up to 6 words: pages holding at least ``m`` of them (one FTS5 expression: the OR of
+    every ``m``-word AND), ``m`` from n-1 down, until :data:`PARTIAL_BELOW` pages are
+    found. Longer queries (pasted text): the ``k`` rarest words (by document frequency),
+    ``k`` the largest for which some page holds them all (a galloping search, about
+    2 log2(n) counts). ``found.total`` becomes the count of the last expression used.
+    With ``every_part`` (the plan split identifiers into parts) the first level is every
+    part, in any order; a page found so holds a share just under 1 (a whole identifier
+    ranks above its parts scattered over a page).
+    """
+    n = len(plan.requirements)
+    if n <= 6:
+        top = n if every_part else n - 1
+        levels = [(m, " OR ".join("(" + plan.subset(list(c)) + ")" for c in itertools.combinations(range(n), m)))
+                  for m in range(top, 0, -1)]
+    else:
+        with budget.guard():
+            frequencies = _document_frequencies(conn, plan)
+        # rarest first; words no page holds cannot help
+        rarity = sorted((i for i in range(n) if frequencies[i] > 0), key=lambda i: (frequencies[i], i))
+        if not rarity:
+            return
+        k = _largest_matching(conn, plan, rarity, budget, fsql, fparams)
+        levels = [(k, plan.subset(sorted(rarity[:k])))]
+    for m, expr in levels:
+        held = m / n * (0.99 if every_part else 1.0)
+        with budget.guard():
+            rows = page_candidates(conn, expr, ranking.page_columns, depth, fsql, fparams)
+            hits = section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH // 2, fsql, fparams)
+        before = len(found.pages)
+        found.add_pages(rows, held)
+        found.add_sections(hits, held)
+        if len(found.pages) > before:
+            found.partial = True
+            if len(rows) < depth:
+                found.total = len(rows)
+            else:
+                with budget.guard():
+                    found.total = count_pages(conn, expr, COUNT_CAP, fsql, fparams)
+                found.total_is_lower_bound = found.total >= COUNT_CAP
+        if len(found.pages) >= PARTIAL_BELOW:
+            return
+
+
+def _largest_matching(conn, plan: QueryPlan, rarity: list[int], budget: Budget, fsql: str, fparams: list) -> int:
+    """The largest k (at least 1) such that some page holds the k rarest requirements."""
+    def holds(k: int) -> bool:
+        with budget.guard():
+            return count_pages(conn, plan.subset(sorted(rarity[:k])), 1, fsql, fparams) > 0
+
+    low, high = 1, 1
+    while high < len(rarity) and holds(min(len(rarity), high * 2)):
+        low = high = min(len(rarity), high * 2)
+    high = min(len(rarity), high * 2)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if holds(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _rerank(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None],
+            ranking: Ranking, found: _Found, budget: Budget) -> list[Scored]:
+    infos = page_infos(conn, sorted(set(found.pages) | set(found.sections)))
+    matcher = QueryMatcher(plan, analyzer, codes)
+    relaxed_plan = plan.relaxed()
+    relaxed = QueryMatcher(relaxed_plan, analyzer, codes) if len(relaxed_plan.requirements) > len(plan.requirements) else None
+    best_bm25 = max((s for s, _ in found.pages.values()), default=0.0)
+    n = len(plan.requirements)
+    scored = []
+    for eg_id, info in infos.items():
+        if eg_id in found.pages:
+            bm25, held = found.pages[eg_id]
+        else:  # found by a section only: it holds every word unless all such pages were found
+            bm25 = 0.0
+            held = found.section_held.get(eg_id, 0.0)
+            if held >= 1.0 and found.all_terms_complete:
+                held = (n - 1) / n if n > 1 else 0.5
+        s = page_features(matcher, info, bm25, best_bm25, found.sections.get(eg_id, []), held >= 1.0, relaxed)
+        s.score = ranking.score(s.features)
+        s.held = held
+        scored.append(s)
+        budget.check()
+    # pages holding more of the words first; among them, by score
+    scored.sort(key=lambda s: (-s.held, -s.score, -s.features["bm25"], s.info.entity_generation_id))
+    return scored
+
+
+def _page_url(info: PageInfo) -> str:
+    return info.url + (f"#{info.fragment}" if info.fragment is not None else "")
+
+
+def _shown_section(s: Scored) -> SectionHit | None:
+    """The section a result links to: the best match, unless it is the page's own top
+    heading (then the page itself is the match)."""
+    hit = s.section
+    if hit is None or hit.anchor is None or s.info.fragment is not None:
+        return None
+    if hit.level <= 2 and hit.start < 300 and s.features["title_cover"] >= s.features["section_cover"]:
+        return None
+    return hit
+
+
+def _snippet_words(plan: QueryPlan, analyzer: Analyzer) -> list[list[str]]:
+    out = []
+    for requirement in plan.requirements:
+        forms: list[str] = []
+        for item in requirement:
+            forms.extend(analyzer.words(item.text))
+            for alt in item.alternatives:
+                forms.extend(alt)
+        out.append(forms)
+    return out
+
+
+def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None]]) -> dict[int, str]:
+    """The text each shown result's snippet comes from: its section's part of the Gen2
+    text, else the start of its main text (else of its secondary text)."""
+    out: dict[int, str] = {}
+    for s, hit in shown:
+        info = s.info
+        text = None
+        if hit is not None and info.text_pile_v0_2_id is not None:
+            length = min(max(hit.end - hit.start, 0), SNIPPET_SCAN)
+            row = conn.execute("SELECT substr(text, ?, ?) FROM text_pile_v0_2 WHERE text_pile_id = ?",
+                               (hit.start + 1, length, info.text_pile_v0_2_id)).fetchone()
+            text = row[0] if row else None
+        if not text and info.text_pile_id is not None:
+            row = conn.execute(
+                "SELECT CASE WHEN text != '' THEN substr(text, 1, ?) ELSE substr(secondary_text, 1, ?) END "
+                "FROM text_pile WHERE text_pile_id = ?", (SNIPPET_SCAN, SNIPPET_SCAN, info.text_pile_id)).fetchone()
+            text = row[0] if row else None
+        out[info.entity_generation_id] = text or ""
+    return out
+
+
+def _result(s: Scored, hit: SectionHit | None, text: str, maker: SnippetMaker) -> SearchResult:
+    info = s.info
+    page_url = _page_url(info)
+    marked = maker.snippet(text)
+    if marked is not None:
+        snippet_html, snippet_text = marked_to_html(marked), marked_to_text(marked)
+    else:
+        snippet_text = leading_text(text)
+        snippet_html = marked_to_html(snippet_text)
+    others = [h for h in s.sections if h is not hit and h.anchor is not None and h.level > 1][:MAX_RESULT_SECTIONS]
+    return SearchResult(
+        title=_nonempty(info.title) or _nonempty(info.headline) or page_url,
+        url=page_url + (f"#{hit.anchor}" if hit is not None else ""),
+        description=_nonempty(info.description) or snippet_text,
+        snippet_html=snippet_html,
+        language=_nonempty(info.language),
+        time_updated_unix_utc=info.time_updated,
+        time_created_unix_utc=info.time_created,
+        entity_generation_uuid=(str(uuid.UUID(bytes=info.uuid))
+                                if isinstance(info.uuid, bytes) and len(info.uuid) == 16 else None),
+        snippet_text=snippet_text,
+        score=float(s.score),
+        page_url=page_url,
+        section_title=hit.title if hit is not None else None,
+        sections=[ResultSection(h.title, info.url + "#" + h.anchor) for h in others],
+    )
+
+
+def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, page: int, per_page: int) -> None:
+    """A query without words: pages passing its filters and exclusions, most linked first."""
+    from textpile.search.fts import compile_query
+
+    compiled = compile_query(parsed)
+    out.notes.extend(compiled.messages)
+    if compiled.match is None:
+        return
+    fsql, fparams = filter_sql(parsed.filters)
+    base = ("FROM full_text_entity_index f JOIN entity_generation eg ON eg.entity_generation_id = f.rowid "
+            "JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_id = u.origin_id "
+            "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id "
+            "LEFT JOIN search_page sp ON sp.entity_generation_id = eg.entity_generation_id "
+            "WHERE full_text_entity_index MATCH ? AND eg.confirmed_end_unix_utc IS NULL "
+            f"AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL{fsql}")
+    out.total = conn.execute(f"SELECT count(*) {base}", [compiled.match, *fparams]).fetchone()[0]
+    ids = [r[0] for r in conn.execute(
+        f"SELECT eg.entity_generation_id {base} ORDER BY coalesce(sp.content_in_links, 0) DESC, "
+        "eg.entity_generation_id LIMIT ? OFFSET ?", [compiled.match, *fparams, per_page, page * per_page])]
+    infos = page_infos(conn, ids)
+    maker = SnippetMaker([])
+    scored = [Scored(infos[i], {"title_cover": 0.0, "section_cover": 0.0}) for i in ids if i in infos]
+    texts = _texts(conn, [(s, None) for s in scored])
+    out.results = [_result(s, None, texts[s.info.entity_generation_id], maker) for s in scored]
+
+
+def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int = DEFAULT_PER_PAGE,
+           budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
+           disable: frozenset[str] = frozenset(), explain: bool = False) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
-    ``page`` counts from 0; ``per_page`` is clamped to 1..100 (default 20). Any query
-    string is valid: problems (nothing searchable, cut-off query, fallback to any
-    term) are explained in ``message``; this never raises for the query's content.
+    ``page`` counts from 0; ``per_page`` is clamped to 1..100 (default 20);
+    ``budget_ms`` is the time budget in milliseconds (the search returns what it has
+    when it is spent); ``ranking`` the weights, ``disable`` features to leave out (the
+    relevance benchmark's ablation); ``explain`` fills ``explained``. Any query string is valid: problems (nothing
+    searchable, a cut-off query, partial matches, the budget) are explained in
+    ``message``; this never raises for the query's content.
 
     Raises:
-        sqlite3.Error: only for database problems (a missing table, a locked file).
+        sqlite3.Error: only for database problems (a missing table, a locked file); a
+            summary database whose search tables were never built (by a textpile older
+            than them) raises ``sqlite3.OperationalError`` naming the missing table.
     """
     page, per_page = clamp_paging(page, per_page)
+    if disable:
+        ranking = Ranking(ranking.features, ranking.page_columns, ranking.section_columns, frozenset(disable))
     parsed = parse_query(query if isinstance(query, str) else str(query))
     # The query is echoed back: lone surrogates (undecodable CLI bytes) become "?" so it
     # can always be encoded as UTF-8.
     echoed = query.encode("utf-8", "replace").decode("utf-8") if isinstance(query, str) else str(query)
     out = SearchResults(query=echoed, page=page, per_page=per_page)
-    messages = list(parsed.messages)
-    compiled = compile_query(parsed)
-    messages.extend(compiled.messages)
-    if compiled.match is None:
-        messages.append("Nothing to search for: type some words." if not parsed.positive_terms else "Nothing searchable remained in the query.")
-        out.message = " ".join(messages)
-        return out
-
-    total, rows = _run(conn, compiled, parsed, page, per_page)
-    if total == 0 and compiled.positive_count > 1:
-        any_compiled = compile_query(parsed, any_term=True)
-        any_total, any_rows = _run(conn, any_compiled, parsed, page, per_page)
-        if any_total:
-            total, rows, compiled = any_total, any_rows, any_compiled
-            out.fallback_any_term = True
-            messages.append("No page holds all the words; showing pages holding any of them.")
-    if total == 0:
-        messages.append("No results.")
-    out.notes = list(messages)
-    out.total = total
-    if out.past_last_page:
-        messages.append(out.past_last_page_sentence(page + 1))
-
-    snippets = _snippets(conn, compiled.match, [r[0] for r in rows])
-    leading = _leading(conn, sorted({r[11] for r in rows if r[0] not in snippets and r[11] is not None}))
-    for (eg_id, score, eg_uuid, fragment, str_url, title, headline, description, lang, t_up, t_cr, tp_id) in rows:
-        url = str_url + (f"#{fragment}" if fragment is not None else "")
-        marked = snippets.get(eg_id)
-        if marked is not None:
-            snippet_html = marked_to_html(marked)
-            snippet_text = marked_to_text(marked)
+    notes = list(parsed.messages)
+    budget = Budget(budget_ms)
+    analyzer = Analyzer()
+    codes = index_languages(conn)
+    plan = plan_query(parsed, analyzer, codes)
+    notes.extend(plan.messages)
+    with budget.installed(conn):
+        if not plan.requirements:
+            if parsed.excluded or parsed.filters:
+                _browse(conn, parsed, out, page, per_page)
+                notes.extend(out.notes)
+            else:
+                notes.append("Nothing to search for: type some words." if not parsed.positive_terms
+                             else "Nothing searchable remained in the query.")
+                out.notes = notes
+                out.message = " ".join(notes)
+                return out
         else:
-            snippet_text = leading.get(tp_id, "")
-            snippet_html = marked_to_html(snippet_text)
-        out.results.append(
-            SearchResult(
-                title=_nonempty(title) or _nonempty(headline) or url,
-                url=url,
-                description=_nonempty(description) or snippet_text,
-                snippet_html=snippet_html,
-                language=_nonempty(lang),
-                time_updated_unix_utc=t_up,
-                time_created_unix_utc=t_cr,
-                entity_generation_uuid=str(uuid.UUID(bytes=eg_uuid)) if isinstance(eg_uuid, bytes) and len(eg_uuid) == 16 else None,
-                snippet_text=snippet_text,
-                score=float(score),
-            )
-        )
-    out.message = " ".join(messages) if messages else None
+            _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain)
+    if out.total == 0:
+        notes.append("No results.")
+    out.notes = notes
+    if out.past_last_page:
+        notes = [*notes, out.past_last_page_sentence(page + 1)]
+    out.message = " ".join(notes) if notes else None
     return out
+
+
+def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
+                   budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
+                   explain: bool = False) -> None:
+    found = _Found()
+    depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
+    scored: list[Scored] = []
+    try:
+        _candidates(conn, plan, parsed, ranking, depth, budget, found)
+    except BudgetSpent:
+        out.timed_out = True
+    try:
+        scored = _rerank(conn, plan, analyzer, codes, ranking, found, budget)
+    except BudgetSpent:
+        out.timed_out = True
+        scored = []
+    conn.set_progress_handler(None, 0)  # what follows is bounded by the page size
+    if out.timed_out and not scored and found.pages:
+        # Spent before reranking: the candidates in bm25 order.
+        scored = _rerank(conn, plan, analyzer, codes, Ranking(features={"bm25": 1.0, "all_terms": 1.0}), found,
+                         Budget(float("inf")))
+    out.total = max(found.total, len(scored))
+    out.total_is_lower_bound = found.total_is_lower_bound
+    out.fallback_any_term = found.partial
+    if found.partial:
+        notes.append("Few pages hold all the words; pages holding most of them follow.")
+    if out.timed_out:
+        notes.append(f"The search stopped at its time limit ({budget.budget_ms:g} ms); "
+                     "these are the results found by then.")
+    if explain:
+        out.explained = [{"url": _page_url(s.info), "held": s.held, "score": s.score, "features": dict(s.features)}
+                         for s in scored]
+    shown = scored[page * per_page:(page + 1) * per_page]
+    with_sections = [(s, _shown_section(s)) for s in shown]
+    texts = _texts(conn, with_sections)
+    maker = SnippetMaker(_snippet_words(plan, analyzer))
+    out.results = [_result(s, hit, texts[s.info.entity_generation_id], maker) for s, hit in with_sections]
+    if out.total < 3 and not out.timed_out:
+        words = [t.text for t in parsed.positive_terms if not t.phrase]
+        suggestion = did_you_mean(conn, words) if words else None
+        if suggestion:
+            out.suggestion = suggestion
+            notes.append(f"Did you mean: {suggestion}?")

@@ -33,9 +33,19 @@ _ACCEPTED = {
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+#: textpile's own tables beside a documented schema: ``schemas/<kind>/<name>.sql``.
+EXTENSIONS = {"summary": ("textpile_search",)}
+
+
 def schema_sql(part: str, version: str) -> str:
     """Return the DDL text of ``schemas/<part>/<version>.sql`` (part: base, crawler, summary)."""
     return resources.files("textpile").joinpath("schemas", part, f"{version}.sql").read_text("utf-8")
+
+
+def extension_sql(kind: str) -> str:
+    """Return the DDL of textpile's extension tables of a ``kind`` database (may be empty).
+    Idempotent (``IF NOT EXISTS``), applied after the documented schema."""
+    return "\n".join(schema_sql(kind, name) for name in EXTENSIONS.get(kind, ()))
 
 
 def sqlite_uri(path: str | Path, *, mode: str | None = None, immutable: bool = False) -> str:
@@ -274,6 +284,7 @@ def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sql
         with sqlite_errors(path, timeout_s=timeout_s), conn:
             conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
             conn.executescript(schema_sql(kind, schema_version))
+            conn.executescript(extension_sql(kind))
             conn.executemany(
                 "INSERT INTO unobtanium_database_info(key, value) VALUES (?, ?)",
                 [
@@ -319,6 +330,7 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
             # (textpile's own extra indexes).
             with sqlite_errors(path, timeout_s=timeout_s):
                 conn.executescript(schema_sql(kind, schema_version))
+                conn.executescript(extension_sql(kind))
         except BaseException:
             conn.close()
             raise

@@ -32,14 +32,19 @@ ORDER BY eg.entity_generation_id
 """
 
 
-def rebuild_fts_in(conn: sqlite3.Connection) -> int:
-    """Empty and refill ``full_text_entity_index`` in one transaction; return its row count.
+def rebuild_fts_in(conn: sqlite3.Connection, *, on_page=None) -> int:
+    """Empty and refill ``full_text_entity_index`` in one transaction, then textpile's
+    search index (:func:`textpile.search.index.rebuild_search_index`, ``on_page`` called
+    per page); return the FTS row count.
 
     The title column holds the description's title, else its primary headline, else ''.
     """
+    from textpile.search.index import rebuild_search_index
+
     with conn:
         conn.execute("DELETE FROM full_text_entity_index")
         conn.execute(_FILL_SQL)
+    rebuild_search_index(conn, on_page=on_page)
     return conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0]
 
 

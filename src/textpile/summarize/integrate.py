@@ -190,7 +190,7 @@ def _fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None =
 
 
 def _check_batch(batch_dir: Path) -> None:
-    for name in ("crawl_log", "request", "file", "redirect", "scrape_file", "scrape_link"):
+    for name in ("crawl_log", "request", "file", "redirect", "scrape_file", "scrape_link", "scrape_section"):
         if not table_path(batch_dir, name).exists():
             hint = " (run scrape_staged / `textpile summarize` first)" if name.startswith("scrape") else ""
             raise TextpileError(f"{batch_dir}: missing {name}.parquet{hint}")
@@ -256,6 +256,12 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
             WHERE l.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
             ORDER BY l.file_id, l.link_index""", [str(table_path(batch_dir, "scrape_link"))]):
         links.setdefault(row["file_id"], []).append(row)
+    sections: dict[int, list[tuple]] = {}
+    for row in con.execute("""
+            SELECT file_id, section_index, anchor, title, level, start_offset, end_offset FROM read_parquet(?)
+            WHERE file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
+            ORDER BY file_id, section_index""", [str(table_path(batch_dir, "scrape_section"))]).fetchall():
+        sections.setdefault(row[0], []).append(row[1:])
 
     generation_ids: dict[tuple[str, int], int] = {}
     touched: list[int] = []  # generations opened or closed: their duplicate groups are rechecked
@@ -307,6 +313,10 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
                 (gen_id, s["time_created_unix_utc"], s["time_updated_unix_utc"], s["primary_language"], s["title"],
                  s["primary_headline"], s["description"], s["indexiness"]))
             _store_links(conn, interner, gen_id, links.get(g["file_id"], []), result)
+            conn.executemany(
+                "INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
+                " start_offset, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(gen_id, *row) for row in sections.get(g["file_id"], [])])
 
     events = _fetch_dicts(con, """
         SELECT crawl_uuid, agent_uuid, crawl_type, exit_code, str_url, gen_seq, t, duration_ms,

@@ -5,7 +5,8 @@ file_crawl, exit code 20 file_ingested, an HTML or plain text media type, a file
 is scraped once with :func:`textpile.summarize.scrape.document.scrape_document`. The
 results go beside the staged tables as ``scrape_file.parquet`` (one row per scraped
 file: both text piles, the document description, noindex, or the scrape error) and
-``scrape_link.parquet`` (one row per link). Scraping is deterministic for a staged
+``scrape_link.parquet`` (one row per link) and ``scrape_section.parquet`` (one row per
+section: heading or definition term with its anchor and span). Scraping is deterministic for a staged
 batch: "now" is the request's time sent, so re-scraping gives the same rows.
 Source: unobtanium-documentation.txt, page "Summarizing" (Deriving Content).
 """
@@ -45,6 +46,11 @@ SCRAPE_LINK_SCHEMA = pa.schema(
     + [("contains_headline", pa.bool_()), ("destination_type", pa.int64()), ("link_locality", pa.int64()),
        ("html_tag_name", pa.string()), ("text", pa.string())]
 )
+
+SCRAPE_SECTION_SCHEMA = pa.schema([
+    ("file_id", pa.int64()), ("section_index", pa.int64()), ("anchor", pa.string()), ("title", pa.string()),
+    ("level", pa.int64()), ("start_offset", pa.int64()), ("end_offset", pa.int64()),
+])
 
 
 @duckdb_interrupts()
@@ -110,6 +116,11 @@ def _link_rows(file_id: int, result: ScrapeResult) -> list[dict]:
     return rows
 
 
+def _section_rows(file_id: int, result: ScrapeResult) -> list[dict]:
+    return [{"file_id": file_id, "section_index": i, "anchor": sec.anchor, "title": sec.title, "level": sec.level,
+             "start_offset": sec.start, "end_offset": sec.end} for i, sec in enumerate(result.sections)]
+
+
 def scrape_batch(batch_dir: Path, *, on_file=None) -> tuple[int, int, int, int]:
     """Scrape one staged batch folder; return ``(files, links, noindex, errors)``.
 
@@ -121,6 +132,7 @@ def scrape_batch(batch_dir: Path, *, on_file=None) -> tuple[int, int, int, int]:
 
     file_rows: list[dict] = []
     link_rows: list[dict] = []
+    section_rows: list[dict] = []
     noindex = errors = 0
     for file_id, url, essence, last_modified, now, text in files_to_scrape(batch_dir):
         try:
@@ -134,9 +146,12 @@ def scrape_batch(batch_dir: Path, *, on_file=None) -> tuple[int, int, int, int]:
         else:
             file_rows.append(_file_row(file_id, result))
             link_rows.extend(_link_rows(file_id, result))
+            section_rows.extend(_section_rows(file_id, result))
             noindex += bool(result.noindex)
         if on_file is not None:
             on_file()
     write_parquet(pa.Table.from_pylist(file_rows, schema=SCRAPE_FILE_SCHEMA), table_path(batch_dir, "scrape_file"))
     write_parquet(pa.Table.from_pylist(link_rows, schema=SCRAPE_LINK_SCHEMA), table_path(batch_dir, "scrape_link"))
+    write_parquet(pa.Table.from_pylist(section_rows, schema=SCRAPE_SECTION_SCHEMA),
+                  table_path(batch_dir, "scrape_section"))
     return len(file_rows), len(link_rows), noindex, errors

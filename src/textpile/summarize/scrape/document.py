@@ -163,4 +163,5 @@ def scrape_document(
         description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed),
         links=links,
         noindex=desc.robots_noindex(root),
+        sections=walk.sections,
     )

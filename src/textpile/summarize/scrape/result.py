@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from textpile.summarize.scrape.sections import Section
+
 LOCATION_FLAGS = (
     "in_header", "in_footer", "in_aside", "in_nav", "in_form", "in_main", "in_article",
     "in_section", "in_table", "in_figure", "in_address", "in_code", "in_headline",
@@ -81,3 +83,4 @@ class ScrapeResult:
     description: DocumentDescription
     links: list[Link] = field(default_factory=list)
     noindex: bool = False
+    sections: list[Section] = field(default_factory=list)

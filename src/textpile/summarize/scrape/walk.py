@@ -1,4 +1,4 @@
-"""One pass over a parsed HTML tree: visible text lines, semantic spans, links and h1s.
+"""One pass over a parsed HTML tree: visible text lines, semantic spans, links, h1s, sections.
 
 Every other extractor of the scrape works on what this walk collects, so the tree is
 walked once (``lxml.etree.iterwalk``, iterative: deeply nested markup cannot exhaust
@@ -26,6 +26,9 @@ from lxml import etree
 
 from textpile.summarize.scrape.gen2_codec import MarkerKind
 from textpile.summarize.scrape.result import LOCATION_FLAGS
+from textpile.summarize.scrape.sections import (
+    DEFINITION_LEVEL, MAX_SECTIONS, Section, clean_title, close_heading_spans, heading_anchor, own_anchor,
+)
 
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details dialog dir div dl dt "
@@ -128,6 +131,7 @@ class WalkResult:
     code_line_order: list[tuple[int, int]] = field(default_factory=list)
     links: list[RawLink] = field(default_factory=list)
     h1s: list[Headline] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)  # see textpile.summarize.scrape.sections
 
     @property
     def text(self) -> str:
@@ -180,8 +184,12 @@ class _Walker:
         self.q = 0
         self.suppressed = 0
         self.captures: list[_Capture] = []
-        # per open element: (tag, capture-or-None, span-start-or-None, raw-link-or-None)
+        # per open element: (tag, capture-or-None, span-start-or-None, raw-link-or-None,
+        # section-start-or-None as (anchor, level, start))
         self.stack: list[tuple] = []
+        # Elements are kept as keys (not id()): a live lxml proxy is reused, a freed one is not.
+        self.claimed: set[etree._Element] = set()  # enclosing elements whose id a heading took
+        self.open_definitions: dict[etree._Element, int] = {}  # a dl -> index of its open dt section
 
     # --- positions and lines -------------------------------------------------
     def _base(self) -> int:
@@ -254,12 +262,21 @@ class _Walker:
             self.flush()
         capture = None
         raw_link = None
+        section = None
         if tag in HEADING_LEVELS:
             self.headings.append(HEADING_LEVELS[tag])
             for cap in self.captures:
                 cap.saw_headline = True
-            if tag == "h1":
-                capture = _Capture()
+            capture = _Capture()
+            if len(self.result.sections) < MAX_SECTIONS:
+                section = (heading_anchor(el, self.claimed), HEADING_LEVELS[tag], self.start_pos())
+        elif tag == "dt":
+            anchor = own_anchor(el)
+            if anchor is not None:
+                self._close_definition(el.getparent(), self.start_pos())
+                if len(self.result.sections) < MAX_SECTIONS:
+                    capture = _Capture()
+                    section = (anchor, DEFINITION_LEVEL, self.start_pos())
         elif tag == "pre":
             self.pre += 1
         elif tag == "blockquote":
@@ -302,13 +319,28 @@ class _Walker:
         span_start = self.start_pos() if kind is not None else None
         if capture is not None:
             self.captures.append(capture)
-        self.stack.append((tag, capture, span_start, raw_link))
+        self.stack.append((tag, capture, span_start, raw_link, section))
         self.add_text(el.text)
 
+    def _close_definition(self, dl: etree._Element | None, end: int) -> None:
+        index = self.open_definitions.pop(dl, None) if dl is not None else None
+        if index is not None:
+            s = self.result.sections[index]
+            self.result.sections[index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, end))
+
     def end(self, el: etree._Element) -> None:
-        tag, capture, span_start, raw_link = self.stack.pop()
+        tag, capture, span_start, raw_link, section = self.stack.pop()
         if tag in BLOCK_TAGS:
             self.flush()
+        if el in self.open_definitions:
+            self._close_definition(el, self.end_pos())
+        if section is not None and capture is not None:
+            title = clean_title(capture.text())
+            if title:
+                anchor, level, start = section
+                self.result.sections.append(Section(anchor, title, level, start, start))
+                if level == DEFINITION_LEVEL and el.getparent() is not None:
+                    self.open_definitions[el.getparent()] = len(self.result.sections) - 1
         if span_start is not None:
             self.result.spans.append((int(MARKER_TAGS[tag]), span_start, self.end_pos()))
         if capture is not None:
@@ -388,6 +420,10 @@ def walk_document(root: etree._Element) -> WalkResult:
     walker.flush()
     result = walker.result
     text = result.text
+    for dl_index in list(walker.open_definitions.values()):
+        s = result.sections[dl_index]
+        result.sections[dl_index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, len(text)))
+    result.sections = close_heading_spans(result.sections, len(text))
     spans = []
     for kind, start, end in result.spans:
         while start < end and text[start] in " \n":

@@ -1,0 +1,64 @@
+-- textpile's search tables: textpile's own extension beside the unobtanium summary schema
+-- (unobtanium neither writes nor reads them). section_summary is written by integration
+-- (one row per section of a generation's document); the other tables are rebuilt with
+-- full_text_entity_index after every summarize (textpile.search.index). The FTS5 tables
+-- are contentless: they hold analyzed terms (textpile.search.analysis) and no copy of the
+-- text, so reading their columns gives NULL; join on rowid to the documented tables.
+
+-- Sections of a generation's document: headings and definition terms with their anchors
+-- (textpile.summarize.scrape.sections). A section is the element of the document that
+-- entity_generation.url_fragment can name.
+CREATE TABLE IF NOT EXISTS section_summary (
+    section_summary_id INTEGER NOT NULL PRIMARY KEY, -- internal id; the rowid of its section_search_index row
+    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose document holds the section
+    section_index INTEGER NOT NULL, -- the section's position in the document, from 0
+    anchor TEXT, -- the fragment (element id, without #) that scrolls to the section; NULL when it has none
+    title TEXT NOT NULL, -- the visible text of the heading or definition term
+    level INTEGER NOT NULL, -- 1 to 6 for headings h1 to h6, 7 for a definition term with an id
+    start_offset INTEGER NOT NULL, -- where the section starts in the Gen2 text (text_pile_v0_2.text), in code points from 0
+    end_offset INTEGER NOT NULL, -- where the section ends in the Gen2 text, in code points, exclusive
+    UNIQUE (entity_generation_id, section_index)
+);
+
+-- Per searchable page: what the reranker knows about it besides its text.
+CREATE TABLE IF NOT EXISTS search_page (
+    entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the searchable generation
+    language TEXT, -- the language whose stemmer analyzed the page (two letters); NULL when not stemmed
+    term_count INTEGER NOT NULL, -- the number of index terms in its main text
+    text_length INTEGER NOT NULL, -- the length of its Gen2 text (text_pile_v0_2.text) in code points; 0 when it has none
+    in_links INTEGER NOT NULL, -- other searchable pages linking to it
+    content_in_links INTEGER NOT NULL, -- of those, pages linking from outside nav, header, footer and aside
+    link_density REAL NOT NULL, -- the share of its main text (text_pile.text) that is the text of its links outside nav, header, footer and aside, 0 to 1
+    anchor_texts TEXT NOT NULL -- the texts of links to it, most linking pages first, one per line; empty string when none
+);
+
+-- Page-level search index over the searchable generations; rowid is entity_generation_id.
+CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5(
+    title, -- document_description.title and primary_headline, analyzed
+    headings, -- the titles of the page's headings, analyzed
+    names, -- section anchors that are names (json.dumps, sql-createindex) and definition terms, analyzed
+    parts, -- the parts of CamelCase words of the page (HttpResponse -> http response), analyzed
+    url, -- the words of the URL path, analyzed
+    anchor_text, -- texts of links to the page from other searchable pages, analyzed
+    description, -- document_description.description, analyzed
+    text, -- text_pile.text (main content), analyzed
+    secondary_text, -- text_pile.secondary_text, analyzed
+    content = '',
+    tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M*'''
+);
+
+-- Section-level search index; rowid is section_summary_id.
+CREATE VIRTUAL TABLE IF NOT EXISTS section_search_index USING fts5(
+    title, -- section_summary.title, analyzed
+    name, -- section_summary.anchor when it is a name, analyzed; empty otherwise
+    anchor_text, -- texts of links to the page with this anchor as fragment, analyzed
+    content = '',
+    tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M*'''
+);
+
+-- The words of the documented full text index with their document counts: the vocabulary
+-- "did you mean" draws from (real words, not stems).
+CREATE VIRTUAL TABLE IF NOT EXISTS full_text_vocabulary USING fts5vocab(full_text_entity_index, 'row');
+
+-- The terms of search_index with their document counts (which query words are rare).
+CREATE VIRTUAL TABLE IF NOT EXISTS search_vocabulary USING fts5vocab(search_index, 'row');

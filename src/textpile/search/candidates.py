@@ -1,0 +1,118 @@
+"""Stage one of a search: candidate pages and sections from the FTS5 search tables.
+
+Pages come from ``search_index`` by FTS5 ``bm25()`` with per-column weights, sections
+from ``section_search_index`` the same way; both are joined to ``entity_generation`` so
+that only searchable generations are found even when the index lags behind the
+database (a stale row never leaks), and to the filters' tables when the query has
+``site:``/``host:``/``lang:``. Scores are returned positive (larger is better).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from textpile.search.index import SEARCHABLE
+
+_SEARCHABLE = SEARCHABLE.format(eg="eg")
+_FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_id = u.origin_id "
+                 "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id ")
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    """A matching section: its ids, anchor, title, level, Gen2 span and bm25 score."""
+
+    section_id: int
+    entity_generation_id: int
+    anchor: str | None
+    title: str
+    level: int
+    start: int
+    end: int
+    score: float
+
+
+def _weights(weights: tuple[float, ...]) -> str:
+    return ", ".join(repr(float(w)) for w in weights)
+
+
+def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int,
+                    filter_sql: str = "", filter_params: list | None = None) -> list[tuple[int, float]]:
+    """``(entity_generation_id, score)`` of the best ``limit`` pages matching ``match``
+    (an FTS5 expression over search_index), best first."""
+    joins = _FILTER_JOINS if filter_sql else ""
+    sql = (f"SELECT si.rowid, -bm25(search_index, {_weights(weights)}) AS score FROM search_index si "
+           f"JOIN entity_generation eg ON eg.entity_generation_id = si.rowid {joins}"
+           f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} ORDER BY score DESC, si.rowid LIMIT ?")
+    return conn.execute(sql, [match, *(filter_params or []), limit]).fetchall()
+
+
+def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str = "",
+                filter_params: list | None = None) -> int:
+    """How many searchable pages match ``match``, counting at most ``cap``."""
+    joins = _FILTER_JOINS if filter_sql else ""
+    sql = (f"SELECT count(*) FROM (SELECT si.rowid FROM search_index si "
+           f"JOIN entity_generation eg ON eg.entity_generation_id = si.rowid {joins}"
+           f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?)")
+    return conn.execute(sql, [match, *(filter_params or []), cap]).fetchone()[0]
+
+
+def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int,
+                       filter_sql: str = "", filter_params: list | None = None) -> list[SectionHit]:
+    """The best ``limit`` sections matching ``match`` (over section_search_index)."""
+    joins = _FILTER_JOINS if filter_sql else ""
+    sql = (f"SELECT x.rowid, s.entity_generation_id, s.anchor, s.title, s.level, s.start_offset, s.end_offset, "
+           f"-bm25(section_search_index, {_weights(weights)}) AS score FROM section_search_index x "
+           "JOIN section_summary s ON s.section_summary_id = x.rowid "
+           f"JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id {joins}"
+           f"WHERE section_search_index MATCH ? AND {_SEARCHABLE}{filter_sql} ORDER BY score DESC, x.rowid LIMIT ?")
+    return [SectionHit(*row) for row in conn.execute(sql, [match, *(filter_params or []), limit])]
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """What the reranker and the result need of a candidate page."""
+
+    entity_generation_id: int
+    uuid: bytes | None
+    url: str
+    fragment: str | None
+    title: str | None
+    headline: str | None
+    description: str | None
+    language: str | None
+    time_updated: int | None
+    time_created: int | None
+    indexiness: int
+    text_pile_id: int | None
+    text_pile_v0_2_id: int | None
+    stem_language: str | None
+    term_count: int
+    in_links: int
+    content_in_links: int
+    link_density: float
+    anchor_texts: str
+    text_length: int  # code points of the Gen2 text (sections' spans are within it)
+
+
+def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
+    """:class:`PageInfo` of each of ``ids`` (pages without a search_page row get zeros)."""
+    out: dict[int, PageInfo] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        sql = (
+            "SELECT eg.entity_generation_id, eg.entity_generation_uuid, u.str_url, eg.url_fragment, dd.title, "
+            "dd.primary_headline, dd.description, dd.primary_language, dd.time_updated_unix_utc, "
+            "dd.time_created_unix_utc, coalesce(dd.indexiness, 0), eg.text_pile_id, eg.text_pile_v0_2_id, "
+            "sp.language, coalesce(sp.term_count, 0), coalesce(sp.in_links, 0), coalesce(sp.content_in_links, 0), "
+            "coalesce(sp.link_density, 0.0), coalesce(sp.anchor_texts, ''), coalesce(sp.text_length, 0) "
+            "FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
+            "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id "
+            "LEFT JOIN search_page sp ON sp.entity_generation_id = eg.entity_generation_id "
+            f"WHERE eg.entity_generation_id IN ({marks})"
+        )
+        for row in conn.execute(sql, chunk):
+            out[row[0]] = PageInfo(*row)
+    return out

@@ -1,0 +1,267 @@
+"""Building textpile's search index from a summary database.
+
+The tables are textpile's own (``schemas/summary/textpile_search.sql``), beside
+unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
+*searchable* generations (open, not marked duplicate, with a Gen1 text pile; shared
+decision: FTS rowid = ``entity_generation_id``):
+
+* ``search_index`` (FTS5, contentless: it keeps no copy of the text) holds each page's
+  fields as analyzed terms (:mod:`textpile.search.analysis`): title, headings (section
+  titles), names (section anchors that are identifiers, definition terms), parts
+  (CamelCase parts), url (path words), anchor_text (texts of links to the page from
+  other pages), description, text (main content) and secondary_text;
+* ``section_index`` (FTS5, contentless, rowid = ``section_summary_id``): each section's
+  title, anchor name and the texts of links to that anchor;
+* ``search_page``: per page the analysis language, main-text length in terms, in-link
+  counts, link density (the share of its main text that is link text: navigation pages
+  are mostly links) and its most frequent anchor texts (rerank features,
+  :mod:`textpile.search.features`).
+
+These tables are derived: when their columns differ from what this code writes (a
+database built by another textpile), they are dropped and made anew before the rebuild.
+
+Anchor texts and in-links come from ``link_summary``: links between two different
+searchable pages (any origin), a page's anchor text counted once per linking page.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import regex
+
+from textpile.search.analysis import Analyzer
+from textpile.store.database import extension_sql
+
+SEARCHABLE = ("{eg}.confirmed_end_unix_utc IS NULL AND NOT {eg}.marked_duplicate"
+              " AND {eg}.text_pile_id IS NOT NULL")
+#: Columns of search_index, in order (bm25 weights in textpile.search.rank follow it).
+SEARCH_COLUMNS = ("title", "headings", "names", "parts", "url", "anchor_text", "description", "text",
+                  "secondary_text")
+SECTION_COLUMNS = ("title", "name", "anchor_text")
+#: Anchor texts kept per page (the most frequent first) and their longest length.
+MAX_ANCHOR_TEXTS = 40
+MAX_ANCHOR_TEXT = 150
+#: A section anchor made by a generator rather than a person (``id1``, ``id-1.9.3.69.5``,
+#: ``section-3``, ``fn12``, ``toc``): not indexed as a name.
+_GENERATED_ANCHOR = regex.compile(
+    r"(?i)^(?:id|section|sec|s|toc|fn|footnote|ref|cite|note|n|a|anchor|h|heading|p|para|x|idm|index)?"
+    r"[-_.:]?[\d\-_.:]*$|^[0-9a-f]{8,}$|^[\W\d_]+$")
+_URL_WORDS = regex.compile(r"[\p{L}\p{N}]+")
+_URL_SUFFIXES = (".html", ".htm", ".php", ".aspx", ".asp", ".jsp", ".shtml", ".xhtml")
+
+_LINKS_SQL = f"""
+CREATE TEMP TABLE search_inlink AS
+SELECT tgt.entity_generation_id AS target, ls.entity_generation_id AS source,
+       ls.link_to_fragment AS fragment, ls.text AS text,
+       NOT (ls.in_nav OR ls.in_header OR ls.in_footer OR ls.in_aside) AS in_content
+FROM link_summary ls
+JOIN entity_generation src ON src.entity_generation_id = ls.entity_generation_id
+JOIN entity_generation tgt ON tgt.url_id = ls.link_to_url AND tgt.url_fragment IS NULL
+WHERE {SEARCHABLE.format(eg="src")} AND {SEARCHABLE.format(eg="tgt")}
+  AND src.entity_generation_id <> tgt.entity_generation_id
+"""
+_LINK_TEXT_SQL = f"""
+SELECT ls.entity_generation_id, sum(length(ls.text))
+FROM link_summary ls JOIN entity_generation eg ON eg.entity_generation_id = ls.entity_generation_id
+WHERE {SEARCHABLE.format(eg="eg")} AND ls.html_tag_name = 'a' AND ls.text IS NOT NULL
+  AND NOT (ls.in_nav OR ls.in_header OR ls.in_footer OR ls.in_aside)
+GROUP BY ls.entity_generation_id ORDER BY ls.entity_generation_id
+"""
+#: The derived tables and the columns this code writes (search_index, section_search_index:
+#: FTS5 columns; search_page: its table columns).
+DERIVED_TABLES = {
+    "search_page": ("entity_generation_id", "language", "term_count", "text_length", "in_links",
+                    "content_in_links", "link_density", "anchor_texts"),
+    "search_index": SEARCH_COLUMNS,
+    "section_search_index": SECTION_COLUMNS,
+}
+_PAGES_SQL = f"""
+SELECT eg.entity_generation_id, coalesce(nullif(dd.title, ''), dd.primary_headline, ''), dd.primary_headline,
+       dd.description, dd.primary_language, u.str_url, tp.text, tp.secondary_text, tp.big_headlines,
+       tp.small_headlines, (SELECT length(g.text) FROM text_pile_v0_2 g WHERE g.text_pile_id = eg.text_pile_v0_2_id)
+FROM entity_generation eg
+JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id
+JOIN url u ON u.url_id = eg.url_id
+LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
+WHERE {SEARCHABLE.format(eg="eg")}
+ORDER BY eg.entity_generation_id
+"""
+
+
+@dataclass
+class IndexReport:
+    """What a rebuild wrote: searchable pages, sections indexed, pages' languages."""
+
+    pages: int = 0
+    sections: int = 0
+    languages: dict[str, int] | None = None
+
+
+def url_words(str_url: str) -> str:
+    """The words of a URL's path and query, without a page suffix such as ``.html``:
+    ``https://x.org/docs/sql-createindex.html`` -> ``docs sql createindex``."""
+    rest = str_url.split("://", 1)[-1]
+    path = rest.split("/", 1)[1] if "/" in rest else ""
+    path = path.split("#", 1)[0]
+    lowered = path.lower()
+    for suffix in _URL_SUFFIXES:
+        if lowered.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    return " ".join(_URL_WORDS.findall(path))
+
+
+def is_name_anchor(anchor: str | None) -> bool:
+    """True when ``anchor`` reads as a name a person gave (``json.dumps``,
+    ``sql-createindex-concurrently``), not a generated id (``id-1.9.3``, ``section-2``)."""
+    return bool(anchor) and _GENERATED_ANCHOR.match(anchor) is None
+
+
+def _grouped(conn: sqlite3.Connection, sql: str, params=()) -> Iterator[tuple[int, list[tuple]]]:
+    """Rows ordered by their first column, grouped by it: (key, [rest of each row])."""
+    key, group = None, []
+    for row in conn.execute(sql, params):
+        if row[0] != key:
+            if group:
+                yield key, group
+            key, group = row[0], []
+        group.append(row[1:])
+    if group:
+        yield key, group
+
+
+class _Merged:
+    """Reads a stream of (key, group) in key order alongside another ascending key."""
+
+    def __init__(self, stream: Iterator[tuple[int, list[tuple]]]) -> None:
+        self._stream = stream
+        self._head = next(stream, None)
+
+    def take(self, key: int) -> list[tuple]:
+        while self._head is not None and self._head[0] < key:
+            self._head = next(self._stream, None)
+        if self._head is not None and self._head[0] == key:
+            group = self._head[1]
+            self._head = next(self._stream, None)
+            return group
+        return []
+
+
+def _top_texts(rows: list[tuple[str, int]]) -> list[str]:
+    """Distinct anchor texts, most linking pages first, cut to the limits."""
+    counted: dict[str, int] = {}
+    for text, pages in rows:
+        text = " ".join((text or "").split())[:MAX_ANCHOR_TEXT]
+        if len(text) > 1 and any(c.isalnum() for c in text):
+            counted[text] = counted.get(text, 0) + pages
+    return [t for t, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_ANCHOR_TEXTS]]
+
+
+def ensure_current_tables(conn: sqlite3.Connection) -> None:
+    """Drop derived search tables whose columns are not :data:`DERIVED_TABLES`' and
+    create every missing extension table (``section_summary`` is never dropped)."""
+    for table, columns in DERIVED_TABLES.items():
+        found = tuple(row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,)))
+        if found and found != columns:
+            if table == "search_index":
+                conn.execute("DROP TABLE IF EXISTS search_vocabulary")
+            conn.execute(f"DROP TABLE {table}")  # a name from DERIVED_TABLES, not input
+    conn.executescript(extension_sql("summary"))
+
+
+def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None] | None = None) -> IndexReport:
+    """Empty and refill search_index, section_index and search_page from the searchable
+    generations of the summary database ``conn``, in one transaction; ``on_page`` is
+    called after each page (progress). Returns what was written.
+
+    Raises:
+        sqlite3.Error: database problems (locked, read-only, full disk).
+    """
+    analyzer = Analyzer()
+    report = IndexReport(languages={})
+    ensure_current_tables(conn)
+    with conn:
+        conn.execute("INSERT INTO search_index(search_index) VALUES ('delete-all')")
+        conn.execute("INSERT INTO section_search_index(section_search_index) VALUES ('delete-all')")
+        conn.execute("DELETE FROM search_page")
+        conn.execute("DROP TABLE IF EXISTS temp.search_inlink")
+        conn.execute(_LINKS_SQL)
+        counts = _Merged(_grouped(conn, (
+            "SELECT target, count(DISTINCT source), count(DISTINCT CASE WHEN in_content THEN source END) "
+            "FROM temp.search_inlink GROUP BY target ORDER BY target")))
+        page_texts = _Merged(_grouped(conn, (
+            "SELECT target, text, count(DISTINCT source) FROM temp.search_inlink WHERE text IS NOT NULL "
+            "GROUP BY target, text ORDER BY target")))
+        link_text = _Merged(_grouped(conn, _LINK_TEXT_SQL))
+        fragment_texts = _Merged(_grouped(conn, (
+            "SELECT target, fragment, text, count(DISTINCT source) FROM temp.search_inlink "
+            "WHERE text IS NOT NULL AND fragment IS NOT NULL GROUP BY target, fragment, text ORDER BY target")))
+        sections = _Merged(_grouped(conn, f"""
+            SELECT s.entity_generation_id, s.section_summary_id, s.anchor, s.title, s.level
+            FROM section_summary s JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id
+            WHERE {SEARCHABLE.format(eg="eg")} ORDER BY s.entity_generation_id, s.section_index"""))
+        page_rows, section_rows, stats_rows = [], [], []
+        for (eg_id, title, headline, description, language, str_url, text, secondary, big, small,
+             text_length) in conn.execute(_PAGES_SQL):
+            code = analyzer.stemmer_language(language)
+            page_sections = sections.take(eg_id)
+            by_fragment: dict[str, list[tuple[str, int]]] = {}
+            for fragment, ftext, pages in fragment_texts.take(eg_id):
+                by_fragment.setdefault(fragment, []).append((ftext, pages))
+            anchors = _top_texts(page_texts.take(eg_id))
+            headings = [t for (_, _, t, level) in page_sections if level < 7] or [big, small]
+            names = [a for (_, a, _, _) in page_sections if is_name_anchor(a)]
+            names += [t for (_, _, t, level) in page_sections if level == 7]
+            all_titles = "\n".join([title or "", headline or ""])
+            page_rows.append((
+                eg_id,
+                analyzer.analyze(all_titles, language),
+                analyzer.analyze("\n".join(headings), language),
+                analyzer.analyze("\n".join(names), language),
+                analyzer.camel_parts("\n".join([all_titles, *headings, *names, text]), language),
+                analyzer.analyze(url_words(str_url), language),
+                analyzer.analyze("\n".join(anchors), language),
+                analyzer.analyze(description, language),
+                analyzer.analyze(text, language),
+                analyzer.analyze(secondary, language),
+            ))
+            got = counts.take(eg_id)
+            in_links, content_in_links = (got[0][0], got[0][1]) if got else (0, 0)
+            linked = link_text.take(eg_id)
+            density = min(1.0, (linked[0][0] or 0) / len(text)) if linked and text else 0.0
+            stats_rows.append((eg_id, code, len(page_rows[-1][8].split()) if page_rows[-1][8] else 0,
+                               text_length or 0, in_links, content_in_links, density, "\n".join(anchors)))
+            for section_id, anchor, stitle, level in page_sections:
+                section_rows.append((
+                    section_id,
+                    analyzer.analyze(stitle, language),
+                    analyzer.analyze(anchor, language) if is_name_anchor(anchor) else "",
+                    analyzer.analyze("\n".join(_top_texts(by_fragment.get(anchor, []))), language) if anchor else "",
+                ))
+            report.pages += 1
+            report.languages[code or ""] = report.languages.get(code or "", 0) + 1
+            if len(page_rows) >= 500:
+                _flush(conn, page_rows, section_rows, stats_rows)
+                report.sections += len(section_rows)
+                page_rows, section_rows, stats_rows = [], [], []
+            if on_page is not None:
+                on_page()
+        _flush(conn, page_rows, section_rows, stats_rows)
+        report.sections += len(section_rows)
+        conn.execute("DROP TABLE temp.search_inlink")
+    return report
+
+
+def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_rows: list) -> None:
+    conn.executemany(
+        "INSERT INTO search_index(rowid, " + ", ".join(SEARCH_COLUMNS) + ") VALUES (?"
+        + ", ?" * len(SEARCH_COLUMNS) + ")", page_rows)
+    conn.executemany(
+        "INSERT INTO section_search_index(rowid, " + ", ".join(SECTION_COLUMNS) + ") VALUES (?"
+        + ", ?" * len(SECTION_COLUMNS) + ")", section_rows)
+    conn.executemany(
+        "INSERT INTO search_page(entity_generation_id, language, term_count, text_length, in_links,"
+        " content_in_links, link_density, anchor_texts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", stats_rows)

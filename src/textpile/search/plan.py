@@ -1,0 +1,150 @@
+"""A parsed query as search-index terms: what to match, and the FTS5 expressions for it.
+
+Every query item (word or quoted phrase) is analyzed with :class:`Analyzer` in each
+stemmer language of the index (:func:`index_languages`); its *alternatives* are the
+distinct term sequences that gives (``timezones`` -> ``timezon`` in English, ``timezones``
+unstemmed). A one-term alternative matches that term; a longer one (``json.dumps`` ->
+``json dump``, a quoted phrase, a CJK word as bigrams) matches the terms in a row.
+
+FTS5 expressions are built only from analyzed terms, each written as an FTS5 string,
+so nothing a person types is read as FTS5 syntax:
+
+* ``all_terms``: every item required (items joined with ``OR`` in the query are one
+  requirement), exclusions (``-"phrase"``) removed with ``NOT``;
+* :meth:`QueryPlan.subset`: the same for a chosen subset of the requirements (partial
+  matches: pages with most of the words).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from textpile.search.analysis import Analyzer
+from textpile.search.query import ParsedQuery, Term
+
+Alternative = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One query word or phrase: as typed, and its alternatives (see module docstring)."""
+
+    text: str
+    phrase: bool
+    alternatives: tuple[Alternative, ...]
+
+    def fts(self) -> str:
+        """The item as an FTS5 expression (alternatives joined with OR)."""
+        parts = [fts_phrase(a) for a in self.alternatives]
+        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+
+@dataclass
+class QueryPlan:
+    """What a query asks of the search index.
+
+    ``requirements``: each a list of items, any of which satisfies it (``a OR b``);
+    ``excluded``: items no result may contain; ``messages``: words dropped and why.
+    """
+
+    requirements: list[list[Item]] = field(default_factory=list)
+    excluded: list[Item] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[Item]:
+        """Every positive item, in query order."""
+        return [i for r in self.requirements for i in r]
+
+    def _requirement_fts(self, requirement: list[Item]) -> str:
+        if len(requirement) == 1:
+            return requirement[0].fts()
+        return "(" + " OR ".join(i.fts() for i in requirement) + ")"
+
+    def subset(self, indexes: list[int] | None = None, *, any_of: bool = False) -> str | None:
+        """The FTS5 expression requiring the requirements at ``indexes`` (all when None),
+        every one of them (or any one with ``any_of``), minus the exclusions; None when
+        there is no requirement."""
+        chosen = self.requirements if indexes is None else [self.requirements[i] for i in indexes]
+        if not chosen:
+            return None
+        joiner = " OR " if any_of else " AND "
+        expr = joiner.join(self._requirement_fts(r) for r in chosen)
+        for item in self.excluded:
+            expr = f"({expr}) NOT {item.fts()}"
+        return expr
+
+    @property
+    def all_terms(self) -> str | None:
+        """The FTS5 expression requiring every requirement (see :meth:`subset`)."""
+        return self.subset()
+
+    def relaxed(self) -> "QueryPlan":
+        """The plan with every multi-term word that was not quoted (an identifier such as
+        ``sqlalchemy.sql.schema.Column``, a CJK word) made one requirement per part, for
+        partial matches: a documented ``sqlalchemy.schema.Column`` holds 3 of its 4 parts.
+        Quoted phrases and OR groups stay whole."""
+        out = QueryPlan(excluded=list(self.excluded), messages=list(self.messages))
+        for requirement in self.requirements:
+            item = requirement[0]
+            first = item.alternatives[0]
+            if len(requirement) > 1 or item.phrase or len(first) == 1:
+                out.requirements.append(requirement)
+                continue
+            for j in range(len(first)):
+                parts = tuple(dict.fromkeys((alt[j],) for alt in item.alternatives if len(alt) == len(first)))
+                out.requirements.append([Item(first[j], False, parts)])
+        return out
+
+
+def fts_phrase(terms: Alternative) -> str:
+    """Analyzed terms as one FTS5 string (a phrase when more than one term)."""
+    return '"' + " ".join(terms).replace('"', '""') + '"'
+
+
+def index_languages(conn: sqlite3.Connection) -> list[str | None]:
+    """The stemmer languages pages of the index were analyzed with, most pages first,
+    then None (unstemmed). Queries are analyzed in each.
+
+    Raises:
+        sqlite3.Error: the database has no ``search_page`` table (not rebuilt by this
+            textpile) or cannot be read.
+    """
+    rows = conn.execute("SELECT language, count(*) AS n FROM search_page WHERE language IS NOT NULL "
+                        "GROUP BY language ORDER BY n DESC, language LIMIT 8").fetchall()
+    return [r[0] for r in rows] + [None]
+
+
+def _item(analyzer: Analyzer, term: Term, codes: list[str | None]) -> Item | None:
+    alternatives = analyzer.query_alternatives(term.text, codes)
+    if not alternatives:
+        return None
+    return Item(term.text, term.phrase, tuple(alternatives))
+
+
+def plan_query(parsed: ParsedQuery, analyzer: Analyzer, codes: list[str | None]) -> QueryPlan:
+    """Analyze the items of ``parsed`` in the languages ``codes``; never raises."""
+    plan = QueryPlan()
+    dropped: list[str] = []
+    for group in parsed.groups:
+        items = []
+        for term in group:
+            item = _item(analyzer, term, codes)
+            if item is None:
+                dropped.append(term.text)
+            else:
+                items.append(item)
+        if items:
+            plan.requirements.append(items)
+    for term in parsed.excluded:
+        item = _item(analyzer, term, codes)
+        if item is None:
+            dropped.append(term.text)
+        else:
+            plan.excluded.append(item)
+    if dropped:
+        unique = sorted(set(dropped))
+        shown = ", ".join(repr(d) for d in unique[:5]) + (" …" if len(unique) > 5 else "")
+        plan.messages.append(f"Ignored for having no letters or digits: {shown}.")
+    return plan

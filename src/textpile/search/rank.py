@@ -1,0 +1,52 @@
+"""Ranking: the FTS5 column weights of stage one and the feature weights of stage two.
+
+Stage one orders candidates by FTS5 ``bm25()`` over ``search_index`` with
+:data:`PAGE_COLUMN_WEIGHTS` (and sections by :data:`SECTION_COLUMN_WEIGHTS`). Stage two
+scores each candidate as the weighted sum of its features
+(:mod:`textpile.search.features`) with :data:`FEATURE_WEIGHTS`; ties go to the better
+bm25, then the lower entity_generation_id.
+
+The weights were fitted on the relevance benchmark (``bench/relevance``: known-item
+queries of six documentation sites) and are changed only with its table in hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from textpile.search.features import FEATURES
+from textpile.search.index import SEARCH_COLUMNS, SECTION_COLUMNS
+
+#: bm25 weight of each search_index column, in column order.
+PAGE_COLUMN_WEIGHTS: dict[str, float] = {
+    "title": 8.0, "headings": 3.0, "names": 3.0, "parts": 0.5, "url": 4.0, "anchor_text": 2.0,
+    "description": 2.0, "text": 1.0, "secondary_text": 0.3,
+}
+#: bm25 weight of each section_search_index column, in column order.
+SECTION_COLUMN_WEIGHTS: dict[str, float] = {"title": 3.0, "name": 3.0, "anchor_text": 1.0}
+#: Stage-two weight of each feature.
+FEATURE_WEIGHTS: dict[str, float] = {
+    "bm25": 1.0, "title_cover": 0.5, "title_exact": 2.0, "section_cover": 0.3, "section_exact": 1.3,
+    "url_cover": 0.2, "url_exact": 0.8, "anchor": 1.2, "inlinks": 0.5, "length": -0.2, "indexiness": -0.3,
+    "navigation": -1.0, "section_diffuse": -0.5, "exact_form": 1.0, "all_terms": 3.0,
+}
+assert tuple(PAGE_COLUMN_WEIGHTS) == SEARCH_COLUMNS and tuple(SECTION_COLUMN_WEIGHTS) == SECTION_COLUMNS
+assert set(FEATURE_WEIGHTS) == set(FEATURES)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The weights one search uses; ``disable`` names features set to 0 (ablation)."""
+
+    features: Mapping[str, float] = field(default_factory=lambda: dict(FEATURE_WEIGHTS))
+    page_columns: tuple[float, ...] = tuple(PAGE_COLUMN_WEIGHTS.values())
+    section_columns: tuple[float, ...] = tuple(SECTION_COLUMN_WEIGHTS.values())
+    disable: frozenset[str] = frozenset()
+
+    def score(self, features: Mapping[str, float]) -> float:
+        """The weighted sum of ``features`` (missing ones count 0)."""
+        return sum(w * features.get(name, 0.0) for name, w in self.features.items() if name not in self.disable)
+
+
+DEFAULT_RANKING = Ranking()

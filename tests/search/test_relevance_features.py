@@ -1,0 +1,147 @@
+"""Exact orderings for each relevance feature, on small sites summarized for real."""
+
+import pytest
+
+from search.fixture_site import html_page, summarized_site
+from textpile.search.engine import search
+
+FILLER = "Other words fill this paragraph so that the page is of an ordinary length for a page. " * 3
+
+
+def urls(results):
+    return [r.url for r in results.results]
+
+
+def test_title_match_beats_body_repetition(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://a.example/notes": html_page("Pond notes", "<p>" + "axolotl " * 30 + FILLER + "</p>"),
+        "https://a.example/axolotl": html_page("Axolotl", f"<h1>Axolotl</h1><p>A pond animal. {FILLER}</p>"),
+        "https://a.example/fish": html_page("Fish", f"<p>Fish and one axolotl. {FILLER}</p>"),
+    })
+    assert urls(search(conn, "axolotl")) == [
+        "https://a.example/axolotl", "https://a.example/notes", "https://a.example/fish"]
+
+
+def test_plural_finds_singular_and_forms_give_one_set(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://a.example/tz": html_page("Timezone handling", "<p>Convert every timezone to UTC first.</p>"),
+        "https://a.example/idx": html_page("Index", "<p>An index speeds up lookups.</p>"),
+        "https://a.example/idx2": html_page("Indexes", "<p>Two indexes on one table.</p>"),
+    })
+    assert urls(search(conn, "timezones")) == ["https://a.example/tz"]
+    # one set for both forms, the exact form in the title first
+    assert urls(search(conn, "index")) == ["https://a.example/idx", "https://a.example/idx2"]
+    assert urls(search(conn, "indexes")) == ["https://a.example/idx2", "https://a.example/idx"]
+
+
+API_PAGE = html_page("pkg.module reference", """
+<h1>pkg.module</h1>
+<dl class="py class"><dt class="sig sig-object py" id="pkg.module.Reader">class pkg.module.<span>Reader</span>(path)</dt>
+<dd><p>Reads records from a file.</p>
+<dl class="py method"><dt class="sig sig-object py" id="pkg.module.Reader.close"><span>close</span>()</dt>
+<dd><p>Close the file and release the buffers.</p></dd></dl></dd></dl>
+<dl class="py function"><dt class="sig sig-object py" id="pkg.module.open_reader">pkg.module.open_reader(path)</dt>
+<dd><p>Open a reader on a path.</p></dd></dl>
+""")
+
+
+def test_dotted_api_name_finds_its_page_and_anchor_first(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://docs.example/api/module.html": API_PAGE,
+        # the general index names everything, with links to the definitions
+        "https://docs.example/genindex.html": html_page("Index", """
+            <h1>Index</h1><ul>
+            <li><a href="api/module.html#pkg.module.Reader.close">close() (pkg.module.Reader method)</a></li>
+            <li><a href="api/module.html#pkg.module.open_reader">open_reader() (in module pkg.module)</a></li>
+            <li><a href="api/module.html#pkg.module.Reader">Reader (class in pkg.module)</a></li>
+            <li><a href="guide.html">pkg module guide: a reader, a close look</a></li></ul>"""),
+        "https://docs.example/guide.html": html_page("Guide", f"""
+            <h1>Guide</h1><p>The pkg package has a module with a Reader; call close when done. {FILLER}</p>"""),
+    })
+    r = search(conn, "pkg.module.Reader.close")
+    assert urls(r)[0] == "https://docs.example/api/module.html#pkg.module.Reader.close"
+    assert r.results[0].page_url == "https://docs.example/api/module.html"
+    assert r.results[0].section_title == "close()"
+    assert urls(search(conn, "pkg.module.open_reader"))[0] == "https://docs.example/api/module.html#pkg.module.open_reader"
+    assert urls(search(conn, "pkg.module.Reader"))[0] == "https://docs.example/api/module.html#pkg.module.Reader"
+
+
+def test_identifiers_whole_and_by_parts(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://a.example/redirects": html_page(
+            "Redirects", "<p>Return an <code>HttpResponsePermanentRedirect</code> for moved pages.</p>"),
+        "https://a.example/style": html_page("Style", "<p>Names use <code>snake_case</code>, never CamelCase.</p>"),
+        "https://a.example/backup": html_page("Backups", "<p>Run <code>pg_dump</code> every night.</p>"),
+        "https://a.example/other": html_page("Other", "<p>A snake in the case. A dump. A permanent marker.</p>"),
+    })
+    assert urls(search(conn, "HttpResponsePermanentRedirect")) == ["https://a.example/redirects"]
+    assert urls(search(conn, "permanent redirect"))[0] == "https://a.example/redirects"
+    # the identifier whole first; a page holding its parts apart follows as a partial match
+    r = search(conn, "snake_case")
+    assert urls(r) == ["https://a.example/style", "https://a.example/other"] and r.partial_matches
+    assert urls(search(conn, "camelcase")) == ["https://a.example/style"]
+    assert urls(search(conn, "pg_dump")) == ["https://a.example/backup", "https://a.example/other"]
+
+
+def test_cjk_word_inside_a_run_is_found(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://ja.example/a": html_page("日記", "<p>朝の運用フローを試した</p>", lang="ja"),
+        "https://ja.example/b": html_page("料理", "<p>夕方に料理を作った</p>", lang="ja"),
+    })
+    assert urls(search(conn, "運用")) == ["https://ja.example/a"]
+    assert urls(search(conn, "朝の運用")) == ["https://ja.example/a"]
+    r = search(conn, "運用")
+    assert "<mark>運用</mark>" in r.results[0].snippet_html
+
+
+def test_section_result_links_to_its_anchor_and_groups_sections(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://db.example/sql-createindex.html": html_page("CREATE INDEX", f"""
+            <h1>CREATE INDEX</h1><p>Define a new index. {FILLER}</p>
+            <section id="storage"><h2>Index Storage Parameters</h2><p>Fill factor and more. {FILLER}</p></section>
+            <section id="concurrently"><h2>Building Indexes Concurrently</h2>
+            <p>Creating an index can interfere with regular operation; build it without locking writes. {FILLER}</p>
+            </section>"""),
+        "https://db.example/release-15.html": html_page("Release 15", f"""
+            <h1>Release 15</h1><p>Allow create index concurrently on partitioned tables. {FILLER}</p>"""),
+    })
+    r = search(conn, "building indexes concurrently")
+    first = r.results[0]
+    assert first.url == "https://db.example/sql-createindex.html#concurrently"
+    assert first.section_title == "Building Indexes Concurrently"
+    assert "without locking writes" in first.snippet_text
+    # one result per page: the page's other sections are not results of their own
+    assert [x.page_url for x in r.results].count("https://db.example/sql-createindex.html") == 1
+    assert urls(search(conn, "create index"))[0] == "https://db.example/sql-createindex.html"
+
+
+def test_partial_matches_rank_by_words_held(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://a.example/two": html_page("Two", "<p>Alpha and beta live here.</p>"),
+        "https://a.example/one": html_page("One", "<p>Only alpha here.</p>"),
+        "https://a.example/three": html_page("Three", "<p>Alpha, beta and gamma.</p>"),
+        "https://a.example/none": html_page("None", "<p>Nothing relevant.</p>"),
+    })
+    r = search(conn, "alpha beta gamma delta")
+    assert r.partial_matches
+    assert urls(r) == ["https://a.example/three", "https://a.example/two", "https://a.example/one"]
+
+
+def test_did_you_mean_from_the_index_vocabulary(tmp_path):
+    conn = summarized_site(tmp_path, {
+        f"https://a.example/{i}": html_page(f"Page {i}", f"<p>The replication of database {i}.</p>") for i in range(3)
+    })
+    r = search(conn, "replicaton")
+    assert r.total == 0 and r.suggestion == "replication"
+    assert "Did you mean: replication?" in r.message
+    assert search(conn, "replication").suggestion is None
+
+
+def test_time_budget_stops_a_slow_query(tmp_path):
+    pages = {f"https://a.example/{i}": html_page(f"Page {i}", f"<p>common words and more common words {i}</p>")
+             for i in range(400)}
+    conn = summarized_site(tmp_path, pages)
+    slow = search(conn, "common words", budget_ms=0)
+    assert slow.timed_out and "time limit (0 ms)" in slow.message
+    full = search(conn, "common words")
+    assert not full.timed_out and full.total == 400 and len(full.results) == 20
