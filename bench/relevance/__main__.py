@@ -1,0 +1,178 @@
+"""Relevance benchmark: judged known-item queries over real documentation sites.
+
+    python bench/relevance [--sites postgresql,sqlite,...] [--per-class 100] [--ablation]
+                           [--data-dir bench/.data] [--resummarize] [--recrawl]
+
+Installs real documentation sites from Debian packages (apt-get download + dpkg -x),
+serves each on its own loopback address, crawls and summarizes it with textpile (cached
+under ``--data-dir``), rebuilds the search index, then runs the judged queries (see
+judgments.py) through textpile, unobtanium 3.0.0's ranking and tantivy (systems.py),
+interleaved, and prints MRR@10, success@1 and NDCG@10 per site and query class, overall,
+the query latency of each system (p50/p99, ms) and the load average. ``--ablation`` adds
+one textpile run per rerank feature with that feature turned off.
+
+python3.11-doc and python-django-doc are left out on purpose: textpile is also judged on
+sites it was never tuned on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from corpus import ensure_index, summarizer_digest  # noqa: E402
+from judgments import sample, site_queries  # noqa: E402
+from metrics import ndcg, percentile, reciprocal_rank, success_at, summarize_scores  # noqa: E402
+from sites import SITE_NAMES, SITES, ensure_site  # noqa: E402
+from systems import Tantivy, Textpile, Unobtanium, searchable_documents  # noqa: E402
+
+from textpile.summarize.fts import rebuild_fts  # noqa: E402
+
+
+def page_path(url: str) -> str:
+    """A result URL as a page path relative to its site root (no fragment)."""
+    path = urlsplit(url).path.lstrip("/")
+    if path == "" or path.endswith("/"):
+        path += "index.html"
+    return path
+
+
+def dedupe_pages(urls: list[str]) -> list[str]:
+    seen, out = set(), []
+    for url in urls:
+        page = page_path(url)
+        if page not in seen:
+            seen.add(page)
+            out.append(page)
+    return out
+
+
+def ablation_variants() -> list[tuple[str, dict]]:
+    """(label, search options) per rerank feature, when textpile's ranker has features."""
+    try:
+        from textpile.search.rank import FEATURES
+    except ImportError:
+        return []
+    return [(f"-{name}", {"disable": frozenset([name])}) for name in FEATURES]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sites", default=",".join(SITE_NAMES), help="comma-separated: " + ", ".join(SITE_NAMES))
+    parser.add_argument("--per-class", type=int, default=100, help="queries sampled per site and class (everyday: all)")
+    parser.add_argument("--data-dir", type=Path, default=HERE.parent / ".data")
+    parser.add_argument("--ablation", action="store_true", help="also run textpile with each rerank feature off")
+    parser.add_argument("--no-baselines", action="store_true", help="textpile only (faster while tuning)")
+    parser.add_argument("--resummarize", action="store_true")
+    parser.add_argument("--recrawl", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write every query's ranks here")
+    parser.add_argument("--dump-candidates", type=Path,
+                        help="write every query's reranked candidates with features and labels (for tune.py)")
+    parser.add_argument("--show-misses", type=int, default=0, help="print up to N missed queries per site")
+    args = parser.parse_args()
+    wanted = [s.strip() for s in args.sites.split(",") if s.strip()]
+    unknown = [w for w in wanted if w not in SITE_NAMES]
+    if unknown:
+        parser.error(f"--sites: unknown {', '.join(unknown)} (known: {', '.join(SITE_NAMES)})")
+    data_dir = args.data_dir.resolve()
+    digest = summarizer_digest()
+
+    scores: dict[tuple[str, str, str], list[tuple[float, float, float]]] = defaultdict(list)
+    latency: dict[str, list[float]] = defaultdict(list)
+    records, misses, dumped = [], defaultdict(list), []
+    load_before = os.getloadavg()
+    for site in (s for s in SITES if s.name in wanted):
+        root = ensure_site(site, data_dir)
+        summary_db = ensure_index(site, root, data_dir, digest, recrawl=args.recrawl, resummarize=args.resummarize)
+        started = time.monotonic()
+        rows = rebuild_fts(summary_db)
+        print(f"== {site.name}: search index rebuilt ({rows} pages, {time.monotonic() - started:.1f} s)", flush=True)
+        conn = sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True)
+        indexed = {page_path(r[0]) for r in searchable_documents(conn)}
+        conn.close()
+        queries, dropped = sample(site_queries(site, root), indexed, args.per_class)
+        systems = [("textpile", Textpile(summary_db))]
+        if not args.no_baselines:
+            systems += [("unobtanium", Unobtanium(summary_db)), ("tantivy", Tantivy(summary_db))]
+        if args.ablation:
+            systems += [(f"textpile{label}", Textpile(summary_db, **opts)) for label, opts in ablation_variants()]
+        print(f"   {len(queries)} judged queries ({dropped} dropped: no relevant page indexed)", flush=True)
+        if args.dump_candidates:
+            for q in queries:
+                cands = systems[0][1].explain(q.text)
+                dumped.append({"site": site.name, "class": q.klass, "query": q.text, "candidates": [
+                    {"held": c["held"], "features": c["features"], "relevant": page_path(c["url"]) in q.relevant}
+                    for c in cands]})
+        for i, q in enumerate(queries):
+            order = systems[i % len(systems):] + systems[: i % len(systems)]  # interleaved, rotated
+            for name, system in order:
+                t0 = time.perf_counter()
+                urls = system.search(q.text)
+                latency[name].append((time.perf_counter() - t0) * 1000)
+                ranked = dedupe_pages(urls)
+                row = (reciprocal_rank(ranked, q.relevant), success_at(ranked, q.relevant), ndcg(ranked, q.relevant))
+                scores[(name, site.name, q.klass)].append(row)
+                records.append({"system": name, "site": site.name, "class": q.klass, "query": q.text,
+                                "relevant": sorted(q.relevant), "ranked": ranked, "rr": row[0]})
+                if name == "textpile" and row[1] == 0.0:
+                    misses[site.name].append((q, ranked[:3]))
+    load_after = os.getloadavg()
+    names = list(dict.fromkeys(n for (n, _, _) in scores))
+    print_table(scores, names)
+    print("\nlatency per query, ms (p50 / p99), measured interleaved in this run:")
+    base = percentile(latency.get("tantivy", []), 50)
+    for name in names:
+        p50, p99 = percentile(latency[name], 50), percentile(latency[name], 99)
+        ratio = f"   {p50 / base:.1f}x tantivy's p50" if base and name != "tantivy" else ""
+        print(f"  {name:<28} {p50:8.2f} / {p99:8.2f}{ratio}")
+    print(f"load average: {load_before[0]:.2f} before, {load_after[0]:.2f} after (2 cores)")
+    if args.show_misses:
+        for site_name, items in misses.items():
+            print(f"\ntextpile misses at rank 1, {site_name} (first {args.show_misses}):")
+            for q, top in items[: args.show_misses]:
+                print(f"  [{q.klass}] {q.text!r} -> want {sorted(q.relevant)[:2]} got {top}")
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1))
+    if args.dump_candidates:
+        args.dump_candidates.write_text(json.dumps(dumped))
+    return 0
+
+
+def print_table(scores, names: list[str]) -> None:
+    """MRR@10 / S@1 / NDCG@10 per (site, class), per site, and overall, per system."""
+    keys = sorted({(s, c) for (_, s, c) in scores})
+    header = f"{'site':<11} {'class':<9} {'n':>4} " + " ".join(f"{n[:22]:>22}" for n in names)
+    print("\nMRR@10 / success@1 / NDCG@10")
+    print(header)
+    print("-" * len(header))
+
+    def cell(rows):
+        m, s, n = summarize_scores(rows)
+        return f"{m:.3f} {s:.3f} {n:.3f}".rjust(22)
+
+    for site, klass in keys:
+        n = len(scores[(names[0], site, klass)])
+        print(f"{site:<11} {klass:<9} {n:>4} " + " ".join(cell(scores[(name, site, klass)]) for name in names))
+    print("-" * len(header))
+    for site in sorted({s for s, _ in keys}):
+        rows = {name: [r for (nm, s, _), v in scores.items() if nm == name and s == site for r in v] for name in names}
+        print(f"{site:<11} {'all':<9} {len(rows[names[0]]):>4} " + " ".join(cell(rows[name]) for name in names))
+    for klass in sorted({c for _, c in keys}):
+        rows = {name: [r for (nm, _, c), v in scores.items() if nm == name and c == klass for r in v] for name in names}
+        print(f"{'all':<11} {klass:<9} {len(rows[names[0]]):>4} " + " ".join(cell(rows[name]) for name in names))
+    rows = {name: [r for (nm, _, _), v in scores.items() if nm == name for r in v] for name in names}
+    print(f"{'ALL':<11} {'all':<9} {len(rows[names[0]]):>4} " + " ".join(cell(rows[name]) for name in names))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

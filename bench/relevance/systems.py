@@ -1,0 +1,114 @@
+"""The ranking systems the benchmark compares, each over the same summary database.
+
+* ``textpile``: the library's own ``textpile.search.engine.search`` (what users get);
+* ``unobtanium``: unobtanium 3.0.0's ranking, ``bm25(full_text_entity_index, 0, 0, 5.0,
+  1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)`` in the documented column order, over the
+  documented FTS table; every word required, any word when none has them all;
+* ``tantivy``: a default tantivy BM25 index of the same documents: title x2, headings x1.5,
+  body, English stemming (``en_stem``), the query parser's default (any word).
+
+``search(text)`` returns result URLs, best first, at most ``k``.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from textpile.search.engine import search as textpile_search
+
+UNOBTANIUM_BM25 = "bm25(full_text_entity_index, 0, 0, 5.0, 1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)"
+_SEARCHABLE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL")
+_WORD = re.compile(r"\w+")
+
+
+def _connect(summary_db: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True, check_same_thread=False)
+
+
+def searchable_documents(conn: sqlite3.Connection):
+    """Yield (url, title, headings, body) of every searchable generation."""
+    sql = (
+        "SELECT u.str_url || coalesce('#' || eg.url_fragment, ''), "
+        "coalesce(nullif(dd.title, ''), dd.primary_headline, ''), "
+        "tp.big_headlines || char(10) || tp.small_headlines, tp.text || char(10) || tp.secondary_text "
+        "FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
+        "JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id "
+        "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id "
+        f"WHERE {_SEARCHABLE}"
+    )
+    yield from conn.execute(sql)
+
+
+class Textpile:
+    name = "textpile"
+
+    def __init__(self, summary_db: Path, **options) -> None:
+        self.conn = _connect(summary_db)
+        self.options = options
+
+    def search(self, text: str, k: int = 10) -> list[str]:
+        return [r.url for r in textpile_search(self.conn, text, per_page=k, **self.options).results]
+
+    def explain(self, text: str) -> list[dict]:
+        """Every reranked candidate with its features (``search(explain=True)``)."""
+        return textpile_search(self.conn, text, per_page=10, explain=True, **self.options).explained or []
+
+
+class Unobtanium:
+    name = "unobtanium"
+
+    def __init__(self, summary_db: Path) -> None:
+        self.conn = _connect(summary_db)
+
+    def _run(self, match: str, k: int) -> list[str]:
+        sql = (
+            f"SELECT u.str_url || coalesce('#' || eg.url_fragment, ''), {UNOBTANIUM_BM25} AS score "
+            "FROM full_text_entity_index f JOIN entity_generation eg ON eg.entity_generation_id = f.rowid "
+            "JOIN url u ON u.url_id = eg.url_id "
+            f"WHERE full_text_entity_index MATCH ? AND {_SEARCHABLE} ORDER BY score LIMIT ?"
+        )
+        return [r[0] for r in self.conn.execute(sql, (match, k))]
+
+    def search(self, text: str, k: int = 10) -> list[str]:
+        words = [w for w in text.split() if _WORD.search(w)]
+        if not words:
+            return []
+        terms = ['"' + w.replace('"', '""') + '"' for w in words]
+        found = self._run(" AND ".join(terms), k)
+        if not found and len(terms) > 1:
+            found = self._run(" OR ".join(terms), k)
+        return found
+
+
+class Tantivy:
+    name = "tantivy"
+    _SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/<>=\'])')
+
+    def __init__(self, summary_db: Path) -> None:
+        import tantivy
+
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("url", stored=True, tokenizer_name="raw")
+        for field in ("title", "headings", "body"):
+            builder.add_text_field(field, stored=False, tokenizer_name="en_stem")
+        self.index = tantivy.Index(builder.build())
+        writer = self.index.writer(heap_size=200_000_000, num_threads=1)
+        conn = _connect(summary_db)
+        for url, title, headings, body in searchable_documents(conn):
+            writer.add_document(tantivy.Document(url=url, title=title or "", headings=headings or "", body=body or ""))
+        writer.commit()
+        writer.wait_merging_threads()
+        conn.close()
+        self.index.reload()
+        self.searcher = self.index.searcher()
+
+    def search(self, text: str, k: int = 10) -> list[str]:
+        escaped = self._SPECIAL.sub(r"\\\1", text)
+        if not _WORD.search(escaped):
+            return []
+        query, _errors = self.index.parse_query_lenient(
+            escaped, ["title", "headings", "body"], field_boosts={"title": 2.0, "headings": 1.5})
+        hits = self.searcher.search(query, k).hits
+        return [self.searcher.doc(address)["url"][0] for _score, address in hits]

@@ -1,0 +1,100 @@
+"""Fit textpile's rerank feature weights to dumped benchmark candidates (coordinate ascent).
+
+    python bench/relevance --dump-candidates cands.json     # writes the candidates
+    python bench/relevance/tune.py cands.json [--rounds 4]
+
+Each query's candidates carry their features, how many query words they hold and
+whether they are relevant; a weight vector ranks them (words held first, then the
+weighted sum), and the objective is the mean RR@10 over every query. The search starts
+from textpile's current weights (textpile.search.rank.FEATURE_WEIGHTS) and changes one
+weight at a time by a set of steps, keeping a change only when it helps. It prints the
+fitted weights, the objective before and after, and a leave-one-site-out check: weights
+fitted without a site, scored on that site (how well the fit carries to unseen sites).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from textpile.search.features import FEATURES
+from textpile.search.rank import FEATURE_WEIGHTS
+
+STEPS = (-1.0, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1.0)
+
+
+def load(path: Path):
+    """Queries as (site, class, X features matrix, held vector, relevant vector)."""
+    out = []
+    for q in json.loads(path.read_text()):
+        cands = q["candidates"]
+        if not cands:
+            out.append((q["site"], q["class"], np.zeros((0, len(FEATURES))), np.zeros(0), np.zeros(0, bool)))
+            continue
+        x = np.array([[c["features"].get(f, 0.0) for f in FEATURES] for c in cands])
+        out.append((q["site"], q["class"], x, np.array([c["held"] for c in cands]),
+                    np.array([c["relevant"] for c in cands])))
+    return out
+
+
+def mrr(queries, w: np.ndarray) -> float:
+    total = 0.0
+    for _, _, x, held, rel in queries:
+        if not len(rel) or not rel.any():
+            continue
+        score = x @ w
+        order = np.lexsort((-score, -held))
+        ranks = np.nonzero(rel[order])[0]
+        if len(ranks) and ranks[0] < 10:
+            total += 1.0 / (ranks[0] + 1)
+    return total / max(1, len(queries))
+
+
+def fit(queries, start: np.ndarray, rounds: int) -> np.ndarray:
+    w = start.copy()
+    best = mrr(queries, w)
+    for _ in range(rounds):
+        improved = False
+        for i in range(len(w)):
+            for step in STEPS:
+                trial = w.copy()
+                trial[i] += step
+                value = mrr(queries, trial)
+                if value > best + 1e-9:
+                    best, w, improved = value, trial, True
+        if not improved:
+            break
+    return w
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("candidates", type=Path)
+    parser.add_argument("--rounds", type=int, default=4)
+    args = parser.parse_args()
+    queries = load(args.candidates)
+    start = np.array([FEATURE_WEIGHTS[f] for f in FEATURES])
+    fitted = fit(queries, start, args.rounds)
+    print(f"MRR@10 (candidates' ceiling aside): current {mrr(queries, start):.4f}, fitted {mrr(queries, fitted):.4f}")
+    print("fitted weights:")
+    for f, a, b in zip(FEATURES, start, fitted):
+        print(f"  {f:<14} {a:6.2f} -> {b:6.2f}")
+    by_site = defaultdict(list)
+    for q in queries:
+        by_site[q[0]].append(q)
+    print("\nleave-one-site-out (fit on the others, score the site):")
+    print(f"  {'site':<12} {'current':>8} {'all-fit':>8} {'held-out':>9}")
+    for site, own in sorted(by_site.items()):
+        others = [q for q in queries if q[0] != site]
+        held_out = fit(others, start, args.rounds)
+        print(f"  {site:<12} {mrr(own, start):8.4f} {mrr(own, fitted):8.4f} {mrr(own, held_out):9.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
