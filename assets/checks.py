@@ -47,6 +47,7 @@ SUMMARY_REFERENCES: tuple[tuple[str, str, str, str], ...] = (
     ("link_summary", "entity_generation_id", "entity_generation", "entity_generation_id"),
     ("link_summary", "link_to_url", "url", "url_id"),
     ("document_description", "entity_generation_id", "entity_generation", "entity_generation_id"),
+    ("section_summary", "entity_generation_id", "entity_generation", "entity_generation_id"),
     ("token_statistics", "token_id", "token", "token_id"),
     ("token_statistics", "text_pile_id", "text_pile", "text_pile_id"),
 )

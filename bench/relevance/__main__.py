@@ -1,7 +1,7 @@
 """Relevance benchmark: judged known-item queries over real documentation sites.
 
     python bench/relevance [--sites postgresql,sqlite,...] [--per-class 100] [--ablation]
-                           [--data-dir bench/.data] [--resummarize] [--recrawl]
+                           [--data-dir bench/data] [--resummarize] [--recrawl]
 
 Installs real documentation sites from Debian packages (apt-get download + dpkg -x),
 serves each on its own loopback address, crawls and summarizes it with textpile (cached
@@ -70,7 +70,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", default=",".join(SITE_NAMES), help="comma-separated: " + ", ".join(SITE_NAMES))
     parser.add_argument("--per-class", type=int, default=100, help="queries sampled per site and class (everyday: all)")
-    parser.add_argument("--data-dir", type=Path, default=HERE.parent / ".data")
+    parser.add_argument("--data-dir", type=Path, default=HERE.parent / "data")
     parser.add_argument("--ablation", action="store_true", help="also run textpile with each rerank feature off")
     parser.add_argument("--no-baselines", action="store_true", help="textpile only (faster while tuning)")
     parser.add_argument("--resummarize", action="store_true")

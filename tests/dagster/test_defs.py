@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+from textpile.summarize.versions import EXTRACTION_VERSION, FTS_VERSION, INTEGRATION_VERSION, STAGING_VERSION
 
 from textpile_dagster import definitions
 from conftest import REPO, write_config
@@ -52,8 +53,10 @@ def test_definitions_have_the_graph(tmp_path):
     for name in ("fts_index", "published_index"):  # eager() & all_deps_blocking_checks_passed()
         assert [c.get_label() for c in conditions[name].children] == ["eager", "all_deps_blocking_checks_passed"]
     versions = {k.to_user_string(): graph.get(k).code_version for k in graph.get_all_asset_keys()}
-    assert versions == {"crawl_run": None, "crawl_log_staging": "1", "scrape_results": "1", "summary_db": "1",
-                        "fts_index": "1", "published_index": None, "token_index": None}
+    assert versions == {"crawl_run": None, "crawl_log_staging": STAGING_VERSION, "scrape_results": EXTRACTION_VERSION,
+                        "summary_db": INTEGRATION_VERSION, "fts_index": FTS_VERSION, "published_index": None,
+                        "token_index": None}
+    assert (STAGING_VERSION, EXTRACTION_VERSION, INTEGRATION_VERSION, FTS_VERSION) == ("1", "2", "2", "2")
     assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job"} <= {j.name for j in repo.get_all_jobs()}
     deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
             for k in graph.get_all_asset_keys()}

@@ -9,6 +9,7 @@ import dagster as dg
 
 from conftest import write_config
 from textpile.summarize.scrape import document
+from textpile.summarize.versions import EXTRACTION_VERSION
 from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS, CRAWL_RUNS, new_crawl_run_key
 from textpile_dagster.assets import summary as summary_assets
 from textpile_dagster.resources import PipelineSettings, build_resources
@@ -45,12 +46,12 @@ def test_changed_extraction_rebuilds_the_summary_from_every_partition(tmp_path, 
             result = _run(instance, settings, key)
         [record] = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=dg.AssetKey("scrape_results"), asset_partitions=[keys[0]]), limit=1).records
-        assert record.asset_materialization.tags["dagster/code_version"] == "1"
+        assert record.asset_materialization.tags["dagster/code_version"] == EXTRACTION_VERSION
         generations_before = _metadata(result, "summary_db")["db_generations"]
         before = _titles(summary)
         assert before == ["Alpha page", "Bravo page", "Charlie page", "Gazetteer index"]
 
-        # A new extraction (titles upper-cased), version 2: backfill scrape_results of both partitions.
+        # A new extraction (titles upper-cased), a new version: backfill scrape_results of both partitions.
         scrape = document.scrape_document
 
         def upper_titles(*args, **kwargs):
@@ -59,7 +60,7 @@ def test_changed_extraction_rebuilds_the_summary_from_every_partition(tmp_path, 
             return dataclasses.replace(result, description=dataclasses.replace(result.description, title=title))
 
         monkeypatch.setattr(document, "scrape_document", upper_titles)
-        monkeypatch.setattr(summary_assets, "EXTRACTION_VERSION", "2")
+        monkeypatch.setattr(summary_assets, "EXTRACTION_VERSION", EXTRACTION_VERSION + "-upper")
         for key in keys:
             _run(instance, settings, key, selection=["scrape_results"])
         # Re-integrating would skip every crawl: summary_db rebuilds from both partitions instead.

@@ -132,8 +132,7 @@ def test_did_you_mean_from_the_index_vocabulary(tmp_path):
         f"https://a.example/{i}": html_page(f"Page {i}", f"<p>The replication of database {i}.</p>") for i in range(3)
     })
     r = search(conn, "replicaton")
-    assert r.total == 0 and r.suggestion == "replication"
-    assert "Did you mean: replication?" in r.message
+    assert r.total == 0 and r.suggestion == "replication" and r.message == "No results."
     assert search(conn, "replication").suggestion is None
 
 
@@ -145,3 +144,19 @@ def test_time_budget_stops_a_slow_query(tmp_path):
     assert slow.timed_out and "time limit (0 ms)" in slow.message
     full = search(conn, "common words")
     assert not full.timed_out and full.total == 400 and len(full.results) == 20
+
+
+def test_json_and_text_outputs_carry_sections(tmp_path):
+    from textpile.cli.search import format_text
+    from textpile.web.views import results_json
+
+    conn = summarized_site(tmp_path, {"https://docs.example/api/module.html": API_PAGE})
+    results = search(conn, "pkg.module.open_reader")
+    data = results_json(results)
+    [item] = [x for x in data["list"] if x["page_url"] == "https://docs.example/api/module.html"]
+    assert item["url"] == "https://docs.example/api/module.html#pkg.module.open_reader"
+    assert item["section_title"] == "pkg.module.open_reader(path)"
+    assert {"title", "url", "description", "snippet"} <= set(item)  # the SearxNG json_engine fields
+    assert data["partial_matches"] is False and data["suggestion"] is None and data["timed_out"] is False
+    text = format_text(results)
+    assert "1. pkg.module reference › pkg.module.open_reader(path)" in text

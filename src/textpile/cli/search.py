@@ -229,8 +229,9 @@ def format_text(results) -> str:
     """Return the terminal rendering of ``results``: a header, then numbered results.
 
     Header: ``N result(s), showing A-B``; past the last page ``No results on page P
-    (--page counts from 0); there are N results on K pages.``. Each result: ``N. title``,
-    then indented URL, snippet (tags removed) and a line of date and language when known.
+    (--page counts from 0); there are N results on K pages.``; ``Did you mean: Q?`` when
+    there is a suggestion. Each result: ``N. title`` (``› section title`` when it links to
+    a section), then indented URL, snippet (tags removed) and a line of date and language when known.
     Every text taken from the database or the query goes through
     :func:`textpile.search.terminal.terminal_text` (no escape sequences or control
     characters reach the terminal).
@@ -249,9 +250,11 @@ def format_text(results) -> str:
         message = " ".join([*results.notes, results.past_last_page_sentence(results.page, " (--page counts from 0)")])
     if message:
         lines.append(safe(message))
+    if results.suggestion:
+        lines.append(f"Did you mean: {safe(results.suggestion)}?")
     for n, r in enumerate(results.results, start=first):
         lines.append("")
-        lines.append(f"{n}. {safe(r.title)}")
+        lines.append(f"{n}. {safe(r.title)}" + (f" › {safe(r.section_title)}" if r.section_title else ""))
         lines.append(f"   {safe(r.url)}")
         if safe(r.snippet_text):
             lines.append(f"   {safe(r.snippet_text)}")

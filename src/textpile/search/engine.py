@@ -527,6 +527,4 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     if out.total < 3 and not out.timed_out:
         words = [t.text for t in parsed.positive_terms if not t.phrase]
         suggestion = did_you_mean(conn, words) if words else None
-        if suggestion:
-            out.suggestion = suggestion
-            notes.append(f"Did you mean: {suggestion}?")
+        out.suggestion = suggestion or None

@@ -10,8 +10,8 @@ partition's scrape results are of another extraction version than the one integr
 #: :func:`textpile.summarize.pipeline.stage_crawl_log`: the staged Parquet tables.
 STAGING_VERSION = "1"
 #: :func:`textpile.summarize.pipeline.scrape_staged`: text piles, descriptions, links.
-EXTRACTION_VERSION = "1"
+EXTRACTION_VERSION = "2"  # 2: sections (scrape_section.parquet)
 #: :func:`textpile.summarize.pipeline.integrate_staged`: the summary database rows.
-INTEGRATION_VERSION = "1"
+INTEGRATION_VERSION = "2"  # 2: section_summary
 #: :func:`textpile.summarize.pipeline.rebuild_fts`: the FTS5 index.
-FTS_VERSION = "1"
+FTS_VERSION = "2"  # 2: textpile's analyzed search tables beside full_text_entity_index

@@ -44,22 +44,33 @@ def iso_date(unix_utc: int | None) -> str | None:
 def results_json(results: SearchResults) -> dict:
     """Return the JSON document of a search (the API and ``textpile search --format json``).
 
-    Shape: ``{"query", "page", "per_page", "total", "message", "fallback_any_term",
-    "list": [{"title", "url", "description", "snippet", "snippet_text", "language",
-    "time_updated", "time_created", "time_updated_unix_utc", "time_created_unix_utc",
-    "entity_generation_uuid"}]}``; ``snippet`` is escaped HTML with ``<mark>``.
+    Shape: ``{"query", "page", "per_page", "total", "total_is_lower_bound", "message",
+    "fallback_any_term", "partial_matches", "suggestion", "timed_out", "list": [{"title",
+    "url", "page_url", "section_title", "sections": [{"title", "url"}], "description",
+    "snippet", "snippet_text", "language", "time_updated", "time_created",
+    "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid"}]}``;
+    ``url`` links to the best matching section (``page_url#anchor``) when there is one,
+    ``snippet`` is escaped HTML with ``<mark>``. The SearxNG ``json_engine`` reads
+    ``list``, ``title``, ``url`` and ``description``.
     """
     return {
         "query": results.query,
         "page": results.page,
         "per_page": results.per_page,
         "total": results.total,
+        "total_is_lower_bound": results.total_is_lower_bound,
         "message": results.message,
         "fallback_any_term": results.fallback_any_term,
+        "partial_matches": results.partial_matches,
+        "suggestion": results.suggestion,
+        "timed_out": results.timed_out,
         "list": [
             {
                 "title": r.title,
                 "url": r.url,
+                "page_url": r.page_url,
+                "section_title": r.section_title,
+                "sections": [{"title": x.title, "url": x.url} for x in r.sections],
                 "description": r.description,
                 "snippet": r.snippet_html,
                 "snippet_text": r.snippet_text,
@@ -98,12 +109,16 @@ def _page_url(request, query: str, page: int, per_page: int) -> str:
     return request.path + "?" + urlencode(params)
 
 
+def _http(url: str) -> str | None:
+    return url if url.lower().startswith(("http://", "https://")) else None
+
+
 def _display_item(item: dict) -> dict:
-    """Add what the template shows: short dates and a link only for http(s) URLs."""
-    href = item["url"] if item["url"].lower().startswith(("http://", "https://")) else None
+    """Add what the template shows: short dates and links only for http(s) URLs."""
     return dict(
         item,
-        href=href,
+        href=_http(item["url"]),
+        section_links=[{"title": x["title"], "href": _http(x["url"])} for x in item["sections"]],
         time_updated_iso=(item["time_updated"] or "")[:10],
         time_created_iso=(item["time_created"] or "")[:10],
     )
@@ -166,6 +181,8 @@ async def search_view(datasette, request):
         "pages": pages,
         "error": error,
         "json_url": _page_url(request, query, page, per_page) + "&format=json" if query else None,
+        "suggestion_url": (_page_url(request, results.suggestion, 0, per_page)
+                           if results is not None and results.suggestion else None),
         "database_url": datasette.urls.database(target.route),
         "datasette_version": datasette_version,
         "static_prefix": STATIC_PREFIX,
