@@ -1,0 +1,289 @@
+"""Benchmark: query latency of textpile's search at 100K pages, beside bare FTS5 and tantivy.
+
+    python bench/bench_search.py [--pages 100000] [--data-dir bench/data] [--queries 600]
+
+The corpus is the relevance benchmark's six documentation sites (``python bench/relevance``
+builds and caches them) replicated until it holds ``--pages`` searchable pages: copy k of
+a page lives on its own origin (``copyK.site.example``), with every link, section and
+description copied, and its text varied (a fixed 5% of its words get a copy suffix) so
+copies differ and common words stay common. The summary database is built once and cached
+under ``--data-dir``/search-speed (several GB at 100K pages; its search index is rebuilt
+with textpile's own code). tantivy indexes the same documents (title x2, headings x1.5,
+body, English stemming), also cached.
+
+Queries: the relevance benchmark's judged queries (sampled), plus "the", common two-word
+queries and a pasted 64-word paragraph. For each query the three systems run in turn
+(interleaved, rotating who goes first), each in this one process on one core:
+``textpile.search.engine.search`` (the library call, 20 results with snippets), a bare
+FTS5 ``bm25()`` MATCH of the same words over ``full_text_entity_index`` (top 20, no
+snippets), and tantivy (top 20). Printed: p50/p90/p99/max per system and per query kind,
+ratios to tantivy, and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import sqlite3
+import sys
+import time
+import zlib
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "relevance"))
+
+from judgments import sample, site_queries  # noqa: E402
+from metrics import percentile  # noqa: E402
+from sites import SITES, ensure_site  # noqa: E402
+from systems import searchable_documents  # noqa: E402
+
+from textpile.search.engine import search  # noqa: E402
+from textpile.store.database import open_summary_db  # noqa: E402
+from textpile.store.urls import intern_url  # noqa: E402
+from textpile.summarize.fts import rebuild_fts_in  # noqa: E402
+
+PASTED = (
+    "When the planner estimates that a sequential scan of the table will be cheaper than an index scan it "
+    "chooses the sequential scan even though an index exists on the column and the query has a condition "
+    "on it so the statistics that the autovacuum daemon collects matter for the choice of plans and it is "
+    "worth running analyze after bulk load of rows"
+)
+COMMON = ["the", "the function", "create table", "return value", "data type", "of the", "how to use", "error"]
+_WORD = re.compile(r"\w+")
+
+
+def _vary(text: str | None, copy: int) -> str | None:
+    """``text`` with a fixed 5% of its words (by a hash of the word) suffixed by the copy number."""
+    if not text or copy == 0:
+        return text
+
+    def swap(m: re.Match) -> str:
+        w = m.group()
+        return w + f"x{copy}" if len(w) > 4 and zlib.crc32(w.encode()) % 20 == 0 else w
+
+    return _WORD.sub(swap, text)
+
+
+def build_corpus(target: Path, sources: list[Path], pages: int, log=print) -> None:
+    """Write ``pages`` searchable pages into a new summary database ``target``."""
+    tmp = target.with_suffix(".building")
+    for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
+        p.unlink(missing_ok=True)
+    out = open_summary_db(tmp)
+    total_source = 0
+    for src in sources:
+        with sqlite3.connect(f"file:{src}?mode=ro", uri=True) as c:
+            total_source += c.execute("SELECT count(*) FROM search_page").fetchone()[0]
+    copies = -(-pages // total_source)
+    log(f"== building {pages} pages from {total_source} real pages ({copies} copies) into {target}")
+    written = 0
+    started = time.monotonic()
+    out.execute("PRAGMA synchronous = OFF")
+    for copy in range(copies):
+        for src in sources:
+            if written >= pages:
+                break
+            written += _copy_site(out, src, copy, pages - written)
+            out.commit()
+        log(f"   copy {copy + 1}/{copies}: {written} pages ({time.monotonic() - started:.0f} s)")
+    log("== rebuilding the search index (textpile's own code)")
+    t0 = time.monotonic()
+    rebuild_fts_in(out)
+    log(f"   {time.monotonic() - t0:.0f} s")
+    out.execute("PRAGMA optimize")
+    out.close()
+    tmp.rename(target)
+
+
+def _copy_site(out: sqlite3.Connection, src: Path, copy: int, limit: int) -> int:
+    out.execute("ATTACH DATABASE ? AS src", (f"file:{src}?mode=ro",))
+    try:
+        gens = out.execute(
+            "SELECT eg.entity_generation_id, u.str_url, o.scheme, o.host, o.port, eg.text_pile_id, eg.text_pile_v0_2_id "
+            "FROM src.search_page sp JOIN src.entity_generation eg USING (entity_generation_id) "
+            "JOIN src.url u ON u.url_id = eg.url_id JOIN src.origin o ON o.origin_id = u.origin_id "
+            "ORDER BY eg.entity_generation_id LIMIT ?", (limit,)).fetchall()
+        id_map, url_map = {}, {}
+        for eg_id, str_url, scheme, host, port, tp1, tp2 in gens:
+            new_host = f"copy{copy}.{host.replace('.', '-')}.example"
+            new_origin = f"{scheme}://{new_host}:{port}"
+            out.execute("INSERT OR IGNORE INTO origin(port, scheme, host, str_origin) VALUES (?, ?, ?, ?)",
+                        (port, scheme, new_host, new_origin))
+            origin_id = out.execute("SELECT origin_id FROM origin WHERE str_origin = ?", (new_origin,)).fetchone()[0]
+            new_url = str_url.replace(f"{scheme}://{host}:{port}", new_origin, 1).replace(f"{scheme}://{host}", new_origin, 1)
+            url_id = intern_url(out, new_url)
+            row = out.execute("SELECT text, secondary_text, big_headlines, small_headlines, code_text, quote_text "
+                              "FROM src.text_pile WHERE text_pile_id = ?", (tp1,)).fetchone()
+            fields = [_vary(f, copy) for f in row]
+            digest = os.urandom(64)
+            new_tp1 = out.execute("INSERT INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, "
+                                  "small_headlines, code_text, quote_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                  (digest, *fields)).lastrowid
+            g2 = out.execute("SELECT text, metadata, segmentation_cache FROM src.text_pile_v0_2 WHERE text_pile_id = ?",
+                             (tp2,)).fetchone()
+            new_tp2 = out.execute("INSERT INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) "
+                                  "VALUES (?, ?, ?, ?)", (os.urandom(64), *g2)).lastrowid if g2 else None
+            new_id = out.execute(
+                "INSERT INTO entity_generation(entity_generation_uuid, url_id, url_fragment, first_seen_unix_utc, "
+                "last_seen_unix_utc, confirmed_end_unix_utc, marked_duplicate, text_pile_id, text_pile_v0_2_id) "
+                "VALUES (?, ?, NULL, 1700000000, 1700000000, NULL, 0, ?, ?)",
+                (os.urandom(16), url_id, new_tp1, new_tp2)).lastrowid
+            id_map[eg_id] = new_id
+            url_map[str_url] = url_id
+            out.execute(
+                "INSERT INTO document_description(entity_generation_id, time_created_unix_utc, time_updated_unix_utc, "
+                "primary_language, title, primary_headline, description, indexiness) "
+                "SELECT ?, time_created_unix_utc, time_updated_unix_utc, primary_language, title, primary_headline, "
+                "description, indexiness FROM src.document_description WHERE entity_generation_id = ?", (new_id, eg_id))
+            out.execute(
+                "INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level, start_offset, "
+                "end_offset) SELECT ?, section_index, anchor, title, level, start_offset, end_offset "
+                "FROM src.section_summary WHERE entity_generation_id = ?", (new_id, eg_id))
+        # links between copied pages: same copy, targets remapped
+        for eg_id, new_id in id_map.items():
+            rows = out.execute(
+                "SELECT u.str_url, ls.link_to_fragment, ls.rel_nofollow, ls.rel_me, ls.rel_tag, ls.in_header, "
+                "ls.in_footer, ls.in_aside, ls.in_nav, ls.in_form, ls.in_main, ls.in_article, ls.in_section, "
+                "ls.in_table, ls.in_figure, ls.in_address, ls.in_code, ls.in_headline, ls.in_list, ls.in_paragraph, "
+                "ls.contains_headline, ls.destination_type, ls.link_locality, ls.html_tag_name, ls.text "
+                "FROM src.link_summary ls JOIN src.url u ON u.url_id = ls.link_to_url "
+                "WHERE ls.entity_generation_id = ?", (eg_id,)).fetchall()
+            out.executemany(
+                "INSERT INTO link_summary(entity_generation_id, link_to_url, link_to_fragment, rel_nofollow, rel_me, "
+                "rel_tag, in_header, in_footer, in_aside, in_nav, in_form, in_main, in_article, in_section, in_table, "
+                "in_figure, in_address, in_code, in_headline, in_list, in_paragraph, contains_headline, "
+                "destination_type, link_locality, html_tag_name, text) VALUES (?" + ", ?" * 25 + ")",
+                [(new_id, url_map[r[0]], *r[1:]) for r in rows if r[0] in url_map])
+        return len(gens)
+    finally:
+        out.commit()
+        out.execute("DETACH DATABASE src")
+
+
+class BareFts:
+    """A bare FTS5 bm25 MATCH of the query's words (AND) over full_text_entity_index."""
+
+    def __init__(self, db: Path) -> None:
+        self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+
+    def search(self, text: str) -> int:
+        words = [w for w in _WORD.findall(text)]
+        if not words:
+            return 0
+        match = " AND ".join('"' + w.replace('"', '""') + '"' for w in words)
+        return len(self.conn.execute(
+            "SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH ? "
+            "ORDER BY bm25(full_text_entity_index) LIMIT 20", (match,)).fetchall())
+
+
+class Tantivy:
+    """tantivy over the same documents, cached on disk."""
+
+    def __init__(self, db: Path, folder: Path, log=print) -> None:
+        import tantivy
+
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("url", stored=True, tokenizer_name="raw")
+        for field in ("title", "headings", "body"):
+            builder.add_text_field(field, stored=False, tokenizer_name="en_stem")
+        schema = builder.build()
+        done = folder / "built"
+        if not done.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            log(f"== indexing the corpus with tantivy into {folder}")
+            index = tantivy.Index(schema, path=str(folder))
+            writer = index.writer(heap_size=1_000_000_000)
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            for url, title, headings, body in searchable_documents(conn):
+                writer.add_document(tantivy.Document(url=url, title=title or "", headings=headings or "",
+                                                     body=body or ""))
+            writer.commit()
+            writer.wait_merging_threads()
+            conn.close()
+            done.write_text("ok\n")
+        self.index = tantivy.Index(schema, path=str(folder))
+        self.index.reload()
+        self.searcher = self.index.searcher()
+
+    def search(self, text: str) -> int:
+        escaped = re.sub(r'([+\-&|!(){}\[\]^"~*?:\\/<>=\'])', r"\\\1", text)
+        if not _WORD.search(escaped):
+            return 0
+        query, _ = self.index.parse_query_lenient(escaped, ["title", "headings", "body"],
+                                                  field_boosts={"title": 2.0, "headings": 1.5})
+        return len(self.searcher.search(query, 20).hits)
+
+
+class Textpile:
+    def __init__(self, db: Path) -> None:
+        self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+
+    def search(self, text: str) -> int:
+        return len(search(self.conn, text).results)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=100_000)
+    parser.add_argument("--data-dir", type=Path, default=HERE / "data")
+    parser.add_argument("--queries", type=int, default=600, help="judged queries sampled (besides the fixed ones)")
+    parser.add_argument("--repeat", type=int, default=2, help="times every query runs per system")
+    args = parser.parse_args()
+    data_dir = args.data_dir.resolve()
+    sources = [data_dir / "index" / s.name / "summary.db" for s in SITES]
+    missing = [str(p) for p in sources if not p.exists()]
+    if missing:
+        parser.error("run python bench/relevance first (it builds the sites); missing: " + ", ".join(missing))
+    folder = data_dir / "search-speed"
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / f"summary-{args.pages}.db"
+    if not db.exists():
+        build_corpus(db, sources, args.pages)
+    systems = [("textpile", Textpile(db)), ("bare FTS5", BareFts(db)),
+               ("tantivy", Tantivy(db, folder / f"tantivy-{args.pages}"))]
+
+    rng = random.Random(7)
+    judged = []
+    for site in SITES:
+        root = ensure_site(site, data_dir)
+        qs, _ = sample(site_queries(site, root), {p for q in site_queries(site, root) for p in q.relevant}, 10**6)
+        judged.extend((q.klass, q.text) for q in qs)
+    queries = rng.sample(judged, min(args.queries, len(judged)))
+    queries += [("common", q) for q in COMMON] + [("pasted-64", PASTED)]
+
+    latency: dict[tuple[str, str], list[float]] = defaultdict(list)
+    load_before = os.getloadavg()
+    for _ in range(args.repeat):
+        for i, (kind, text) in enumerate(queries):
+            order = systems[i % 3:] + systems[:i % 3]
+            for name, system in order:
+                t0 = time.perf_counter()
+                system.search(text)
+                ms = (time.perf_counter() - t0) * 1000
+                latency[(name, kind)].append(ms)
+                latency[(name, "ALL")].append(ms)
+    load_after = os.getloadavg()
+    count = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("SELECT count(*) FROM search_page").fetchone()[0]
+    print(f"\n{count} searchable pages; {len(queries)} queries x {args.repeat}; one process, one core")
+    print(f"{'system':<11} {'queries':<10} {'n':>5} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p50/tantivy':>12}")
+    kinds = ["ALL"] + sorted({k for k, _ in queries})
+    for kind in kinds:
+        base = percentile(latency[("tantivy", kind)], 50)
+        for name, _ in systems:
+            v = latency[(name, kind)]
+            ratio = percentile(v, 50) / base if base else 0
+            print(f"{name:<11} {kind:<10} {len(v):>5} {percentile(v, 50):8.2f} {percentile(v, 90):8.2f} "
+                  f"{percentile(v, 99):8.2f} {max(v):8.2f} {ratio:11.1f}x")
+    for text in ("the", PASTED):
+        ms = max(latency[("textpile", "common" if text == "the" else "pasted-64")])
+        print(f"textpile slowest {'the' if text == 'the' else 'pasted 64-word query'}-class query: {ms:.1f} ms")
+    print(f"load average: {load_before[0]:.2f} before, {load_after[0]:.2f} after (2 cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
