@@ -39,6 +39,15 @@ class LoggedRequest:
     monotonic: float
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A threaded server that says nothing when a client goes away mid-answer (a crawler
+    killed or timed out on purpose by a test); other handler errors are printed."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class SiteServer:
     """A threaded HTTP server on 127.0.0.1 serving ``routes``; use as a context manager.
 
@@ -84,7 +93,7 @@ class SiteServer:
             def log_message(self, *args) -> None:
                 pass
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}"

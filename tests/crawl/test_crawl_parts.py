@@ -10,7 +10,7 @@ import pytest
 
 from textpile.crawl.charset import decode_body
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
-from textpile.crawl.fetch import BodyTooLarge, UndecodableBody, decode_content, exit_code_for_status
+from textpile.crawl.fetch import BodyTooLarge, TruncatedBody, UndecodableBody, decode_content, exit_code_for_status
 from textpile.crawl.page import read_page, x_robots_tag
 from textpile.crawl.robots import RobotsRules, looks_like_html, user_agent_token
 from textpile.enums import ExitCode
@@ -132,8 +132,32 @@ def test_decode_content():
         decode_content(gzip.compress(b"\0" * 1_000_000), "gzip", 10_000)
     with pytest.raises(UndecodableBody):
         decode_content(body, "br", 10_000)
+    with pytest.raises(UndecodableBody, match=r"^corrupt gzip body: "):
+        decode_content(b"\x1f\x8b\x08 not gzip after all", "gzip", 10_000)
+    # a plain body behind a false Content-Encoding: read as it is, and said so
+    notes: list[str] = []
+    assert decode_content(b"<p>not gzip</p>", "gzip", 10_000, notes=notes) == b"<p>not gzip</p>"
+    assert decode_content(b"plain", "deflate, gzip", 10_000, notes=notes) == b"plain"
+    assert notes == ["Content-Encoding says gzip, but the body is plain text: read as it is"] * 2 + [
+        "Content-Encoding says deflate, but the body is plain text: read as it is"]
+    assert decode_content(zlib.compress(body)[2:], "deflate", 10_000) == body  # raw deflate
+    # binary bytes that are no gzip stream are not taken as plain
     with pytest.raises(UndecodableBody):
-        decode_content(b"not gzip", "gzip", 10_000)
+        decode_content(b"\x00\x01binary", "gzip", 10_000)
+
+
+def test_truncated_compressed_bodies():
+    body = ("<p>" + "quokka lives on rottnest island " * 400 + "</p>").encode()
+    for coding, data in (("gzip", gzip.compress(body)), ("deflate", zlib.compress(body)),
+                         ("deflate", zlib.compress(body)[2:-4])):
+        cut = data[: len(data) // 2]
+        with pytest.raises(TruncatedBody, match=rf"^the {coding} stream ends early: {len(cut)} bytes received, "):
+            decode_content(cut, coding, 10_000_000)
+        # robots.txt reads only a prefix on purpose: a truncated stream is fine there
+        assert body.startswith(decode_content(cut, coding, 10_000_000, truncate=True))
+    # gzip without its 8-byte trailer (CRC, size) is cut off too
+    with pytest.raises(TruncatedBody):
+        decode_content(gzip.compress(body)[:-8], "gzip", 10_000_000)
 
 
 def test_exit_codes_for_status():

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from textpile.crawl import sniff
 from textpile.crawl.ssrf import BlockedAddressError
 from textpile.enums import ExitCode
 
@@ -42,7 +43,9 @@ class FetchResult:
     ``exit_code`` is set when no usable answer came (connection failed, timeout, read
     error, undecodable or too big); otherwise None and ``status``/``headers`` hold the
     answer. ``body`` is the decoded body for 2xx answers, else None; ``truncated`` says
-    that only its first ``truncate_at`` bytes were kept (see :func:`fetch`). Times: ``time_sent``
+    that only its first ``truncate_at`` bytes were kept (see :func:`fetch`). ``note`` says
+what was recovered from an answer that was not what it claimed (a plain body behind a
+false Content-Encoding), else None. Times: ``time_sent``
     unix seconds (float), ``duration_s`` seconds from sending to the end of reading.
     """
 
@@ -57,6 +60,7 @@ class FetchResult:
     message: str | None = None
     blocked_address: bool = False
     truncated: bool = False
+    note: str | None = None
 
 
 class BodyTooLarge(Exception):
@@ -67,41 +71,63 @@ class UndecodableBody(Exception):
     """The body's Content-Encoding is unknown or its data is corrupt."""
 
 
-def _decompress(data: bytes, wbits: int, cap: int, truncate: bool) -> bytes:
+class TruncatedBody(Exception):
+    """A compressed body ends before its compressed stream does: the answer was cut off."""
+
+
+def _decompress(data: bytes, wbits: int, cap: int, truncate: bool, coding: str) -> bytes:
     dec = zlib.decompressobj(wbits)
     out = dec.decompress(data, cap + 1)
     if len(out) > cap:
         if truncate:
             return out[:cap]
         raise BodyTooLarge(f"decoded body exceeds {cap} bytes")
-    return out + dec.flush()[: cap + 1 - len(out)]
+    out += dec.flush()[: cap + 1 - len(out)]
+    if not dec.eof and not truncate and len(out) <= cap:
+        raise TruncatedBody(f"the {coding} stream ends early: {len(data)} bytes received, "
+                            f"{len(out)} decoded, no end of stream")
+    return out
 
 
-def decode_content(data: bytes, content_encoding: str | None, cap: int, *, truncate: bool = False) -> bytes:
+def _undo_coding(data: bytes, coding: str, cap: int, truncate: bool) -> bytes:
+    if coding in ("gzip", "x-gzip"):
+        return _decompress(data, 16 + zlib.MAX_WBITS, cap, truncate, coding)
+    try:
+        return _decompress(data, zlib.MAX_WBITS, cap, truncate, coding)
+    except zlib.error:
+        return _decompress(data, -zlib.MAX_WBITS, cap, truncate, coding)
+
+
+def decode_content(data: bytes, content_encoding: str | None, cap: int, *, truncate: bool = False,
+                   notes: list[str] | None = None) -> bytes:
     """Undo the Content-Encoding codings of ``data`` (last applied first).
 
     Supports identity, gzip, x-gzip and deflate (zlib-wrapped or raw). With
     ``truncate`` a body longer than ``cap`` is cut to ``cap`` bytes instead of refused,
     and ``data`` may be the start of a compressed stream (what it holds is decoded).
 
+    A coding the data does not carry is skipped when that is unambiguous: the data
+    neither starts like that coding's stream (:func:`textpile.crawl.sniff.is_coded`)
+    nor holds a single binary data byte, so it is a plain body behind a false
+    Content-Encoding header; a sentence saying so is appended to ``notes``.
+
     Raises:
-        UndecodableBody: an unknown coding or corrupt data.
+        UndecodableBody: an unknown coding, or corrupt data of a known one.
+        TruncatedBody: a gzip or deflate stream that ends early (not with ``truncate``).
         BodyTooLarge: the decoded body exceeds ``cap`` bytes (not with ``truncate``).
     """
     codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
     for coding in reversed(codings):
+        if coding in ("identity", ""):
+            continue
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise UndecodableBody(f"unsupported Content-Encoding {coding!r}")
+        if not sniff.is_coded(data, coding) and sniff.looks_plain(data):
+            if notes is not None:
+                notes.append(f"Content-Encoding says {coding}, but the body is plain text: read as it is")
+            continue
         try:
-            if coding in ("identity", ""):
-                continue
-            if coding in ("gzip", "x-gzip"):
-                data = _decompress(data, 16 + zlib.MAX_WBITS, cap, truncate)
-            elif coding == "deflate":
-                try:
-                    data = _decompress(data, zlib.MAX_WBITS, cap, truncate)
-                except zlib.error:
-                    data = _decompress(data, -zlib.MAX_WBITS, cap, truncate)
-            else:
-                raise UndecodableBody(f"unsupported Content-Encoding {coding!r}")
+            data = _undo_coding(data, coding, cap, truncate)
         except zlib.error as exc:
             raise UndecodableBody(f"corrupt {coding} body: {exc}") from None
     if len(data) > cap:
@@ -183,9 +209,10 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
     says whether anything was cut.
     Exit codes: connection errors 100 connection_failed (172 blocked_origin_by_local_policy
     when the SSRF filter refused the address), the deadline or an httpx timeout 101
-    request_timeout, a broken connection while reading 102 error_reading_response, a
-    protocol error, a redirect whose Location is not a usable URL, an undecodable or too
-    large body 42 did_not_understand_answer, a URL the HTTP client refuses (over httpx's
+    request_timeout, a broken connection while reading or a gzip/deflate body whose
+    stream ends early 102 error_reading_response, a protocol error, a redirect whose
+    Location is not a usable URL, an undecodable or too large body 42
+    did_not_understand_answer, a URL the HTTP client refuses (over httpx's
     length limit, an invalid host, user name or password in it) 173
     blocked_url_by_local_policy, without sending anything.
     """
@@ -221,7 +248,7 @@ async def fetch(client: httpx.AsyncClient, url: str, *, headers: dict[str, str] 
         else:
             result.exit_code = ExitCode.error_reading_response
             result.message = f"{type(exc).__name__}: {exc}"
-    except (httpx.ReadError, httpx.WriteError, httpx.CloseError) as exc:
+    except (httpx.ReadError, httpx.WriteError, httpx.CloseError, TruncatedBody) as exc:
         result.exit_code = ExitCode.error_reading_response
         result.message = f"{type(exc).__name__}: {exc}"
     except (httpx.LocalProtocolError, httpx.DecodingError, httpx.UnsupportedProtocol,
@@ -272,12 +299,14 @@ async def _read(response: httpx.Response, result: FetchResult, limits: FetchLimi
     result.raw_size = size
     if ok:
         encoding = response.headers.get("content-encoding")
+        notes: list[str] = []
         if truncate_at is None:
-            result.body = decode_content(b"".join(chunks), encoding, limits.max_decoded_bytes)
+            result.body = decode_content(b"".join(chunks), encoding, limits.max_decoded_bytes, notes=notes)
         else:
-            body = decode_content(b"".join(chunks), encoding, truncate_at + 1, truncate=True)
+            body = decode_content(b"".join(chunks), encoding, truncate_at + 1, truncate=True, notes=notes)
             result.truncated = result.truncated or len(body) > truncate_at
             result.body = body[:truncate_at]
+        result.note = "; ".join(notes) or None
 
 
 def _blocked_address(exc: BaseException) -> BlockedAddressError | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from textpile.crawl.charset import codec_for_label
 from textpile.crawl.config import CrawlConfig
 from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, RedirectRecord, RequestRecord
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
@@ -34,6 +35,7 @@ from textpile.crawl.fetch import (FetchLimits, FetchResult, exit_code_for_status
 from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives, x_robots_tag
 from textpile.crawl.reader import TEXT_TYPES, PageReader, PageReading
 from textpile.crawl.robots import ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules, looks_like_html
+from textpile.crawl.sniff import mislabeled_text_type
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError
 from textpile.store.mimetypes import parse_media_type
@@ -466,12 +468,24 @@ class OriginCrawler:
                         file_modified: int | None) -> ExitCode:
         """Read a 2xx answer into ``entry``: file and text rows, discovered candidates,
         noindex / canonical decisions. Returns the exit code. The body is decoded and
-        read by the run's page reader (a worker process), not on the event loop."""
+        read by the run's page reader (a worker process), not on the event loop.
+
+        A body labelled as text that is binary (:func:`~textpile.crawl.sniff.mislabeled_text_type`,
+        which looks at its first 1445 bytes only) is stored with its real media type and no
+        text: 29 file_of_unknown_type, the message naming the label and the real type."""
         state = self.state
         body = result.body or b""
         media_type = parse_media_type(result.headers.get("content-type"))
         directives = x_robots_tag(result.headers.get_list("x-robots-tag"), state.token)
         reading = PageReading()
+        entry.message = result.note
+        if media_type.essence in TEXT_TYPES:
+            utf16 = (codec_for_label(media_type.charset) or "").startswith("utf-16")
+            real_type = mislabeled_text_type(body, utf16_declared=utf16)
+            if real_type is not None:
+                entry.message = (f"labelled {media_type.essence}, but the content is {real_type} "
+                                 "(binary bytes; WHATWG MIME sniffing)")
+                media_type = parse_media_type(real_type)
         if media_type.essence in TEXT_TYPES:
             reading = await state.reader.read(body, media_type.essence, media_type.charset, url.str_url,
                                               state.token, state.seed_origins)
