@@ -2,9 +2,16 @@
 
 Source: unobtanium-documentation.txt, pages "Database Info" and "Base Database".
 A database is created with the versioned DDL in ``schemas/`` and gets its
-``unobtanium_database_info`` keys. Opening an existing file checks those keys first:
-a database of the other kind, a newer schema or a foreign SQLite file is refused with
-:class:`~textpile.errors.DatabaseError` and is never altered.
+``unobtanium_database_info`` keys, atomically: it is built under a temporary name beside
+its target and renamed when complete (:mod:`textpile.store.creation`), so a kill during
+creation leaves no half-made database under the name. Opening an existing file checks
+those keys first: a database of the other kind, a newer schema or a foreign SQLite file
+is refused with :class:`~textpile.errors.DatabaseError` and is never altered.
+
+A hot journal (``<name>-journal`` left by a write that was interrupted) is rolled back
+before the file is inspected, as SQLite does for any writer: the database returns to
+its last committed state. When this process cannot write the file or its folder, which
+the rollback needs, the error says so instead of "read-only".
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from textpile.errors import DatabaseError
+from textpile.store.creation import NameTaken, create_atomically
 
 BASE_SCHEMA_VERSION = "0.1.0"
 CRAWLER_SCHEMA_VERSION = "1.0.0"
@@ -79,6 +87,7 @@ of every ``timeout_s=None`` below)."""
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_IOERR = 5, 6, 8, 10
 _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 11, 13, 14, 26
 _SQLITE_READONLY_DIRECTORY = 1544
+_SQLITE_READONLY_RECOVERY, _SQLITE_READONLY_ROLLBACK = 264, 776
 
 
 def _configure(conn: sqlite3.Connection, timeout_s: float) -> None:
@@ -108,6 +117,8 @@ def sqlite_error(path: str | Path, exc: sqlite3.Error, *, timeout_s: float | Non
     if primary in (_SQLITE_BUSY, _SQLITE_LOCKED) or "database is locked" in text:
         return DatabaseError(f"{path}: locked by another process for more than {timeout_s:g} s")
     folder = path.absolute().parent
+    if code in (_SQLITE_READONLY_ROLLBACK, _SQLITE_READONLY_RECOVERY):
+        return DatabaseError(hot_journal_message(path))
     if code == _SQLITE_READONLY_DIRECTORY or (
             primary in (_SQLITE_READONLY, _SQLITE_CANTOPEN) and not _folder_writable(path)):
         return DatabaseError(
@@ -120,6 +131,34 @@ def sqlite_error(path: str | Path, exc: sqlite3.Error, *, timeout_s: float | Non
     if primary == _SQLITE_CANTOPEN:
         return DatabaseError(f"{path}: {text}")
     return DatabaseError(f"{path}: {text}")
+
+
+def hot_journal_message(path: str | Path) -> str:
+    """Why a database with an interrupted write cannot be read by this process: SQLite
+    must first roll back its hot journal (or recover its WAL), which needs write access
+    to the file and its folder."""
+    path = Path(path)
+    journal = path.with_name(path.name + "-journal")
+    what = f"has a hot journal {journal.name}" if journal.exists() else "has a write-ahead log to recover"
+    return (f"{path}: {what} (a write to it was interrupted by a crash or kill); SQLite must roll that "
+            f"back before anyone can read it, which needs write access to {path.name} and its folder "
+            f"{path.absolute().parent}: run a textpile command that writes it (textpile optimize-db -c {path}) "
+            "as a user who may, or make both writable for a moment")
+
+
+def _roll_back_hot_journal(path: Path, timeout_s: float) -> bool:
+    """Let SQLite roll back the hot journal (or recover the WAL) of ``path`` through a
+    read-write connection when this process may write the file and its folder; True when
+    it did (the database is at its last committed state now)."""
+    if not (os.access(path, os.W_OK) and _folder_writable(path)):
+        return False
+    conn = sqlite3.connect(sqlite_uri(path, mode="rw"), uri=True, timeout=timeout_s)
+    try:
+        _configure(conn, timeout_s)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the rollback happens here
+    finally:
+        conn.close()
+    return True
 
 
 @contextmanager
@@ -152,6 +191,11 @@ def _connect_read_only(path: Path, timeout_s: float) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         if conn is not None:
             conn.close()
+        if getattr(exc, "sqlite_errorcode", None) in (_SQLITE_READONLY_ROLLBACK, _SQLITE_READONLY_RECOVERY):
+            with sqlite_errors(path, timeout_s=timeout_s):
+                if not _roll_back_hot_journal(path, timeout_s):
+                    raise DatabaseError(hot_journal_message(path)) from exc
+            return _connect_read_only(path, timeout_s)
         if not (getattr(exc, "sqlite_errorcode", None) == _SQLITE_READONLY_DIRECTORY
                 or (_is_wal_file(path) and not _folder_writable(path))):
             raise sqlite_error(path, exc, timeout_s=timeout_s) from exc
@@ -276,12 +320,14 @@ def _verify(info: dict[str, str], kind: str, path: Path) -> None:
 
 
 def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sqlite3.Connection:
-    if not path.exists() and not os.access(path.absolute().parent, os.W_OK):
+    """Create a database of ``kind`` at ``path`` atomically (:mod:`textpile.store.creation`)
+    and open it; when another process created it meanwhile, open theirs (checked)."""
+    if not os.access(path.absolute().parent, os.W_OK):
         raise DatabaseError(f"{path}: cannot create a {kind} database there, folder "
                             f"{path.absolute().parent} is read-only")
-    conn = connect(path, timeout_s=timeout_s)
-    try:
-        with sqlite_errors(path, timeout_s=timeout_s), conn:
+
+    def build(conn: sqlite3.Connection) -> None:
+        with conn:
             conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
             conn.executescript(schema_sql(kind, schema_version))
             conn.executescript(extension_sql(kind))
@@ -293,10 +339,15 @@ def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sql
                     (f"unobtanium_{kind}_schema_version", schema_version),
                 ],
             )
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+
+    try:
+        with sqlite_errors(path, timeout_s=timeout_s):
+            create_atomically(path, build, timeout_s=timeout_s)
+    except NameTaken:
+        return _open(path, kind, schema_version, True, False, timeout_s)
+    except OSError as exc:
+        raise DatabaseError(f"{path}: cannot create a {kind} database: {exc.strerror or exc}") from exc
+    return connect(path, timeout_s=timeout_s)
 
 
 def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_only: bool,

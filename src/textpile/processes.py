@@ -1,0 +1,106 @@
+"""Is the process that left something behind still running? (pid, start time, host).
+
+Runs record who they are (:func:`this_process`) in what they leave while they work: the
+tags of a Dagster run, the name of a temporary file or folder. A later run asks
+:func:`process_alive` whether that process is still at work or died (SIGKILL, power
+loss) and its leftovers can be cleaned up or its work be closed. A process id alone can
+be reused by an unrelated process after the first one died, so the start time is
+compared too where the system tells it (Linux ``/proc``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+#: Two start times within this many seconds are the same process (``/proc`` counts in
+#: clock ticks since boot, and the boot time is known to the second).
+START_TIME_SLACK_S = 2.0
+
+
+def _proc_stat(pid: int) -> tuple[str, float] | None:
+    """(state letter, start time in unix seconds) of process ``pid`` from Linux ``/proc``;
+    None when unknown (no such process, or not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        with open("/proc/stat", "rb") as fh:
+            boot = next(int(line.split()[1]) for line in fh.read().decode("ascii", "replace").splitlines()
+                        if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    # Fields 3 (state) and 22 (starttime); the command name (field 2) may hold spaces.
+    fields = stat[stat.rindex(")") + 2:].split()
+    try:
+        return fields[0], boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (IndexError, ValueError):
+        return None
+
+
+def process_start_unix(pid: int) -> float | None:
+    """When process ``pid`` started, in unix seconds (Linux ``/proc``); None when unknown."""
+    stat = _proc_stat(pid)
+    return stat[1] if stat is not None else None
+
+
+@dataclass(frozen=True)
+class ProcessId:
+    """A process as recorded by the run it works for: host name, pid and start time
+    (unix seconds, None when unknown)."""
+
+    host: str
+    pid: int
+    started_unix: float | None
+
+
+def this_process() -> ProcessId:
+    """The running process as a :class:`ProcessId`."""
+    return ProcessId(socket.gethostname(), os.getpid(), process_start_unix(os.getpid()))
+
+
+def process_alive(pid: int, *, started_unix: float | None = None, host: str | None = None) -> bool | None:
+    """Whether process ``pid`` (started at ``started_unix`` when given, on ``host`` when
+    given) still runs: True, False, or None when it cannot be told (another host).
+
+    A pid that exists but belongs to a process started at another time (more than
+    :data:`START_TIME_SLACK_S` apart) is another process, and a zombie (dead, not yet
+    reaped by its parent) is dead: False.
+    """
+    if host is not None and host != socket.gethostname():
+        return None
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by another user
+    stat = _proc_stat(pid)
+    if stat is not None:
+        state, actual = stat
+        if state in ("Z", "X") or (started_unix is not None and abs(actual - started_unix) > START_TIME_SLACK_S):
+            return False
+    return True
+
+
+#: Seconds between two looks of :func:`exit_with_parent` at the parent process.
+PARENT_WATCH_INTERVAL_S = 1.0
+
+
+def exit_with_parent(pid: int, started_unix: float | None, *, interval_s: float = PARENT_WATCH_INTERVAL_S) -> None:
+    """In a worker process: end this process (``os._exit(1)``) once process ``pid``
+    (started at ``started_unix``) no longer runs, looking every ``interval_s`` seconds
+    from a daemon thread. A pool's workers wait for work forever when the process that
+    owns the pool is killed (SIGKILL gives it no chance to stop them); with this they
+    follow it within a second. Call it from the pool's initializer with the owner's
+    :func:`this_process` pid and start time."""
+    def watch() -> None:
+        while process_alive(pid, started_unix=started_unix) is not False:
+            time.sleep(interval_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="textpile-parent-watch", daemon=True).start()
