@@ -2,9 +2,9 @@
 
 from contextlib import closing
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, AssetMaterialization, Failure, MaterializeResult, MetadataValue, asset
 
-from textpile_dagster.assets.partitions import agent_uuid_of, crawl_runs_partitions
+from textpile_dagster.assets.partitions import CRAWL_RUNS, agent_uuid_of, crawl_runs_partitions
 from textpile_dagster.resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
 from textpile.crawl.run import CrawlReport, run_crawl
 from textpile.enums import ExitCode
@@ -42,6 +42,23 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
     for name, count in sorted(report.exit_code_counts.items()):
         metadata[f"exit_{name}"] = count
     return metadata
+
+
+def record_closed_runs(context: AssetExecutionContext, report: CrawlReport) -> None:
+    """Materialize ``crawl_run`` for each partition whose crawl run a killed process had
+    left unfinished and this run closed (``report.closed_runs``): its crawl log entries are
+    final now, so the partition is staged and scraped like any crawl run that landed."""
+    existing = set(context.instance.get_dynamic_partitions(CRAWL_RUNS))
+    for closed in report.closed_runs:
+        key = closed.agent_uuid.hex
+        context.log.warning("%s", closed.describe())
+        if key not in existing:
+            continue
+        context.log_event(AssetMaterialization(
+            asset_key=context.asset_key, partition=key, description=closed.describe(),
+            metadata={"agent_uuid": key, "closed_by_crawl_run": context.partition_key,
+                      "time_finished_unix_utc": closed.time_finished_unix,
+                      **row_count(closed.crawl_log_entries)}))
 
 
 @asset(
@@ -91,6 +108,7 @@ def crawl_run(
     )
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
+    record_closed_runs(context, report)
     if report.every_origin_refused:
         # Nothing to summarize or publish: stop the pipeline here with the reason.
         raise Failure(description=report.refusal_message(), metadata=crawl_report_metadata(report))

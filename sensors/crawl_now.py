@@ -20,7 +20,7 @@ from dagster import (
 from textpile_dagster.assets.partitions import crawl_runs_partitions, new_crawl_run_key
 from textpile_dagster.resources import CrawlConfigResource
 from textpile_dagster.sensors.jobs import crawl_job
-from textpile_dagster.sensors.runs import active_crawl_runs
+from textpile_dagster.sensors.runs import active_crawl_runs, fail_dead_runs
 
 TRIGGER = "crawl_now"
 
@@ -44,6 +44,8 @@ def crawl_now(context: SensorEvaluationContext, crawl_config: CrawlConfigResourc
     if not context.is_first_tick_since_sensor_start:
         return SkipReason("crawl_now starts one crawl run each time it is turned on, and on each "
                           "Preview tick result -> Launch all; turn it off and on again for another")
+    for line in fail_dead_runs(context.instance, by="the crawl_now sensor"):
+        context.log.warning(line)
     active = active_crawl_runs(context.instance)
     if active:
         run = active[0]

@@ -27,7 +27,7 @@ from dagster import (
 from textpile_dagster.assets.partitions import CRAWL_RUNS, crawl_runs_partitions, key_unix_ms, new_crawl_run_key
 from textpile_dagster.resources import CrawlConfigResource
 from textpile_dagster.sensors.jobs import crawl_job
-from textpile_dagster.sensors.runs import active_crawl_runs
+from textpile_dagster.sensors.runs import active_crawl_runs, fail_dead_runs
 
 #: Seconds between two evaluations of the sensor.
 RECRAWL_CHECK_S = 600
@@ -57,7 +57,10 @@ def recrawl_decision(keys: list[str], now_ms: int, cadence_s: int) -> str | None
 
 
 def recrawl_tick(instance: DagsterInstance, recrawl_interval_s: int, now_ms: int) -> SensorResult | SkipReason:
-    """What the sensor answers at ``now_ms``: the new partition with its run, or why not."""
+    """What the sensor answers at ``now_ms``: the new partition with its run, or why not.
+    Crawl runs left STARTED by a process that died are marked failed first, so they do not
+    hold the next crawl run back for good."""
+    fail_dead_runs(instance, by="the recrawl sensor")
     active = active_crawl_runs(instance)
     if active:
         return SkipReason(f"crawl run {active[0].run_id} is still {active[0].status.value.lower()}")

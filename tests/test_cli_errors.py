@@ -8,7 +8,6 @@ bypass them (see ``tests/unprivileged.py``).
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import stat

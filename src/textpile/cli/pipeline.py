@@ -269,8 +269,11 @@ def execute_pipeline(
 ) -> PipelineOutcome:
     """Run one crawl run and everything downstream through the Dagster definitions.
 
-    Adds a ``crawl_runs`` partition and materializes :data:`STEPS` for it in one recorded
-    run (see :mod:`textpile.cli.pipeline_run`), printing a line per step to stderr. The
+    First finishes what killed runs left (:mod:`textpile.cli.pipeline_resume`: stuck
+    Dagster runs marked failed, unfinished crawl runs closed, their crawl log entries
+    staged and scraped). Then adds a ``crawl_runs`` partition and materializes
+    :data:`STEPS` for it in one recorded run (see :mod:`textpile.cli.pipeline_run`),
+    printing a line per step to stderr. The
     Dagster instance is :func:`dagster_home_for`. Checks, in this order and before
     creating anything: the folder options, the definitions path, the crawl configuration;
     then imports the definitions.
@@ -310,6 +313,7 @@ def _execute_locked(module, definitions_name: str, config: Path, data_dir: Path,
                     policy_files, max_commands, default_delay_ms, allow_private_addresses, force_recrawl,
                     token_index, progress) -> PipelineOutcome:
     """The body of :func:`execute_pipeline`, its inputs checked and the lock held."""
+    from textpile.cli.pipeline_resume import resume_interrupted
     from textpile.cli.pipeline_run import open_instance, run_partition
     from textpile_dagster.assets.partitions import CRAWL_RUNS, new_crawl_run_key
     from textpile_dagster.resources import PipelineSettings
@@ -331,6 +335,7 @@ def _execute_locked(module, definitions_name: str, config: Path, data_dir: Path,
     job = defs.resolve_job_def("pipeline_job")
     _make_folder("--dagster-home", home)
     with open_instance(home) as instance:
+        resume_interrupted(job, instance, settings, defs.resources["staging_area"])
         key = new_crawl_run_key()
         instance.add_dynamic_partitions(CRAWL_RUNS, [key])
         print(f"textpile pipeline: crawl run {key} (definitions {definitions_name}, DAGSTER_HOME {home})",

@@ -149,6 +149,8 @@ def failure_message(result) -> str:
 def run_partition(job, instance, key: str, steps: tuple[str, ...]) -> dict[str, dict[str, object]]:
     """Materialize ``steps`` (asset names) of ``job`` for partition ``key`` in one run
     recorded in ``instance``, reporting each step on stderr; return metadata per asset.
+    The run's tags name this process (``textpile_dagster.sensors.runs.process_tags``), so
+    that a run left STARTED by a killed process is recognized and marked failed.
 
     Raises:
         TextpileError: the run failed; the message names the run, the failed steps and
@@ -156,12 +158,15 @@ def run_partition(job, instance, key: str, steps: tuple[str, ...]) -> dict[str, 
     """
     from dagster import AssetKey
 
+    from textpile_dagster.sensors.runs import process_tags
+
     run_id = str(uuid.uuid4())
     report = StepReport(steps)
     instance.add_event_listener(run_id, report)
     result = job.execute_in_process(
         instance=instance, partition_key=key, asset_selection=[AssetKey(s) for s in steps], run_id=run_id,
-        run_config=QUIET_LOGS, raise_on_error=False, tags={"textpile/trigger": "textpile pipeline"},
+        run_config=QUIET_LOGS, raise_on_error=False,
+        tags={"textpile/trigger": "textpile pipeline", **process_tags()},
     )
     report.finish()
     if not result.success:

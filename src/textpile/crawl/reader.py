@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from textpile.crawl.charset import decode_body
 from textpile.crawl.page import RobotsDirectives, read_page
+from textpile.processes import exit_with_parent, this_process
 from textpile.store.urls import ParsedUrl
 
 #: Media types whose text the crawler keeps, and those it reads as HTML.
@@ -77,9 +78,11 @@ def read_body(body: bytes, essence: str, charset: str | None, url: str, token: s
     return reading
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl+C is the crawl's to handle (it stops the workers)."""
+def _init_worker(owner_pid: int, owner_started: float | None) -> None:
+    """Worker initializer: Ctrl+C is the crawl's to handle (it stops the workers), and a
+    worker ends by itself when the crawl's process was killed (SIGKILL)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent(owner_pid, owner_started)
 
 
 def default_readers() -> int:
@@ -96,7 +99,9 @@ class PageReader:
 
     Workers are started on the first :meth:`read` (a crawl without pages starts none),
     from a forkserver (no fork of a process with threads and an event loop). They
-    ignore SIGINT. Use as a context manager or call :meth:`close`.
+    ignore SIGINT, and end by themselves within a second when the process owning the
+    reader is killed (:func:`textpile.processes.exit_with_parent`). Use as a context
+    manager or call :meth:`close`.
 
     Raises:
         ValueError: ``processes`` is negative.
@@ -115,7 +120,9 @@ class PageReader:
             return ThreadPoolExecutor(1, thread_name_prefix="textpile-page-reader")
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["textpile.crawl.reader"])
-        return ProcessPoolExecutor(self.processes, mp_context=context, initializer=_ignore_sigint)
+        owner = this_process()
+        return ProcessPoolExecutor(self.processes, mp_context=context, initializer=_init_worker,
+                                   initargs=(owner.pid, owner.started_unix))
 
     async def read(self, body: bytes, essence: str, charset: str | None, url: str, token: str,
                    origins: frozenset[str]) -> PageReading:

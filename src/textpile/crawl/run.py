@@ -24,6 +24,7 @@ from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, FetchLimits, FetchResu
 from textpile.crawl.origin import OriginCrawler, RunState
 from textpile.crawl.pools import PerOriginTransport, keepalive_budget, shared_ssl_context
 from textpile.crawl.reader import PageReader
+from textpile.crawl.recovery import ClosedRun, close_unfinished_runs
 from textpile.crawl.report import CrawlDisplay
 from textpile.crawl.robots import user_agent_token
 from textpile.errors import DatabaseError, TextpileError
@@ -81,7 +82,9 @@ class CrawlReport:
     each origin the SSRF filter refused to connect to (its address is loopback, private,
     link-local or reserved and ``allow_private_addresses`` is off) to the refusal message,
     which says how to allow it. A refused origin stops at once (patience 0), so it is in
-    ``out_of_patience_origins`` too.
+    ``out_of_patience_origins`` too. ``closed_runs`` lists the crawl runs that a killed
+    process had left unfinished, which this run closed before it started
+    (:func:`textpile.crawl.recovery.close_unfinished_runs`).
     """
 
     agent_uuid: uuid.UUID
@@ -94,6 +97,7 @@ class CrawlReport:
     bytes_received: int = 0
     duration_s: float = 0.0
     interrupted: bool = False
+    closed_runs: list[ClosedRun] = field(default_factory=list)
 
     @property
     def every_origin_refused(self) -> bool:
@@ -147,11 +151,13 @@ def run_crawl(
     ``<database>.lock`` (created beside it, see :func:`crawl_lock_path`) from start to
     end, released also on errors and Ctrl+C (and by the OS if the process dies).
 
-    The database is created if missing. The agent row is written first and gets its
-    time_finished at the end (also after Ctrl+C). Crawl log entries are written whole, in
-    batches at least every 0.25 s (:mod:`textpile.crawl.crawldb`) and at the end (also
-    after Ctrl+C), so an interrupted run keeps what it did and the next run continues
-    with the candidates still due. After a complete run the database is optimized and
+    The database is created if missing. Crawl runs a killed process left unfinished are
+    closed first (``report.closed_runs``, each announced on stderr). The agent row is
+    written then and gets its time_finished at the end (also after Ctrl+C). Crawl log
+    entries are written whole, in batches at least every 0.25 s
+    (:mod:`textpile.crawl.crawldb`) and at the end (also after Ctrl+C), so an interrupted
+    run keeps what it did and the next run continues with the candidates still due.
+    After a complete run the database is optimized and
     vacuumed.
 
     Must be called outside a running event loop (use :func:`crawl_async` inside one).
@@ -194,8 +200,11 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
     conn = open_crawler_db(database)
     try:
         db = CrawlerDb(conn)
+        report.closed_runs = close_unfinished_runs(conn)
         db.start_agent(report.agent_uuid, worker_name, config.user_agent)
         with CrawlDisplay(enabled=progress, total_commands=config.max_commands_per_run) as display:
+            for closed in report.closed_runs:
+                display.warn(closed.describe())
             try:
                 asyncio.run(_crawl(config, db, report, display, force_recrawl=force_recrawl,
                                    transport=transport, limits=limits or FetchLimits(),

@@ -16,6 +16,7 @@ import shutil
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -143,6 +144,37 @@ def pending_crawl_log_ids(crawler: sqlite3.Connection, *, agent_uuid: uuid.UUID 
     finally:
         if attached:
             crawler.execute("DETACH DATABASE summary")
+
+
+@dataclass(frozen=True)
+class PendingRun:
+    """A crawl run (agent) with crawl log entries not yet summarized: its UUID, how many
+    such entries, and whether the run has ended (``time_finished_unix_utc`` set)."""
+
+    agent_uuid: uuid.UUID
+    crawl_log_entries: int
+    finished: bool
+
+
+def pending_runs(crawler_db: str | Path, summary_db: str | Path | None) -> list[PendingRun]:
+    """The crawl runs of ``crawler_db`` whose crawl log entries are not all in
+    ``summary_db`` (all of them when it does not exist), in agent order (oldest first).
+
+    Raises:
+        DatabaseError: ``crawler_db`` is missing, empty, not a crawler database, corrupt
+            or locked; ``summary_db`` cannot be attached (the message names the file).
+    """
+    crawler = open_crawler_db(crawler_db, create=False, read_only=True)
+    try:
+        with sqlite_errors(crawler_db):
+            ids = pending_crawl_log_ids(crawler, summary_db=summary_db)
+            rows = crawler.execute(
+                "SELECT a.agent_uuid, count(*), a.time_finished_unix_utc IS NOT NULL FROM crawl_log cl"
+                " JOIN agent a ON a.agent_id = cl.agent_id WHERE cl.crawl_log_id IN (SELECT value FROM json_each(?))"
+                " GROUP BY a.agent_id ORDER BY a.agent_id", (json.dumps(ids),)).fetchall()
+    finally:
+        crawler.close()
+    return [PendingRun(uuid.UUID(bytes=bytes(raw)), count, bool(finished)) for raw, count, finished in rows]
 
 
 def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir: Path) -> dict[str, int]:

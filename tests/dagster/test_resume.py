@@ -1,0 +1,162 @@
+"""Pipeline resume (issue 12): runs left STARTED by a dead process are marked failed with
+the reason, a killed crawl run is closed by the next start, and every crawl log entry is
+summarized by the next run, whichever crawl run wrote it."""
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from contextlib import closing
+from pathlib import Path
+
+import dagster as dg
+
+from conftest import write_config
+from kills import crawl_log_entries, dead_pid
+from sites import Response, SiteServer
+from textpile.cli import main
+from textpile.crawl.run import run_crawl
+from textpile.crawl.config import load_config
+from textpile.processes import ProcessId, this_process
+from textpile_dagster.assets import crawl_run
+from textpile_dagster.assets.partitions import CRAWL_RUNS, new_crawl_run_key
+from textpile_dagster.resources import PipelineSettings, build_resources
+from textpile_dagster.sensors import recrawl_tick
+from textpile_dagster.sensors.runs import fail_dead_runs, process_tags
+
+
+def _started_run(instance, job_name: str, tags: dict[str, str]) -> str:
+    run_id = str(uuid.uuid4())
+    instance.add_run(dg.DagsterRun(job_name=job_name, run_id=run_id, status=dg.DagsterRunStatus.STARTED,
+                                   tags=tags))
+    return run_id
+
+
+def test_runs_of_dead_processes_are_marked_failed_with_the_reason(tmp_path):
+    me = this_process()
+    host = socket.gethostname()
+    dead = dead_pid()
+    with dg.instance_for_test() as instance:
+        gone = _started_run(instance, "crawl_job", process_tags(ProcessId(host, dead, None)))
+        alive = _started_run(instance, "crawl_job", process_tags(me))
+        reused = _started_run(instance, "pipeline_job", process_tags(ProcessId(host, me.pid, me.started_unix - 60)))
+        elsewhere = _started_run(instance, "crawl_job", process_tags(ProcessId("another-host", dead, None)))
+        untagged = _started_run(instance, "crawl_job", {})
+        lines = fail_dead_runs(instance, by="a test")
+        assert lines == [
+            f"run {reused} (pipeline_job): the process that ran it (pid {me.pid} on {host}) ended while the run "
+            "was started (killed?); marked failed by a test",
+            f"run {gone} (crawl_job): the process that ran it (pid {dead} on {host}) ended while the run was "
+            "started (killed?); marked failed by a test",
+        ]
+        status = {run_id: instance.get_run_by_id(run_id).status for run_id in (gone, alive, reused, elsewhere, untagged)}
+        assert status == {gone: dg.DagsterRunStatus.FAILURE, alive: dg.DagsterRunStatus.STARTED,
+                          reused: dg.DagsterRunStatus.FAILURE, elsewhere: dg.DagsterRunStatus.STARTED,
+                          untagged: dg.DagsterRunStatus.STARTED}
+        [failure] = instance.all_logs(gone, of_type=dg.DagsterEventType.RUN_FAILURE)
+        assert failure.message.endswith(f"the process that ran it (pid {dead} on {host}) ended while the run was "
+                                        "started (killed?); marked failed by a test")
+        assert fail_dead_runs(instance, by="a test") == []
+
+
+def test_recrawl_goes_on_after_a_crawl_run_of_a_dead_process(tmp_path):
+    with dg.instance_for_test() as instance:
+        stuck = _started_run(instance, "crawl_job", process_tags(ProcessId(socket.gethostname(), dead_pid(), None)))
+        result = recrawl_tick(instance, 86_400, int(time.time() * 1000))
+        assert isinstance(result, dg.SensorResult) and len(result.run_requests) == 1
+        assert instance.get_run_by_id(stuck).status == dg.DagsterRunStatus.FAILURE
+        # A live crawl run still holds the next one back.
+        _started_run(instance, "crawl_job", process_tags())
+        skip = recrawl_tick(instance, 86_400, int(time.time() * 1000))
+        assert isinstance(skip, dg.SkipReason) and skip.skip_message.endswith(" is still started")
+
+
+def test_crawl_run_materializes_the_partition_of_a_run_it_closed(tmp_path, changing_site):
+    config = write_config(tmp_path / "crawl.toml", [changing_site.base_url + "/"])
+    settings = PipelineSettings(data_dir=tmp_path / "data", config_path=config)
+    resources = build_resources(settings)
+    killed, new = new_crawl_run_key(), None
+    (tmp_path / "data").mkdir()
+    # A crawl run whose process died: its agent row has no end.
+    run_crawl(load_config(config), settings.crawler_db, agent_uuid=uuid.UUID(hex=killed), progress=False)
+    with closing(sqlite3.connect(settings.crawler_db)) as conn, conn:
+        conn.execute("UPDATE agent SET time_finished_unix_utc = NULL")
+        entries = conn.execute("SELECT count(*) FROM crawl_log").fetchone()[0]
+    with dg.instance_for_test() as instance:
+        new = new_crawl_run_key()
+        instance.add_dynamic_partitions(CRAWL_RUNS, [killed, new])
+        result = dg.materialize([crawl_run], partition_key=new, instance=instance, resources=resources)
+        assert result.success
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=dg.AssetKey("crawl_run"), asset_partitions=[killed]), limit=5).records
+        [record] = records
+        materialization = record.event_log_entry.asset_materialization
+        assert materialization.description == (f"closed crawl run {killed}: its process ended without finishing "
+                                                f"it; its {entries} crawl log entries are kept")
+        assert materialization.metadata["closed_by_crawl_run"].value == new
+        assert materialization.metadata["dagster/row_count"].value == entries
+
+
+def test_pipeline_killed_during_its_crawl_is_resumed_by_the_next(tmp_path, capsys):
+    """The issue's case: ``textpile pipeline`` killed during crawl_run; the next pipeline
+    marks the run failed, closes the crawl run, stages and scrapes its entries, then
+    crawls the rest: every crawl log entry ends up in the summary and the published index."""
+    pages = [f"/p{i}.html" for i in range(8)]
+    hold = threading.Event()
+    served = []
+
+    def leaf(request):
+        served.append(request.path)
+        if len(served) > 4:
+            hold.wait(300)
+        return Response(200, f"<html><head><title>Page {request.path}</title></head><body><main><p>"
+                             f"{request.path} tells of numbats and bilbies {' '.join(['x'] * 40)}</p></main></body></html>")
+
+    routes = {"/robots.txt": Response(404),
+              "/": Response(200, "<title>Index</title>" + "".join(f'<a href="{p}">{p}</a>' for p in pages)),
+              **{p: leaf for p in pages}}
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    with SiteServer(routes) as site:
+        config = write_config(tmp_path / "crawl.toml", [site.base_url + "/"])
+        command = [str(Path(sys.executable).with_name("textpile")), "pipeline", "--config", str(config),
+                   "--data-dir", str(data), "--no-progress"]
+        first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+        deadline = time.monotonic() + 300
+        while crawl_log_entries(data / "crawler.db") < 6 and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+        out, err = first.communicate(timeout=60)
+        hold.set()
+        assert crawl_log_entries(data / "crawler.db") == 6, err  # robots.txt, /, four pages; the others held
+        with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
+            [stuck] = instance.get_runs()
+            assert stuck.status == dg.DagsterRunStatus.STARTED
+            [killed] = instance.get_dynamic_partitions(CRAWL_RUNS)
+        assert main(["pipeline", "--config", str(config), "--data-dir", str(data), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"textpile pipeline: run {stuck.run_id} (pipeline_job): the process that ran it (pid {first.pid} on "
+        f"{socket.gethostname()}) ended while the run was started (killed?); marked failed by textpile pipeline "
+        "at its start\n"
+        f"textpile pipeline: closed crawl run {killed}: its process ended without finishing it; its 6 crawl log "
+        "entries are kept\n"
+        f"textpile pipeline: crawl run {killed}: 6 crawl log entries not yet summarized; staging and scraping "
+        "them first\n"), err
+    with closing(sqlite3.connect(data / "crawler.db")) as conn:
+        crawl_uuids = {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_log")}
+        pages_crawled = sorted(r[0] for r in conn.execute(
+            "SELECT u.str_url FROM crawl_log l JOIN url u USING(url_id) WHERE crawl_type = 0 AND exit_code = 20"))
+    assert pages_crawled == sorted([site.base_url + "/", *(site.base_url + p for p in pages)])  # each once
+    with closing(sqlite3.connect(data / "published" / "summary.db")) as conn:
+        assert {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_summary")} == crawl_uuids
+        assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 9
+    with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
+        statuses = sorted(run.status.value for run in instance.get_runs())
+        assert statuses == ["FAILURE", "SUCCESS", "SUCCESS"]  # the killed run, the resume run, the new run
+        assert instance.get_run_by_id(stuck.run_id).status == dg.DagsterRunStatus.FAILURE

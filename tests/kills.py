@@ -1,0 +1,28 @@
+"""Helpers of the tests that kill textpile processes on purpose (issue 12)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+
+
+def crawl_log_entries(db: Path) -> int:
+    """Crawl log entries written to crawler database ``db`` so far (0 while it does not
+    exist or has no tables yet). Read-only: usable while a crawl writes it."""
+    if not Path(db).exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            return conn.execute("SELECT count(*) FROM crawl_log").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def dead_pid() -> int:
+    """The process id of a process that has ended (and was reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
