@@ -19,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from textpile.progress import progress_bar
+from textpile.progress import Progress, progress_bar
 from textpile.errors import TextpileError
 from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
 from textpile.summarize import fts, staging
 from textpile.summarize.integrate import IntegrationReport, integrate_batch
-from textpile.summarize.scrape_stage import scrape_batch
+from textpile.summarize.scrape_stage import count_files_to_scrape, scrape_batch
 
 
 @dataclass
@@ -95,7 +95,8 @@ def stage_crawl_log(crawler_db: str | Path, staging_dir: str | Path, *, agent_uu
     return report
 
 
-def _scrape_into(report: ScrapeReport, batch_dir: Path, bar) -> None:
+def _scrape_into(report: ScrapeReport, batch_dir: Path, bar: Progress) -> None:
+    """Scrape one batch into ``report``, advancing ``bar`` by one per file scraped."""
     started = time.monotonic()
     files, links, noindex, errors = scrape_batch(batch_dir, on_file=lambda: bar.advance(1))
     report.files_scraped += files
@@ -109,11 +110,14 @@ def scrape_staged(staging_dir: str | Path, *, progress: bool = True) -> ScrapeRe
     """Scrape every staged file under ``staging_dir`` into scrape-result Parquet beside it.
 
     Writes ``scrape_file.parquet`` and ``scrape_link.parquet`` into each batch folder
-    (replacing earlier results). See :mod:`textpile.summarize.scrape_stage`.
+    (replacing earlier results). See :mod:`textpile.summarize.scrape_stage`. The progress
+    bar counts files, out of the number of files to scrape in every batch.
     """
     report = ScrapeReport()
+    batches = staging.batch_dirs(staging_dir)
     with progress_bar("Scraping", None, enabled=progress) as bar:
-        for batch_dir in staging.batch_dirs(staging_dir):
+        bar.update_total(sum(count_files_to_scrape(batch_dir) for batch_dir in batches))
+        for batch_dir in batches:
             _scrape_into(report, batch_dir, bar)
     return report
 
@@ -200,14 +204,17 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
                     report.batches += 1
                     _add_stage_counts(report.stage, batch_dir, counts)
                     say(f"Summarizing page {report.batches} ({counts['crawl_log']} crawl log entries) ...")
-                    _scrape_into(report.scrape, batch_dir, _NoBar())
+                    # The bar counts crawl log entries: one per file as it is scraped, the
+                    # batch's other entries (robots.txt, redirects, errors) once it is integrated.
+                    scraped_before = report.scrape.files_scraped
+                    _scrape_into(report.scrape, batch_dir, bar)
                     with sqlite_errors(summary_db):
                         result = integrate_batch(conn, batch_dir)
                     report.integration.add(result)
                     say(f"Found {result.self_duplicates} self duplicates.")
                     say(f"Found {result.exact_duplicates} exact duplicates.")
                     shutil.rmtree(batch_dir)
-                    bar.advance(counts["crawl_log"])
+                    bar.advance(counts["crawl_log"] - (report.scrape.files_scraped - scraped_before))
                     sigint.check()
         except KeyboardInterrupt:
             report.interrupted = True
@@ -262,8 +269,3 @@ class _SigintSeen:
         """Raise KeyboardInterrupt when SIGINT arrived since :meth:`__enter__`."""
         if self.seen:
             raise KeyboardInterrupt
-
-
-class _NoBar:
-    def advance(self, amount: float = 1, description: str | None = None) -> None:
-        """Do nothing (scraping inside summarize is shown by the batch bar)."""

@@ -53,6 +53,31 @@ SCRAPE_SECTION_SCHEMA = pa.schema([
 ])
 
 
+_SCRAPED_FILES_SQL = """
+    FROM read_parquet(?) f
+    JOIN read_parquet(?) cl ON cl.crawl_log_id = f.crawl_log_id
+    JOIN read_parquet(?) ft ON ft.file_id = f.file_id
+    LEFT JOIN read_parquet(?) r ON r.request_id = f.request_id
+    WHERE cl.crawl_type = ? AND cl.exit_code = ? AND list_contains(?, f.mime_essence)
+"""
+
+
+def _scraped_files_params(batch_dir: Path) -> list:
+    return [str(table_path(batch_dir, "file")), str(table_path(batch_dir, "crawl_log")),
+            str(table_path(batch_dir, "file_text")), str(table_path(batch_dir, "request")),
+            int(CrawlType.file_crawl), int(ExitCode.file_ingested), list(SCRAPED_MEDIA_TYPES)]
+
+
+@duckdb_interrupts()
+def count_files_to_scrape(batch_dir: Path) -> int:
+    """How many files :func:`files_to_scrape` returns for the batch (no text read)."""
+    con = duckdb.connect()
+    try:
+        return int(con.execute("SELECT count(*) " + _SCRAPED_FILES_SQL, _scraped_files_params(batch_dir)).fetchone()[0])
+    finally:
+        con.close()
+
+
 @duckdb_interrupts()
 def files_to_scrape(batch_dir: Path) -> list[tuple]:
     """Return ``(file_id, str_url, mime_essence, last_modified, now, text)`` rows of a batch.
@@ -62,19 +87,10 @@ def files_to_scrape(batch_dir: Path) -> list[tuple]:
     con = duckdb.connect()
     try:
         return con.execute(
-            """
-            SELECT f.file_id, f.str_url, f.mime_essence, f.last_modified_unix_utc,
-                   coalesce(r.time_sent_unix_utc, cl.time_started_unix_utc) AS now_unix_utc, ft.text
-            FROM read_parquet(?) f
-            JOIN read_parquet(?) cl ON cl.crawl_log_id = f.crawl_log_id
-            JOIN read_parquet(?) ft ON ft.file_id = f.file_id
-            LEFT JOIN read_parquet(?) r ON r.request_id = f.request_id
-            WHERE cl.crawl_type = ? AND cl.exit_code = ? AND list_contains(?, f.mime_essence)
-            ORDER BY f.file_id
-            """,
-            [str(table_path(batch_dir, "file")), str(table_path(batch_dir, "crawl_log")),
-             str(table_path(batch_dir, "file_text")), str(table_path(batch_dir, "request")),
-             int(CrawlType.file_crawl), int(ExitCode.file_ingested), list(SCRAPED_MEDIA_TYPES)],
+            "SELECT f.file_id, f.str_url, f.mime_essence, f.last_modified_unix_utc, "
+            "coalesce(r.time_sent_unix_utc, cl.time_started_unix_utc) AS now_unix_utc, ft.text "
+            + _SCRAPED_FILES_SQL + " ORDER BY f.file_id",
+            _scraped_files_params(batch_dir),
         ).fetchall()
     finally:
         con.close()

@@ -1,0 +1,91 @@
+"""Progress of the long jobs: a real total, movement during the first batch, plain lines
+(with a heartbeat) when stderr is no terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+
+from textpile import progress
+from textpile.summarize import pipeline
+
+from .summary_fixtures import CrawlerRows, page
+from .test_cli_summarize import BASE, make_crawler_db
+
+
+class Recorder:
+    """A Progress that records every call."""
+
+    def __init__(self, description, total):
+        self.calls = [("start", description, total)]
+
+    def advance(self, amount=1, description=None):
+        self.calls.append(("advance", amount))
+
+    def update_total(self, total):
+        self.calls.append(("total", total))
+
+
+def _recording(monkeypatch):
+    bars = []
+
+    @contextlib.contextmanager
+    def fake(description, total=None, *, enabled=True):
+        bar = Recorder(description, total)
+        bars.append(bar)
+        yield bar
+
+    monkeypatch.setattr(pipeline, "progress_bar", fake)
+    return bars
+
+
+def test_summarize_bar_has_a_total_and_moves_per_file_within_the_first_batch(tmp_path, monkeypatch):
+    make_crawler_db(tmp_path / "c.db")  # 6 crawl log entries: robots.txt and 5 HTML pages
+    bars = _recording(monkeypatch)
+    report = pipeline.summarize(tmp_path / "c.db", tmp_path / "s.db", progress=True)
+    assert report.batches == 1
+    [bar] = bars
+    assert bar.calls == [("start", "Summarizing", None), ("total", 6),
+                         ("advance", 1), ("advance", 1), ("advance", 1), ("advance", 1), ("advance", 1),
+                         ("advance", 1)]  # 5 files as they are scraped, then robots.txt with the batch
+
+
+def test_scrape_bar_total_is_the_files_to_scrape(tmp_path, monkeypatch):
+    with CrawlerRows(tmp_path / "c.db") as rows:
+        agent = rows.agent()
+        rows.crawl(agent, f"{BASE}/robots.txt", 99, 44, crawl_type=1)
+        for n in range(3):
+            rows.crawl(agent, f"{BASE}/{n}.html", 100 + n, html=page(f"Page {n}", "<p>Words.</p>"))
+    pipeline.stage_crawl_log(tmp_path / "c.db", tmp_path / "staging", batch_size=2, progress=False)
+    bars = _recording(monkeypatch)
+    report = pipeline.scrape_staged(tmp_path / "staging", progress=True)
+    assert report.files_scraped == 3
+    [bar] = bars
+    assert bar.calls == [("start", "Scraping", None), ("total", 3), ("advance", 1), ("advance", 1), ("advance", 1)]
+
+
+def test_plain_progress_lines_and_heartbeat():
+    out = io.StringIO()
+    bar = progress.PlainProgress("Scraping", 4, out=out, interval_s=0.2).start()
+    bar.advance(1)  # within the interval: no line
+    assert out.getvalue() == ""
+    deadline = time.monotonic() + 10
+    while out.getvalue().count("\n") < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # nothing advances: the heartbeat still prints
+    bar.update_total(5)
+    bar.advance(2)
+    bar.stop()
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3
+    assert all(line.startswith("Scraping: 1/4 (") for line in lines[:2])
+    assert lines[-1].startswith("Scraping: 3/5 (") and lines[-1].endswith(" s)")
+
+
+def test_progress_bar_is_plain_off_a_terminal_and_silent_when_disabled(capsys):
+    with progress.progress_bar("Staging", 2) as bar:
+        bar.advance(2)
+    assert capsys.readouterr().err.startswith("Staging: 2/2 (")
+    with progress.progress_bar("Staging", 2, enabled=False) as bar:
+        bar.advance(2)
+    assert capsys.readouterr().err == ""
