@@ -68,3 +68,51 @@ def test_demo_refuses_a_busy_search_address_before_crawling(tmp_path):
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{taken}: address already in use" in result.stderr
     assert not (tmp_path / "demo" / "crawler.db").exists()
+
+
+def test_pydoc_runs_outside_the_checkout_and_lists_no_project_folder(monkeypatch):
+    import urllib.error
+    import urllib.request
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(repo)  # as `scripts/demo` runs it
+    port = _free_port()
+    with PydocServer(port) as pydoc:
+        assert pydoc.folder is not None and not Path(pydoc.folder).resolve().is_relative_to(repo)
+        assert list(Path(pydoc.folder).iterdir()) == []
+        index = urllib.request.urlopen(pydoc.base_url, timeout=60).read().decode("utf-8")
+        folder = pydoc.folder
+        assert urllib.request.urlopen(pydoc.base_url + "json.html", timeout=60).status == 200
+        # pydoc's error pages (an unknown path, a module of another platform) are 404s, not pages.
+        for path in ("robots.txt", "asyncio.windows_events.html", "no_such_module_here.html"):
+            try:
+                urllib.request.urlopen(pydoc.base_url + path, timeout=60)
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 404, path
+                assert b"<title>Pydoc: Error" in exc.read()
+            else:
+                raise AssertionError(f"{path}: no 404")
+    assert 'href="json.html"' in index
+    for name in ("assets", "resources", "sensors", "definitions", "tests", "bench"):
+        assert f'href="{name}.html"' not in index, name
+    assert not Path(folder).exists()  # removed when pydoc stopped
+
+
+def test_demo_configuration_leaves_out_the_test_suites():
+    from textpile.crawl.config import load_config
+    from textpile.demo import write_demo_config
+    from textpile.store.urls import parse_url
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        config = load_config(write_demo_config(Path(folder), DEFAULT_PORT))
+    base = f"http://127.0.0.1:{DEFAULT_PORT}"
+    blocked = ["/test.html", "/test.support.html", "/test.test_json.html", "/unittest.test.html",
+               "/unittest.test.test_case.html", "/lib2to3.tests.html", "/lib2to3.tests.data.html",
+               "/ctypes.test.html", "/idlelib.idle_test.html", "/tkinter.html", "/antigravity.html"]
+    allowed = ["/", "/json.html", "/unittest.html", "/unittest.case.html", "/doctest.html", "/contextlib.html",
+               "/lib2to3.html", "/test_json.html", "/keywords.html", "/topics.html"]
+    assert [p for p in blocked if config.policy_verdict(parse_url(base + p)) is None] == []
+    assert [p for p in allowed if config.policy_verdict(parse_url(base + p)) is not None] == []

@@ -15,6 +15,9 @@ from pathlib import Path
 
 from textpile.demo import DEFAULT_PORT, PydocServer, write_demo_config
 
+#: Where the demo serves its search page: beside pydoc's port, away from `dagster dev`'s 3000.
+DEMO_LISTEN_ON = "127.0.0.1:7465"
+
 #: Queries shown after the demo crawl; each finds pages of the standard library docs.
 EXAMPLE_QUERIES = ("json decoder", '"temporary directory"', "csv writer")
 
@@ -32,7 +35,8 @@ def register(subparsers) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port for the pydoc server (default {DEFAULT_PORT}; another port is another site)")
     p.add_argument("-m", "--max-commands", type=int, help="requests in this run (default: the configuration's 400)")
-    p.add_argument("-l", "--listen-on", default="127.0.0.1:3000", help="search frontend address (default 127.0.0.1:3000)")
+    p.add_argument("-l", "--listen-on", default=DEMO_LISTEN_ON,
+                   help=f"search frontend address (default {DEMO_LISTEN_ON}; `dagster dev` takes 3000)")
     p.add_argument("--no-serve", action="store_true", help="stop after the example queries")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
@@ -83,6 +87,15 @@ def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIE
     return found
 
 
+def dagster_dev_command(data_dir: Path, config: Path) -> str:
+    """The ``dagster dev`` command that opens the demo's Dagster instance and data."""
+    import shlex
+
+    home = shlex.quote(_shown_path(data_dir / "dagster_home"))
+    return (f"DAGSTER_HOME={home} TEXTPILE_DATA_DIR={shlex.quote(_shown_path(data_dir))} "
+            f"TEXTPILE_CONFIG={shlex.quote(_shown_path(config))} dagster dev -m textpile_dagster.definitions")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo; return the exit status (0, or 130 after Ctrl+C while crawling)."""
     from textpile.cli import main
@@ -98,12 +111,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"== starting Python's documentation server: python -S -m pydoc -p {args.port}", file=sys.stderr)
     with PydocServer(args.port) as pydoc:
         print(f"== crawling {pydoc.base_url} with {config} through the Dagster pipeline", file=sys.stderr)
+        # Its own Dagster instance, whatever DAGSTER_HOME says (the command below opens it).
         outcome = execute_pipeline(config, data_dir, max_commands=args.max_commands,
-                                   progress=not args.no_progress)
+                                   dagster_home=data_dir / "dagster_home", progress=not args.no_progress)
         print_report(outcome)
         published = Path(outcome.settings.published_db)
         print("\nThree queries to try:")
         print_examples(published)
+        print(f"\nThe Dagster UI over the same runs (http://127.0.0.1:3000/):\n  {dagster_dev_command(data_dir, config)}")
         if args.no_serve:
             return 0
         host_port = args.listen_on

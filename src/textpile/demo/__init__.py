@@ -2,16 +2,21 @@
 
 ``python -m pydoc -p PORT`` serves the documentation of the standard library of the
 Python that runs textpile: real content, not written by us, on any machine with Python
-and without internet. :class:`PydocServer` starts it on 127.0.0.1 (with ``-S``, so that
-only the standard library is listed, not the virtual environment's packages) and stops
-it again. Note that pydoc answers unknown paths, /robots.txt included, with a 200 HTML
-error page: the crawler reads such a robots.txt as "no rules".
+and without internet. :class:`PydocServer` starts such a server on 127.0.0.1 and stops it
+again: pydoc's pages through :mod:`textpile.demo.docserver`, which answers pydoc's error
+pages ("Pydoc: Error": unknown paths, /robots.txt, modules of another platform) with 404
+(so a robots.txt means "no rules", RFC 9309). It runs with ``-S``, so that only the
+standard library is listed, not the virtual environment's packages, and in an empty
+temporary folder: pydoc puts its working folder first on ``sys.path`` and imports every
+module it documents, so started in a checkout it would list and import the project's own
+folders.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from importlib import resources
@@ -38,7 +43,8 @@ def write_demo_config(folder: Path, port: int = DEFAULT_PORT) -> Path:
 
 
 class PydocServer:
-    """``python -S -m pydoc -n 127.0.0.1 -p PORT`` as a context manager.
+    """Python's documentation server on 127.0.0.1:PORT as a context manager: pydoc's pages
+    through :mod:`textpile.demo.docserver` (pydoc's error pages answer 404).
 
     ``base_url`` is ``http://127.0.0.1:PORT/`` once started.
 
@@ -54,6 +60,7 @@ class PydocServer:
         self.base_url = f"http://127.0.0.1:{self.port}/"
         self._proc: subprocess.Popen | None = None
         self._output: list[str] = []
+        self._folder: tempfile.TemporaryDirectory | None = None
 
     def __enter__(self) -> "PydocServer":
         self.start()
@@ -63,11 +70,13 @@ class PydocServer:
         self.stop()
 
     def start(self) -> None:
-        """Start pydoc and wait until it says it is ready."""
+        """Start pydoc (in an empty temporary folder) and wait until it says it is ready."""
+        self._folder = tempfile.TemporaryDirectory(prefix="textpile-pydoc-")
+        source = resources.files("textpile.demo").joinpath("docserver.py").read_text("utf-8")
         self._proc = subprocess.Popen(
-            [self.python, "-S", "-m", "pydoc", "-n", "127.0.0.1", "-p", str(self.port)],
+            [self.python, "-S", "-c", source, "127.0.0.1", str(self.port)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, bufsize=1,
+            text=True, bufsize=1, cwd=self._folder.name,
         )
         ready = threading.Event()
 
@@ -91,9 +100,23 @@ class PydocServer:
                 )
             ready.wait(0.1)
 
+    @property
+    def folder(self) -> str | None:
+        """The working folder of the running pydoc (None when stopped)."""
+        return self._folder.name if self._folder is not None else None
+
     def stop(self) -> None:
-        """Ask pydoc to quit (its ``q`` command), then terminate it if it lingers."""
+        """Ask pydoc to quit (its ``q`` command), then terminate it if it lingers; remove its folder."""
         proc, self._proc = self._proc, None
+        try:
+            self._quit(proc)
+        finally:
+            folder, self._folder = self._folder, None
+            if folder is not None:
+                folder.cleanup()
+
+    @staticmethod
+    def _quit(proc: subprocess.Popen | None) -> None:
         if proc is None or proc.poll() is not None:
             return
         try:
