@@ -160,3 +160,18 @@ def test_bind_listen_socket():
     bind_listen_socket(f"127.0.0.1:{port}").close()  # free again once closed (SO_REUSEADDR)
     with pytest.raises(ConfigError, match=r"^--listen-on: no port; "):
         bind_listen_socket("localhost")
+
+
+def test_search_does_not_import_the_web_stack(db):
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom textpile.cli import main\n"
+            f"status = main(['search', '-s', {str(db)!r}, '--format', 'json', 'cats'])\n"
+            "heavy = sorted(m for m in ('datasette', 'uvicorn', 'jinja2', 'dagster', 'textpile.web.views', "
+            "'textpile.web.app') if m in sys.modules)\n"
+            "print('IMPORTED', heavy, status)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "IMPORTED [] 0"
+    assert '"title": "Why cats sleep all day"' in out.stdout

@@ -237,7 +237,7 @@ def format_text(results) -> str:
     characters reach the terminal).
     """
     from textpile.search.terminal import terminal_text as safe
-    from textpile.web.views import iso_date
+    from textpile.search.api import iso_date
 
     lines = []
     first = results.page * results.per_page + 1
@@ -279,10 +279,9 @@ def run_search(args) -> int:
     """
     from textpile.search.engine import search
     from textpile.search.terminal import json_terminal_safe
-    from textpile.store.database import open_summary_db
-    from textpile.web.app import check_summary_db
+    from textpile.search.api import results_json
+    from textpile.store.database import check_summary_db, open_summary_db
     from textpile.web.limits import limit_search_connection
-    from textpile.web.views import results_json
 
     helper = search_help_parser()
     try:

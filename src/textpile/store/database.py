@@ -448,3 +448,23 @@ def optimize_and_vacuum(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA optimize")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def check_summary_db(path: str | Path) -> Path:
+    """Return ``path`` if it is a readable summary database.
+
+    Raises:
+        DatabaseError: the file is missing, not SQLite, or not a summary database (the
+        message names the file).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DatabaseError(f"{path}: no such summary database")
+    conn = open_summary_db(path, create=False, read_only=True)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        conn.close()
+    if "full_text_entity_index" not in tables:
+        raise DatabaseError(f"{path}: summary database without full_text_entity_index")
+    return path

@@ -14,8 +14,8 @@ import ipaddress
 import socket
 from pathlib import Path
 
-from textpile.errors import ConfigError, DatabaseError, TextpileError
-from textpile.store.database import open_summary_db
+from textpile.errors import ConfigError, TextpileError
+from textpile.store.database import check_summary_db
 from textpile.web.state import adopt_summary_database
 
 DEFAULT_SQL_TIME_LIMIT_MS = 3000
@@ -90,26 +90,6 @@ def bind_listen_socket(listen_on: str | tuple[str, int]) -> socket.socket:
             why = exc.strerror or str(exc)
         raise TextpileError(f"cannot listen on {shown}: {why}") from exc
     return sock
-
-
-def check_summary_db(path: str | Path) -> Path:
-    """Return ``path`` if it is a readable summary database.
-
-    Raises:
-        DatabaseError: the file is missing, not SQLite, or not a summary database (the
-        message names the file).
-    """
-    path = Path(path)
-    if not path.exists():
-        raise DatabaseError(f"{path}: no such summary database")
-    conn = open_summary_db(path, create=False, read_only=True)
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    finally:
-        conn.close()
-    if "full_text_entity_index" not in tables:
-        raise DatabaseError(f"{path}: summary database without full_text_entity_index")
-    return path
 
 
 def build_datasette(
