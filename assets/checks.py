@@ -6,11 +6,11 @@ Each check is a plain function over a sqlite3 connection returning a :class:`Che
 downstream (the FTS index, and so the published copy) from being rebuilt in that run.
 """
 
-import re
 import sqlite3
 from contextlib import closing
 from dataclasses import dataclass, field
 
+import sqlite_utils
 from dagster import AssetCheckResult, MetadataValue, asset_check
 
 from textpile_dagster.assets.figures import SEARCHABLE
@@ -165,11 +165,15 @@ def fts_matches_searchable(conn: sqlite3.Connection) -> CheckOutcome:
     )
 
 
-_CREATE = re.compile(r"CREATE\s+(?:VIRTUAL\s+)?TABLE\s+IF\s+NOT\s+EXISTS\s+(\w+)", re.IGNORECASE)
-
-
-def _schema_tables(part: str, version: str) -> set[str]:
-    return set(_CREATE.findall(schema_sql(part, version)))
+def documented_columns(kind: str, version: str) -> dict[str, list[str]]:
+    """Table -> column names of the documented DDL (base 0.1.0 + ``kind`` ``version``), read
+    by sqlite-utils from an in-memory database made with that DDL (FTS shadow tables left out)."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
+        conn.executescript(schema_sql(kind, version))
+        db = sqlite_utils.Database(conn)
+        shadow = {f"{t}_{s}" for t in db.table_names(fts5=True) for s in ("data", "idx", "content", "docsize", "config")}
+        return {t: [c.name for c in db[t].columns] for t in db.table_names() if t not in shadow}
 
 
 def _database_schema(conn: sqlite3.Connection, kind: str, version: str) -> tuple[list[str], dict[str, str]]:
@@ -181,16 +185,23 @@ def _database_schema(conn: sqlite3.Connection, kind: str, version: str) -> tuple
     info = dict(conn.execute("SELECT key, value FROM unobtanium_database_info"))
     problems = [f"{kind}: {key} is {info.get(key)!r}, expected {value!r}"
                 for key, value in expected.items() if info.get(key) != value]
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    wanted = _schema_tables("base", BASE_SCHEMA_VERSION) | _schema_tables(kind, version)
-    problems += [f"{kind}: table {name} missing" for name in sorted(wanted - tables)]
+    db = sqlite_utils.Database(conn)
+    present = set(db.table_names())
+    for name, columns in sorted(documented_columns(kind, version).items()):
+        if name not in present:
+            problems.append(f"{kind}: table {name} missing")
+            continue
+        missing = [c for c in columns if c not in {col.name for col in db[name].columns}]
+        if missing:
+            problems.append(f"{kind}: table {name} lacks column(s) {', '.join(missing)}")
     return problems, info
 
 
 def schema_versions(crawler_db_path: str, summary_db_path: str) -> CheckOutcome:
     """Both databases carry the documented ``unobtanium_database_info`` keys with the
     versions this textpile writes (base 0.1.0, crawler 1.0.0, summary 0.0.0) and every
-    table of those schema versions (page "Database Info")."""
+    table and column of those schema versions (page "Database Info"; extra tables and
+    columns, textpile extensions, are allowed)."""
     problems: list[str] = []
     infos: dict[str, dict[str, str]] = {}
     for kind, opener, path, version in (
