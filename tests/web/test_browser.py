@@ -1,0 +1,122 @@
+"""The search page in headless Chromium (Debian's chromium, driven by Playwright): search
+from the form, click a result, page through the results, and no header link is a 404.
+
+scripts/test installs Debian's chromium (apt-get, as root) and Playwright (the test
+extras); the test skips, saying why, only where Chromium is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dagster_sites import ChangingSite, write_config
+from textpile.crawl.config import load_config
+from textpile.crawl.run import run_crawl
+from textpile.summarize.pipeline import summarize
+from textpile.web.app import bind_listen_socket, build_datasette
+
+CHROMIUM = Path("/usr/bin/chromium")
+#: The flags this machine needs (no sandbox as root, no GPU, no background connections).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason=f"{CHROMIUM} is missing: Debian's chromium package is not installed (scripts/test installs it "
+    "with apt-get when run as root)")
+
+
+class Served:
+    """``textpile serve`` of a summary database in a thread, on a free port."""
+
+    def __init__(self, summary_db: Path) -> None:
+        import uvicorn
+
+        self.sock = bind_listen_socket(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(build_datasette(summary_db).app(), log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def __enter__(self) -> "Served":
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def site_and_server(tmp_path_factory):
+    """The four-page test site, crawled and summarized, and its search page served."""
+    tmp = tmp_path_factory.mktemp("browser")
+    site = ChangingSite()
+    with site.server:
+        config = load_config(write_config(tmp / "crawl.toml", [site.base_url + "/"]))
+        run_crawl(config, tmp / "crawler.db", progress=False)
+        summarize(tmp / "crawler.db", tmp / "summary.db", progress=False)
+        with Served(tmp / "summary.db") as served:
+            yield site, served
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def test_search_click_page_and_header_links(site_and_server, browser, tmp_path):
+    site, served = site_and_server
+    page = browser.new_page()
+    page.goto(served.base_url + "/")
+    page.fill("#tp-q", "page")
+    page.click("button.tp-button")
+    page.wait_for_url("**/search?search=page")
+    titles = page.locator(".tp-title a").all_inner_texts()
+    assert sorted(titles) == ["Alpha page", "Bravo page", "Charlie page"]
+    assert page.locator(".tp-summary").inner_text().startswith("3 results")
+    page.screenshot(path=str(tmp_path / "results.png"), full_page=True)
+
+    # No link of the header (brand, "Explore with SQL", Datasette's own) answers 404.
+    hrefs = page.eval_on_selector_all("header a[href]", "els => els.map(e => e.href)")
+    assert served.base_url + "/summary" in hrefs and served.base_url + "/" in hrefs
+    statuses = {href: page.request.get(href).status for href in hrefs}
+    assert [h for h, status in statuses.items() if status != 200] == [], statuses
+
+    # Clicking a result opens the crawled page.
+    first = page.locator(".tp-title a").first
+    title, href = first.inner_text(), first.get_attribute("href")
+    assert href.startswith(site.base_url + "/")
+    first.click()
+    page.wait_for_url(href)
+    assert page.title() == title
+
+    # Paging, one result per page: "Next" leads to page 2 with another result, "Previous" back.
+    page.goto(served.base_url + "/search?search=page&per_page=1")
+    assert "Page 1 of 3" in page.locator("nav.tp-pages").inner_text()
+    on_first = page.locator(".tp-title a").all_inner_texts()
+    page.click("a[rel=next]")
+    page.wait_for_url("**page=1**")
+    assert "Page 2 of 3" in page.locator("nav.tp-pages").inner_text()
+    on_second = page.locator(".tp-title a").all_inner_texts()
+    assert len(on_first) == len(on_second) == 1 and on_first != on_second
+    page.click("a[rel=prev]")
+    assert page.locator(".tp-title a").all_inner_texts() == on_first
+    assert os.path.getsize(tmp_path / "results.png") > 10_000
+    page.close()
