@@ -9,7 +9,6 @@ import pytest
 
 from textpile.crawl.config import (
     UNCONFIGURED_USER_AGENT,
-    ConfigFile,
     CrawlConfig,
     apply_overrides,
     check_database_file,
@@ -100,8 +99,8 @@ def test_shared_policies_example():
 
 def test_policy_file_alone(tmp_path):
     policies = read_policy_file(EXAMPLES / "shared-policies.toml")
-    assert isinstance(policies, ConfigFile)
-    assert policies.seeds is None and len(policies.do_not_crawl) == 9
+    assert sorted(policies) == ["do_not_crawl", "source", "url_query_parameters"]  # what the file sets
+    assert len(policies["do_not_crawl"]) == 9 and policies["source"] == EXAMPLES / "shared-policies.toml"
 
 
 # --------------------------------------------------------------------------- the seed's examples
@@ -476,3 +475,34 @@ def test_check_database_file(tmp_path, monkeypatch):
         check_database_file(config, wrong, ignore=True)
     unset = apply_overrides(None, seeds=["http://a.org/"], max_commands=1, default_delay_ms=0, force_recrawl=True)
     check_database_file(unset, "/anywhere/at/all.db")
+
+
+# --------------------------------------------------------------------------- the one model
+
+
+def test_one_validated_model_built_in_code():
+    import pydantic
+
+    base = dict(default_delay_ms=10, max_commands_per_run=5, recrawl_interval_s=60, seeds=["https://a.org/x#f"])
+    config = CrawlConfig(**base)
+    assert config.seeds == ["https://a.org/x"]  # normalized like a configured seed
+    for bad in ({"default_delay_ms": -1}, {"max_commands_per_run": True}, {"recrawl_interval_s": "60"},
+                {"seeds": []}, {"seeds": ["mailto:x@a.org"]}, {"user_agent": "a\nb"}, {"no_such_key": 1}):
+        with pytest.raises(pydantic.ValidationError):
+            CrawlConfig(**{**base, **bad})
+    with pytest.raises(pydantic.ValidationError):
+        config.default_delay_ms = 0  # frozen: derive another one with apply_overrides
+    assert apply_overrides(config, default_delay_ms=0).default_delay_ms == 0 and config.default_delay_ms == 10
+
+
+def test_every_field_survives_the_overrides(tmp_path):
+    config = load_config(write(tmp_path, REQUIRED + 'name = "n"\ndescription = "d"\ndatabase_file = "x/c.db"\n'
+                               'user_agent = "ua (for https://a.org/)"\nallow_private_addresses = true\n'
+                               '[[do_not_crawl]]\nif.url.path.has_prefix = "/a"\n'
+                               '[[url_query_paramters]]\nif.always = {}\nallow = ["page"]\n'))
+    assert set(CrawlConfig.model_fields) == {
+        "default_delay_ms", "max_commands_per_run", "recrawl_interval_s", "seeds", "name", "description",
+        "database_file", "user_agent", "do_not_crawl", "url_query_parameters", "allow_private_addresses", "source"}
+    assert all(getattr(config, name) not in (None, [], False) for name in CrawlConfig.model_fields
+               if name != "recrawl_interval_s")
+    assert apply_overrides(config) == config

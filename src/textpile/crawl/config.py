@@ -9,8 +9,10 @@ Entry points:
 
 * :func:`load_config` reads a complete configuration file (every required key present).
 * :func:`read_config_file` / :func:`read_policy_file` read a file that may lack keys the
-  command line supplies, and policy files (``--policy-file``).
-* :func:`apply_overrides` merges command line options into a (partial) configuration and
+  command line supplies, and policy files (``--policy-file``), into :data:`ConfigValues`
+  (the validated values the file sets, by :class:`CrawlConfig` field name).
+* :func:`apply_overrides` merges command line options into such values (or a complete
+  configuration) and builds the one validated model, :class:`CrawlConfig` (pydantic);
   :func:`config_from_options` does all of it for ``textpile crawl``.
 * :func:`check_database_file` is the ``database_file`` safety check.
 * :meth:`CrawlConfig.policy_verdict` applies ``do_not_crawl`` and ``url_query_paramters``.
@@ -26,10 +28,13 @@ import os
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.errors import ConfigError
@@ -63,24 +68,43 @@ class QueryParameterPolicy:
     criterium: Any
 
 
-@dataclass
-class CrawlConfig:
-    """A loaded, validated crawl configuration. Durations in ms or s as named."""
+class CrawlConfig(BaseModel):
+    """A loaded, validated crawl configuration (the one model: from a file, from options or
+    from code alike). Durations in ms or s as named. Immutable: derive another one with
+    :func:`apply_overrides`.
 
-    default_delay_ms: int
-    max_commands_per_run: int
-    recrawl_interval_s: int
-    seeds: list[str]
+    Raises (when built directly): ``pydantic.ValidationError`` for a value out of bounds, a
+    bad seed or user agent; :func:`apply_overrides` turns that into a ConfigError.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    default_delay_ms: Annotated[StrictInt, Field(ge=0, le=MAX_DEFAULT_DELAY_MS)]
+    max_commands_per_run: Annotated[StrictInt, Field(ge=0, le=MAX_COMMANDS_PER_RUN)]
+    recrawl_interval_s: Annotated[StrictInt, Field(ge=0, le=MAX_RECRAWL_INTERVAL_S)]
+    seeds: Annotated[list[str], Field(min_length=1)]
     name: str | None = None
     description: str | None = None
     database_file: str | None = None
     user_agent: str = UNCONFIGURED_USER_AGENT
-    do_not_crawl: list[DoNotCrawlPolicy] = field(default_factory=list)
-    url_query_parameters: list[QueryParameterPolicy] = field(default_factory=list)
+    do_not_crawl: list[DoNotCrawlPolicy] = Field(default_factory=list)
+    url_query_parameters: list[QueryParameterPolicy] = Field(default_factory=list)
     #: textpile extension, off by default: allow loopback/private/link-local/reserved targets.
-    allow_private_addresses: bool = False
+    allow_private_addresses: StrictBool = False
     #: the file this configuration was read from, None when built in code.
     source: Path | None = None
+
+    @field_validator("seeds")
+    @classmethod
+    def _normalized_seeds(cls, seeds: list[str]) -> list[str]:
+        return [normalize_seed(seed) for seed in seeds]
+
+    @field_validator("user_agent")
+    @classmethod
+    def _single_line(cls, value: str) -> str:
+        if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise ValueError(f"found {value!r}; expected a non-empty single-line string without control characters")
+        return value
 
     def policy_verdict(self, url: ParsedUrl) -> str | None:
         """Why the crawl policies forbid crawling ``url``, or None when they allow it.
@@ -181,27 +205,10 @@ def parse_duration(value: str | int) -> int:
     return total
 
 
-@dataclass
-class ConfigFile:
-    """A crawl configuration or policy file as read, before command line options are merged.
-
-    Every key may be missing (None); :func:`apply_overrides` turns it into a CrawlConfig.
-    Values are validated and converted as in :class:`CrawlConfig`.
-    """
-
-    path: Path | None = None
-    name: str | None = None
-    description: str | None = None
-    database_file: str | None = None
-    default_delay_ms: int | None = None
-    max_commands_per_run: int | None = None
-    recrawl_interval_s: int | None = None
-    user_agent: str | None = None
-    seeds: list[str] | None = None
-    allow_private_addresses: bool | None = None
-    do_not_crawl: list[DoNotCrawlPolicy] = field(default_factory=list)
-    url_query_parameters: list[QueryParameterPolicy] = field(default_factory=list)
-
+#: What a crawl configuration or policy file sets: :class:`CrawlConfig` field name ->
+#: validated value (``source``: the file), before command line options are merged; keys
+#: the file leaves out are absent. :func:`apply_overrides` makes the CrawlConfig.
+ConfigValues = dict[str, Any]
 
 _POLICY_KEYS = ("do_not_crawl", "url_query_paramters", "url_query_parameters")
 _CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max_commands_per_run",
@@ -297,34 +304,35 @@ class _Reader:
         names = frozenset(self.string(f"{key}.allow[{i}]", name) for i, name in enumerate(allow))
         return QueryParameterPolicy(reason, names, criterium)
 
-    def read(self, data: dict[str, Any], keys: Sequence[str], what: str) -> ConfigFile:
-        out = ConfigFile(path=self.path)
+    def read(self, data: dict[str, Any], keys: Sequence[str], what: str) -> ConfigValues:
+        """The TOML table ``data`` as :data:`ConfigValues`; every message names the key path."""
+        out: ConfigValues = {"source": self.path, "do_not_crawl": [], "url_query_parameters": []}
         for key, value in data.items():
             if key not in keys:
                 raise self.error(key, f"unknown key; expected one of {', '.join(keys)} ({what})")
             if key in ("name", "description"):
-                setattr(out, key, self.string(key, value))
+                out[key] = self.string(key, value)
             elif key == "database_file":
-                out.database_file = self.path_string(key, value)
+                out[key] = self.path_string(key, value)
             elif key == "user_agent":
-                out.user_agent = self.string(key, value, single_line=True)
+                out[key] = self.string(key, value, single_line=True)
             elif key == "default_delay_ms":
-                out.default_delay_ms = self.count(key, value, MAX_DEFAULT_DELAY_MS, " ms (an hour)")
+                out[key] = self.count(key, value, MAX_DEFAULT_DELAY_MS, " ms (an hour)")
             elif key == "max_commands_per_run":
-                out.max_commands_per_run = self.count(key, value, MAX_COMMANDS_PER_RUN)
+                out[key] = self.count(key, value, MAX_COMMANDS_PER_RUN)
             elif key == "recrawl_interval":
                 try:
-                    out.recrawl_interval_s = parse_duration(value)
+                    out["recrawl_interval_s"] = parse_duration(value)
                 except ValueError as exc:
                     raise self.error(key, str(exc)) from None
             elif key == "seeds":
-                out.seeds = self.seeds(key, value)
+                out[key] = self.seeds(key, value)
             elif key == "allow_private_addresses":
-                out.allow_private_addresses = self.boolean(key, value)
+                out[key] = self.boolean(key, value)
             elif key == "do_not_crawl":
-                out.do_not_crawl = self.policies(key, value, "do_not_crawl")
+                out[key] = self.policies(key, value, "do_not_crawl")
             else:  # url_query_paramters (the documented spelling) or url_query_parameters
-                out.url_query_parameters.extend(self.policies(key, value, "url_query_paramters"))
+                out["url_query_parameters"].extend(self.policies(key, value, "url_query_paramters"))
         return out
 
 
@@ -402,7 +410,7 @@ def normalize_seed(url: str) -> str:
     return parsed.str_url
 
 
-def read_config_file(path: str | Path) -> ConfigFile:
+def read_config_file(path: str | Path) -> ConfigValues:
     """Read and validate a crawl configuration file whose required keys may be missing.
 
     Keys as on the seed page "Crawler crawl configuration", plus ``allow_private_addresses``
@@ -418,7 +426,7 @@ def read_config_file(path: str | Path) -> ConfigFile:
     return reader.read(reader.load(), _CONFIG_KEYS, "crawl configuration keys")
 
 
-def read_policy_file(path: str | Path) -> ConfigFile:
+def read_policy_file(path: str | Path) -> ConfigValues:
     """Read a ``--policy-file``: only ``[[do_not_crawl]]`` and ``[[url_query_paramters]]``
     (or ``[[url_query_parameters]]``) tables, in the same notation as the configuration.
 
@@ -429,11 +437,11 @@ def read_policy_file(path: str | Path) -> ConfigFile:
     return reader.read(reader.load(), _POLICY_KEYS, "a policy file holds only policies")
 
 
-def _with_policies(base: ConfigFile, policy_files: Iterable[str | Path]) -> ConfigFile:
+def _with_policies(base: ConfigValues, policy_files: Iterable[str | Path]) -> ConfigValues:
     for policy_path in policy_files:
         extra = read_policy_file(policy_path)
-        base.do_not_crawl.extend(extra.do_not_crawl)
-        base.url_query_parameters.extend(extra.url_query_parameters)
+        base["do_not_crawl"] = [*base.get("do_not_crawl", []), *extra["do_not_crawl"]]
+        base["url_query_parameters"] = [*base.get("url_query_parameters", []), *extra["url_query_parameters"]]
     return base
 
 
@@ -448,17 +456,17 @@ def load_config(path: str | Path, *, policy_files: Iterable[str | Path] = ()) ->
             a missing required key (named, with the file).
     """
     partial = _with_policies(read_config_file(path), policy_files)
-    missing = [key for key, attr in (("default_delay_ms", "default_delay_ms"),
+    missing = [key for key, name in (("default_delay_ms", "default_delay_ms"),
                                      ("max_commands_per_run", "max_commands_per_run"),
                                      ("recrawl_interval", "recrawl_interval_s"), ("seeds", "seeds"))
-               if getattr(partial, attr) is None]
+               if partial.get(name) is None]
     if missing:
-        raise ConfigError(f"{partial.path}: missing required key(s) {', '.join(missing)}")
+        raise ConfigError(f"{partial['source']}: missing required key(s) {', '.join(missing)}")
     return apply_overrides(partial)
 
 
 def apply_overrides(
-    config: CrawlConfig | ConfigFile | None,
+    config: CrawlConfig | Mapping[str, Any] | None,
     *,
     user_agent: str | None = None,
     max_commands: int | None = None,
@@ -468,7 +476,9 @@ def apply_overrides(
     allow_private_addresses: bool | None = None,
     recrawl_interval: str | int | None = None,
 ) -> CrawlConfig:
-    """Merge ``textpile crawl`` options into a configuration (options win; None = not given).
+    """Merge ``textpile crawl`` options into a configuration (options win; None = not given)
+    and build the :class:`CrawlConfig`. ``config`` is a complete one, :data:`ConfigValues`
+    read from a file, or None (options only); it is not changed.
 
     ``seeds`` (``--schedule``) replaces the configured seeds; ``force_recrawl`` sets
     ``recrawl_interval_s`` to 0 (every crawled URL is due again) and so also stands in
@@ -480,20 +490,11 @@ def apply_overrides(
             required value is given neither as option nor in the file; the message names
             the option and the key, e.g. "no seeds: give --schedule URL or seeds in --config".
     """
-    if config is None:
-        base = ConfigFile()
-    elif isinstance(config, CrawlConfig):
-        base = ConfigFile(path=config.source, name=config.name, description=config.description,
-                          database_file=config.database_file, default_delay_ms=config.default_delay_ms,
-                          max_commands_per_run=config.max_commands_per_run,
-                          recrawl_interval_s=config.recrawl_interval_s, user_agent=config.user_agent,
-                          seeds=list(config.seeds), allow_private_addresses=config.allow_private_addresses,
-                          do_not_crawl=list(config.do_not_crawl),
-                          url_query_parameters=list(config.url_query_parameters))
-    else:
-        base = replace(config, do_not_crawl=list(config.do_not_crawl),
-                       url_query_parameters=list(config.url_query_parameters))
-    where = f" in {base.path}" if base.path else " in --config"
+    base: ConfigValues = dict(config) if config is not None else {}
+    for name in ("do_not_crawl", "url_query_parameters"):
+        base[name] = list(base.get(name) or [])
+    source = base.get("source")
+    where = f" in {source}" if source else " in --config"
 
     def option_count(option: str, value: Any, maximum: int, unit: str = "") -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -506,11 +507,12 @@ def apply_overrides(
     if user_agent is not None:
         if not user_agent.strip() or any(ord(c) < 32 or ord(c) == 127 for c in user_agent):
             raise ConfigError(f"--user-agent: found {user_agent!r}; expected a non-empty single-line string")
-        base.user_agent = user_agent
+        base["user_agent"] = user_agent
     if max_commands is not None:
-        base.max_commands_per_run = option_count("--max-commands", max_commands, MAX_COMMANDS_PER_RUN)
+        base["max_commands_per_run"] = option_count("--max-commands", max_commands, MAX_COMMANDS_PER_RUN)
     if default_delay_ms is not None:
-        base.default_delay_ms = option_count("--default-delay", default_delay_ms, MAX_DEFAULT_DELAY_MS, " ms (an hour)")
+        base["default_delay_ms"] = option_count("--default-delay", default_delay_ms, MAX_DEFAULT_DELAY_MS,
+                                                " ms (an hour)")
     if seeds is not None and len(seeds) > 0:
         checked = []
         for seed in seeds:
@@ -518,40 +520,32 @@ def apply_overrides(
                 checked.append(normalize_seed(seed))
             except ValueError as exc:
                 raise ConfigError(f"--schedule: {exc}") from None
-        base.seeds = checked
+        base["seeds"] = checked
     if recrawl_interval is not None:
         try:
-            base.recrawl_interval_s = parse_duration(recrawl_interval)
+            base["recrawl_interval_s"] = parse_duration(recrawl_interval)
         except ValueError as exc:
             raise ConfigError(f"recrawl interval option: {exc}") from None
     if force_recrawl:
-        base.recrawl_interval_s = 0
+        base["recrawl_interval_s"] = 0
     if allow_private_addresses is not None:
-        base.allow_private_addresses = allow_private_addresses
+        base["allow_private_addresses"] = allow_private_addresses
 
-    if not base.seeds:
+    if not base.get("seeds"):
         raise ConfigError(f"no seeds: give --schedule URL or seeds{where}")
-    if base.default_delay_ms is None:
+    if base.get("default_delay_ms") is None:
         raise ConfigError(f"no default delay: give --default-delay MILLISECONDS or default_delay_ms{where}")
-    if base.max_commands_per_run is None:
+    if base.get("max_commands_per_run") is None:
         raise ConfigError(f"no command limit: give --max-commands N or max_commands_per_run{where}")
-    if base.recrawl_interval_s is None:
+    if base.get("recrawl_interval_s") is None:
         raise ConfigError(f'no recrawl interval: set recrawl_interval (e.g. "4 weeks"){where}, '
                           "or give --force-recrawl")
-    return CrawlConfig(
-        default_delay_ms=base.default_delay_ms,
-        max_commands_per_run=base.max_commands_per_run,
-        recrawl_interval_s=base.recrawl_interval_s,
-        seeds=list(base.seeds),
-        name=base.name,
-        description=base.description,
-        database_file=base.database_file,
-        user_agent=base.user_agent if base.user_agent is not None else UNCONFIGURED_USER_AGENT,
-        do_not_crawl=base.do_not_crawl,
-        url_query_parameters=base.url_query_parameters,
-        allow_private_addresses=bool(base.allow_private_addresses),
-        source=base.path,
-    )
+    try:
+        return CrawlConfig(**base)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{source or 'crawl configuration'}: {key}: {first['msg']}") from None
 
 
 def config_from_options(
@@ -571,7 +565,7 @@ def config_from_options(
     Raises:
         ConfigError: from reading the files or from :func:`apply_overrides`.
     """
-    base = read_config_file(config_path) if config_path is not None else ConfigFile()
+    base = read_config_file(config_path) if config_path is not None else {}
     _with_policies(base, policy_files)
     return apply_overrides(base, user_agent=user_agent, max_commands=max_commands,
                            default_delay_ms=default_delay_ms, seeds=seeds, force_recrawl=force_recrawl,
