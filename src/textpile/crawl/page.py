@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import lxml.etree
+from selectolax.lexbor import LexborHTMLParser
 
 from textpile.store.urls import ParsedUrl, UrlError, UrlResolver
 
@@ -87,8 +87,10 @@ def usable_link(url: ParsedUrl) -> bool:
 
 
 class _LinkResolver:
-    """Resolves a page's hrefs against one base, each distinct href once (pages repeat
-    their links a lot), keeping only usable http(s) URLs."""
+    """Resolves a page's hrefs against one base, keeping only usable http(s) URLs,
+    without their fragment. Each distinct href without its fragment is resolved once
+    (pages repeat their links a lot, often with different fragments: a table of
+    contents links every section of every page)."""
 
     __slots__ = ("resolver", "seen")
 
@@ -99,6 +101,8 @@ class _LinkResolver:
     def http_url(self, href: str | None) -> ParsedUrl | None:
         if not href or len(href) > MAX_URL_CHARS:
             return None
+        # The WHATWG parser reads everything before the first "#" the same whatever follows.
+        href = href.partition("#")[0]
         try:
             return self.seen[href]
         except KeyError:
@@ -111,50 +115,57 @@ class _LinkResolver:
         return result
 
 
+#: The elements read_page looks at, found in one pass over the parsed document.
+_ELEMENTS = "base[href], meta[name], link[rel], a[href], area[href]"
+
+
 def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
     """Read links, base, robots meta directives and canonical from the HTML ``text``
     (str, or UTF-8 bytes) fetched from ``page_url``, for the crawler whose robots token
-    is ``token``.
+    is ``token``. The document is parsed as browsers parse it (the HTML standard's
+    parser, lexbor through selectolax).
 
-    An unparsable or empty document gives a PageInfo without links or directives.
+    Links come from ``a`` and ``area`` elements without ``rel=nofollow``, resolved
+    against the first ``<base href>`` (itself resolved against ``page_url``) wherever it
+    stands; the canonical is the first ``<link rel=canonical>``. An empty document gives
+    a PageInfo without links or directives.
 
     Raises:
         UrlError: ``page_url`` is not an absolute URL.
     """
     info = PageInfo(base_url=page_url)
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    try:
-        # lxml.etree's parser, not lxml.html's: no Python element classes (faster). A
-        # parser per call: lxml parsers must not be shared between threads.
-        doc = lxml.etree.fromstring(data, parser=lxml.etree.HTMLParser(encoding="utf-8", remove_comments=True,
-                                                                        remove_pis=True))
-    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
-        return info
-    if doc is None:
-        return info
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
     page = _LinkResolver(page_url)
-    links = page
-    for element in doc.iter("base"):
-        href = element.get("href")
-        resolved = page.http_url(href) if href else None
-        if resolved is not None:
-            info.base_url = resolved.url_with_fragment
-            links = _LinkResolver(info.base_url)
-        break
     names = {"robots", token.lower()}
-    for meta in doc.iter("meta"):
-        if (meta.get("name") or "").strip().lower() in names:
-            info.robots = info.robots | directives_from_tokens(meta.get("content") or "")
-    for link in doc.iter("link"):
-        rel = (link.get("rel") or "").lower().split()
-        if "canonical" in rel and info.canonical is None:
-            info.canonical = links.http_url(link.get("href"))
+    base: str | None = None
+    canonical: str | None = None
+    hrefs: list[str] = []
+    for node in LexborHTMLParser(text).css(_ELEMENTS):
+        tag = node.tag
+        attributes = node.attributes
+        if tag == "a" or tag == "area":
+            rel = attributes.get("rel")
+            if rel is None or "nofollow" not in rel.lower().split():
+                hrefs.append(attributes.get("href") or "")
+        elif tag == "meta":
+            if (attributes.get("name") or "").strip().lower() in names:
+                info.robots = info.robots | directives_from_tokens(attributes.get("content") or "")
+        elif tag == "link":
+            if canonical is None and "canonical" in (attributes.get("rel") or "").lower().split():
+                canonical = attributes.get("href") or ""
+        elif tag == "base" and base is None:
+            base = attributes.get("href") or ""
+    links = page
+    resolved_base = page.http_url(base) if base else None
+    if resolved_base is not None:
+        info.base_url = resolved_base.str_url
+        links = _LinkResolver(info.base_url)
+    if canonical is not None:
+        info.canonical = links.http_url(canonical)
     seen: set[str] = set()
-    for element in doc.iter("a", "area"):
-        rel = element.get("rel")
-        if rel is not None and "nofollow" in rel.lower().split():
-            continue
-        target = links.http_url(element.get("href"))
+    for href in hrefs:
+        target = links.http_url(href)
         if target is not None and target.str_url not in seen:
             seen.add(target.str_url)
             info.links.append(target)

@@ -146,9 +146,10 @@ def _why_invalid(url: str, base: str | None) -> str:
     return f"invalid URL {url!r}" + (f" (relative to {base!r})" if base is not None else "")
 
 
-def _from_whatwg(parsed: can_ada.URL, url: str) -> ParsedUrl:
+def _from_whatwg(parsed: can_ada.URL, url: str, checked_hosts: set[str] | None = None) -> ParsedUrl:
     """The :class:`ParsedUrl` of a URL the WHATWG parser accepted, normalized further as
-    the module docstring says. Raises UrlError for the hosts and ports refused there."""
+    the module docstring says. Raises UrlError for the hosts and ports refused there.
+    ``checked_hosts`` remembers the host names found valid (a page's links share a few)."""
     scheme = parsed.protocol[:-1]
     username = parsed.username or None
     password = parsed.password if parsed.has_password() else None
@@ -167,7 +168,10 @@ def _from_whatwg(parsed: can_ada.URL, url: str) -> ParsedUrl:
         host = host[1:-1]
     elif host:
         host = host.rstrip(".")
-        _check_ascii_host(host, parsed.hostname)
+        if checked_hosts is None or host not in checked_hosts:
+            _check_ascii_host(host, parsed.hostname)
+            if checked_hosts is not None:
+                checked_hosts.add(host)
     if not host:
         if scheme != "file":
             raise UrlError(f"URL without host: {url!r}")
@@ -223,10 +227,11 @@ class UrlResolver:
         UrlError: ``base`` is not an absolute URL the WHATWG parser accepts.
     """
 
-    __slots__ = ("base", "_parsed")
+    __slots__ = ("base", "_parsed", "_hosts")
 
     def __init__(self, base: str) -> None:
         self.base = base
+        self._hosts: set[str] = set()
         try:
             self._parsed = can_ada.parse(base)
         except ValueError:
@@ -242,7 +247,7 @@ class UrlResolver:
             parsed = self._parsed + url
         except ValueError:
             raise UrlError(_why_invalid(url, self.base)) from None
-        return _from_whatwg(parsed, url)
+        return _from_whatwg(parsed, url, self._hosts)
 
 
 def intern_origin(conn: sqlite3.Connection, url: ParsedUrl) -> int:
