@@ -319,6 +319,9 @@ def test_safety_net_logs_unknown_error_and_goes_on(tmp_path, monkeypatch):
 
 
 def test_safety_net_patience_runs_out(tmp_path, monkeypatch):
+    """Five pages whose reading fails: out of patience, no sixth request. Pages are read
+    while the next request waits out its delay, so the 0.5 s delay lets each failure
+    count before the next request (with no delay one more page could be under way)."""
     real = reader_module.read_page
     links = "".join(f'<a href="/p{i}">x</a>' for i in range(8)).encode()
     routes = {"/robots.txt": raw(404), "/": raw(200, links)}
@@ -331,7 +334,7 @@ def test_safety_net_patience_runs_out(tmp_path, monkeypatch):
             return real(text, page_url, token)
 
         monkeypatch.setattr(reader_module, "read_page", read_page)
-        report, rows = crawl(tmp_path, site, page_readers=0)
+        report, rows = crawl(tmp_path, site, page_readers=0, delay_ms=500)
     assert hostile_log(rows) == ([("H/robots.txt", 1, 44, "no robots.txt rules (4xx): everything allowed"),
                                   ("H/", 0, 20, None)]
                                  + [(f"H/p{i}", 0, -999, "unexpected error: RuntimeError: boom") for i in range(5)])

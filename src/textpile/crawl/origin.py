@@ -9,6 +9,13 @@ decrements it and the origin gives up at 0; a database error sets it to 0 at onc
 Rate-limited (429) and fluke URLs are taken off the ignore list so they are tried again
 in the same run (each at most :data:`MAX_REQUEUES` times).
 
+Pages are read while the loop goes on: a 2xx text answer is handed to the run's page
+reader (a worker process) and the origin crawler waits out its delay and sends its next
+request meanwhile (at most :data:`MAX_READS_PER_ORIGIN` pages of one origin, and
+:data:`MAX_READ_BACKLOG_BYTES` of all, wait to be read). Its crawl log entries are still
+queued in request order (an outbox per origin), and before it looks for new candidates
+it waits for its pages' links.
+
 Hostile sites: whatever handling one robots.txt fetch or one URL raises (other than a
 database error, Ctrl+C or cancellation) is logged as that entry's -999 unknown_error
 with the exception's message and costs one patience; the run goes on
@@ -53,6 +60,39 @@ MAX_ROBOTS_REDIRECTS = 5
 IDLE_POLL_S = 0.05
 #: The longest exception message kept in a -999 unknown_error entry, in characters.
 MAX_ERROR_MESSAGE_CHARS = 500
+#: Pages of one origin waiting to be read (or being read) before it sends no more requests.
+MAX_READS_PER_ORIGIN = 4
+#: Body bytes of all origins waiting to be read before origins send no more requests
+#: (memory bound).
+MAX_READ_BACKLOG_BYTES = 128 * 1024 * 1024
+
+
+class ReadBacklog:
+    """The body bytes fetched and waiting for the page readers. Requests wait while
+    they exceed ``limit``, so memory stays near it (plus the answers on their way);
+    one asyncio thread: no locks."""
+
+    def __init__(self, limit: int = MAX_READ_BACKLOG_BYTES) -> None:
+        self.limit = limit
+        self.size = 0
+        self._room = asyncio.Event()
+        self._room.set()
+
+    async def room(self) -> None:
+        """Wait until the backlog is below its limit."""
+        await self._room.wait()
+
+    def add(self, size: int) -> None:
+        """``size`` bytes wait to be read."""
+        self.size += size
+        if self.size >= self.limit:
+            self._room.clear()
+
+    def release(self, size: int) -> None:
+        """``size`` bytes were read."""
+        self.size -= size
+        if self.size < self.limit:
+            self._room.set()
 
 
 @dataclass
@@ -75,6 +115,7 @@ class RunState:
     display: object
     report: object
     reader: PageReader = field(default_factory=lambda: PageReader(0))
+    backlog: ReadBacklog = field(default_factory=ReadBacklog)
     out_of_commands: bool = False
     #: origin crawlers still working (not idle waiting for candidates from others)
     busy: int = 0
@@ -111,6 +152,10 @@ class OriginCrawler:
     reading_robots: bool = False
     #: the database's candidate_writes when the last todo fill started
     seen_candidate_writes: int = -1
+    #: pages of this origin being read, in request order
+    reads: deque = field(default_factory=deque)
+    #: crawl log entries in request order: [entry] when ready, [None] while its page is read
+    outbox: deque = field(default_factory=deque)
 
     def __post_init__(self) -> None:
         self.delay = CrawlDelay(self.state.config.default_delay_ms / 1000.0)
@@ -127,8 +172,23 @@ class OriginCrawler:
         self.state.busy += 1
         try:
             await self._loop()
+            await self.reads_done()
         finally:
+            if self.reads:  # cancelled: stop reading, keep the entries that are ready
+                for task in self.reads:
+                    task.cancel()
+                await asyncio.gather(*self.reads, return_exceptions=True)
+                self.reads.clear()
+                for slot in self.outbox:
+                    if slot[0] is not None:
+                        self.state.db.queue_entry(slot[0], self.written)
+                self.outbox.clear()
             self.state.busy -= 1
+
+    async def reads_done(self) -> None:
+        """Wait until this origin's pages are read and their entries queued."""
+        while self.reads:
+            await asyncio.gather(*list(self.reads), return_exceptions=True)
 
     async def _wait_for_candidates(self) -> bool:
         """Idle until a due candidate appears (True) or every crawler is idle (False)."""
@@ -154,6 +214,12 @@ class OriginCrawler:
     async def _loop(self) -> None:
         state = self.state
         while True:
+            if self.reads:
+                # Wait out the delay before deciding what is next, so that the pages read
+                # meanwhile count (their links, their failures against patience).
+                wait = self.delay.wait_s()
+                if wait > 0:
+                    await asyncio.sleep(wait)
             if self.patience <= 0:
                 state.report.out_of_patience_origins.append(self.str_origin)
                 if self.str_origin in state.report.refused_origins:
@@ -168,6 +234,9 @@ class OriginCrawler:
                 await self.guarded(self.robots_url(), CrawlType.robotstxt_fetch, self.fetch_robots)
                 continue
             if not self.todo:
+                if self.reads:  # their links may be the next candidates; their outcome may end it
+                    await self.reads_done()
+                    continue
                 if not await self.fill_todo() and not await self._wait_for_candidates():
                     state.display.note(f"Finished {self.str_origin}")
                     return
@@ -266,19 +335,25 @@ class OriginCrawler:
         except (sqlite3.Error, DatabaseError) as exc:
             self.database_error(url, exc)
         except Exception as exc:  # noqa: BLE001 - the one safety net, logged as -999
-            self.patience -= 1
-            if crawl_type == CrawlType.robotstxt_fetch:
-                self.robots = RobotsRules.unavailable()
-                self.robots_unavailable = True
-                self.robots_expiry = time.monotonic() + ROBOTS_EXPIRY_S
-            text = f"{type(exc).__name__}: {exc}"
-            if len(text) > MAX_ERROR_MESSAGE_CHARS:
-                text = text[: MAX_ERROR_MESSAGE_CHARS - 1] + "\u2026"
-            self.state.display.note(f"Unexpected error on {url.str_url[:200]}: {text}")
-            self.write(LogEntry(url=url, crawl_type=crawl_type, time_started_unix=int(started),
-                                time_taken_ms=int((time.monotonic() - t0) * 1000),
-                                exit_code=ExitCode.unknown_error, message=f"unexpected error: {text}",
-                                update_candidate=crawl_type == CrawlType.file_crawl))
+            self.write(self.unknown_error(url, crawl_type, exc, started, t0))
+
+    def unknown_error(self, url: ParsedUrl, crawl_type: CrawlType, exc: Exception, started: float,
+                      t0: float) -> LogEntry:
+        """The -999 entry of an unforeseen exception (see :meth:`guarded`); costs one
+        patience, and a failed robots.txt fetch makes robots.txt unavailable."""
+        self.patience -= 1
+        if crawl_type == CrawlType.robotstxt_fetch:
+            self.robots = RobotsRules.unavailable()
+            self.robots_unavailable = True
+            self.robots_expiry = time.monotonic() + ROBOTS_EXPIRY_S
+        text = f"{type(exc).__name__}: {exc}"
+        if len(text) > MAX_ERROR_MESSAGE_CHARS:
+            text = text[: MAX_ERROR_MESSAGE_CHARS - 1] + "\u2026"
+        self.state.display.note(f"Unexpected error on {url.str_url[:200]}: {text}")
+        return LogEntry(url=url, crawl_type=crawl_type, time_started_unix=int(started),
+                        time_taken_ms=int((time.monotonic() - t0) * 1000),
+                        exit_code=ExitCode.unknown_error, message=f"unexpected error: {text}",
+                        update_candidate=crawl_type == CrawlType.file_crawl)
 
     # -- [1] robots.txt -------------------------------------------------------------
 
@@ -384,22 +459,28 @@ class OriginCrawler:
 
     async def crawl(self, candidate: Candidate, url: ParsedUrl) -> None:
         """Crawl ``url`` with a conditional request when the candidate allows one, and
-        log the outcome with its data tree."""
+        log the outcome with its data tree. Waits first while the run's read backlog is
+        full."""
         headers = {}
         # A stored validator that is not a valid header value (a hostile ETag) is not sent.
         if is_valid_header_value(candidate.last_contentful_http_etag):
             headers["If-None-Match"] = candidate.last_contentful_http_etag
         if candidate.last_contentful_crawl_time_unix is not None:
             headers["If-Modified-Since"] = http_date(candidate.last_contentful_crawl_time_unix)
+        await self.state.backlog.room()
         started = time.time()
         t0 = time.monotonic()
         results = await self.request_with_retry(url.str_url, headers)
+        last = results[-1]
+        if last.exit_code is None and 200 <= last.status < 300:
+            # Read while the loop goes on: a 2xx answer changes neither patience nor requeues.
+            await self.read_later(url, results, started, t0)
+            return
         entry = await self.interpret(url, results)
         entry.time_started_unix = int(started)
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         self.write(entry)
         code = entry.exit_code
-        last = results[-1]
         if last.blocked_address:
             self.refused(last.message)
         elif code == ExitCode.rate_limited or code.could_be_fluke:
@@ -413,6 +494,47 @@ class OriginCrawler:
                 self.todo.append(candidate)
         elif code == ExitCode.server_internal_error:
             self.patience -= 1
+
+    async def read_later(self, url: ParsedUrl, results: list[FetchResult], started: float, t0: float) -> None:
+        """Start reading the 2xx answer ``results[-1]`` of ``url`` in a task of its own
+        and reserve its place in the outbox; wait first while this origin has
+        :data:`MAX_READS_PER_ORIGIN` pages being read."""
+        while len(self.reads) >= MAX_READS_PER_ORIGIN:
+            await asyncio.wait([self.reads[0]])
+        size = len(results[-1].body or b"")
+        self.state.backlog.add(size)
+        slot: list = [None]
+        self.outbox.append(slot)
+        task = asyncio.create_task(self._read(slot, url, results, started, t0, size),
+                                   name=f"read {url.str_url[:100]}")
+        self.reads.append(task)
+        task.add_done_callback(self.reads.remove)
+
+    async def _read(self, slot: list, url: ParsedUrl, results: list[FetchResult], started: float, t0: float,
+                    size: int) -> None:
+        """Read one page into its outbox ``slot`` (the safety net of :meth:`guarded`
+        applies), then queue the entries that are ready."""
+        try:
+            entry = await self.interpret(url, results)
+            entry.time_started_unix = int(started)
+            entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
+        except (sqlite3.Error, DatabaseError) as exc:
+            self.outbox.remove(slot)
+            self.database_error(url, exc)
+            self._send_ready()
+            return
+        except Exception as exc:  # noqa: BLE001 - the one safety net, logged as -999
+            entry = self.unknown_error(url, CrawlType.file_crawl, exc, started, t0)
+        finally:
+            self.state.backlog.release(size)
+        slot[0] = entry
+        self._send_ready()
+
+    def _send_ready(self) -> None:
+        """Queue the outbox's leading ready entries, in request order."""
+        outbox = self.outbox
+        while outbox and outbox[0][0] is not None:
+            self.state.db.queue_entry(outbox.popleft()[0], self.written)
 
     def request_record(self, result: FetchResult, code: ExitCode) -> RequestRecord:
         """The request row of ``result`` with exit code ``code``."""
@@ -488,10 +610,10 @@ class OriginCrawler:
                 media_type = parse_media_type(real_type)
         if media_type.essence in TEXT_TYPES:
             reading = await state.reader.read(body, media_type.essence, media_type.charset, url.str_url,
-                                              state.token, state.seed_origins)
+                                              state.token, state.seed_origins, self.str_origin)
             directives = directives | reading.robots
         if not directives.nofollow:
-            entry.new_candidates.extend(reading.links)
+            entry.new_links = reading.links
         if directives.noindex:
             entry.message = "the page asked not to be indexed (noindex)"
             return ExitCode.blocked_at_request_of_remote
@@ -518,9 +640,13 @@ class OriginCrawler:
 
     def write(self, entry: LogEntry) -> None:
         """Queue ``entry`` for the database's next flush (see
-        :meth:`~textpile.crawl.crawldb.CrawlerDb.queue_entry`); :meth:`written` counts it
-        then."""
-        self.state.db.queue_entry(entry, self.written)
+        :meth:`~textpile.crawl.crawldb.CrawlerDb.queue_entry`) after this origin's
+        earlier entries still being read; :meth:`written` counts it then."""
+        if self.outbox:
+            self.outbox.append([entry])
+            self._send_ready()
+        else:
+            self.state.db.queue_entry(entry, self.written)
 
     def written(self, entry: LogEntry, error: sqlite3.Error | None) -> None:
         """``entry`` was flushed: count and show it; on a database error set patience to

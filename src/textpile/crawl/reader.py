@@ -17,10 +17,12 @@ import asyncio
 import multiprocessing
 import os
 import signal
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from collections import OrderedDict, deque
+from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from textpile.crawl.charset import decode_body
+from textpile.crawl.packed import pack_links
 from textpile.crawl.page import RobotsDirectives, read_page
 from textpile.processes import exit_with_parent, this_process
 from textpile.store.urls import ParsedUrl
@@ -37,13 +39,15 @@ class PageReading:
     ``text`` is the decoded text (None unless the media type is one of
     :data:`TEXT_TYPES`). For HTML: ``links`` are the usable links (see
     :func:`textpile.crawl.page.read_page`) whose origin is one of the given origins, in
-    document order without duplicates; ``other_links`` counts the usable links left out
-    because their origin is not; ``robots`` holds the meta robots directives and
-    ``canonical`` the rel=canonical target (any origin), else None.
+    document order without duplicates, packed (:mod:`textpile.crawl.packed`);
+    ``link_count`` counts them and ``other_links`` the usable links left out because
+    their origin is not; ``robots`` holds the meta robots directives and ``canonical``
+    the rel=canonical target (any origin), else None.
     """
 
     text: str | None = None
-    links: list[ParsedUrl] = field(default_factory=list)
+    links: str = ""
+    link_count: int = 0
     other_links: int = 0
     robots: RobotsDirectives = field(default_factory=RobotsDirectives)
     canonical: ParsedUrl | None = None
@@ -70,17 +74,34 @@ def read_body(body: bytes, essence: str, charset: str | None, url: str, token: s
         info = read_page(text, url, token)
         reading.robots = info.robots
         reading.canonical = info.canonical
-        for link in info.links:
-            if link.str_origin in origins:
-                reading.links.append(link)
-            else:
-                reading.other_links += 1
+        kept = [link for link in info.links if link.str_origin in origins]
+        reading.links = pack_links(kept)
+        reading.link_count = len(kept)
+        reading.other_links = len(info.links) - len(kept)
     return reading
 
 
-def _init_worker(owner_pid: int, owner_started: float | None) -> None:
-    """Worker initializer: Ctrl+C is the crawl's to handle (it stops the workers), and a
-    worker ends by itself when the crawl's process was killed (SIGKILL)."""
+#: Modules the crawl's worker processes need, imported once in the forkserver.
+WORKER_MODULES = ["textpile.crawl.reader", "textpile.crawl.crawlstore", "textpile.store.database"]
+
+
+def forkserver_context() -> multiprocessing.context.BaseContext:
+    """The multiprocessing context of the crawl's worker processes: a forkserver (no
+    fork of a process with threads and an event loop) that has imported
+    :data:`WORKER_MODULES`, so that a new worker starts in milliseconds."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_MODULES)
+    return context
+
+
+def _warm_up() -> None:
+    """A no-op run in each worker once, so that it is started."""
+
+
+def init_worker(owner_pid: int, owner_started: float | None) -> None:
+    """Initializer of the crawl's worker processes: Ctrl+C is the crawl's to handle (it
+    stops the workers), and a worker ends by itself when the crawl's process was killed
+    (SIGKILL; :func:`textpile.processes.exit_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent(owner_pid, owner_started)
 
@@ -97,11 +118,15 @@ class PageReader:
     """Runs :func:`read_body` in ``processes`` worker processes (0: in one thread of
     this process, for tests and debugging; None: :func:`default_readers`).
 
-    Workers are started on the first :meth:`read` (a crawl without pages starts none),
-    from a forkserver (no fork of a process with threads and an event loop). They
-    ignore SIGINT, and end by themselves within a second when the process owning the
-    reader is killed (:func:`textpile.processes.exit_with_parent`). Use as a context
-    manager or call :meth:`close`.
+    Pages wait in a queue of their own per origin and are handed out round-robin over
+    the origins, two per worker at most, and one origin never has more than all
+    workers but one (with two or more) handed out, so one origin's big pages never make
+    another origin's page wait for a free worker.
+    Workers are started by :meth:`start` or the first :meth:`read`, from a forkserver
+    (no fork of a process with threads and an event loop). They ignore SIGINT, and end
+    by themselves within a second when the process owning the reader is killed
+    (:func:`textpile.processes.exit_with_parent`). Use as a context manager or call
+    :meth:`close`.
 
     Raises:
         ValueError: ``processes`` is negative.
@@ -114,33 +139,96 @@ class PageReader:
             raise ValueError(f"page reader processes: found {processes!r}; expected a whole number >= 0")
         self.processes = processes
         self._executor: Executor | None = None
+        #: origin -> pages waiting (arguments, future); the origins in round-robin order
+        self._waiting: OrderedDict[str, deque] = OrderedDict()
+        self._reading = 0
+        self._reading_by_origin: dict[str, int] = {}
+        #: pages of one origin read at once
+        self.per_origin = max(1, processes - 1)
+        #: pages handed to the workers at once: two per worker, so that a worker finds
+        #: its next page at hand when it finishes one
+        self.in_flight = 2 * max(1, processes)
+
+    def start(self) -> None:
+        """Start the workers now (in the background: a crawl starts them while it
+        fetches robots.txt, so its first page does not wait for them)."""
+        if self._executor is None:
+            self._executor = self._start()
+            loop = asyncio.get_running_loop()
+            for _ in range(max(1, self.processes)):
+                loop.run_in_executor(self._executor, _warm_up)
 
     def _start(self) -> Executor:
         if self.processes == 0:
             return ThreadPoolExecutor(1, thread_name_prefix="textpile-page-reader")
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["textpile.crawl.reader"])
         owner = this_process()
-        return ProcessPoolExecutor(self.processes, mp_context=context, initializer=_init_worker,
+        return ProcessPoolExecutor(self.processes, mp_context=forkserver_context(), initializer=init_worker,
                                    initargs=(owner.pid, owner.started_unix))
 
     async def read(self, body: bytes, essence: str, charset: str | None, url: str, token: str,
-                   origins: frozenset[str]) -> PageReading:
-        """:func:`read_body` with these arguments, in a worker.
+                   origins: frozenset[str], origin: str = "") -> PageReading:
+        """:func:`read_body` with these arguments, in a worker; ``origin`` (the page's
+        ``str_origin``) is the queue it waits in.
 
         Raises:
             what :func:`read_body` raises, and ``BrokenProcessPool`` when a worker died.
         """
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(origin, deque()).append(((body, essence, charset, url, token, origins), future))
+        self._hand_out()
+        return await future
+
+    def _hand_out(self) -> None:
+        """Give waiting pages to the free workers, one origin after the other."""
         if self._executor is None:
             self._executor = self._start()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, read_body, body, essence, charset, url, token, origins)
+        skipped = 0  # origins passed over in this round because they read enough already
+        while self._waiting and self._reading < self.in_flight and skipped < len(self._waiting):
+            origin, pages = self._waiting.popitem(last=False)
+            if self._reading_by_origin.get(origin, 0) >= self.per_origin:
+                self._waiting[origin] = pages
+                skipped += 1
+                continue
+            skipped = 0
+            args, future = pages.popleft()
+            if pages:
+                self._waiting[origin] = pages  # to the end of the round
+            if future.done():  # its reader was cancelled
+                continue
+            try:
+                work = loop.run_in_executor(self._executor, read_body, *args)
+            except (BrokenExecutor, RuntimeError) as exc:  # a worker died, or the pool is shut down
+                future.set_exception(exc)
+                continue
+            self._reading += 1
+            self._reading_by_origin[origin] = self._reading_by_origin.get(origin, 0) + 1
+            work.add_done_callback(lambda done, future=future, origin=origin: self._finished(done, future, origin))
+
+    def _finished(self, work: asyncio.Future, future: asyncio.Future, origin: str) -> None:
+        self._reading -= 1
+        count = self._reading_by_origin.pop(origin) - 1
+        if count:
+            self._reading_by_origin[origin] = count
+        if not future.done():
+            if work.cancelled():
+                future.cancel()
+            elif work.exception() is not None:
+                future.set_exception(work.exception())
+            else:
+                future.set_result(work.result())
+        if self._executor is not None:
+            self._hand_out()
 
     def close(self) -> None:
-        """Stop the workers (pending reads are cancelled)."""
+        """Stop the workers (pages still waiting are cancelled)."""
+        for pages in self._waiting.values():
+            for _args, future in pages:
+                future.cancel()
+        self._waiting.clear()
         if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+            executor, self._executor = self._executor, None
+            executor.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> "PageReader":
         return self

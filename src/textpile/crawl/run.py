@@ -256,6 +256,8 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
             slots = asyncio.Semaphore(max_connections)
             crawlers = [SlotLimitedOriginCrawler(state, str_origin, root, fetch_slots=slots)
                         for str_origin, root in origins.items()]
+            db.start()
+            reader.start()
             tasks = [asyncio.create_task(c.run(), name=f"crawl {c.str_origin}") for c in crawlers]
             db.full = asyncio.Event()
             flusher = asyncio.create_task(_flush_regularly(db), name="flush crawl log entries")

@@ -240,9 +240,7 @@ def connect(path: str | Path, *, read_only: bool = False, timeout_s: float | Non
         return _connect_read_only(path, timeout_s)
     conn = None
     try:
-        # check_same_thread off: the crawl writes from its database thread
-        # (textpile.crawl.crawldb); SQLite itself serializes calls on one connection.
-        conn = sqlite3.connect(str(path), timeout=timeout_s, check_same_thread=False)
+        conn = sqlite3.connect(str(path), timeout=timeout_s)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         _configure(conn, timeout_s)

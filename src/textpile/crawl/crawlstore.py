@@ -1,0 +1,289 @@
+"""The crawler database's SQL for a crawl: crawl log entries with their data trees,
+crawl candidates and the per-run ignore list, with cached url and origin ids.
+
+Sources: unobtanium-documentation.txt, pages "Crawler Database", "Crawl Data Tree",
+"Crawl Loop". :class:`CrawlStore` is synchronous and owns its connection: during a crawl
+it lives in the crawl's database process (see :mod:`textpile.crawl.crawldb`), before and
+after it in the caller's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+
+from textpile.crawl.packed import unpack_links
+from textpile.crawl.records import Candidate, LogEntry
+from textpile.enums import InformationSource
+from textpile.ids import uuid7
+from textpile.store.mimetypes import intern_mimetype
+from textpile.store.urls import ParsedUrl, parse_url
+
+#: The per-run temporary ignore list (page "Crawl Loop"); a TEMP table, gone with the connection.
+IGNORE_TABLE = "temp.textpile_crawl_ignore"
+#: textpile's index over the base schema's url table for the crawl loop's "due candidates
+#: of one origin" (an index only: tables and columns stay as documented).
+URL_BY_ORIGIN_INDEX = "CREATE INDEX IF NOT EXISTS textpile_url_by_origin ON url(origin_id)"
+#: Cached url ids (and known candidates); the caches start over when they grow beyond.
+MAX_CACHED_URLS = 200_000
+
+
+class CrawlStore:
+    """Crawl-time SQL on one open crawler database connection.
+
+    Raises (constructor): sqlite3.Error when the connection refuses the temporary
+    ignore table or the url index.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, agent_id: int | None = None) -> None:
+        self.conn = conn
+        self.agent_id = agent_id
+        self._url_ids: dict[str, int] = {}
+        self._origin_ids: dict[tuple[str, str | None, int | None], int] = {}
+        #: str_url of URLs known to have a crawl_candidate row
+        self._candidates: set[str] = set()
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {IGNORE_TABLE} (url_id INTEGER NOT NULL PRIMARY KEY)"
+        )
+        conn.execute(f"DELETE FROM {IGNORE_TABLE}")
+        conn.execute(URL_BY_ORIGIN_INDEX)
+        conn.commit()
+
+    def start_agent(self, agent_uuid: uuid.UUID, name: str, http_user_agent: str | None) -> int:
+        """Insert the agent row of this run (time_finished NULL) and return its agent_id."""
+        with self.conn:
+            cur = self.conn.execute(
+                "INSERT INTO agent(time_started_unix_utc, time_finished_unix_utc, agent_uuid, name, http_user_agent)"
+                " VALUES (?, NULL, ?, ?, ?)",
+                (int(time.time()), agent_uuid.bytes, name, http_user_agent),
+            )
+        self.agent_id = cur.lastrowid
+        return self.agent_id
+
+    def finish_agent(self) -> None:
+        """Set the agent's time_finished_unix_utc to now."""
+        with self.conn:
+            self.conn.execute("UPDATE agent SET time_finished_unix_utc = ? WHERE agent_id = ?",
+                              (int(time.time()), self.agent_id))
+
+    # -- ids ------------------------------------------------------------------------
+
+    def _forget(self) -> None:
+        """Drop the id caches (after a rollback they may name rows that are gone)."""
+        self._url_ids.clear()
+        self._origin_ids.clear()
+        self._candidates.clear()
+
+    def _origin_id(self, url: ParsedUrl) -> int:
+        key = (url.scheme, url.host, url.port)
+        origin_id = self._origin_ids.get(key)
+        if origin_id is None:
+            str_origin = url.str_origin
+            row = self.conn.execute("SELECT origin_id FROM origin WHERE str_origin = ?", (str_origin,)).fetchone()
+            if row is None:
+                row = (self.conn.execute("INSERT INTO origin(port, scheme, host, str_origin) VALUES (?, ?, ?, ?)",
+                                         (url.port, url.scheme, url.host, str_origin)).lastrowid,)
+            origin_id = self._origin_ids[key] = row[0]
+        return origin_id
+
+    def url_id(self, url: ParsedUrl) -> int:
+        """The url_id of ``url`` (fragment ignored), inserting url and origin rows when
+        missing (inside the caller's transaction); cached."""
+        key = url.str_url
+        url_id = self._url_ids.get(key)
+        if url_id is not None:
+            return url_id
+        row = self.conn.execute("SELECT url_id FROM url WHERE str_url = ?", (key,)).fetchone()
+        if row is None:
+            row = (self.conn.execute(
+                "INSERT INTO url(origin_id, path, query, username, password, str_url) VALUES (?, ?, ?, ?, ?, ?)",
+                (self._origin_id(url), url.path or None, url.query, url.username, url.password, key)).lastrowid,)
+        if len(self._url_ids) >= MAX_CACHED_URLS:
+            self._url_ids.clear()
+        url_id = self._url_ids[key] = row[0]
+        return url_id
+
+    # -- candidates -----------------------------------------------------------------
+
+    def add_candidates(self, urls: list[ParsedUrl]) -> None:
+        """Add ``urls`` as crawl candidates (existing rows are kept) and commit (outside
+        the event loop, or before the crawl's database thread has work)."""
+        try:
+            with self.conn:
+                self._add_candidates(urls)
+        except sqlite3.Error:
+            self._forget()
+            raise
+
+    def add_links(self, packed: str) -> None:
+        """Add the ``packed`` links (:mod:`textpile.crawl.packed`) as crawl candidates,
+        in one transaction.
+
+        Raises:
+            sqlite3.Error: the database refused them (none is kept).
+        """
+        try:
+            with self.conn:
+                self._add_candidates([], packed)
+        except sqlite3.Error:
+            self._forget()
+            raise
+
+    def _add_candidates(self, urls: list[ParsedUrl], packed: str = "") -> None:
+        """Insert url and crawl_candidate rows for the ``urls`` and ``packed`` links
+        (:mod:`textpile.crawl.packed`) not known as
+        candidates, two statements for all of them (a page may bring 20,000 new links)."""
+        known = self._candidates
+        rows = {url.str_url: (self._origin_id(url), url.path or None, url.query, url.username, url.password,
+                              url.str_url) for url in urls if url.str_url not in known}
+        if packed:
+            origin_ids: dict[str, int] = {}
+            for str_origin, path, query, str_url in unpack_links(packed):
+                if str_url in known or str_url in rows:
+                    continue
+                origin_id = origin_ids.get(str_origin)
+                if origin_id is None:
+                    origin_id = origin_ids[str_origin] = self._origin_id(parse_url(str_origin))
+                rows[str_url] = (origin_id, path or None, query, None, None, str_url)
+        if not rows:
+            return
+        if len(known) + len(rows) > MAX_CACHED_URLS:
+            known.clear()
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO url(origin_id, path, query, username, password, str_url) VALUES (?, ?, ?, ?, ?, ?)",
+            list(rows.values()))
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO crawl_candidate(url_id) SELECT url_id FROM url WHERE str_url = ?",
+            [(key,) for key in rows])
+        known.update(rows)
+
+    def due_candidates(self, str_origin: str, recrawl_interval_s: int, force: bool, limit: int,
+                       now_unix: int | None = None) -> list[Candidate]:
+        """Up to ``limit`` candidates of ``str_origin`` that are due and not ignored, and
+        put them on the ignore list (page "Crawl Loop", "Fill the todo list").
+
+        Due: never crawled, or last crawled at least ``recrawl_interval_s`` ago; every
+        candidate when ``force``. Never-crawled candidates come first, then by url_id.
+        """
+        now = int(time.time()) if now_unix is None else now_unix
+        rows = self.conn.execute(
+            f"""SELECT c.url_id, u.str_url, c.last_contentful_crawl_time_unix_utc, c.last_contentful_http_etag
+                FROM origin o
+                JOIN url u ON u.origin_id = o.origin_id
+                JOIN crawl_candidate c ON c.url_id = u.url_id
+                WHERE o.str_origin = ?
+                  AND (? OR c.last_crawl_time_unix_utc IS NULL OR c.last_crawl_time_unix_utc <= ?)
+                  AND c.url_id NOT IN (SELECT url_id FROM {IGNORE_TABLE})
+                ORDER BY c.last_crawl_time_unix_utc IS NOT NULL, c.url_id
+                LIMIT ?""",
+            (str_origin, 1 if force else 0, now - recrawl_interval_s, limit),
+        ).fetchall()
+        if rows:
+            with self.conn:
+                self.conn.executemany(f"INSERT OR IGNORE INTO {IGNORE_TABLE}(url_id) VALUES (?)",
+                                      [(r[0],) for r in rows])
+        return [Candidate(*r) for r in rows]
+
+    def write_batch(self, entries: list[LogEntry]) -> list[sqlite3.Error | None]:
+        """Write ``entries`` in one transaction, in order; when the database refuses it,
+        each entry on its own, so that only the entries it refuses fail. Returns each
+        entry's error (None: written). Never raises sqlite3.Error."""
+        try:
+            with self.conn:
+                for entry in entries:
+                    self._write(entry)
+            return [None] * len(entries)
+        except sqlite3.Error:
+            self._forget()
+        except BaseException:
+            self._forget()
+            raise
+        outcomes: list[sqlite3.Error | None] = []
+        for entry in entries:
+            try:
+                with self.conn:
+                    self._write(entry)
+                outcomes.append(None)
+            except sqlite3.Error as exc:
+                self._forget()
+                outcomes.append(exc)
+        return outcomes
+
+    def write_entry(self, entry: LogEntry) -> int:
+        """Write ``entry`` with its requests, file, file text and redirect, update the
+        crawled URL's candidate row and add the discovered candidates, in one
+        transaction. Returns the crawl_log_id.
+
+        Raises:
+            sqlite3.Error: the database refused the write (nothing of the entry is kept).
+        """
+        try:
+            with self.conn:
+                return self._write(entry)
+        except sqlite3.Error:
+            self._forget()
+            raise
+
+    def _write(self, entry: LogEntry) -> int:
+        """Write ``entry`` and its data tree inside the caller's transaction."""
+        conn = self.conn
+        url_id = self.url_id(entry.url)
+        cur = conn.execute(
+            "INSERT INTO crawl_log(agent_id, url_id, crawl_type, crawl_uuid, time_started_unix_utc,"
+            " time_taken_ms, exit_code, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.agent_id, url_id, int(entry.crawl_type), uuid7().bytes, entry.time_started_unix,
+             entry.time_taken_ms, int(entry.exit_code), entry.message),
+        )
+        log_id = cur.lastrowid
+        request_ids = []
+        for req in entry.requests:
+            cur = conn.execute(
+                "INSERT INTO request(crawl_log_id, url_id, time_sent_unix_utc, request_duration_ms,"
+                " robotstxt_approved, exit_code, server_last_modified_unix_utc, http_status_code, http_etag)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (log_id, self.url_id(req.url), req.time_sent_unix, req.duration_ms,
+                 1 if req.robotstxt_approved else 0, int(req.exit_code),
+                 req.server_last_modified_unix, req.http_status, req.http_etag),
+            )
+            request_ids.append(cur.lastrowid)
+        if entry.file is not None:
+            f = entry.file
+            canonical_id = self.url_id(f.canonical_url) if f.canonical_url is not None else None
+            cur = conn.execute(
+                "INSERT INTO file(crawl_log_id, request_id, url_id, last_modified_unix_utc, file_size,"
+                " mimetype_id, canonical_url_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (log_id, request_ids[f.request_index], url_id, f.last_modified_unix, f.size,
+                 intern_mimetype(conn, f.media_type), canonical_id),
+            )
+            if f.text is not None:
+                conn.execute("INSERT INTO file_text(file_id, text) VALUES (?, ?)", (cur.lastrowid, f.text))
+        if entry.redirect is not None:
+            r = entry.redirect
+            conn.execute(
+                "INSERT INTO redirect(crawl_log_id, request_id, url_id, last_modified_unix_utc, to_url_id,"
+                " information_source, is_permanent, by_security_policy) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+                (log_id, request_ids[r.request_index], url_id, r.last_modified_unix,
+                 self.url_id(r.to_url), int(InformationSource.response_header),
+                 1 if r.is_permanent else 0),
+            )
+        if entry.update_candidate:
+            if entry.url.str_url not in self._candidates:
+                conn.execute("INSERT OR IGNORE INTO crawl_candidate(url_id) VALUES (?)", (url_id,))
+                self._candidates.add(entry.url.str_url)
+            if entry.exit_code.is_contentful:
+                etag = entry.requests[-1].http_etag if entry.requests else None
+                conn.execute(
+                    "UPDATE crawl_candidate SET last_crawl_time_unix_utc = ?, last_crawl_exit_code = ?,"
+                    " last_contentful_crawl_time_unix_utc = ?, last_contentful_http_etag = ? WHERE url_id = ?",
+                    (entry.time_started_unix, int(entry.exit_code), entry.time_started_unix, etag, url_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE crawl_candidate SET last_crawl_time_unix_utc = ?, last_crawl_exit_code = ?"
+                    " WHERE url_id = ?",
+                    (entry.time_started_unix, int(entry.exit_code), url_id),
+                )
+        self._add_candidates(entry.new_candidates, entry.new_links)
+        return log_id
+

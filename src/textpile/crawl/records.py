@@ -1,0 +1,84 @@
+"""The records of a crawl: a crawl log entry with its data tree, and a due candidate.
+
+Source: unobtanium-documentation.txt, pages "Crawler Database" (agent, crawl_log,
+request, file, file_text, redirect, crawl_candidate) and "Crawl Data Tree" (a crawl log
+entry owns its requests, files and redirects).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textpile.enums import CrawlType, ExitCode
+from textpile.store.mimetypes import MediaType
+from textpile.store.urls import ParsedUrl
+
+
+@dataclass
+class RequestRecord:
+    """One request of a crawl log entry (a row of ``request``). Times: unix seconds."""
+
+    url: ParsedUrl
+    time_sent_unix: int
+    duration_ms: int | None
+    exit_code: ExitCode
+    server_last_modified_unix: int | None = None
+    http_status: int | None = None
+    http_etag: str | None = None
+    robotstxt_approved: bool = True
+
+
+@dataclass
+class FileRecord:
+    """A fetched file (rows of ``file`` and, when ``text`` is set, ``file_text``);
+    ``request_index`` points into the entry's requests."""
+
+    request_index: int
+    media_type: MediaType
+    size: int | None
+    last_modified_unix: int | None
+    canonical_url: ParsedUrl | None = None
+    text: str | None = None
+
+
+@dataclass
+class RedirectRecord:
+    """A redirect answer (a row of ``redirect``, information source response_header)."""
+
+    request_index: int
+    to_url: ParsedUrl
+    is_permanent: bool
+    last_modified_unix: int | None = None
+
+
+@dataclass
+class LogEntry:
+    """One crawl log entry with its data tree and the candidates it discovered.
+
+    ``update_candidate``: update the crawled URL's crawl_candidate row (file crawls; not
+    robots.txt fetches). ``new_candidates``: URLs to add as never-crawled candidates;
+    ``new_links``: more of them, a page's links packed (:mod:`textpile.crawl.packed`).
+    """
+
+    url: ParsedUrl
+    crawl_type: CrawlType
+    time_started_unix: int
+    time_taken_ms: int
+    exit_code: ExitCode
+    message: str | None = None
+    requests: list[RequestRecord] = field(default_factory=list)
+    file: FileRecord | None = None
+    redirect: RedirectRecord | None = None
+    update_candidate: bool = True
+    new_candidates: list[ParsedUrl] = field(default_factory=list)
+    new_links: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A due crawl candidate: its url, and what a conditional request needs."""
+
+    url_id: int
+    str_url: str
+    last_contentful_crawl_time_unix: int | None
+    last_contentful_http_etag: str | None
