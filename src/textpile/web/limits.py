@@ -25,6 +25,8 @@ from __future__ import annotations
 import sqlite3
 import weakref
 
+from textpile.web.printf import install_bounded_printf
+
 MIB = 1024 * 1024
 EXPLORER_MAX_VALUE_BYTES = 16 * MIB
 EXPLORER_MAX_COLUMNS = 64
@@ -69,8 +71,10 @@ def budget_row_factory(inner, limit_bytes: int = EXPLORER_MAX_RESULT_BYTES):
 
 def limit_explorer_connection(conn: sqlite3.Connection) -> sqlite3.Connection:
     """Apply the explorer's limits (module docstring) to a Datasette connection whose
-    ``row_factory`` is already set; return ``conn``."""
+    ``row_factory`` is already set; return ``conn``. ``printf``/``format`` are bounded
+    too (:mod:`textpile.web.printf`): SQLite cannot interrupt a huge width or precision."""
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, EXPLORER_MAX_VALUE_BYTES)
     conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, EXPLORER_MAX_COLUMNS)
     conn.row_factory = budget_row_factory(conn.row_factory)
+    install_bounded_printf(conn, EXPLORER_MAX_VALUE_BYTES)
     return conn

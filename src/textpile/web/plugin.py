@@ -6,7 +6,8 @@ its summary file adopted at startup) it adds
 the search page at ``/`` and ``/search`` (HTML, or JSON with ``format=json``),
 ``/opensearch.xml``, ``/robots.txt``, static files under ``/-/textpile/static/``,
 table and column descriptions from the schema comments, the seed's useful queries as
-canned queries, security headers on every response, quiet error handling (see
+canned queries, security headers on every response, SQL exploration admitted up to
+its threads and read-only methods (:mod:`textpile.web.guard`), quiet error handling (see
 :mod:`textpile.web.errors`), size limits on every SQLite connection (see
 :mod:`textpile.web.limits`), and 404 for Datasette's debug pages and its list of
 database files (:data:`~textpile.web.views.HIDDEN_PATHS_REGEX`). The search page and its
@@ -20,6 +21,7 @@ from datasette import hookimpl
 from jinja2 import ChoiceLoader, FileSystemLoader
 
 from textpile.web.errors import error_response, is_datasette_default_handler
+from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
@@ -78,8 +80,17 @@ def asgi_wrapper(datasette):
         if target is not None:
             refresh_if_swapped(datasette, target)
 
+    def served_route():
+        target = find_target(datasette)
+        return target.route if target is not None else None
+
     def wrap(app):
-        return security_headers(app, before_request)
+        # SQL exploration admitted up to the SQL threads, read-only methods, then headers
+        # on every response (textpile.web.guard, textpile.web.headers).
+        admitted = sql_admission(app, served_route, lambda: datasette.setting("num_sql_threads"),
+                                 lambda: datasette.setting("sql_time_limit_ms"))
+        serving = lambda: find_target(datasette) is not None  # noqa: E731
+        return security_headers(read_only_methods(admitted, serving), before_request)
 
     return wrap
 

@@ -1,0 +1,184 @@
+"""SQL exploration under hostile queries (issue 12): printf cannot run past the time
+limit, requests beyond the SQL threads are refused at once instead of queueing, and
+methods other than GET/HEAD get 405 (POST to a canned query gave a 500)."""
+
+import asyncio
+import sqlite3
+import threading
+from urllib.parse import quote
+
+import pytest
+
+from search.builder import sample_site
+from textpile.web.app import build_datasette
+from textpile.web.guard import BUSY_MESSAGE, READ_ONLY_MESSAGE, read_only_methods, sql_admission
+from textpile.web.printf import install_bounded_printf, largest_field
+
+LIMIT = 16 * 1024 * 1024
+HUGE = ["select printf('%.*c', 2000000000, 'x')", "select format('%.*c', 2147483647, 'x')",
+        "select printf('%!.*c', 1999999999, 'x')", "select printf('%.2000000000c', 'x')",
+        "select printf('%s %.*c', 'a', '2000000000 apples', 'x')"]
+
+
+@pytest.fixture(scope="module")
+def summary_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sqllimits") / "summary.db"
+    sample_site(path)
+    return path
+
+
+def _in_thread(function, timeout_s=10):
+    """``function()`` in a thread; None when it did not end within ``timeout_s`` (far more
+    than the microseconds the bounded printf takes; SQLite's own takes 20 s or more)."""
+    box = []
+    worker = threading.Thread(target=lambda: box.append(function()), daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return box[0] if box else None
+
+
+def test_largest_field():
+    assert largest_field("%d %s", (1, "x")) == 0
+    assert largest_field("%5.2f|%-8s", (1.0, "x")) == 8
+    assert largest_field("%*d %.*c", (-12, 3, 40, "x")) == 40
+    assert largest_field("%.*s", ("300 apples", "x")) == 300
+    assert largest_field("%%%.9c", ("x",)) == 9
+    assert largest_field("%.*c", ()) == 0
+
+
+@pytest.mark.parametrize("sql", [
+    "select printf('%d-%s-%5.2f|%-8s|%08.3f', 42, 'abc', 3.14159, 'x', -2.5)", "select printf('%*d', -6, 7)",
+    "select format('%q %Q %w', 'it''s', NULL, 'a\"b')", "select printf('%%d %d', 5)", "select printf(NULL)",
+    "select printf('%c%c', 'ab', 'cd')", "select printf('%!.3g', 1e10)", "select printf(12, 3)",
+    "select printf('%.*s', '3abc', 'hello')", "select printf('%lld %,d', 9999999999, 1234567)",
+    "select printf('%')", "select length(printf('%.*c', 16777216, 'x'))", "select printf('%2147483647d', 1)",
+])
+def test_bounded_printf_gives_sqlites_results(sql):
+    bounded, plain = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
+    for conn in (bounded, plain):
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, LIMIT)
+    install_bounded_printf(bounded, LIMIT)
+    assert bounded.execute(sql).fetchone() == plain.execute(sql).fetchone()
+
+
+@pytest.mark.parametrize("sql", HUGE)
+def test_huge_widths_give_null_at_once(sql):
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, LIMIT)
+    install_bounded_printf(conn, LIMIT)
+    assert _in_thread(lambda: conn.execute(sql).fetchone()) == (None,)
+
+
+def test_explorer_answers_huge_printf_within_the_time_limit(summary_path):
+    ds = build_datasette(summary_path)
+    for sql in HUGE:
+        r = _in_thread(lambda: asyncio.run(ds.client.get("/summary.json?sql=" + quote(sql))))
+        assert r is not None and r.status_code == 200, sql
+        assert r.json()["rows"] == [[None]]
+
+
+def test_requests_beyond_the_sql_threads_are_refused_at_once(summary_path):
+    """Five slow queries at once on three SQL threads: three run until the time limit
+    stops them (400), two are refused at once (503 with Retry-After); the search page is
+    not counted, and afterwards SQL runs again."""
+    ds = build_datasette(summary_path, sql_time_limit_ms=2000)
+    assert ds.setting("num_sql_threads") == 3
+    slow = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000) select count(*) from c"
+
+    async def scenario():
+        requests = [ds.client.get("/summary.json?sql=" + quote(slow)) for _ in range(5)]
+        responses = await asyncio.gather(*requests)
+        return responses, await ds.client.get("/summary.json?sql=select+1")
+
+    responses, after = asyncio.run(scenario())
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [400, 400, 400, 503, 503]
+    refused = [r for r in responses if r.status_code == 503]
+    for r in refused:
+        assert r.headers["retry-after"] == "2"
+        assert r.json() == {"ok": False, "status": 503, "error": BUSY_MESSAGE.format(running=3, retry=2)}
+    assert all(r.json()["title"] == "SQL Interrupted" for r in responses if r.status_code == 400)
+    assert after.status_code == 200 and after.json()["rows"] == [[1]]
+
+
+def _asgi(app, path, method="GET"):
+    """Call ASGI ``app`` with one request; return (status, headers, body)."""
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    async def run():
+        await app({"type": "http", "method": method, "path": path, "headers": []}, receive, send)
+
+    return run, sent
+
+
+def test_admission_counts_only_the_database_route():
+    gates = {}
+
+    async def app(scope, receive, send):
+        await gates[scope["path"]].wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    guarded = sql_admission(app, lambda: "summary", lambda: 2, lambda: 3000)
+
+    async def scenario():
+        for path in ("/summary/a", "/summary.json", "/search", "/summaryx", "/summary/b"):
+            gates[path] = asyncio.Event()
+        runs = {path: _asgi(guarded, path) for path in gates}
+        tasks = {path: asyncio.create_task(run()) for path, (run, _) in runs.items() if path != "/summary/b"}
+        await asyncio.sleep(0)
+        third, third_sent = _asgi(guarded, "/summary")
+        await third()  # two under /summary already run: refused at once
+        gates["/search"].set()
+        gates["/summaryx"].set()
+        await tasks["/search"], tasks["/summaryx"]  # not counted: they ran beside the two
+        gates["/summary/a"].set()
+        await tasks["/summary/a"]
+        gates["/summary/b"].set()
+        run_b, sent_b = runs["/summary/b"]
+        await run_b()  # a permit is free again
+        gates["/summary.json"].set()
+        await tasks["/summary.json"]
+        return third_sent, sent_b, runs
+
+    third_sent, sent_b, runs = asyncio.run(scenario())
+    start = third_sent[0]
+    assert start["status"] == 503
+    assert dict(start["headers"])[b"retry-after"] == b"3"
+    assert third_sent[1]["body"] == (BUSY_MESSAGE.format(running=2, retry=3) + "\n").encode()
+    assert sent_b[0]["status"] == 200
+    assert all(sent[0]["status"] == 200 for path, (_, sent) in runs.items())
+
+
+def test_post_to_a_canned_query_is_405(summary_path):
+    ds = build_datasette(summary_path)
+
+    async def scenario():
+        return [await ds.client.post("/summary/count_active_entity_generations"),
+                await ds.client.post("/summary/count_active_entity_generations.json", json={}),
+                await ds.client.request("DELETE", "/summary/url"),
+                await ds.client.post("/search", data={"search": "cats"}),
+                await ds.client.get("/summary/count_active_entity_generations.json")]
+
+    html, json_post, delete, search, get = asyncio.run(scenario())
+    for r in (html, delete, search):
+        assert (r.status_code, r.headers["allow"], r.text) == (405, "GET, HEAD", READ_ONLY_MESSAGE + "\n")
+        assert r.headers["x-content-type-options"] == "nosniff"
+    assert (json_post.status_code, json_post.json()) == (405, {"ok": False, "status": 405, "error": READ_ONLY_MESSAGE})
+    assert get.status_code == 200 and get.json()["query_name"] == "count_active_entity_generations"
+
+
+def test_read_only_methods_leave_other_instances_alone():
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 201, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    run, sent = _asgi(read_only_methods(app, lambda: False), "/db/table/-/insert", "POST")
+    asyncio.run(run())
+    assert sent[0]["status"] == 201
