@@ -8,6 +8,7 @@ from textpile_dagster.assets.partitions import CRAWL_RUNS, agent_uuid_of, crawl_
 from textpile_dagster.resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
 from textpile.crawl.run import CrawlReport, run_crawl
 from textpile.enums import ExitCode
+from textpile.signals import keyboard_interrupt_on
 from textpile_dagster.assets.tables import row_count, table
 
 GROUP = "crawl"
@@ -76,6 +77,10 @@ def crawl_run(
 ) -> MaterializeResult:
     """Run ``textpile.crawl.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
 
+    Ctrl+C or SIGTERM stop the crawl as they stop ``textpile crawl`` (the crawl run is
+    closed, its entries kept); the partition is then materialized with what was crawled
+    and the step ends interrupted (KeyboardInterrupt), so the run stops there.
+
     Raises:
         Failure: the crawler database already holds this agent (a crawl run is not repeatable),
             or the SSRF filter refused every seed origin (nothing crawled; the description
@@ -93,15 +98,16 @@ def crawl_run(
             "run happens once: add a new crawl_runs partition to crawl again, or backfill "
             "crawl_log_staging and scrape_results of this one to summarize it again",
         )
-    report = run_crawl(
-        config,
-        crawler_database.path,
-        worker_name=crawl_config.worker_name,
-        agent_uuid=agent_uuid,
-        force_recrawl=crawl_config.force_recrawl,
-        transport=http_fetcher.transport(),
-        progress=crawl_config.show_progress,
-    )
+    with keyboard_interrupt_on():  # Ctrl+C/SIGTERM stop the crawl cleanly, not Dagster's way
+        report = run_crawl(
+            config,
+            crawler_database.path,
+            worker_name=crawl_config.worker_name,
+            agent_uuid=agent_uuid,
+            force_recrawl=crawl_config.force_recrawl,
+            transport=http_fetcher.transport(),
+            progress=crawl_config.show_progress,
+        )
     context.log.info(
         "crawl run %s: %d requests, %d files ingested in %.1f s",
         key, report.total_requests, report.ingested_files, report.duration_s,
@@ -109,6 +115,15 @@ def crawl_run(
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
     record_closed_runs(context, report)
+    if report.failure is not None:
+        raise Failure(description=report.failure, metadata=crawl_report_metadata(report))
+    if report.interrupted:
+        # What was crawled is final and kept: materialized, so that it is summarized (the
+        # automation does; textpile pipeline resumes it), then the run stops as interrupted.
+        context.log_event(AssetMaterialization(
+            asset_key=context.asset_key, partition=key, metadata=crawl_report_metadata(report),
+            description=f"crawl run {key} was interrupted (Ctrl+C or SIGTERM); what it crawled is kept"))
+        raise KeyboardInterrupt
     if report.every_origin_refused:
         # Nothing to summarize or publish: stop the pipeline here with the reason.
         raise Failure(description=report.refusal_message(), metadata=crawl_report_metadata(report))

@@ -172,3 +172,33 @@ def test_a_zero_byte_database_with_a_stale_journal_is_created_cleanly(tmp_path):
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("SELECT value FROM unobtanium_database_info WHERE key = 'unobtanium_database_kind'"
                             ).fetchone() == ("summary",)
+
+
+@pytest.mark.parametrize("state", ["missing", "empty"])
+def test_a_wal_without_its_database_is_not_dropped(tmp_path, capsys, state):
+    db = tmp_path / "c.db"
+    _rollback_crawler(db, pages=3)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("DELETE FROM crawl_log")
+    conn.commit()
+    wal = (tmp_path / "c.db-wal").read_bytes()  # the committed delete sits in the WAL ...
+    assert len(wal) > 0
+    keep = tmp_path / "kept-wal"
+    keep.write_bytes(wal)
+    conn.close()  # ... which closing would checkpoint and remove: keep a copy, as if the process died
+    db.unlink()
+    (tmp_path / "c.db-shm").unlink(missing_ok=True)
+    keep.rename(tmp_path / "c.db-wal")
+    if state == "empty":
+        db.write_bytes(b"")
+    cfg = tmp_path / "crawl.toml"
+    cfg.write_text('default_delay_ms = 0\nmax_commands_per_run = 1\nrecrawl_interval = "1 day"\n'
+                   'seeds = ["http://127.0.0.1:9/"]\n')
+    assert main(["crawl", "--config", str(cfg), "-c", str(db), "--no-progress"]) == 1
+    assert capsys.readouterr().err == (
+        f"textpile: error: {db}: is {state}, but c.db-wal ({len(wal)} bytes) lies beside it: it holds the last "
+        "writes of a database that was deleted or moved; put that database back under this name, or move c.db-wal "
+        "away to start a new one\n")
+    assert (tmp_path / "c.db-wal").read_bytes() == wal

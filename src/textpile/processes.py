@@ -11,10 +11,12 @@ compared too where the system tells it (Linux ``/proc``).
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 #: Two start times within this many seconds are the same process (``/proc`` counts in
 #: clock ticks since boot, and the boot time is known to the second).
@@ -104,3 +106,37 @@ def exit_with_parent(pid: int, started_unix: float | None, *, interval_s: float 
         os._exit(1)
 
     threading.Thread(target=watch, name="textpile-parent-watch", daemon=True).start()
+
+
+def leftovers_of_dead(folder: str | Path, prefix: str) -> list[Path]:
+    """Entries of ``folder`` named ``<prefix><pid>-<anything>`` whose process ``pid`` no
+    longer runs, sorted: what killed processes left behind under such names (temporary
+    databases, work folders). An unreadable folder has none."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and process_alive(int(pid)) is False:
+            found.append(Path(folder) / name)
+    return sorted(found)
+
+
+def remove_leftovers_of_dead(folder: str | Path, prefix: str) -> list[Path]:
+    """Remove :func:`leftovers_of_dead` (files, and folders with their contents); return
+    what was removed."""
+    removed = []
+    for path in leftovers_of_dead(folder, prefix):
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+    return removed

@@ -31,6 +31,43 @@ def test_lock_helper_writes_the_holder_pid_and_refuses_a_second_holder(tmp_path)
     with exclusive_lock(lock, wait=False) as again:
         assert again
     assert lock_holder(tmp_path / "missing.lock") is None
+    assert not lock.exists()  # removed by its holder when released
+
+
+def test_a_lock_file_left_by_a_killed_holder_is_taken_over_and_removed(tmp_path):
+    lock = tmp_path / "x.lock"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from textpile.store.locks import exclusive_lock\n"
+                               "with exclusive_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)",
+                               str(lock)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    assert lock_holder(lock) == holder.pid
+    holder.kill()
+    holder.wait(timeout=60)
+    assert lock.exists()  # SIGKILL leaves the file, but no lock on it
+    with exclusive_lock(lock, wait=False) as held:
+        assert held and lock_holder(lock) == os.getpid()
+    assert not lock.exists()
+
+
+def test_a_waiter_locks_the_file_under_the_name_after_the_holder_removed_it(tmp_path):
+    lock = tmp_path / "x.lock"
+    order = []
+    with exclusive_lock(lock) as held:
+        assert held
+        waiter = threading.Thread(target=lambda: _hold(lock, order))
+        waiter.start()
+        time.sleep(0.2)  # the waiter blocks on the file that is about to be removed
+        order.append("released")
+    waiter.join(timeout=60)
+    assert order == ["released", "waiter held the file under the name"]
+    assert not lock.exists()
+
+
+def _hold(lock, order):
+    with exclusive_lock(lock) as held:
+        assert held
+        order.append("waiter held the file under the name" if lock.exists() and lock_holder(lock) == os.getpid()
+                     else "waiter held a removed file")
 
 
 def test_second_run_on_a_locked_database_fails_at_once(tmp_path, capsys):

@@ -160,3 +160,56 @@ def test_pipeline_killed_during_its_crawl_is_resumed_by_the_next(tmp_path, capsy
         statuses = sorted(run.status.value for run in instance.get_runs())
         assert statuses == ["FAILURE", "SUCCESS", "SUCCESS"]  # the killed run, the resume run, the new run
         assert instance.get_run_by_id(stuck.run_id).status == dg.DagsterRunStatus.FAILURE
+
+
+def test_pipeline_stopped_by_sigterm_stops_its_crawl_cleanly_and_is_resumed(tmp_path, capsys):
+    """SIGTERM during crawl_run: the crawl stops as with Ctrl+C (its crawl run ends, what
+    it crawled is materialized), the pipeline exits 130 saying where; the next pipeline
+    stages and scrapes that crawl run first and has nothing to close or mark failed."""
+    pages = [f"/p{i}.html" for i in range(6)]
+    hold = threading.Event()
+    served = []
+
+    def leaf(request):
+        served.append(request.path)
+        if len(served) > 2:
+            hold.wait(300)
+        return Response(200, f"<html><head><title>Page {request.path}</title></head><body><main><p>"
+                             f"{request.path} on quokkas and dunnarts {' '.join(['y'] * 40)}</p></main></body></html>")
+
+    routes = {"/robots.txt": Response(404),
+              "/": Response(200, "<title>Index</title>" + "".join(f'<a href="{p}">{p}</a>' for p in pages)),
+              **{p: leaf for p in pages}}
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    with SiteServer(routes) as site:
+        config = write_config(tmp_path / "crawl.toml", [site.base_url + "/"])
+        first = subprocess.Popen([str(Path(sys.executable).with_name("textpile")), "pipeline", "--config", str(config),
+                                  "--data-dir", str(data), "--no-progress"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+        deadline = time.monotonic() + 300
+        while crawl_log_entries(data / "crawler.db") < 4 and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.05)
+        first.send_signal(signal.SIGTERM)
+        out, err = first.communicate(timeout=120)
+        hold.set()
+        assert first.returncode == 130, err
+        with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
+            [stopped] = instance.get_runs()
+            [key] = instance.get_dynamic_partitions(CRAWL_RUNS)
+            assert instance.get_materialized_partitions(dg.AssetKey("crawl_run")) == {key}
+        assert err.endswith(f"textpile pipeline: interrupted during crawl_run (run {stopped.run_id}); what was done "
+                            "is kept, and the next textpile pipeline resumes from there\ntextpile: interrupted\n"), err
+        assert "Traceback" not in err
+        with closing(sqlite3.connect(data / "crawler.db")) as conn:
+            assert conn.execute("SELECT count(*) FROM agent WHERE time_finished_unix_utc IS NULL").fetchone() == (0,)
+            kept = conn.execute("SELECT count(*) FROM crawl_log").fetchone()[0]
+        assert main(["pipeline", "--config", str(config), "--data-dir", str(data), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"textpile pipeline: crawl run {key}: {kept} crawl log entries not yet summarized; "
+                          "staging and scraping them first\n"), err
+    with closing(sqlite3.connect(data / "crawler.db")) as conn:
+        crawl_uuids = {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_log")}
+    with closing(sqlite3.connect(data / "published" / "summary.db")) as conn:
+        assert {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_summary")} == crawl_uuids
+        assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 7

@@ -4,7 +4,7 @@ Each module exposes ``register(subparsers)`` which adds its subcommand(s) and se
 ``func`` to a callable taking the parsed namespace and returning an exit status.
 Exit statuses: 0 success, 1 a run-time failure (database, network, a file or folder
 that cannot be read or written), 2 bad usage or configuration (argparse's own code, a
-number too large for an option), 130 interrupted with Ctrl+C. Every failure prints one
+number too large for an option), 130 interrupted with Ctrl+C, 143 stopped by SIGTERM. Every failure prints one
 ``textpile: ...`` line on stderr, never a traceback.
 """
 
@@ -41,9 +41,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    SIGTERM stops a command as Ctrl+C does (:mod:`textpile.signals`), with exit
+    status 143 instead of 130."""
+    from textpile.signals import EXIT_TERMINATED, TerminateAsInterrupt
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    with TerminateAsInterrupt() as signals:
+        status = _run(args, signals)
+    if signals.terminated and status == EXIT_INTERRUPTED:
+        return EXIT_TERMINATED
+    return status
+
+
+def _run(args: argparse.Namespace, signals) -> int:
+    """Run the parsed command, turning every failure into its exit status and one line
+    (``signals``: the :class:`~textpile.signals.TerminateAsInterrupt` in effect)."""
     try:
         return int(args.func(args) or 0)
     except ConfigError as exc:
@@ -53,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"textpile: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
-        print("textpile: interrupted", file=sys.stderr)
+        print("textpile: stopped by SIGTERM" if signals.terminated else "textpile: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`textpile search ... | head`): stop quietly, and keep

@@ -93,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
     Each origin whose address the SSRF filter refuses is reported once on stderr while
     the run goes on (also with --no-progress) and in the statistics report; when every
     seed origin was refused, nothing was crawled and TextpileError (exit 1) says why and
-    how to allow such addresses."""
+    how to allow such addresses. When the database failed under the run (deleted or
+    replaced, disk full, read-only, I/O error), the report is printed and TextpileError
+    (exit 1) names the file, the cause and what was kept."""
     from textpile.crawl.config import check_database_file, config_from_options
     from textpile.crawl.report import format_report
     from textpile.crawl.run import run_crawl
@@ -116,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
                        force_recrawl=args.force_recrawl, progress=not args.no_progress)
     sys.stdout.write(format_report(report))
     sys.stdout.flush()
+    if report.failure is not None:
+        raise TextpileError(report.failure)
     if report.interrupted:
         return EXIT_INTERRUPTED
     if report.every_origin_refused:

@@ -9,7 +9,9 @@ checks are done. Dagster is imported inside the functions only.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -17,8 +19,9 @@ from pathlib import Path
 
 from textpile.errors import TextpileError
 
-#: Console log level of the run: the step lines replace Dagster's own log output.
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+#: Console log level of the run: the step lines and the failure message replace Dagster's
+#: own log output (whose ERROR records carry tracebacks).
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 #: Written to a Dagster home that has no dagster.yaml: telemetry off; pool limit 1 so
 #: that the assets writing summary.db (pool textpile_summary_db) never run at the same
 #: time, also under `dagster dev`.
@@ -146,6 +149,22 @@ def failure_message(result) -> str:
     return "; ".join(messages) or "the run failed"
 
 
+#: Error classes of a step that Ctrl+C or SIGTERM stopped (textpile's assets stop cleanly
+#: and re-raise KeyboardInterrupt; elsewhere Dagster raises its own).
+INTERRUPTIONS = ("KeyboardInterrupt", "DagsterExecutionInterruptedError")
+
+
+def interrupted_step(result) -> str | None:
+    """The step of a run that Ctrl+C or SIGTERM stopped, or None when none was."""
+    for event in result.get_step_failure_events():
+        error = event.step_failure_data.error
+        while error is not None:
+            if getattr(error, "cls_name", None) in INTERRUPTIONS:
+                return event.step_key
+            error = error.cause
+    return None
+
+
 def run_partition(job, instance, key: str, steps: tuple[str, ...]) -> dict[str, dict[str, object]]:
     """Materialize ``steps`` (asset names) of ``job`` for partition ``key`` in one run
     recorded in ``instance``, reporting each step on stderr; return metadata per asset.
@@ -155,6 +174,7 @@ def run_partition(job, instance, key: str, steps: tuple[str, ...]) -> dict[str, 
     Raises:
         TextpileError: the run failed; the message names the run, the failed steps and
             checks, and the steps that did not run.
+        KeyboardInterrupt: Ctrl+C or SIGTERM stopped it (a line on stderr says where).
     """
     from dagster import AssetKey
 
@@ -163,12 +183,23 @@ def run_partition(job, instance, key: str, steps: tuple[str, ...]) -> dict[str, 
     run_id = str(uuid.uuid4())
     report = StepReport(steps)
     instance.add_event_listener(run_id, report)
-    result = job.execute_in_process(
-        instance=instance, partition_key=key, asset_selection=[AssetKey(s) for s in steps], run_id=run_id,
-        run_config=QUIET_LOGS, raise_on_error=False,
-        tags={"textpile/trigger": "textpile pipeline", **process_tags()},
-    )
+    sigterm = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    try:
+        result = job.execute_in_process(
+            instance=instance, partition_key=key, asset_selection=[AssetKey(s) for s in steps], run_id=run_id,
+            run_config=QUIET_LOGS, raise_on_error=False,
+            tags={"textpile/trigger": "textpile pipeline", **process_tags()},
+        )
+    finally:
+        if sigterm is not None:
+            # Dagster leaves SIGTERM as SIGINT is when it ends (ignored in a background job).
+            signal.signal(signal.SIGTERM, sigterm)
     report.finish()
+    interrupted = interrupted_step(result)
+    if interrupted is not None:
+        print(f"textpile pipeline: interrupted during {interrupted} (run {result.run_id}); what was done is "
+              "kept, and the next textpile pipeline resumes from there", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
     if not result.success:
         failed = [e.step_key for e in result.get_step_failure_events()]
         missing = [s for s in steps if s not in report.outcomes and s not in failed]

@@ -12,6 +12,7 @@ import os
 import sys
 
 from textpile.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from textpile.errors import DatabaseError
 
 MAX_BATCH_SIZE = 1_000_000
 """The largest --batch-size (a batch is staged, scraped and integrated in memory)."""
@@ -65,7 +66,8 @@ def format_report(report) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``textpile summarize``; return 0 when done, 130 when interrupted, 2 for a bad
     --batch-size or a --work-dir that is a file. Missing, empty, wrong, corrupt, read-only
-    or locked databases raise DatabaseError (exit 1)."""
+    or locked databases raise DatabaseError (exit 1); so does a summary database that
+    failed under the run (disk full, deleted, replaced), after the report is printed."""
     from textpile.summarize.pipeline import summarize
 
     if args.batch_size < 1:
@@ -90,4 +92,6 @@ def run(args: argparse.Namespace) -> int:
     for example in report.integration.skipped_link_examples:
         print(f"textpile summarize: skipped link: {example}", file=sys.stderr)
     sys.stdout.flush()
+    if report.failure is not None:
+        raise DatabaseError(report.failure)
     return EXIT_INTERRUPTED if report.interrupted else EXIT_OK

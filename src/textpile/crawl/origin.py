@@ -663,9 +663,12 @@ class OriginCrawler:
                                  robots=entry.crawl_type == CrawlType.robotstxt_fetch)
 
     def database_error(self, url: ParsedUrl | None, exc: sqlite3.Error) -> None:
-        """Stop this origin (patience 0) and log a database_error entry if the database
-        still takes one."""
+        """Stop this origin (patience 0), remember the run's first database error in the
+        report (``database_error``: the run ends with it) and log a database_error entry
+        if the database still takes one."""
         self.patience = 0
+        if getattr(self.state.report, "database_error", None) is None:
+            self.state.report.database_error = exc
         self.state.display.note(f"Database error on {self.str_origin}: {exc}")
         if url is None:
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import time
 import uuid
 from contextlib import ExitStack
@@ -29,8 +30,9 @@ from textpile.crawl.report import CrawlDisplay
 from textpile.crawl.robots import user_agent_token
 from textpile.errors import DatabaseError, TextpileError
 from textpile.ids import uuid7
-from textpile.store.database import open_crawler_db, optimize_and_vacuum
+from textpile.store.database import open_crawler_db, optimize_and_vacuum, sqlite_error, sqlite_errors
 from textpile.store.locks import exclusive_lock, lock_holder
+from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
 from textpile.store.urls import parse_url
 
 #: Requests in flight at once over all origins (each origin has its own connection pool,
@@ -84,7 +86,10 @@ class CrawlReport:
     which says how to allow it. A refused origin stops at once (patience 0), so it is in
     ``out_of_patience_origins`` too. ``closed_runs`` lists the crawl runs that a killed
     process had left unfinished, which this run closed before it started
-    (:func:`textpile.crawl.recovery.close_unfinished_runs`).
+    (:func:`textpile.crawl.recovery.close_unfinished_runs`). ``failure`` says why the run
+    stopped early because of its database, naming the file and the cause (deleted or
+    replaced under the run, disk full, read-only, I/O error) and what was kept; None when
+    it did not. ``database_error`` is the first error a write of the run met.
     """
 
     agent_uuid: uuid.UUID
@@ -98,6 +103,8 @@ class CrawlReport:
     duration_s: float = 0.0
     interrupted: bool = False
     closed_runs: list[ClosedRun] = field(default_factory=list)
+    failure: str | None = None
+    database_error: BaseException | None = None
 
     @property
     def every_origin_refused(self) -> bool:
@@ -199,24 +206,43 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
     """The body of :func:`run_crawl`, with the database's lock held."""
     conn = open_crawler_db(database)
     try:
+        watch = FileWatch.of(database)
         db = CrawlerDb(conn)
-        report.closed_runs = close_unfinished_runs(conn)
-        db.start_agent(report.agent_uuid, worker_name, config.user_agent)
+        with sqlite_errors(database):
+            report.closed_runs = close_unfinished_runs(conn)
+            db.start_agent(report.agent_uuid, worker_name, config.user_agent)
         with CrawlDisplay(enabled=progress, total_commands=config.max_commands_per_run) as display:
             for closed in report.closed_runs:
                 display.warn(closed.describe())
             try:
                 asyncio.run(_crawl(config, db, report, display, force_recrawl=force_recrawl,
                                    transport=transport, limits=limits or FetchLimits(),
-                                   max_connections=max_connections, page_readers=page_readers))
+                                   max_connections=max_connections, page_readers=page_readers, watch=watch))
             except KeyboardInterrupt:
                 report.interrupted = True
-            db.finish_agent()
-            if not report.interrupted:
-                display.note("Optimizing and vacuuming the database ...")
-                optimize_and_vacuum(conn)
+            if report.failure is None:
+                _finish(conn, db, database, report, display)
     finally:
         conn.close()
+
+
+def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, display: CrawlDisplay) -> None:
+    """End the crawl run in the database and, after a complete run, optimize it; a
+    database that failed (a write of the run, or now) sets ``report.failure``."""
+    try:
+        with sqlite_errors(database):
+            db.finish_agent()
+            if not report.interrupted and report.database_error is None:
+                display.note("Optimizing and vacuuming the database ...")
+                optimize_and_vacuum(conn)
+    except DatabaseError as exc:
+        report.database_error = report.database_error or exc
+    if report.database_error is not None:
+        cause = report.database_error
+        text = str(sqlite_error(database, cause)) if isinstance(cause, sqlite3.Error) else str(cause)
+        kept = sum(report.exit_code_counts.values())
+        report.failure = (f"{text}; the crawl stopped: this run kept {kept} crawl log entries, and the next run "
+                          "goes on from there")
 
 
 async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *, force_recrawl: bool = False,
@@ -236,7 +262,7 @@ async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *
 
 async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, display: CrawlDisplay, *,
                  force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, limits: FetchLimits,
-                 max_connections: int, page_readers: int | None) -> None:
+                 max_connections: int, page_readers: int | None, watch: FileWatch | None = None) -> None:
     seeds = [parse_url(seed) for seed in config.seeds]
     db.add_candidates(seeds)  # before the database thread has work
     origins: dict[str, str] = {}
@@ -261,18 +287,36 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
             tasks = [asyncio.create_task(c.run(), name=f"crawl {c.str_origin}") for c in crawlers]
             db.full = asyncio.Event()
             flusher = asyncio.create_task(_flush_regularly(db), name="flush crawl log entries")
+            watcher = asyncio.create_task(_watch_database(watch, report, tasks), name="watch the database file")
             try:
                 await asyncio.gather(*tasks)
             except asyncio.CancelledError:
-                report.interrupted = True
+                report.interrupted = report.failure is None  # else the database stopped it
                 await _stop(tasks)
             except BaseException:
                 await _stop(tasks)
                 raise
             finally:
+                watcher.cancel()
                 flusher.cancel()
                 await db.drain()
                 db.full = None
+
+
+async def _watch_database(watch: FileWatch | None, report: CrawlReport, tasks: list[asyncio.Task]) -> None:
+    """Every :data:`~textpile.store.watch.WATCH_INTERVAL_S`, check that the database file
+    is still the one the run opened; when it was deleted or replaced, set
+    ``report.failure`` and stop the origin crawlers."""
+    if watch is None:
+        return
+    while True:
+        await asyncio.sleep(WATCH_INTERVAL_S)
+        problem = watch.problem("crawl")
+        if problem is not None:
+            report.failure = problem
+            for task in tasks:
+                task.cancel()
+            return
 
 
 async def _stop(tasks: list[asyncio.Task]) -> None:

@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from textpile.processes import process_alive
+from textpile.processes import leftovers_of_dead, remove_leftovers_of_dead
 
 #: What a temporary database's name holds between the target's name and the creator's pid.
 CREATING = ".creating-"
@@ -37,39 +37,15 @@ def temp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}{CREATING}{os.getpid()}-{secrets.token_hex(4)}")
 
 
-def _creator_pid(path: Path, candidate: Path) -> int | None:
-    rest = candidate.name[len(f".{path.name}{CREATING}"):]
-    pid = rest.split("-", 1)[0]
-    return int(pid) if pid.isdigit() else None
-
-
 def leftovers(path: Path) -> list[Path]:
     """Temporary files of creations of ``path`` whose creator no longer runs (the
     temporary database and its side files), sorted."""
-    prefix = f".{path.name}{CREATING}"
-    try:
-        names = os.listdir(path.absolute().parent)
-    except OSError:
-        return []
-    found = []
-    for name in names:
-        if name.startswith(prefix):
-            pid = _creator_pid(path, path.with_name(name))
-            if pid is not None and process_alive(pid) is False:
-                found.append(path.with_name(name))
-    return sorted(found)
+    return leftovers_of_dead(path.absolute().parent, f".{path.name}{CREATING}")
 
 
 def remove_leftovers(path: Path) -> list[Path]:
     """Remove :func:`leftovers` of ``path``; return what was removed."""
-    removed = []
-    for leftover in leftovers(path):
-        try:
-            leftover.unlink()
-        except FileNotFoundError:
-            continue
-        removed.append(leftover)
-    return removed
+    return remove_leftovers_of_dead(path.absolute().parent, f".{path.name}{CREATING}")
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -348,6 +348,22 @@ def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sql
     return connect(path, timeout_s=timeout_s)
 
 
+def _refuse_orphan_wal(path: Path, state: str) -> None:
+    """Refuse to create a database where a non-empty ``-wal`` file lies without its
+    database: it holds the last committed writes of a database that was deleted, moved
+    or emptied, which a new database would drop (or, worse, have replayed into it)."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        size = wal.stat().st_size
+    except FileNotFoundError:
+        return
+    if size > 0:
+        raise DatabaseError(
+            f"{path}: {state}, but {wal.name} ({size} bytes) lies beside it: it holds the last writes of a "
+            f"database that was deleted or moved; put that database back under this name, or move {wal.name} "
+            "away to start a new one")
+
+
 def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_only: bool,
           timeout_s: float | None = None) -> sqlite3.Connection:
     """Check the file, then open it. Nothing is written to a file that is refused:
@@ -361,10 +377,12 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
             raise DatabaseError(f"{path}: no such {kind} database")
         if not path.absolute().parent.is_dir():
             raise DatabaseError(f"{path}: folder {path.absolute().parent} does not exist")
+        _refuse_orphan_wal(path, "is missing")
         return _create(path, kind, schema_version, timeout_s)
     if size == 0:
         if not may_create:
             raise DatabaseError(f"{path}: empty file, not a {kind} database")
+        _refuse_orphan_wal(path, "is empty")
         return _create(path, kind, schema_version, timeout_s)
     info = _inspect(path, integrity=not read_only, timeout_s=timeout_s)
     if info is None:
@@ -372,6 +390,9 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
             raise DatabaseError(f"{path}: SQLite database without tables, not a {kind} database")
         return _create(path, kind, schema_version, timeout_s)
     _verify(info, kind, path)
+    if not read_only and not os.access(path, os.W_OK):
+        # SQLite would open it and fail only at the first write, without naming the file.
+        raise DatabaseError(f"{path}: read-only (cannot write a database there)")
     conn = connect(path, read_only=read_only, timeout_s=timeout_s)
     if not read_only:
         try:

@@ -1,9 +1,10 @@
 """Exclusive file locks between processes writing the same files (POSIX ``fcntl.flock``).
 
-A lock file lies beside the data it guards (``crawl.db.lock`` for ``crawl.db``). The
-holder writes its process id into it, so that a refused process can say who holds it.
-The lock belongs to the open file, so the operating system releases it when the holder
-exits in any way (also SIGKILL); a stale lock file left behind locks nothing.
+A lock file lies beside the data it guards (``crawl.db.lock`` for ``crawl.db``) while
+the lock is held. The holder writes its process id into it, so that a refused process
+can say who holds it, and removes it when done. The lock belongs to the open file, so
+the operating system releases it when the holder exits in any way (also SIGKILL); a
+stale lock file left behind by a killed holder locks nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """True when ``path`` names the file open as ``fd`` (not removed nor replaced)."""
+    opened = os.fstat(fd)
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
 
 
 @contextmanager
@@ -25,28 +36,41 @@ def exclusive_lock(path: Path | str, *, wait: bool = True) -> Iterator[bool]:
     to name the holder). The lock is released when the block ends (also on exceptions
     and KeyboardInterrupt), and by the OS when the process dies.
 
+    The holder removes the lock file when it releases the lock, so a finished run leaves
+    none behind; a process that locked the file just before it was removed notices
+    (the name no longer leads to its file) and locks the new one instead. A lock file
+    left by a killed holder locks nothing and is taken over by the next one.
+
     Raises:
         OSError: the lock file cannot be created or locked for another reason.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        held = True
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
-            held = False
-        try:
-            if held:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-            yield held
-        finally:
-            if held:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            yield False
+            return
+        except BaseException:
+            os.close(fd)
+            raise
+        if _same_file(fd, path):
+            break
+        os.close(fd)  # its holder removed it as we waited: lock the file now under the name
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield True
     finally:
-        os.close(fd)
+        try:
+            if _same_file(fd, path):
+                path.unlink()
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
 
 def lock_holder(path: Path | str) -> int | None:

@@ -231,7 +231,8 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> Integrat
         result.crawls_skipped = len(crawl_rows) - result.crawls_integrated
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolls back by itself after SQLITE_FULL or an I/O error
+            conn.execute("ROLLBACK")
         raise
     finally:
         conn.isolation_level = saved_isolation

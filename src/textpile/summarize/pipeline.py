@@ -9,6 +9,7 @@ Source: unobtanium-documentation.txt, pages "Summarizing", "Database Batching".
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import tempfile
@@ -19,12 +20,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from textpile.processes import remove_leftovers_of_dead
 from textpile.progress import Progress, progress_bar
-from textpile.errors import TextpileError
+from textpile.errors import DatabaseError, TextpileError
 from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
+from textpile.store.watch import FileWatch
 from textpile.summarize import fts, staging
 from textpile.summarize.integrate import IntegrationReport, integrate_batch
 from textpile.summarize.scrape_stage import count_files_to_scrape, scrape_batch
+
+
+#: The name of summarize's temporary work folder, before its owner's pid
+#: (``textpile-summarize-<pid>-<random>`` in the system's temporary folder).
+TEMP_PREFIX = "textpile-summarize-"
 
 
 @dataclass
@@ -57,6 +65,9 @@ class SummaryReport:
     fts_rows: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+    #: Why the run stopped early because of the summary database (its file, the cause,
+    #: what was kept), or None.
+    failure: str | None = None
     batches: int = 0
     stage: StageReport = field(default_factory=StageReport)
     scrape: ScrapeReport = field(default_factory=ScrapeReport)
@@ -162,7 +173,8 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     """Summarize every not yet integrated crawl log entry of ``crawler_db`` into ``summary_db``.
 
     Per batch of up to ``batch_size`` entries: stage to Parquet under ``work_dir`` (a
-    temporary folder when None, removed afterwards), scrape, integrate (one transaction).
+    temporary folder when None, removed afterwards; those of killed runs, whose process
+    is gone, are removed first), scrape, integrate (one transaction).
     Then rebuild the FTS index, optimize and vacuum the summary database. ``log`` gets
     the seed's progress lines ("Summarizing page 1 ...", "Found 0 self duplicates.").
 
@@ -170,6 +182,11 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     says ``interrupted``, the FTS index is still rebuilt from what was committed (so it
     matches the database) and optimizing is skipped; the next run continues. A kill
     loses at most the current batch's uncommitted transaction.
+
+    When the summary database fails under the run (disk full, I/O error) or is deleted
+    or replaced (checked after each batch), the run stops there: ``report.failure`` names
+    the file, the cause and what was kept; the batches committed before stay (and, but
+    for a deleted or replaced file, the FTS index is rebuilt from them when possible).
 
     Ctrl+C inside a DuckDB query counts as Ctrl+C too (see
     :mod:`textpile.summarize.interrupts`), and a Ctrl+C that a library swallowed still
@@ -190,9 +207,12 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     open_crawler_db(crawler_db, create=False, read_only=True).close()
     report = SummaryReport()
     conn = open_summary_db(summary_db)
+    watch = FileWatch.of(summary_db)
+    gone = False  # the file was deleted or replaced under the run
     temp = None
     if work_dir is None:
-        temp = tempfile.mkdtemp(prefix="textpile-summarize-")
+        remove_leftovers_of_dead(tempfile.gettempdir(), TEMP_PREFIX)
+        temp = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
         work_dir = temp
     try:
         staging_dir = Path(work_dir) / "staging"
@@ -208,9 +228,17 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
                     # batch's other entries (robots.txt, redirects, errors) once it is integrated.
                     scraped_before = report.scrape.files_scraped
                     _scrape_into(report.scrape, batch_dir, bar)
-                    with sqlite_errors(summary_db):
-                        result = integrate_batch(conn, batch_dir)
+                    try:
+                        with sqlite_errors(summary_db):
+                            result = integrate_batch(conn, batch_dir)
+                    except DatabaseError as exc:
+                        report.failure = _kept(str(exc), report)
+                        break
                     report.integration.add(result)
+                    report.failure = watch.problem("summarize")
+                    if report.failure is not None:
+                        gone = True
+                        break
                     say(f"Found {result.self_duplicates} self duplicates.")
                     say(f"Found {result.exact_duplicates} exact duplicates.")
                     shutil.rmtree(batch_dir)
@@ -221,18 +249,35 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
             say("Interrupted: the current page was rolled back; the next run continues from here.")
         report.pages_processed = report.integration.crawls_integrated
         report.integration.seconds = time.monotonic() - started
-        say("(Re)generating full text index ...")
-        with sqlite_errors(summary_db):
-            report.fts_rows = fts.rebuild_fts_in(conn)
-            if not report.interrupted:
-                say("Optimizing and vacuuming the summary database ...")
-                optimize_and_vacuum(conn)
+        if not gone:
+            _finish(conn, summary_db, report, say)
     finally:
         conn.close()
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _kept(problem: str, report: SummaryReport) -> str:
+    """``problem`` with what the summary database kept, for :attr:`SummaryReport.failure`."""
+    return (f"{problem}; summarizing stopped: the {report.integration.crawls_integrated} crawl log entries "
+            "integrated before are kept, and the next run continues from there")
+
+
+def _finish(conn, summary_db, report: SummaryReport, say) -> None:
+    """Rebuild the FTS index and, after a complete run, optimize; a database that fails
+    here sets ``report.failure`` (the index then stays as it was)."""
+    try:
+        with sqlite_errors(summary_db):
+            say("(Re)generating full text index ...")
+            report.fts_rows = fts.rebuild_fts_in(conn)
+            if not report.interrupted and report.failure is None:
+                say("Optimizing and vacuuming the summary database ...")
+                optimize_and_vacuum(conn)
+    except DatabaseError as exc:
+        if report.failure is None:
+            report.failure = _kept(str(exc), report)
 
 
 class _SigintSeen:

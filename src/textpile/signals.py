@@ -1,0 +1,69 @@
+"""SIGTERM handled like Ctrl+C: a service manager's stop, ``kill PID`` and ``timeout``
+stop a run as cleanly as Ctrl+C does (the crawl prints its report and releases its lock,
+summarize rolls back the current batch), and the exit status says which signal it was.
+
+A signal left ignored by whoever started textpile (SIG_IGN inherited) stays ignored, as
+for any well-behaved program. Only the main thread can install handlers; elsewhere
+nothing changes.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: Exit status after SIGTERM (128 + 15, what a shell reports for a process it ended).
+EXIT_TERMINATED = 143
+
+
+class TerminateAsInterrupt:
+    """While active: SIGTERM raises KeyboardInterrupt, as Python's Ctrl+C handler does,
+    and :attr:`terminated` records that it came. Use as a context manager."""
+
+    def __init__(self) -> None:
+        self.terminated = False
+        self._previous = None
+        self._installed = False
+
+    def _handler(self, signum, frame) -> None:
+        self.terminated = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> "TerminateAsInterrupt":
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            self._previous = signal.signal(signal.SIGTERM, self._handler)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._installed:
+            signal.signal(signal.SIGTERM, self._previous if self._previous is not None else signal.SIG_DFL)
+            self._installed = False
+
+
+def _raise_keyboard_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def keyboard_interrupt_on(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """While active (main thread only): each of ``signums`` raises KeyboardInterrupt,
+    whatever handler a framework had installed, which comes back afterwards. Dagster, for
+    one, turns SIGINT and SIGTERM into its own interruption error during a step, which
+    the library's clean stops (report, end of the crawl run, lock released) do not catch.
+    Signals ignored on entry stay ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    try:
+        for signum in signums:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, _raise_keyboard_interrupt)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
