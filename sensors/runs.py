@@ -99,10 +99,16 @@ def dead_runs(instance: DagsterInstance) -> list[tuple[DagsterRun, str]]:
 
 def fail_dead_runs(instance: DagsterInstance, *, by: str) -> list[str]:
     """Mark every run of :func:`dead_runs` failed (a RUN_FAILURE event with the reason and
-    ``by``, who noticed); return one line per run marked."""
+    ``by``, who noticed) and free the concurrency pool slots its steps held; return one
+    line per run marked."""
     lines = []
+    storage = instance.event_log_storage
     for run, reason in dead_runs(instance):
         message = f"{reason}; marked failed by {by}"
         instance.report_run_failed(run, message=message)
+        if storage.supports_global_concurrency_limits:
+            # Its steps' pool slots (textpile_summary_db: one at a time) would stay taken,
+            # and every later summary_db step would wait for them for good.
+            storage.free_concurrency_slots_for_run(run.run_id)
         lines.append(f"run {run.run_id} ({run.job_name}): {message}")
     return lines

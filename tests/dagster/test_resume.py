@@ -213,3 +213,30 @@ def test_pipeline_stopped_by_sigterm_stops_its_crawl_cleanly_and_is_resumed(tmp_
     with closing(sqlite3.connect(data / "published" / "summary.db")) as conn:
         assert {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_summary")} == crawl_uuids
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 7
+
+
+def test_pipeline_killed_in_summary_db_frees_its_pool_slot(tmp_path, changing_site):
+    """summary_db runs in the pool textpile_summary_db (one at a time). Killed there, the
+    dead run kept its slot and every later summary_db waited for it for good; marking
+    the run failed frees it, so the next pipeline ends."""
+    data = tmp_path / "data"
+    config = write_config(tmp_path / "crawl.toml", [changing_site.base_url + "/"])
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    command = [str(Path(sys.executable).with_name("textpile")), "pipeline", "--config", str(config),
+               "--data-dir", str(data), "--no-progress"]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    for line in first.stderr:
+        if line.startswith("[4/6] summary_db ..."):
+            first.send_signal(signal.SIGKILL)
+            break
+    first.communicate(timeout=120)
+    assert first.returncode == -signal.SIGKILL
+    second = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert "marked failed by textpile pipeline at its start" in second.stderr
+    with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
+        assert sorted(run.status.value for run in instance.get_runs()) == ["FAILURE", "SUCCESS"]
+        info = instance.event_log_storage.get_concurrency_info("textpile_summary_db")
+        assert info.claimed_slots == []
+    with closing(sqlite3.connect(data / "published" / "summary.db")) as conn:
+        assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 4
