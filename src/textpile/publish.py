@@ -3,7 +3,8 @@
 The working summary database keeps changing while the pipeline integrates crawls; a
 frontend (Datasette, ``textpile search``) reads a *published* copy instead. Publishing
 copies the database with SQLite's online backup API (a consistent snapshot even while
-another connection writes) into a temporary file in the target's folder, makes the
+another connection writes) into a temporary file in the target's folder (named with the
+publisher's pid, so the next publisher removes what a killed one left), makes the
 copy self-contained (rollback journal instead of WAL, so readers never need a ``-wal``
 file), checks it, flushes it to disk, and then ``os.replace``-s it onto the target path.
 A reader that opens the path afterwards sees the whole new copy; a reader that still has
@@ -22,11 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textpile.errors import DatabaseError
+from textpile.processes import remove_leftovers_of_dead
 from textpile.store.database import open_summary_db
 
 
 #: Permissions of a newly published file (an existing target's permissions are kept).
 PUBLISHED_MODE = 0o644
+#: The temporary copy's name: ``.<target name>.publishing-<pid>-<random>``.
+PUBLISHING = ".publishing-"
 
 
 @dataclass
@@ -81,7 +85,10 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DatabaseError(f"{target.parent}: cannot create the published folder: {exc.strerror or exc}") from exc
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".publishing", dir=target.parent)
+    # A publisher killed mid-copy leaves its temporary file; the next one removes those of
+    # publishers that are gone (named by pid).
+    remove_leftovers_of_dead(target.parent, f".{target.name}{PUBLISHING}")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}{PUBLISHING}{os.getpid()}-", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:

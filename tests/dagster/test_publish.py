@@ -65,3 +65,17 @@ def test_publish_refuses_what_is_not_a_summary_database(tmp_path):
         publish(good, good)
     assert target.read_bytes() == before
     assert sorted(os.listdir(target.parent)) == ["summary.db"]
+
+
+def test_publish_removes_what_a_killed_publisher_left(tmp_path):
+    from kills import dead_pid
+
+    source = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
+    target = tmp_path / "published" / "summary.db"
+    target.parent.mkdir()
+    gone = target.parent / f".summary.db.publishing-{dead_pid()}-abcd1234"
+    live = target.parent / f".summary.db.publishing-{os.getpid()}-efgh5678"
+    for leftover in (gone, live):
+        leftover.write_bytes(b"half a copy")
+    publish(source, target)
+    assert sorted(p.name for p in target.parent.iterdir()) == sorted(["summary.db", live.name])
