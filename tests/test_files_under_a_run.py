@@ -6,6 +6,7 @@ still printed."""
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -113,24 +114,34 @@ def _full_after(monkeypatch, pages: int) -> None:
     monkeypatch.setattr(database, "connect", connect)
 
 
-def test_a_full_disk_under_a_crawl_names_the_file_and_keeps_the_report(tmp_path, monkeypatch, capsys):
+def test_a_failing_disk_under_a_crawl_names_the_file_and_keeps_the_report(tmp_path):
+    """Writes that the operating system refuses (a file size limit: EFBIG, which SQLite
+    reports as a disk I/O error; a full disk is SQLITE_FULL, handled the same way) stop
+    the crawl with its report and one line naming the file and the cause. The crawl's
+    database process inherits the limit."""
     _paths, routes = _routes(60)
-    _full_after(monkeypatch, 40)
+    limit = 600_000
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     with SiteServer(routes) as site:
         cfg = write_config(tmp_path, [site.base_url + "/"])
         db = tmp_path / "crawl.db"
-        status = main(["crawl", "--config", str(cfg), "-c", str(db), "--no-progress"])
-    out, err = capsys.readouterr()
-    assert status == 1
-    assert out.startswith("[Crawl_Statistics_Report]\n")
-    kept = crawl_log_entries(db)
-    assert 2 < kept < 62
-    assert err == (f"textpile: error: {db}: database or disk is full (free some disk space); the crawl stopped: "
-                   f"this run kept {kept} crawl log entries, and the next run goes on from there\n")
-    monkeypatch.undo()
-    with SiteServer(routes) as site:  # room again: the next run goes on (same site, new port: new origin)
-        assert main(["crawl", "--config", str(write_config(tmp_path, [site.base_url + "/"])), "-c", str(db),
-                     "--no-progress"]) == 0
+        proc = subprocess.run([TEXTPILE, "crawl", "--config", str(cfg), "-c", str(db), "--no-progress"],
+                              capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stdout.startswith("[Crawl_Statistics_Report]\n")
+        kept = crawl_log_entries(db)
+        assert 2 < kept < 62
+        assert proc.stderr.endswith(f"textpile: error: {db}: disk I/O error; the crawl stopped: this run kept {kept} "
+                                    "crawl log entries, and the next run goes on from there\n"), proc.stderr
+        # Room again: the next run goes on and crawls the rest.
+        assert main(["crawl", "--config", str(cfg), "-c", str(db), "--no-progress"]) == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        pages = conn.execute("SELECT count(DISTINCT url_id) FROM crawl_log WHERE crawl_type = 0 AND exit_code = 20")
+        assert pages.fetchone() == (61,)
 
 
 def test_a_full_disk_under_summarize_names_the_file_and_keeps_the_report(tmp_path, monkeypatch, capsys):
