@@ -18,6 +18,7 @@ from textpile_dagster.assets.summary import fts_index, summary_db
 from textpile_dagster.assets.tables import table
 from textpile_dagster.resources import CrawlerDatabaseResource, SummaryDatabaseResource
 from textpile.errors import DatabaseError
+from textpile.summarize.fts import ROWIDS_SQL as FTS_ROWIDS_SQL, fts_row_count
 from textpile.store.database import (
     BASE_SCHEMA_VERSION,
     CRAWLER_SCHEMA_VERSION,
@@ -146,14 +147,14 @@ def open_html_generations_have_text_piles(conn: sqlite3.Connection) -> CheckOutc
 def fts_matches_searchable(conn: sqlite3.Connection) -> CheckOutcome:
     """The FTS rowids are exactly the ids of the searchable generations (count and set)."""
     extra = [r[0] for r in conn.execute(
-        "SELECT rowid FROM full_text_entity_index EXCEPT "
+        f"{FTS_ROWIDS_SQL} EXCEPT "
         f"SELECT eg.entity_generation_id FROM entity_generation eg WHERE {SEARCHABLE} ORDER BY 1"
     )]
     missing = [r[0] for r in conn.execute(
         f"SELECT eg.entity_generation_id FROM entity_generation eg WHERE {SEARCHABLE} EXCEPT "
-        "SELECT rowid FROM full_text_entity_index ORDER BY 1"
+        f"{FTS_ROWIDS_SQL} ORDER BY 1"
     )]
-    fts_rows = int(conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0])
+    fts_rows = fts_row_count(conn)
     searchable = int(conn.execute(f"SELECT count(*) FROM entity_generation eg WHERE {SEARCHABLE}").fetchone()[0])
     passed = not extra and not missing and fts_rows == searchable
     return CheckOutcome(

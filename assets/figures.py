@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from textpile.summarize.fts import fts_row_count
+
 #: Condition of a searchable generation (shared decision; alias ``eg``).
 SEARCHABLE = "eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL"
 
@@ -20,7 +22,7 @@ def summary_figures(conn: sqlite3.Connection) -> dict[str, int]:
         "crawl_summaries": one("SELECT count(*) FROM crawl_summary"),
         "text_piles": one("SELECT count(*) FROM text_pile"),
         "urls": one("SELECT count(*) FROM url"),
-        "fts_rows": one("SELECT count(*) FROM full_text_entity_index"),
+        "fts_rows": fts_row_count(conn),
     }
 
 

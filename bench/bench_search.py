@@ -232,6 +232,9 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=HERE / "data")
     parser.add_argument("--queries", type=int, default=600, help="judged queries sampled (besides the fixed ones)")
     parser.add_argument("--repeat", type=int, default=2, help="times every query runs per system")
+    parser.add_argument("--reindex", action="store_true",
+                        help="rebuild the cached corpus' search index with the current code first")
+    parser.add_argument("--build-only", action="store_true", help="build (or reindex) the corpus, then stop")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     sources = [data_dir / "index" / s.name / "summary.db" for s in SITES]
@@ -243,6 +246,15 @@ def main() -> int:
     db = folder / f"summary-{args.pages}.db"
     if not db.exists():
         build_corpus(db, sources, args.pages)
+    elif args.reindex:
+        print(f"== rebuilding the search index of {db}")
+        t0 = time.monotonic()
+        conn = open_summary_db(db)
+        rebuild_fts_in(conn)
+        conn.close()
+        print(f"   {time.monotonic() - t0:.0f} s")
+    if args.build_only:
+        return 0
     systems = [("textpile", Textpile(db)), ("bare FTS5", BareFts(db)),
                ("tantivy", Tantivy(db, folder / f"tantivy-{args.pages}"))]
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from textpile.demo import DEFAULT_PORT, PydocServer, demo_config_text
+from textpile.summarize.fts import fts_row_count
 
 
 def _free_port() -> int:
@@ -41,7 +42,7 @@ def test_demo_runs_twice_and_finds_the_example_queries(tmp_path):
     assert f"first: Pydoc: package json <http://127.0.0.1:{port}/json.html>" in first.stdout
     published = tmp_path / "demo" / "published" / "summary.db"
     conn = sqlite3.connect(published)
-    pages_first = conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0]
+    pages_first = fts_row_count(conn)
     conn.close()
     assert pages_first > 20
     # Running it again reuses the data folder: a second crawl run continues the crawl.
@@ -51,7 +52,7 @@ def test_demo_runs_twice_and_finds_the_example_queries(tmp_path):
     assert crawler.execute("SELECT count(*) FROM agent").fetchone()[0] == 2
     crawler.close()
     conn = sqlite3.connect(published)
-    assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] > pages_first
+    assert fts_row_count(conn) > pages_first
     conn.close()
 
 

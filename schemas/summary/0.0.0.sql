@@ -153,7 +153,22 @@ CREATE TABLE IF NOT EXISTS token_statistics (
     UNIQUE (token_id, text_pile_id)
 );
 
+-- What full_text_entity_index reads its column values from (FTS5 external content, so the
+-- text is stored once, in text_pile): one row per generation with a Gen1 text pile, the
+-- columns of full_text_entity_index. The index itself holds only searchable generations;
+-- rows of generations closed since the last rebuild keep their content here.
+CREATE VIEW IF NOT EXISTS full_text_entity_source AS
+SELECT eg.entity_generation_id AS entity_generation_id, eg.text_pile_id AS text_pile_id, 'any' AS any,
+       coalesce(nullif(dd.title, ''), nullif(dd.primary_headline, ''), '') AS title, dd.description AS description,
+       tp.text AS text, tp.secondary_text AS secondary_text, tp.big_headlines AS big_headlines,
+       tp.small_headlines AS small_headlines, tp.code_text AS code_text, tp.quote_text AS quote_text
+FROM entity_generation eg
+JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id
+LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id;
+
 -- Full text index over open, non-duplicate generations; rowid is entity_generation_id.
+-- External content (full_text_entity_source): the columns read as documented, the text is
+-- not stored twice. Count its rows with MATCH 'any : "any"' (a plain count(*) counts the view).
 CREATE VIRTUAL TABLE IF NOT EXISTS full_text_entity_index USING fts5(
     text_pile_id UNINDEXED, -- the Gen1 text pile the row was derived from
     any, -- always the string "any", so that purely negative queries can be written (any:any NOT ...)
@@ -165,5 +180,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS full_text_entity_index USING fts5(
     small_headlines, -- text_pile.small_headlines
     code_text, -- text_pile.code_text
     quote_text, -- text_pile.quote_text
+    content = 'full_text_entity_source',
+    content_rowid = 'entity_generation_id',
     tokenize = 'unicode61 remove_diacritics 2'
 );

@@ -32,6 +32,12 @@ CREATE TABLE IF NOT EXISTS search_page (
     anchor_texts TEXT NOT NULL -- the texts of links to it, most linking pages first, one per line; empty string when none
 );
 
+-- The stemmer languages of the search index: queries are analyzed in each of them.
+CREATE TABLE IF NOT EXISTS search_language (
+    language TEXT NOT NULL PRIMARY KEY, -- a two-letter language code whose Snowball stemmer analyzed pages
+    pages INTEGER NOT NULL -- how many searchable pages it analyzed
+);
+
 -- Page-level search index over the searchable generations; rowid is entity_generation_id.
 CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5(
     title, -- document_description.title and primary_headline, analyzed

@@ -25,6 +25,7 @@ from pathlib import Path
 from textpile.errors import DatabaseError
 from textpile.processes import remove_leftovers_of_dead
 from textpile.store.database import open_summary_db
+from textpile.summarize.fts import fts_row_count
 
 
 #: Permissions of a newly published file (an existing target's permissions are kept).
@@ -104,7 +105,7 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
             copy.commit()
         with closing(open_summary_db(tmp, create=False, read_only=True)) as conn:
             generations = int(conn.execute("SELECT count(*) FROM entity_generation").fetchone()[0])
-            fts_rows = int(conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0])
+            fts_rows = fts_row_count(conn)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         for suffix in ("-wal", "-shm", "-journal"):

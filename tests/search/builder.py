@@ -80,7 +80,7 @@ class SummaryBuilder:
     def build_fts(self, *, stale: bool = False) -> int:
         """(Re)build the FTS rows; with ``stale`` index closed/duplicate generations too. Return the row count."""
         conn = self.conn
-        conn.execute("DELETE FROM full_text_entity_index")
+        conn.execute("INSERT INTO full_text_entity_index(full_text_entity_index) VALUES ('delete-all')")
         where = "eg.text_pile_id IS NOT NULL"
         if not stale:
             where += " AND eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate"

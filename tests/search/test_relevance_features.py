@@ -160,3 +160,18 @@ def test_json_and_text_outputs_carry_sections(tmp_path):
     assert data["partial_matches"] is False and data["suggestion"] is None and data["timed_out"] is False
     text = format_text(results)
     assert "1. pkg.module reference › pkg.module.open_reader(path)" in text
+
+
+def test_a_database_summarized_by_an_older_textpile_says_how_to_build_its_index(tmp_path):
+    import sqlite3
+
+    from textpile.errors import DatabaseError
+
+    conn = summarized_site(tmp_path, {"https://a.example/": html_page("A", "<p>Words.</p>")})
+    conn.close()
+    rw = sqlite3.connect(tmp_path / "summary.db")
+    rw.execute("DROP TABLE search_language")
+    rw.close()
+    conn = sqlite3.connect(tmp_path / "summary.db")
+    with pytest.raises(DatabaseError, match=r"run `textpile summarize` on it once"):
+        search(conn, "words")

@@ -111,7 +111,8 @@ def dump_db(path: str | Path) -> dict[str, list[tuple]]:
     try:
         out = {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in SUMMARY_TABLES}
         out["full_text_entity_index"] = sorted(
-            conn.execute("SELECT rowid, * FROM full_text_entity_index").fetchall(), key=repr)
+            conn.execute("SELECT rowid, * FROM full_text_entity_index "
+                         "WHERE full_text_entity_index MATCH 'any : \"any\"'").fetchall(), key=repr)
         return out
     finally:
         conn.close()
@@ -143,7 +144,8 @@ def semantic_dump(path: str | Path) -> dict[str, list[tuple]]:
             JOIN url u ON u.url_id = eg.url_id LEFT JOIN http_summary hs USING (crawl_summary_id)""").fetchall()
         fts = conn.execute("""
             SELECT u.str_url, f.title FROM full_text_entity_index f
-            JOIN entity_generation eg ON eg.entity_generation_id = f.rowid JOIN url u USING (url_id)""").fetchall()
+            JOIN entity_generation eg ON eg.entity_generation_id = f.rowid JOIN url u USING (url_id)
+            WHERE full_text_entity_index MATCH 'any : "any"'""").fetchall()
         return {"generations": sorted(gens, key=repr), "duplicates": sorted(dups, key=repr),
                 "crawls": sorted(crawls, key=repr), "fts": sorted(fts, key=repr)}
     finally:

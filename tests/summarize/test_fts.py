@@ -8,6 +8,8 @@ from textpile.store.database import open_summary_db
 from textpile.summarize.pipeline import rebuild_fts, summarize
 from textpile.summarize.tokens import regenerate_token_index, tokenize
 
+from search.builder import SummaryBuilder
+
 from .summary_fixtures import CrawlerRows, page
 
 BASE = "http://site.test"
@@ -35,7 +37,8 @@ def test_fts_rows_match_searchable_generations(tmp_path):
     assert report.fts_rows == 2
     ids = dict(q(summary, "SELECT u.str_url, eg.entity_generation_id FROM entity_generation eg JOIN url u USING (url_id)"
                           " WHERE eg.confirmed_end_unix_utc IS NULL"))
-    rows_ = q(summary, "SELECT rowid, text_pile_id, any, title, description FROM full_text_entity_index ORDER BY rowid")
+    rows_ = q(summary, "SELECT rowid, text_pile_id, any, title, description FROM full_text_entity_index "
+                    "WHERE full_text_entity_index MATCH 'any : \"any\"' ORDER BY rowid")
     tp = dict(q(summary, "SELECT entity_generation_id, text_pile_id FROM entity_generation"))
     assert rows_ == sorted([
         (ids[f"{BASE}/a.html"], tp[ids[f"{BASE}/a.html"]], "any", "Xylophone guide", "All on mallets"),
@@ -53,7 +56,7 @@ def test_fts_rows_match_searchable_generations(tmp_path):
     # rebuilding gives the same rows
     assert rebuild_fts(summary) == 2
     assert q(summary, "SELECT rowid, text_pile_id, any, title, description FROM full_text_entity_index "
-                      "ORDER BY rowid") == rows_
+                      "WHERE full_text_entity_index MATCH 'any : \"any\"' ORDER BY rowid") == rows_
 
 
 def test_token_index_counts_words_per_text_pile(tmp_path):
@@ -81,3 +84,30 @@ def test_token_index_counts_words_per_text_pile(tmp_path):
 
 def test_tokenize():
     assert tokenize("Don't STOP-me, naïve café_2!") == ["don", "t", "stop", "me", "naïve", "café_2"]
+
+
+def test_fts_keeps_no_copy_of_the_text_and_an_old_table_is_made_anew(tmp_path):
+    import sqlite3
+
+    from textpile.summarize.fts import fts_row_count
+
+    summary = tmp_path / "summary.db"
+    b = SummaryBuilder(summary)
+    b.add_page("https://a.example/x", title="Xylophone", text="A xylophone is struck with mallets.")
+    b.close()
+    conn = sqlite3.connect(summary)
+    # the table an older textpile made: it stored its own copy of every text
+    conn.executescript("DROP TABLE full_text_vocabulary; DROP TABLE full_text_entity_index;"
+                       "CREATE VIRTUAL TABLE full_text_entity_index USING fts5(text_pile_id UNINDEXED, any, title,"
+                       " description, text, secondary_text, big_headlines, small_headlines, code_text, quote_text,"
+                       " tokenize = 'unicode61 remove_diacritics 2');")
+    conn.close()
+    assert rebuild_fts(summary) == 1
+    conn = sqlite3.connect(summary)
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'").fetchone()[0]
+    assert "content = 'full_text_entity_source'" in sql
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'full_text_entity_index_content'").fetchone() == (0,)
+    assert fts_row_count(conn) == 1
+    assert conn.execute("SELECT title, text FROM full_text_entity_index WHERE full_text_entity_index MATCH 'mallets'"
+                        ).fetchall() == [("Xylophone", "A xylophone is struck with mallets.")]
+    assert conn.execute("SELECT term, doc FROM full_text_vocabulary WHERE term = 'xylophone'").fetchall() == [("xylophone", 1)]

@@ -13,6 +13,7 @@ import pytest
 from .summary_fixtures import CrawlerRows, dump_db, generations, page
 
 from textpile.summarize.pipeline import summarize
+from textpile.summarize.fts import ROWIDS_SQL
 
 BASE = "http://site.test"
 BODY_A = "<p>The xylophone plays a long melody for everyone in the hall today.</p>"
@@ -62,7 +63,7 @@ def test_two_urls_same_content_shorter_url_is_original(dbs):
         (f"{BASE}/page.html", 105, 105, None, 0, 1),
     ]
     # the duplicate is not searchable
-    assert sorted(r[0] for r in q(summary, "SELECT rowid FROM full_text_entity_index")) == sorted(
+    assert sorted(r[0] for r in q(summary, ROWIDS_SQL)) == sorted(
         [ids[f"{BASE}/page.html"], ids[f"{BASE}/other.html"]])
 
 
@@ -103,7 +104,7 @@ def test_duplicate_ends_when_original_closes(dbs):
         (f"{BASE}/a.html", 100, 100, 300, 0, 1),
         (f"{BASE}/long-name.html", 101, 101, None, 0, 1),
     ]
-    assert [r[0] for r in q(summary, "SELECT rowid FROM full_text_entity_index")] == [first[f"{BASE}/long-name.html"]]
+    assert [r[0] for r in q(summary, ROWIDS_SQL)] == [first[f"{BASE}/long-name.html"]]
 
 
 def test_duplicate_ends_when_its_content_changes(dbs):
@@ -195,7 +196,7 @@ def test_changed_page_closes_old_generation(dbs):
     new = gen_ids(summary)[f"{BASE}/a.html"]
     assert q(summary, "SELECT entity_generation_id, first_seen_unix_utc, last_seen_unix_utc, confirmed_end_unix_utc "
                       "FROM entity_generation ORDER BY 1") == [(old, 100, 100, 300), (new, 300, 300, None)]
-    assert [r[0] for r in q(summary, "SELECT rowid FROM full_text_entity_index")] == [new]
+    assert [r[0] for r in q(summary, ROWIDS_SQL)] == [new]
 
 
 def test_404_after_200_closes_generation(dbs):
@@ -208,7 +209,7 @@ def test_404_after_200_closes_generation(dbs):
                       "JOIN http_summary hs USING (crawl_summary_id) ORDER BY cs.time_started_unix_utc") == [
         (20, 200), (44, 404)]
     assert q(summary, "SELECT count(DISTINCT entity_generation_id) FROM crawl_summary") == [(1,)]
-    assert q(summary, "SELECT count(*) FROM full_text_entity_index") == [(0,)]
+    assert q(summary, f"SELECT count(*) FROM ({ROWIDS_SQL})") == [(0,)]
 
 
 def test_410_of_unknown_url_gets_closed_placeholder(dbs):
@@ -282,7 +283,7 @@ def test_noindex_pages_are_never_searchable(dbs):
     rows.crawl(agent, f"{BASE}/a.html", 100, html=page("Alpha", BODY_A))
     rows.crawl(agent, f"{BASE}/b.html", 100, html=page("Beta", BODY_B))
     run(rows, summary)
-    assert q(summary, "SELECT count(*) FROM full_text_entity_index") == [(2,)]
+    assert q(summary, f"SELECT count(*) FROM ({ROWIDS_SQL})") == [(2,)]
     # the crawler's way: 171 and no file row; the scraper's way: meta robots noindex in a 20
     rows.crawl(agent, f"{BASE}/a.html", 200, 171)
     rows.crawl(agent, f"{BASE}/b.html", 200, html=page("Beta", BODY_B, head='<meta name="robots" content="noindex">'))
@@ -290,7 +291,7 @@ def test_noindex_pages_are_never_searchable(dbs):
                                                        head='<meta name="robots" content="noindex">'))
     report = run(rows, summary)
     assert report.scrape.noindex == 2
-    assert q(summary, "SELECT count(*) FROM full_text_entity_index") == [(0,)]
+    assert q(summary, f"SELECT count(*) FROM ({ROWIDS_SQL})") == [(0,)]
     assert q(summary, "SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH 'gardening'") == []
     assert generations(summary) == [
         (f"{BASE}/a.html", 100, 100, 200, 0, 1),

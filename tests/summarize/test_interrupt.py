@@ -25,6 +25,7 @@ import textpile.summarize.integrate as integrate
 import textpile.summarize.scrape_stage as scrape_stage
 from textpile.summarize.interrupts import duckdb_interrupts, is_duckdb_interrupt
 from textpile.summarize.pipeline import summarize
+from textpile.summarize.fts import fts_row_count
 
 from .summary_fixtures import CrawlerRows, page, semantic_dump
 
@@ -57,7 +58,7 @@ def check_consistent(summary: Path) -> int:
         searchable = conn.execute(
             "SELECT count(*) FROM entity_generation WHERE confirmed_end_unix_utc IS NULL"
             " AND NOT marked_duplicate AND text_pile_id IS NOT NULL").fetchone()[0]
-        assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == searchable
+        assert fts_row_count(conn) == searchable
         return conn.execute("SELECT count(*) FROM crawl_summary").fetchone()[0]
     finally:
         conn.close()

@@ -298,6 +298,8 @@ def run_search(args) -> int:
             results = search(conn, opts.query, page=opts.page, per_page=opts.per_page)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{opts.summary_db}: search failed: {exc}") from exc
+        except DatabaseError as exc:
+            raise DatabaseError(f"{opts.summary_db}: {exc}") from exc
     finally:
         conn.close()
     if opts.format == "json":

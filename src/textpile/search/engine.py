@@ -37,6 +37,7 @@ from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
 from textpile.search.candidates import PageInfo, SectionHit, count_pages, page_candidates, page_infos, section_candidates
 from textpile.search.features import QueryMatcher, Scored, page_features
 from textpile.search.filters import filter_sql
+from textpile.search.index import require_search_index
 from textpile.search.plan import QueryPlan, index_languages, plan_query
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
@@ -448,9 +449,9 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     ``message``; this never raises for the query's content.
 
     Raises:
-        sqlite3.Error: only for database problems (a missing table, a locked file); a
-            summary database whose search tables were never built (by a textpile older
-            than them) raises ``sqlite3.OperationalError`` naming the missing table.
+        textpile.errors.DatabaseError: the database has no search index of this textpile
+            version (summarized by an older one; ``textpile summarize`` builds it).
+        sqlite3.Error: other database problems (a missing table, a locked file).
     """
     page, per_page = clamp_paging(page, per_page)
     if disable:
@@ -462,6 +463,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     out = SearchResults(query=echoed, page=page, per_page=per_page)
     notes = list(parsed.messages)
     budget = Budget(budget_ms)
+    require_search_index(conn)
     analyzer = Analyzer()
     codes = index_languages(conn)
     plan = plan_query(parsed, analyzer, codes)

@@ -12,6 +12,7 @@ decision: FTS rowid = ``entity_generation_id``):
   other pages), description, text (main content) and secondary_text;
 * ``section_index`` (FTS5, contentless, rowid = ``section_summary_id``): each section's
   title, anchor name and the texts of links to that anchor;
+* ``search_language``: the stemmer languages of the index (queries are analyzed in each);
 * ``search_page``: per page the analysis language, main-text length in terms, in-link
   counts, link density (the share of its main text that is link text: navigation pages
   are mostly links) and its most frequent anchor texts (rerank features,
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 import regex
 
 from textpile.search.analysis import Analyzer
+from textpile.errors import DatabaseError
 from textpile.store.database import extension_sql
 
 SEARCHABLE = ("{eg}.confirmed_end_unix_utc IS NULL AND NOT {eg}.marked_duplicate"
@@ -75,6 +77,7 @@ GROUP BY ls.entity_generation_id ORDER BY ls.entity_generation_id
 DERIVED_TABLES = {
     "search_page": ("entity_generation_id", "language", "term_count", "text_length", "in_links",
                     "content_in_links", "link_density", "anchor_texts"),
+    "search_language": ("language", "pages"),
     "search_index": SEARCH_COLUMNS,
     "section_search_index": SECTION_COLUMNS,
 }
@@ -160,6 +163,17 @@ def _top_texts(rows: list[tuple[str, int]]) -> list[str]:
     return [t for t, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_ANCHOR_TEXTS]]
 
 
+def require_search_index(conn: sqlite3.Connection) -> None:
+    """Raise DatabaseError unless the database has textpile's search tables with the
+    columns this code reads (a summary database summarized by an older textpile)."""
+    for table, columns in DERIVED_TABLES.items():
+        found = tuple(row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,)))
+        if found != columns:
+            raise DatabaseError(
+                "this summary database has no search index of this textpile version (it was summarized by an "
+                "older one): run `textpile summarize` on it once to build it")
+
+
 def ensure_current_tables(conn: sqlite3.Connection) -> None:
     """Drop derived search tables whose columns are not :data:`DERIVED_TABLES`' and
     create every missing extension table (``section_summary`` is never dropped)."""
@@ -187,6 +201,7 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
         conn.execute("INSERT INTO search_index(search_index) VALUES ('delete-all')")
         conn.execute("INSERT INTO section_search_index(section_search_index) VALUES ('delete-all')")
         conn.execute("DELETE FROM search_page")
+        conn.execute("DELETE FROM search_language")
         conn.execute("DROP TABLE IF EXISTS temp.search_inlink")
         conn.execute(_LINKS_SQL)
         counts = _Merged(_grouped(conn, (
@@ -251,6 +266,8 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
                 on_page()
         _flush(conn, page_rows, section_rows, stats_rows)
         report.sections += len(section_rows)
+        conn.executemany("INSERT INTO search_language(language, pages) VALUES (?, ?)",
+                         [(code, n) for code, n in report.languages.items() if code])
         conn.execute("DROP TABLE temp.search_inlink")
     return report
 

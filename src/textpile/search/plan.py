@@ -108,11 +108,10 @@ def index_languages(conn: sqlite3.Connection) -> list[str | None]:
     then None (unstemmed). Queries are analyzed in each.
 
     Raises:
-        sqlite3.Error: the database has no ``search_page`` table (not rebuilt by this
-            textpile) or cannot be read.
+        sqlite3.Error: the database has no ``search_language`` table (its search index
+            was not built by this textpile) or cannot be read.
     """
-    rows = conn.execute("SELECT language, count(*) AS n FROM search_page WHERE language IS NOT NULL "
-                        "GROUP BY language ORDER BY n DESC, language LIMIT 8").fetchall()
+    rows = conn.execute("SELECT language FROM search_language ORDER BY pages DESC, language LIMIT 8").fetchall()
     return [r[0] for r in rows] + [None]
 
 

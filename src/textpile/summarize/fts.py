@@ -5,6 +5,13 @@ and its ``any`` column) and "Summarizing" ((Re)generating full text index); text
 shared decision: rowid = entity_generation_id, and only *searchable* generations
 (open, not marked duplicate, with a Gen1 text pile) have rows. Pages with noindex never
 get a text pile, so they are never searchable.
+
+The table has the documented columns but keeps no copy of the text: it reads them from
+the view ``full_text_entity_source`` (FTS5 external content over text_pile and
+document_description), which has a row for every generation with a text pile, so an
+index row of a generation closed since the last rebuild still reads back. Its rows are
+counted with :func:`fts_row_count` (``count(*)`` without MATCH counts the view). A table
+made by an older textpile, which stored its own copy, is made anew at the next rebuild.
 """
 
 from __future__ import annotations
@@ -12,24 +19,40 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from textpile.store.database import open_summary_db, sqlite_errors
+from textpile.store.database import SUMMARY_SCHEMA_VERSION, extension_sql, open_summary_db, schema_sql, sqlite_errors
 
 SEARCHABLE_WHERE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate"
                     " AND eg.text_pile_id IS NOT NULL")
 
+_COLUMNS = ("text_pile_id, any, title, description, text, secondary_text, big_headlines, small_headlines, "
+            "code_text, quote_text")
 _FILL_SQL = f"""
-INSERT INTO full_text_entity_index(rowid, text_pile_id, any, title, description, text, secondary_text,
-                                   big_headlines, small_headlines, code_text, quote_text)
-SELECT eg.entity_generation_id, eg.text_pile_id, 'any',
-       coalesce(nullif(dd.title, ''), nullif(dd.primary_headline, ''), ''),
-       dd.description, tp.text, tp.secondary_text, tp.big_headlines, tp.small_headlines,
-       tp.code_text, tp.quote_text
-FROM entity_generation eg
-JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id
-LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
+INSERT INTO full_text_entity_index(rowid, {_COLUMNS})
+SELECT s.entity_generation_id, {", ".join("s." + c.strip() for c in _COLUMNS.split(","))}
+FROM full_text_entity_source s
+JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id
 WHERE {SEARCHABLE_WHERE}
-ORDER BY eg.entity_generation_id
+ORDER BY s.entity_generation_id
 """
+#: The rows of the index (not of its content view): every row has "any" in column any.
+ROWIDS_SQL = "SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH 'any : \"any\"'"
+
+
+def fts_row_count(conn: sqlite3.Connection) -> int:
+    """The number of rows in the full text index itself."""
+    return conn.execute(f"SELECT count(*) FROM ({ROWIDS_SQL})").fetchone()[0]
+
+
+def _make_external(conn: sqlite3.Connection) -> None:
+    """Drop a full_text_entity_index that keeps its own copy of the text (made by an older
+    textpile) and create it anew as documented in the schema (external content)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'").fetchone()
+    if row is not None and "full_text_entity_source" in (row[0] or ""):
+        return
+    conn.execute("DROP TABLE IF EXISTS full_text_vocabulary")
+    conn.execute("DROP TABLE IF EXISTS full_text_entity_index")
+    conn.executescript(schema_sql("summary", SUMMARY_SCHEMA_VERSION))
+    conn.executescript(extension_sql("summary"))
 
 
 def rebuild_fts_in(conn: sqlite3.Connection, *, on_page=None) -> int:
@@ -41,11 +64,12 @@ def rebuild_fts_in(conn: sqlite3.Connection, *, on_page=None) -> int:
     """
     from textpile.search.index import rebuild_search_index
 
+    _make_external(conn)
     with conn:
-        conn.execute("DELETE FROM full_text_entity_index")
+        conn.execute("INSERT INTO full_text_entity_index(full_text_entity_index) VALUES ('delete-all')")
         conn.execute(_FILL_SQL)
     rebuild_search_index(conn, on_page=on_page)
-    return conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0]
+    return fts_row_count(conn)
 
 
 def rebuild_fts(summary_db: str | Path) -> int:

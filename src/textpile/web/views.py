@@ -20,6 +20,7 @@ from datasette.utils.asgi import Forbidden, NotFound, Response, asgi_static
 from datasette.version import __version__ as datasette_version
 from markupsafe import escape
 
+from textpile.errors import DatabaseError
 from textpile.search.api import results_json
 from textpile.search.engine import SearchResults, clamp_paging, search
 from textpile.store.database import sqlite_uri
@@ -96,7 +97,7 @@ async def search_view(datasette, request):
     if query.strip() or want_json:
         try:
             results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, DatabaseError) as exc:
             error = f"The search index could not be read: {exc}"
     if want_json:
         if results is None:
