@@ -21,7 +21,8 @@ _FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_i
 
 @dataclass(frozen=True)
 class SectionHit:
-    """A matching section: its ids, anchor, title, level, Gen2 span and bm25 score."""
+    """A matching section: its ids, anchor, title, level, Gen2 span, bm25 score, and the
+    analyzed terms of its title and anchor name (stemmed and not; see search_section)."""
 
     section_id: int
     entity_generation_id: int
@@ -31,6 +32,10 @@ class SectionHit:
     start: int
     end: int
     score: float
+    title_terms: str = ""
+    title_words: str = ""
+    name_terms: str = ""
+    name_words: str = ""
 
 
 def _weights(weights: tuple[float, ...]) -> str:
@@ -63,8 +68,11 @@ def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[floa
     """The best ``limit`` sections matching ``match`` (over section_search_index)."""
     joins = _FILTER_JOINS if filter_sql else ""
     sql = (f"SELECT x.rowid, s.entity_generation_id, s.anchor, s.title, s.level, s.start_offset, s.end_offset, "
-           f"-bm25(section_search_index, {_weights(weights)}) AS score FROM section_search_index x "
+           f"-bm25(section_search_index, {_weights(weights)}) AS score, coalesce(t.title_terms, ''), "
+           "coalesce(t.title_words, ''), coalesce(t.name_terms, ''), coalesce(t.name_words, '') "
+           "FROM section_search_index x "
            "JOIN section_summary s ON s.section_summary_id = x.rowid "
+           "LEFT JOIN search_section t ON t.section_summary_id = x.rowid "
            f"JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id {joins}"
            f"WHERE section_search_index MATCH ? AND {_SEARCHABLE}{filter_sql} ORDER BY score DESC, x.rowid LIMIT ?")
     return [SectionHit(*row) for row in conn.execute(sql, [match, *(filter_params or []), limit])]
@@ -94,6 +102,11 @@ class PageInfo:
     link_density: float
     anchor_texts: str
     text_length: int  # code points of the Gen2 text (sections' spans are within it)
+    title_terms: str  # search_page's analyzed fields (lines of terms)
+    title_words: str
+    url_terms: str
+    url_last_terms: str
+    anchor_terms: str
 
 
 def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
@@ -107,7 +120,9 @@ def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
             "dd.primary_headline, dd.description, dd.primary_language, dd.time_updated_unix_utc, "
             "dd.time_created_unix_utc, coalesce(dd.indexiness, 0), eg.text_pile_id, eg.text_pile_v0_2_id, "
             "sp.language, coalesce(sp.term_count, 0), coalesce(sp.in_links, 0), coalesce(sp.content_in_links, 0), "
-            "coalesce(sp.link_density, 0.0), coalesce(sp.anchor_texts, ''), coalesce(sp.text_length, 0) "
+            "coalesce(sp.link_density, 0.0), coalesce(sp.anchor_texts, ''), coalesce(sp.text_length, 0), "
+            "coalesce(sp.title_terms, ''), coalesce(sp.title_words, ''), coalesce(sp.url_terms, ''), "
+            "coalesce(sp.url_last_terms, ''), coalesce(sp.anchor_terms, '') "
             "FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
             "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id "
             "LEFT JOIN search_page sp ON sp.entity_generation_id = eg.entity_generation_id "

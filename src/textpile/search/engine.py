@@ -53,6 +53,9 @@ RERANK_DEPTH = 100
 MAX_CANDIDATES = 2000
 #: Matching sections looked at per search.
 SECTION_DEPTH = 200
+#: Pages that become candidates through a matching section only (not among the page
+#: candidates), at most.
+SECTION_PAGES = 30
 #: Matching pages counted exactly for ``total``; beyond, ``total`` is this lower bound.
 COUNT_CAP = 10_000
 #: Partial matches are added when fewer pages than this hold every word.
@@ -194,7 +197,14 @@ class _Found:
                 self.pages[eg_id] = (score, held)
 
     def add_sections(self, hits: list[SectionHit], held: float) -> None:
+        """Attach ``hits`` (best first) to their pages; a page not yet a candidate becomes
+        one only through the best :data:`SECTION_PAGES` new pages' sections."""
+        new_pages = 0
         for hit in hits:
+            if hit.entity_generation_id not in self.pages and hit.entity_generation_id not in self.sections:
+                if new_pages >= SECTION_PAGES:
+                    continue
+                new_pages += 1
             self.section_held[hit.entity_generation_id] = max(held, self.section_held.get(hit.entity_generation_id, 0))
             group = self.sections.setdefault(hit.entity_generation_id, [])
             if all(h.section_id != hit.section_id for h in group):

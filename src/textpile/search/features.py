@@ -39,12 +39,10 @@ from dataclasses import dataclass
 
 from textpile.search.analysis import Analyzer
 from textpile.search.candidates import PageInfo, SectionHit
-from textpile.search.index import is_name_anchor, url_words
 from textpile.search.plan import QueryPlan
 
 FEATURES = ("bm25", "title_cover", "title_exact", "section_cover", "section_exact", "url_cover", "url_exact",
             "anchor", "inlinks", "length", "indexiness", "navigation", "section_diffuse", "exact_form", "all_terms")
-_TITLE_PARTS = re.compile(r"\s+[—–|·•:\-]\s+|\s+-\s+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -66,101 +64,120 @@ NO_MATCH = Match(0.0, 0.0)
 
 
 class QueryMatcher:
-    """Matches analyzed field words against a plan's requirements (in a page's language)."""
+    """Matches analyzed field terms against a plan's requirements.
+
+    Fields come analyzed from the index (search_page, search_section: lines of
+    space-separated terms, stemmed and unstemmed), so matching a candidate only splits
+    strings and compares sets.
+    """
 
     def __init__(self, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None]) -> None:
-        self.analyzer = analyzer
-        self.requirements = plan.requirements
         self.n = len(plan.requirements)
-        # Per requirement: its alternatives, plus each item written together (pg_dump -> pgdump).
-        self.alternatives: list[list[tuple[str, ...]]] = []
+        # Per requirement: its alternatives, plus each item written together (pg_dump -> pgdump);
+        # stemmed (every index language) and unstemmed (the words as typed).
+        stemmed: list[list[tuple[str, ...]]] = []
+        unstemmed: list[list[tuple[str, ...]]] = []
         for requirement in plan.requirements:
             alts: list[tuple[str, ...]] = []
+            plain: list[tuple[str, ...]] = []
             for item in requirement:
                 alts.extend(item.alternatives)
+                plain.extend(analyzer.query_alternatives(item.text, [None]))
                 compact = _NOT_ALNUM.sub("", item.text)
                 if compact and compact != item.text:
                     alts.extend(analyzer.query_alternatives(compact, codes))
-            self.alternatives.append(alts)
-        # The words as typed (folded, unstemmed), for exact forms.
-        self.unstemmed: list[list[tuple[str, ...]]] = []
-        for requirement in plan.requirements:
-            alts = []
-            for item in requirement:
-                alts.extend(analyzer.query_alternatives(item.text, [None]))
-                compact = _NOT_ALNUM.sub("", item.text)
-                if compact and compact != item.text:
-                    alts.extend(analyzer.query_alternatives(compact, [None]))
-            self.unstemmed.append(alts)
+                    plain.extend(analyzer.query_alternatives(compact, [None]))
+            stemmed.append(alts)
+            unstemmed.append(plain)
         # Two consecutive requirements written together (CREATE INDEX -> createindex).
-        self.joined: list[list[tuple[str, ...]]] = []
+        joined, joined_plain = [], []
         for left, right in zip(plan.requirements, plan.requirements[1:]):
             text = _NOT_ALNUM.sub("", left[0].text) + _NOT_ALNUM.sub("", right[0].text)
-            self.joined.append(analyzer.query_alternatives(text, codes) if text else [])
-        self.joined_unstemmed = [analyzer.query_alternatives(
-            _NOT_ALNUM.sub("", left[0].text) + _NOT_ALNUM.sub("", right[0].text), [None])
-            for left, right in zip(plan.requirements, plan.requirements[1:])]
+            joined.append(analyzer.query_alternatives(text, codes) if text else [])
+            joined_plain.append(analyzer.query_alternatives(text, [None]) if text else [])
+        self._stemmed = _Compiled(stemmed, joined)
+        self._unstemmed = _Compiled(unstemmed, joined_plain)
+        self._seen: dict[tuple[str, bool], Match] = {}
 
-    def match(self, words: list[str], *, unstemmed: bool = False) -> Match:
-        """Coverage and precision of the field ``words`` (analyzed terms; with
-        ``unstemmed``, terms analyzed without stemming, matched to the words as typed)."""
-        if not words or not self.n:
+    def match(self, terms: str, *, unstemmed: bool = False) -> Match:
+        """Coverage and precision of a field given as space-separated analyzed terms
+        (``unstemmed``: terms analyzed without stemming, matched to the words as typed)."""
+        if not terms or not self.n:
             return NO_MATCH
-        present = set(words)
-        found = [False] * self.n
-        used: set[str] = set()
-        for i, alts in enumerate(self.unstemmed if unstemmed else self.alternatives):
-            for alt in alts:
-                if _contains(words, present, alt):
-                    found[i] = True
-                    used.update(alt)
-        for i, alts in enumerate(self.joined_unstemmed if unstemmed else self.joined):
-            for alt in alts:
-                if _contains(words, present, alt):
-                    found[i] = found[i + 1] = True
-                    used.update(alt)
-        cover = sum(found) / self.n
-        precision = sum(1 for w in words if w in used) / len(words)
-        return Match(cover, precision)
+        key = (terms, unstemmed)
+        got = self._seen.get(key)
+        if got is None:
+            compiled = self._unstemmed if unstemmed else self._stemmed
+            if compiled.inside.search(terms) is None:  # no query term inside: no match
+                got = NO_MATCH
+            else:
+                got = compiled.match(terms.split(), self.n)
+            self._seen[key] = got  # fields repeat across pages (titles, anchor texts)
+        return got
 
-    def exact_cover(self, texts: list[str | None]) -> float:
-        """The share of requirements found unstemmed in any one of ``texts``."""
-        return max((self.match(self.analyzer.terms(t, None), unstemmed=True).cover for t in texts if t),
-                   default=0.0)
-
-    def exactness(self, text: str | None, language: str | None) -> float:
-        """1.0 when ``text`` is the query word for word as typed, 0.6 when it is the query
-        after stemming, else 0.0."""
-        if not text:
-            return 0.0
-        if self.match(self.analyzer.terms(text, None), unstemmed=True).exact:
-            return 1.0
-        return 0.6 if self.match_text(text, language).exact else 0.0
-
-    def match_text(self, text: str | None, language: str | None) -> Match:
-        """:meth:`match` of ``text`` analyzed in ``language``."""
-        return self.match(self.analyzer.terms(text, language)) if text else NO_MATCH
-
-    def best_title(self, info: PageInfo) -> tuple[Match, float]:
-        """The best match among the title, its parts around separators, and the headline,
-        and the best :meth:`exactness` among them."""
+    def best_line(self, stemmed: str, unstemmed: str) -> tuple[Match, float]:
+        """The best match among the lines of ``stemmed`` (title variants, anchor texts),
+        and the best exactness among them: 1.0 when a line is the query word for word as
+        typed (the same line of ``unstemmed``), 0.6 when only after stemming."""
         best, exactness = NO_MATCH, 0.0
-        candidates = [info.title, info.headline]
-        if info.title:
-            candidates.extend(_TITLE_PARTS.split(info.title))
-        for text in candidates:
-            m = self.match_text(text, info.language)
+        plain = unstemmed.split("\n") if unstemmed else []
+        for i, line in enumerate(stemmed.split("\n") if stemmed else []):
+            m = self.match(line)
             if (m.exact, m.cover, m.precision) > (best.exact, best.cover, best.precision):
                 best = m
             if m.exact:
-                exactness = max(exactness, self.exactness(text, info.language))
+                exact = i < len(plain) and self.match(plain[i], unstemmed=True).exact
+                exactness = max(exactness, 1.0 if exact else 0.6)
         return best, exactness
+
+    def exact_cover(self, *lines: str) -> float:
+        """The best share of requirements found unstemmed in any one of ``lines``."""
+        return max((self.match(line, unstemmed=True).cover for text in lines if text
+                    for line in text.split("\n")), default=0.0)
+
+
+class _Compiled:
+    """Requirements as sets of one-term alternatives plus lists of longer ones."""
+
+    def __init__(self, alternatives: list[list[tuple[str, ...]]], joined: list[list[tuple[str, ...]]]) -> None:
+        self.single = [{a[0] for a in alts if len(a) == 1} for alts in alternatives]
+        self.multi = [[a for a in alts if len(a) > 1] for alts in alternatives]
+        self.joined_single = [{a[0] for a in alts if len(a) == 1} for alts in joined]
+        self.joined_multi = [[a for a in alts if len(a) > 1] for alts in joined]
+        #: Any term of any alternative as a substring: rules out most fields at once.
+        terms = sorted({t for alts in (*alternatives, *joined) for a in alts for t in a}, key=len, reverse=True)
+        self.inside = re.compile("|".join(re.escape(t) for t in terms) if terms else "(?!)")
+
+    def match(self, words: list[str], n: int) -> Match:
+        present = set(words)
+        found = 0
+        used: set[str] = set()
+        hit = [False] * n
+        for i in range(n):
+            common = self.single[i] & present
+            if common:
+                hit[i] = True
+                used |= common
+            for alt in self.multi[i]:
+                if _contains(words, present, alt):
+                    hit[i] = True
+                    used.update(alt)
+        for i in range(n - 1):
+            common = self.joined_single[i] & present
+            if common:
+                hit[i] = hit[i + 1] = True
+                used |= common
+            for alt in self.joined_multi[i]:
+                if _contains(words, present, alt):
+                    hit[i] = hit[i + 1] = True
+                    used.update(alt)
+        found = sum(hit)
+        precision = sum(1 for w in words if w in used) / len(words)
+        return Match(found / n, precision)
 
 
 def _contains(words: list[str], present: set[str], alt: tuple[str, ...]) -> bool:
-    if len(alt) == 1:
-        return alt[0] in present
-    if alt[0] not in present:
+    if alt[0] not in present or any(t not in present for t in alt[1:]):
         return False
     n = len(alt)
     for i in range(len(words) - n + 1):
@@ -181,57 +198,55 @@ class Scored:
     held: float = 0.0  # the share of the query's requirements the page holds (at least)
 
 
-def section_match(matcher: QueryMatcher, hit: SectionHit, language: str | None,
-                  relaxed: QueryMatcher | None = None) -> Match:
-    """The better of the section title's and its anchor name's match; when neither holds
-    a whole query word and ``relaxed`` (identifiers by parts) is given, that match with
-    its coverage cut by a fifth (so a whole match always ranks above)."""
-    best = NO_MATCH
-    for text in (hit.title, hit.anchor if is_name_anchor(hit.anchor) else None):
-        got = matcher.match_text(text, language)
+def section_match(matcher: QueryMatcher, hit: SectionHit, relaxed: QueryMatcher | None = None) -> tuple[Match, float]:
+    """The better of the section title's and its anchor name's match, and its exactness
+    (1.0 as typed, 0.6 after stemming); when neither holds a whole query word and
+    ``relaxed`` (identifiers by parts) is given, that match with its coverage cut by a
+    fifth (so a whole match always ranks above)."""
+    best, exactness = NO_MATCH, 0.0
+    for terms, words in ((hit.title_terms, hit.title_words), (hit.name_terms, hit.name_words)):
+        got = matcher.match(terms)
         if (got.exact, got.cover, got.precision) > (best.exact, best.cover, best.precision):
             best = got
+        if got.exact:
+            exactness = max(exactness, 1.0 if matcher.match(words, unstemmed=True).exact else 0.6)
     if best.cover == 0.0 and relaxed is not None:
-        for text in (hit.title, hit.anchor if is_name_anchor(hit.anchor) else None):
-            got = relaxed.match_text(text, language)
+        for terms in (hit.title_terms, hit.name_terms):
+            got = relaxed.match(terms)
             got = Match(got.cover * 0.8, got.precision)
             if (got.cover, got.precision) > (best.cover, best.precision):
                 best = got
-    return best
+    return best, exactness
 
 
 def page_features(matcher: QueryMatcher, info: PageInfo, bm25: float, best_bm25: float,
                   hits: list[SectionHit], all_terms: bool, relaxed: QueryMatcher | None = None) -> Scored:
     """The features of one candidate page (see the module docstring)."""
-    title, title_exactness = matcher.best_title(info)
-    url_terms = matcher.analyzer.terms(url_words(info.url), info.language)
-    url = matcher.match(url_terms)
-    last_segment = url_words(info.url.rstrip("/").rsplit("/", 1)[-1]) if "/" in info.url else ""
-    url_last = matcher.match_text(last_segment, info.language)
+    title, title_exactness = matcher.best_line(info.title_terms, info.title_words)
+    url = matcher.match(info.url_terms)
+    url_last = matcher.match(info.url_last_terms)
     anchor = 0.0
-    if info.anchor_texts:
-        for text in info.anchor_texts.split("\n"):
-            m = matcher.match_text(text, info.language)
+    if info.anchor_terms and matcher.match(info.anchor_terms) is not NO_MATCH:  # some line may match
+        for line in info.anchor_terms.split("\n"):
+            m = matcher.match(line)
             anchor = max(anchor, m.cover * m.precision)
             if anchor >= 1.0:
                 break
-    best_hit, best_match = None, NO_MATCH
+    best_hit, best_match, best_exactness = None, NO_MATCH, 0.0
     ranked_hits = []
     for hit in hits:
-        m = section_match(matcher, hit, info.language, relaxed)
+        m, exactness = section_match(matcher, hit, relaxed)
         ranked_hits.append((m.exact, m.cover, m.precision, hit.score, hit))
         if (m.exact, m.cover, m.precision, hit.score) > (best_match.exact, best_match.cover, best_match.precision,
                                                          best_hit.score if best_hit else -1.0):
-            best_hit, best_match = hit, m
+            best_hit, best_match, best_exactness = hit, m, exactness
     ranked_hits.sort(key=lambda t: (t[0], t[1], t[2], t[3]), reverse=True)
     features = {
         "bm25": (bm25 / best_bm25) if best_bm25 > 0 else 0.0,
         "title_cover": title.cover,
         "title_exact": title_exactness,
         "section_cover": best_match.cover * (0.5 + 0.5 * best_match.precision),
-        "section_exact": (max(matcher.exactness(best_hit.title, info.language),
-                              matcher.exactness(best_hit.anchor, info.language) if is_name_anchor(best_hit.anchor) else 0.0)
-                          if best_match.exact and best_hit is not None else 0.0),
+        "section_exact": best_exactness if best_match.exact else 0.0,
         "url_cover": url.cover,
         "url_exact": 1.0 if url_last.exact else 0.0,
         "anchor": anchor,
@@ -241,7 +256,7 @@ def page_features(matcher: QueryMatcher, info: PageInfo, bm25: float, best_bm25:
         "navigation": info.link_density,
         "section_diffuse": (1.0 - min(1.0, (best_hit.end - best_hit.start) / info.text_length)
                             if best_hit is not None and best_match.exact and info.text_length else 0.0),
-        "exact_form": matcher.exact_cover([info.title, info.headline, best_hit.title if best_hit else None]),
+        "exact_form": matcher.exact_cover(info.title_words, best_hit.title_words if best_hit else ""),
         "all_terms": 1.0 if all_terms else 0.0,
     }
     return Scored(info, features, best_hit, tuple(t[4] for t in ranked_hits))

@@ -15,8 +15,10 @@ decision: FTS rowid = ``entity_generation_id``):
 * ``search_language``: the stemmer languages of the index (queries are analyzed in each);
 * ``search_page``: per page the analysis language, main-text length in terms, in-link
   counts, link density (the share of its main text that is link text: navigation pages
-  are mostly links) and its most frequent anchor texts (rerank features,
-  :mod:`textpile.search.features`).
+  are mostly links), its most frequent anchor texts, and the analyzed terms of its title
+  variants, URL and anchor texts (rerank features, :mod:`textpile.search.features`,
+  matched at query time without analyzing again);
+* ``search_section``: the analyzed terms of each section's title and anchor name.
 
 These tables are derived: when their columns differ from what this code writes (a
 database built by another textpile), they are dropped and made anew before the rebuild.
@@ -43,6 +45,8 @@ SEARCHABLE = ("{eg}.confirmed_end_unix_utc IS NULL AND NOT {eg}.marked_duplicate
 SEARCH_COLUMNS = ("title", "headings", "names", "parts", "url", "anchor_text", "description", "text",
                   "secondary_text")
 SECTION_COLUMNS = ("title", "name", "anchor_text")
+#: The separators between a page title and a site name (``Engine Configuration — SQLAlchemy``).
+TITLE_PARTS = regex.compile(r"\s+[—–|·•:\-]\s+")
 #: Anchor texts kept per page (the most frequent first) and their longest length.
 MAX_ANCHOR_TEXTS = 40
 MAX_ANCHOR_TEXT = 150
@@ -76,7 +80,9 @@ GROUP BY ls.entity_generation_id ORDER BY ls.entity_generation_id
 #: FTS5 columns; search_page: its table columns).
 DERIVED_TABLES = {
     "search_page": ("entity_generation_id", "language", "term_count", "text_length", "in_links",
-                    "content_in_links", "link_density", "anchor_texts"),
+                    "content_in_links", "link_density", "anchor_texts", "title_terms", "title_words",
+                    "url_terms", "url_last_terms", "anchor_terms"),
+    "search_section": ("section_summary_id", "title_terms", "title_words", "name_terms", "name_words"),
     "search_language": ("language", "pages"),
     "search_index": SEARCH_COLUMNS,
     "section_search_index": SECTION_COLUMNS,
@@ -115,6 +121,23 @@ def url_words(str_url: str) -> str:
             path = path[: -len(suffix)]
             break
     return " ".join(_URL_WORDS.findall(path))
+
+
+def title_variants(title: str | None, headline: str | None) -> list[str]:
+    """The texts a title match is judged on: the title, its parts around site-name
+    separators, the primary headline (distinct, in that order)."""
+    out: list[str] = []
+    for text in [title, *(TITLE_PARTS.split(title) if title else []), headline]:
+        text = " ".join((text or "").split())
+        if text and text not in out:
+            out.append(text)
+    return out
+
+
+def last_segment(str_url: str) -> str:
+    """The words of the last path segment of ``str_url`` (``sql-createindex``)."""
+    path = str_url.split("#", 1)[0].split("?", 1)[0].rstrip("/")
+    return url_words("x://h/" + path.rsplit("/", 1)[-1]) if "/" in path.split("://", 1)[-1] else ""
 
 
 def is_name_anchor(anchor: str | None) -> bool:
@@ -201,6 +224,7 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
         conn.execute("INSERT INTO search_index(search_index) VALUES ('delete-all')")
         conn.execute("INSERT INTO section_search_index(section_search_index) VALUES ('delete-all')")
         conn.execute("DELETE FROM search_page")
+        conn.execute("DELETE FROM search_section")
         conn.execute("DELETE FROM search_language")
         conn.execute("DROP TABLE IF EXISTS temp.search_inlink")
         conn.execute(_LINKS_SQL)
@@ -247,14 +271,23 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
             in_links, content_in_links = (got[0][0], got[0][1]) if got else (0, 0)
             linked = link_text.take(eg_id)
             density = min(1.0, (linked[0][0] or 0) / len(text)) if linked and text else 0.0
-            stats_rows.append((eg_id, code, len(page_rows[-1][8].split()) if page_rows[-1][8] else 0,
-                               text_length or 0, in_links, content_in_links, density, "\n".join(anchors)))
+            variants = title_variants(title, headline)
+            stats_rows.append((
+                eg_id, code, len(page_rows[-1][8].split()) if page_rows[-1][8] else 0, text_length or 0, in_links,
+                content_in_links, density, "\n".join(anchors),
+                "\n".join(analyzer.analyze(v, language) for v in variants),
+                "\n".join(analyzer.analyze(v, None) for v in variants),
+                page_rows[-1][5], analyzer.analyze(last_segment(str_url), language),
+                "\n".join(analyzer.analyze(a, language) for a in anchors)))
             for section_id, anchor, stitle, level in page_sections:
+                name = is_name_anchor(anchor)
                 section_rows.append((
                     section_id,
                     analyzer.analyze(stitle, language),
-                    analyzer.analyze(anchor, language) if is_name_anchor(anchor) else "",
+                    analyzer.analyze(anchor, language) if name else "",
                     analyzer.analyze("\n".join(_top_texts(by_fragment.get(anchor, []))), language) if anchor else "",
+                    analyzer.analyze(stitle, None),
+                    analyzer.analyze(anchor, None) if name else "",
                 ))
             report.pages += 1
             report.languages[code or ""] = report.languages.get(code or "", 0) + 1
@@ -278,7 +311,10 @@ def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_
         + ", ?" * len(SEARCH_COLUMNS) + ")", page_rows)
     conn.executemany(
         "INSERT INTO section_search_index(rowid, " + ", ".join(SECTION_COLUMNS) + ") VALUES (?"
-        + ", ?" * len(SECTION_COLUMNS) + ")", section_rows)
+        + ", ?" * len(SECTION_COLUMNS) + ")", [r[:4] for r in section_rows])
     conn.executemany(
-        "INSERT INTO search_page(entity_generation_id, language, term_count, text_length, in_links,"
-        " content_in_links, link_density, anchor_texts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", stats_rows)
+        "INSERT INTO search_section(section_summary_id, title_terms, title_words, name_terms, name_words)"
+        " VALUES (?, ?, ?, ?, ?)", [(r[0], r[1], r[4], r[2], r[5]) for r in section_rows])
+    conn.executemany(
+        "INSERT INTO search_page(" + ", ".join(DERIVED_TABLES["search_page"]) + ") VALUES (?"
+        + ", ?" * (len(DERIVED_TABLES["search_page"]) - 1) + ")", stats_rows)

@@ -10,30 +10,31 @@ most one element) and an open ``<mark>`` is always closed, so the output is bala
 from __future__ import annotations
 
 import html
+import re
 
 OPEN = "\x02"
 CLOSE = "\x03"
 ELLIPSIS = "…"
 
 
+_MARKERS = re.compile(f"([{OPEN}{CLOSE}])")
+
+
 def marked_to_html(marked: str) -> str:
     """Return ``marked`` (text with OPEN/CLOSE markers) as escaped HTML with ``<mark>``."""
     out: list[str] = []
-    buf: list[str] = []
     is_open = False
-    for ch in marked:
-        if ch == OPEN or ch == CLOSE:
-            out.append(html.escape("".join(buf), quote=True))
-            buf = []
-            if ch == OPEN and not is_open:
+    for piece in _MARKERS.split(marked):
+        if piece == OPEN:
+            if not is_open:
                 out.append("<mark>")
                 is_open = True
-            elif ch == CLOSE and is_open:
+        elif piece == CLOSE:
+            if is_open:
                 out.append("</mark>")
                 is_open = False
-            continue
-        buf.append(ch)
-    out.append(html.escape("".join(buf), quote=True))
+        elif piece:
+            out.append(html.escape(piece, quote=True))
     if is_open:
         out.append("</mark>")
     return "".join(out)
@@ -60,13 +61,14 @@ def leading_text(text: str, max_chars: int = 240) -> str:
     return cut + ELLIPSIS
 
 
+_CJK_START = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 #: Characters of page text a snippet shows (about 35 words).
 SNIPPET_CHARS = 240
 #: Characters before the first match that a snippet keeps.
 SNIPPET_LEAD = 60
 #: Characters of a page's text searched for the query's words (the start of the text,
 #: or of the best section).
-SNIPPET_SCAN = 100_000
+SNIPPET_SCAN = 30_000
 
 
 class SnippetMaker:
@@ -78,28 +80,31 @@ class SnippetMaker:
     """
 
     def __init__(self, words: list[list[str]]) -> None:
-        import regex
-
         forms = sorted({f.lower() for group in words for f in group if f}, key=len, reverse=True)
         self._groups = [[f.lower() for f in group if f] for group in words]
+        self._known: dict[str, int] = {}
         if not forms:
             self._pattern = None
+            self._wanted = 0
             return
-        cjk = [regex.escape(f) for f in forms if regex.match(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]", f)]
-        words = [regex.escape(f) for f in forms if not regex.match(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]", f)]
+        cjk = [re.escape(f) for f in forms if _CJK_START.match(f)]
+        plain = [re.escape(f) for f in forms if not _CJK_START.match(f)]
         parts = []
-        if words:  # a word prefix, extended to the end of the word
-            parts.append(r"(?<![\p{L}\p{N}])(?:" + "|".join(words) + r")[\p{L}\p{N}\p{M}]*")
+        if plain:  # a word prefix, extended to the end of the word
+            parts.append(r"\b(?:" + "|".join(plain) + r")\w*")
         if cjk:  # CJK has no word boundaries: the form itself
             parts.append("(?:" + "|".join(cjk) + ")")
-        self._pattern = regex.compile("|".join(parts), regex.IGNORECASE)
+        self._pattern = re.compile("|".join(parts))  # over the lower-cased text
+        self._pattern_any_case = re.compile("|".join(parts), re.IGNORECASE)
+        self._wanted = len([g for g in self._groups if g])
 
     def _group_of(self, found: str) -> int:
         found = found.lower()
-        for i, group in enumerate(self._groups):
-            if any(found.startswith(f) for f in group):
-                return i
-        return -1
+        got = self._known.get(found)
+        if got is None:
+            got = next((i for i, group in enumerate(self._groups) if any(found.startswith(f) for f in group)), -1)
+            self._known[found] = got
+        return got
 
     def snippet(self, text: str) -> str | None:
         """A marked snippet (OPEN/CLOSE around matches) of ``text``, or None when none of
@@ -107,18 +112,34 @@ class SnippetMaker:
         if self._pattern is None or not text:
             return None
         text = text[:SNIPPET_SCAN]
-        matches = []
-        for m in self._pattern.finditer(text):
+        lowered = text.lower()
+        pattern = self._pattern
+        if len(lowered) != len(text):  # a rare character whose lower case is longer
+            lowered, pattern = text, self._pattern_any_case
+        # matches in text order; the window (starting at a match) holding the most distinct
+        # query words wins, earliest first; the scan stops once a window holds them all
+        matches: list[tuple[int, int, int]] = []
+        window: dict[int, int] = {}
+        first = 0
+        best, best_count = 0, 0
+        width = SNIPPET_CHARS - SNIPPET_LEAD
+        for m in pattern.finditer(lowered):
             matches.append((m.start(), m.end(), self._group_of(m.group())))
-            if len(matches) >= 400:
+            window[matches[-1][2]] = window.get(matches[-1][2], 0) + 1
+            while matches[first][0] + width <= m.start():
+                group = matches[first][2]
+                window[group] -= 1
+                if not window[group]:
+                    del window[group]
+                first += 1
+            if len(window) > best_count:
+                best, best_count = first, len(window)
+                if best_count >= self._wanted:
+                    break
+            if len(matches) >= 120:
                 break
         if not matches:
             return None
-        best, best_count = 0, -1
-        for i, (start, _, _) in enumerate(matches):
-            groups = {g for (s, _, g) in matches[i:] if s < start + SNIPPET_CHARS - SNIPPET_LEAD}
-            if len(groups) > best_count:
-                best, best_count = i, len(groups)
         start = max(0, matches[best][0] - SNIPPET_LEAD)
         if start:
             space = text.find(" ", start, matches[best][0])
@@ -128,9 +149,8 @@ class SnippetMaker:
             space = text.rfind(" ", max(start, matches[best][1]), end)
             end = space if space != -1 else end
         spans: list[list[int]] = []
-        for s, e, _ in matches:
-            if s < start or e > end:
-                continue
+        for m in pattern.finditer(lowered, start, end):
+            s, e = m.span()
             if spans and not text[spans[-1][1]:s].strip():
                 spans[-1][1] = e  # words of a phrase in one mark
             else:
