@@ -3,13 +3,13 @@
 -- (one row per section of a generation's document); the other tables are rebuilt with
 -- full_text_entity_index after every summarize (textpile.search.index). The FTS5 tables
 -- are contentless: they hold analyzed terms (textpile.search.analysis) and no copy of the
--- text, so reading their columns gives NULL; join on rowid to the documented tables.
+-- text, so reading their columns gives NULL; join their rowid to search_page.docid and search_section.docid.
 
 -- Sections of a generation's document: headings and definition terms with their anchors
 -- (textpile.summarize.scrape.sections). A section is the element of the document that
 -- entity_generation.url_fragment can name.
 CREATE TABLE IF NOT EXISTS section_summary (
-    section_summary_id INTEGER NOT NULL PRIMARY KEY, -- internal id; the rowid of its section_search_index row
+    section_summary_id INTEGER NOT NULL PRIMARY KEY, -- internal id
     entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose document holds the section
     section_index INTEGER NOT NULL, -- the section's position in the document, from 0
     anchor TEXT, -- the fragment (element id, without #) that scrolls to the section; NULL when it has none
@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS section_summary (
 -- Per searchable page: what the reranker knows about it besides its text.
 CREATE TABLE IF NOT EXISTS search_page (
     entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the searchable generation
+    docid INTEGER NOT NULL UNIQUE, -- its rowid in search_index: pages numbered from 1 in the order of a query-independent prior (textpile.search.index.page_prior), likeliest first
     language TEXT, -- the language whose stemmer analyzed the page (two letters); NULL when not stemmed
     term_count INTEGER NOT NULL, -- the number of index terms in its main text
     text_length INTEGER NOT NULL, -- the length of its Gen2 text (text_pile_v0_2.text) in code points; 0 when it has none
@@ -40,6 +41,8 @@ CREATE TABLE IF NOT EXISTS search_page (
 -- Per section of a searchable page: its analyzed title and anchor name (rerank features).
 CREATE TABLE IF NOT EXISTS search_section (
     section_summary_id INTEGER NOT NULL PRIMARY KEY REFERENCES section_summary(section_summary_id), -- the section
+    docid INTEGER NOT NULL UNIQUE, -- its rowid in section_search_index: numbered in the order of its page's docid, then its position
+    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose document holds it
     title_terms TEXT NOT NULL, -- section_summary.title, analyzed
     title_words TEXT NOT NULL, -- section_summary.title analyzed without stemming
     name_terms TEXT NOT NULL, -- section_summary.anchor analyzed when it is a name; empty string otherwise
@@ -52,7 +55,7 @@ CREATE TABLE IF NOT EXISTS search_language (
     pages INTEGER NOT NULL -- how many searchable pages it analyzed
 );
 
--- Page-level search index over the searchable generations; rowid is entity_generation_id.
+-- Page-level search index over the searchable generations; rowid is search_page.docid.
 CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5(
     title, -- document_description.title and primary_headline, analyzed
     headings, -- the titles of the page's headings, analyzed
@@ -67,7 +70,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5(
     tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M*'''
 );
 
--- Section-level search index; rowid is section_summary_id.
+-- Section-level search index; rowid is search_section.docid.
 CREATE VIRTUAL TABLE IF NOT EXISTS section_search_index USING fts5(
     title, -- section_summary.title, analyzed
     name, -- section_summary.anchor when it is a name, analyzed; empty otherwise

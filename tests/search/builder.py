@@ -98,13 +98,19 @@ class SummaryBuilder:
             # The unsearchable generations get search rows too, as an index lagging behind
             # its database would have: the search must filter them out itself.
             analyzer = Analyzer()
+            docid = conn.execute("SELECT coalesce(max(docid), 0) FROM search_page").fetchone()[0]
             for eg_id, title, text in conn.execute(
                     "SELECT eg.entity_generation_id, dd.title, tp.text FROM entity_generation eg"
                     " JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id"
                     " LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id"
                     " WHERE eg.confirmed_end_unix_utc IS NOT NULL OR eg.marked_duplicate").fetchall():
+                docid += 1
+                conn.execute("INSERT INTO search_page(entity_generation_id, docid, language, term_count, text_length,"
+                             " in_links, content_in_links, link_density, anchor_texts, title_terms, title_words,"
+                             " url_terms, url_last_terms, anchor_terms) VALUES (?, ?, 'en', 1, 1, 0, 0, 0, '',"
+                             " '', '', '', '', '')", (eg_id, docid))
                 conn.execute("INSERT INTO search_index(rowid, title, text) VALUES (?, ?, ?)",
-                             (eg_id, analyzer.analyze(title, "en"), analyzer.analyze(text, "en")))
+                             (docid, analyzer.analyze(title, "en"), analyzer.analyze(text, "en")))
             conn.commit()
         return rows
 

@@ -175,3 +175,27 @@ def test_a_database_summarized_by_an_older_textpile_says_how_to_build_its_index(
     conn = sqlite3.connect(tmp_path / "summary.db")
     with pytest.raises(DatabaseError, match=r"run `textpile summarize` on it once"):
         search(conn, "words")
+
+
+def test_the_time_limit_is_an_option_of_search_and_serve(tmp_path):
+    import asyncio
+    import subprocess
+    import sys
+
+    from textpile.web.app import build_datasette
+
+    pages = {f"https://a.example/{i}": html_page(f"Page {i}", f"<p>common words and more common words {i}</p>")
+             for i in range(400)}
+    summarized_site(tmp_path, pages).close()
+    db = str(tmp_path / "summary.db")
+    run = subprocess.run([sys.executable, "-m", "textpile.cli", "search", "-s", db, "--time-limit-ms", "1",
+                          "--format", "json", "common", "words"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert '"timed_out": true' in run.stdout and "time limit (1 ms)" in run.stdout
+    bad = subprocess.run([sys.executable, "-m", "textpile.cli", "search", "-s", db, "--time-limit-ms", "0", "x"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--time-limit-ms" in bad.stderr
+    ds = build_datasette(db, search_time_limit_ms=1)
+    data = asyncio.run(ds.client.get("/search?format=json&search=common+words")).json()
+    assert data["timed_out"] is True
+    assert asyncio.run(build_datasette(db).client.get("/search?format=json&search=common+words")).json()["timed_out"] is False

@@ -47,7 +47,7 @@ def _whole_number(value: str, low: int, high: int) -> int:
 
 
 def _positive(value: str) -> int:
-    """A whole number from 1 (serve's --request-workers and --sql-time-limit-ms)."""
+    """A whole number from 1 (--request-workers, --sql-time-limit-ms, the search time limits)."""
     return _whole_number(value, 1, 10**9)
 
 
@@ -87,6 +87,8 @@ def search_help_parser() -> argparse.ArgumentParser:
     parser.add_argument("--page", default=0, metavar="N", help="result page, from 0 to 1000 (default: 0)")
     parser.add_argument("--per-page", default=20, metavar="N", help="results per page, from 1 to 100 (default: 20)")
     parser.add_argument("--format", default="text", metavar="{text,json}", help="output format (default: text)")
+    parser.add_argument("--time-limit-ms", default=1000, metavar="MS",
+                        help="time budget of the search: past it the results found so far are shown (default: 1000)")
     parser.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined with spaces)")
     return parser
 
@@ -99,6 +101,7 @@ class SearchArgs:
     page: int = 0
     per_page: int = 20
     format: str = "text"
+    time_limit_ms: int = 1000
     query: str = ""
     help: bool = False
 
@@ -110,8 +113,9 @@ _SEARCH_OPTIONS = {
     "--page": ("page", "--page", _page),
     "--per-page": ("per_page", "--per-page", _per_page),
     "--format": ("format", "--format", _format),
+    "--time-limit-ms": ("time_limit_ms", "--time-limit-ms", _positive),
 }
-_LONG_WITH_EQUALS = ("--summary-db", "--page", "--per-page", "--format")
+_LONG_WITH_EQUALS = ("--summary-db", "--page", "--per-page", "--format", "--time-limit-ms")
 
 
 def parse_search_argv(tokens: list[str]) -> SearchArgs:
@@ -120,7 +124,7 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     Own options, recognised anywhere before ``--`` and only in these exact forms:
     ``-s FILE``, ``--summary-db FILE``, ``--summary-db=FILE``, ``--page N``,
     ``--page=N``, ``--per-page N``, ``--per-page=N``, ``--format text|json``,
-    ``--format=text|json``, ``-h``, ``--help``. No abbreviations, no ``-sFILE``.
+    ``--format=text|json``, ``--time-limit-ms MS``, ``--time-limit-ms=MS``, ``-h``, ``--help``. No abbreviations, no ``-sFILE``.
     Every other token (``-site:x``, ``-json``, ``-"a b"``) is part of the query, in
     order; after ``--`` every token is.
 
@@ -184,6 +188,8 @@ def register(subparsers) -> None:
                        help="accepted for unobtanium-viewer compatibility (default: 3)")
     serve.add_argument("--sql-time-limit-ms", default=3000, type=_positive, metavar="MS",
                        help="time limit of SQL queries in the exploration views (default: 3000)")
+    serve.add_argument("--search-time-limit-ms", default=1000, type=_positive, metavar="MS",
+                       help="time budget of one search: past it a search shows what it found (default: 1000)")
     serve.set_defaults(func=run_serve)
 
     search = subparsers.add_parser(
@@ -212,7 +218,8 @@ def run_serve(args) -> int:
     from textpile.web.app import bind_listen_socket, build_datasette
 
     datasette = build_datasette(args.summary_db, template_dir=args.template_location,
-                                sql_time_limit_ms=args.sql_time_limit_ms)
+                                sql_time_limit_ms=args.sql_time_limit_ms,
+                                search_time_limit_ms=args.search_time_limit_ms)
     sock = bind_listen_socket(args.listen_on)
     try:
         host, port = sock.getsockname()[:2]
@@ -295,7 +302,8 @@ def run_search(args) -> int:
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:
         try:
-            results = search(conn, opts.query, page=opts.page, per_page=opts.per_page)
+            results = search(conn, opts.query, page=opts.page, per_page=opts.per_page,
+                             budget_ms=opts.time_limit_ms)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{opts.summary_db}: search failed: {exc}") from exc
         except DatabaseError as exc:

@@ -1,10 +1,14 @@
 """Stage one of a search: candidate pages and sections from the FTS5 search tables.
 
-Pages come from ``search_index`` by FTS5 ``bm25()`` with per-column weights, sections
-from ``section_search_index`` the same way; both are joined to ``entity_generation`` so
-that only searchable generations are found even when the index lags behind the
-database (a stale row never leaks), and to the filters' tables when the query has
-``site:``/``host:``/``lang:``. Scores are returned positive (larger is better).
+Pages come from ``search_index`` scored by FTS5 ``bm25()`` with per-column weights,
+sections from ``section_search_index`` the same way. FTS5 yields matches in rowid
+order, which is the pages' prior order (:func:`textpile.search.index.page_prior`), so a
+scan stops after ``scan`` matches: for a query whose words most pages hold, only the
+``scan`` likeliest pages are scored, never every match; below that the candidates are
+exact. Both are joined to ``entity_generation`` so that only searchable generations are
+found even when the index lags behind the database (a stale row never leaks), and to
+the filters' tables when the query has ``site:``/``host:``/``lang:``. Scores are
+returned positive (larger is better).
 """
 
 from __future__ import annotations
@@ -42,15 +46,19 @@ def _weights(weights: tuple[float, ...]) -> str:
     return ", ".join(repr(float(w)) for w in weights)
 
 
-def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int,
-                    filter_sql: str = "", filter_params: list | None = None) -> list[tuple[int, float]]:
-    """``(entity_generation_id, score)`` of the best ``limit`` pages matching ``match``
-    (an FTS5 expression over search_index), best first."""
+def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
+                    filter_sql: str = "", filter_params: list | None = None) -> tuple[list[tuple[int, float]], bool]:
+    """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
+    (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
+    first, and whether the scan saw every match."""
     joins = _FILTER_JOINS if filter_sql else ""
-    sql = (f"SELECT si.rowid, -bm25(search_index, {_weights(weights)}) AS score FROM search_index si "
-           f"JOIN entity_generation eg ON eg.entity_generation_id = si.rowid {joins}"
-           f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} ORDER BY score DESC, si.rowid LIMIT ?")
-    return conn.execute(sql, [match, *(filter_params or []), limit]).fetchall()
+    sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
+           "JOIN search_page sp ON sp.docid = si.rowid "
+           f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {joins}"
+           f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
+    rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
+    rows.sort(key=lambda r: (-r[1], r[0]))
+    return rows[:limit], len(rows) < scan
 
 
 def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str = "",
@@ -58,24 +66,27 @@ def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str 
     """How many searchable pages match ``match``, counting at most ``cap``."""
     joins = _FILTER_JOINS if filter_sql else ""
     sql = (f"SELECT count(*) FROM (SELECT si.rowid FROM search_index si "
-           f"JOIN entity_generation eg ON eg.entity_generation_id = si.rowid {joins}"
+           "JOIN search_page sp ON sp.docid = si.rowid "
+           f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {joins}"
            f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?)")
     return conn.execute(sql, [match, *(filter_params or []), cap]).fetchone()[0]
 
 
-def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int,
+def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
                        filter_sql: str = "", filter_params: list | None = None) -> list[SectionHit]:
-    """The best ``limit`` sections matching ``match`` (over section_search_index)."""
+    """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
+    matching ``match`` (over section_search_index), best first."""
     joins = _FILTER_JOINS if filter_sql else ""
-    sql = (f"SELECT x.rowid, s.entity_generation_id, s.anchor, s.title, s.level, s.start_offset, s.end_offset, "
-           f"-bm25(section_search_index, {_weights(weights)}) AS score, coalesce(t.title_terms, ''), "
-           "coalesce(t.title_words, ''), coalesce(t.name_terms, ''), coalesce(t.name_words, '') "
-           "FROM section_search_index x "
-           "JOIN section_summary s ON s.section_summary_id = x.rowid "
-           "LEFT JOIN search_section t ON t.section_summary_id = x.rowid "
-           f"JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id {joins}"
-           f"WHERE section_search_index MATCH ? AND {_SEARCHABLE}{filter_sql} ORDER BY score DESC, x.rowid LIMIT ?")
-    return [SectionHit(*row) for row in conn.execute(sql, [match, *(filter_params or []), limit])]
+    sql = (f"SELECT t.section_summary_id, t.entity_generation_id, s.anchor, s.title, s.level, s.start_offset, "
+           f"s.end_offset, -bm25(section_search_index, {_weights(weights)}), t.title_terms, t.title_words, "
+           "t.name_terms, t.name_words FROM section_search_index x "
+           "JOIN search_section t ON t.docid = x.rowid "
+           "JOIN section_summary s ON s.section_summary_id = t.section_summary_id "
+           f"JOIN entity_generation eg ON eg.entity_generation_id = t.entity_generation_id {joins}"
+           f"WHERE section_search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
+    rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
+    rows.sort(key=lambda r: (-r[7], r[0]))
+    return [SectionHit(*row) for row in rows[:limit]]
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,11 @@ MAX_PAGE = 1000
 RERANK_DEPTH = 100
 #: At most this many candidates, whatever the page asked for.
 MAX_CANDIDATES = 2000
+#: Matching pages scored by bm25 per search, at most: the first ones in prior order (a
+#: query of common words stops there instead of scoring every match).
+PAGE_SCAN = 2000
+#: Matching sections scored per search, at most (in their pages' prior order).
+SECTION_SCAN = 2000
 #: Matching sections looked at per search.
 SECTION_DEPTH = 200
 #: Pages that become candidates through a matching section only (not among the page
@@ -233,9 +238,9 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     fsql, fparams = filter_sql(parsed.filters)
     expr = plan.all_terms
     with budget.guard():
-        rows = page_candidates(conn, expr, ranking.page_columns, depth, fsql, fparams)
+        rows, complete = page_candidates(conn, expr, ranking.page_columns, depth, PAGE_SCAN, fsql, fparams)
     found.add_pages(rows, 1.0)
-    if len(rows) < depth:
+    if len(rows) < depth and complete:
         found.total = len(rows)
         found.all_terms_complete = True
     else:
@@ -243,7 +248,8 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
             found.total = count_pages(conn, expr, COUNT_CAP, fsql, fparams)
         found.total_is_lower_bound = found.total >= COUNT_CAP
     with budget.guard():
-        found.add_sections(section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH, fsql, fparams), 1.0)
+        found.add_sections(section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN,
+                                              fsql, fparams), 1.0)
     relaxed = plan.relaxed()
     if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, fsql, fparams,
@@ -281,14 +287,15 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
     for m, expr in levels:
         held = m / n * (0.99 if every_part else 1.0)
         with budget.guard():
-            rows = page_candidates(conn, expr, ranking.page_columns, depth, fsql, fparams)
-            hits = section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH // 2, fsql, fparams)
+            rows, complete = page_candidates(conn, expr, ranking.page_columns, depth, PAGE_SCAN, fsql, fparams)
+            hits = section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
+                                      fsql, fparams)
         before = len(found.pages)
         found.add_pages(rows, held)
         found.add_sections(hits, held)
         if len(found.pages) > before:
             found.partial = True
-            if len(rows) < depth:
+            if len(rows) < depth and complete:
                 found.total = len(rows)
             else:
                 with budget.guard():

@@ -2,16 +2,21 @@
 
 The tables are textpile's own (``schemas/summary/textpile_search.sql``), beside
 unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
-*searchable* generations (open, not marked duplicate, with a Gen1 text pile; shared
-decision: FTS rowid = ``entity_generation_id``):
+*searchable* generations (open, not marked duplicate, with a Gen1 text pile):
 
 * ``search_index`` (FTS5, contentless: it keeps no copy of the text) holds each page's
   fields as analyzed terms (:mod:`textpile.search.analysis`): title, headings (section
   titles), names (section anchors that are identifiers, definition terms), parts
   (CamelCase parts), url (path words), anchor_text (texts of links to the page from
-  other pages), description, text (main content) and secondary_text;
-* ``section_index`` (FTS5, contentless, rowid = ``section_summary_id``): each section's
-  title, anchor name and the texts of links to that anchor;
+  other pages), description, text (main content) and secondary_text. Its rowid is the
+  page's ``search_page.docid``: pages are numbered in the order of a query-independent
+  prior (:func:`page_prior`: linked from many pages' content, not a list of links), so
+  FTS5, which yields matches in rowid order, yields the likeliest pages first and a
+  search can stop after a bounded number of them (a query of common words never scores
+  every match);
+* ``section_search_index`` (FTS5, contentless, rowid = ``search_section.docid``, in the
+  order of the pages' docids): each section's title, anchor name and the texts of links
+  to that anchor;
 * ``search_language``: the stemmer languages of the index (queries are analyzed in each);
 * ``search_page``: per page the analysis language, main-text length in terms, in-link
   counts, link density (the share of its main text that is link text: navigation pages
@@ -29,8 +34,9 @@ searchable pages (any origin), a page's anchor text counted once per linking pag
 
 from __future__ import annotations
 
+import math
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import regex
@@ -69,34 +75,42 @@ JOIN entity_generation tgt ON tgt.url_id = ls.link_to_url AND tgt.url_fragment I
 WHERE {SEARCHABLE.format(eg="src")} AND {SEARCHABLE.format(eg="tgt")}
   AND src.entity_generation_id <> tgt.entity_generation_id
 """
-_LINK_TEXT_SQL = f"""
-SELECT ls.entity_generation_id, sum(length(ls.text))
-FROM link_summary ls JOIN entity_generation eg ON eg.entity_generation_id = ls.entity_generation_id
-WHERE {SEARCHABLE.format(eg="eg")} AND ls.html_tag_name = 'a' AND ls.text IS NOT NULL
-  AND NOT (ls.in_nav OR ls.in_header OR ls.in_footer OR ls.in_aside)
-GROUP BY ls.entity_generation_id ORDER BY ls.entity_generation_id
+_DOCS_SQL = f"""
+CREATE TEMP TABLE search_doc AS
+SELECT eg.entity_generation_id AS eg_id,
+       (SELECT count(DISTINCT source) FROM temp.search_inlink i WHERE i.target = eg.entity_generation_id) AS in_links,
+       (SELECT count(DISTINCT source) FROM temp.search_inlink i
+        WHERE i.target = eg.entity_generation_id AND i.in_content) AS content_in_links,
+       (SELECT coalesce(sum(length(ls.text)), 0) FROM link_summary ls
+        WHERE ls.entity_generation_id = eg.entity_generation_id AND ls.html_tag_name = 'a' AND ls.text IS NOT NULL
+          AND NOT (ls.in_nav OR ls.in_header OR ls.in_footer OR ls.in_aside)) AS link_text,
+       length(tp.text) AS text_chars
+FROM entity_generation eg JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id
+WHERE {SEARCHABLE.format(eg="eg")}
 """
 #: The derived tables and the columns this code writes (search_index, section_search_index:
 #: FTS5 columns; search_page: its table columns).
 DERIVED_TABLES = {
-    "search_page": ("entity_generation_id", "language", "term_count", "text_length", "in_links",
+    "search_page": ("entity_generation_id", "docid", "language", "term_count", "text_length", "in_links",
                     "content_in_links", "link_density", "anchor_texts", "title_terms", "title_words",
                     "url_terms", "url_last_terms", "anchor_terms"),
-    "search_section": ("section_summary_id", "title_terms", "title_words", "name_terms", "name_words"),
+    "search_section": ("section_summary_id", "docid", "entity_generation_id", "title_terms", "title_words",
+                       "name_terms", "name_words"),
     "search_language": ("language", "pages"),
     "search_index": SEARCH_COLUMNS,
     "section_search_index": SECTION_COLUMNS,
 }
-_PAGES_SQL = f"""
-SELECT eg.entity_generation_id, coalesce(nullif(dd.title, ''), dd.primary_headline, ''), dd.primary_headline,
+_PAGES_SQL = """
+SELECT d.eg_id, d.docid, coalesce(nullif(dd.title, ''), dd.primary_headline, ''), dd.primary_headline,
        dd.description, dd.primary_language, u.str_url, tp.text, tp.secondary_text, tp.big_headlines,
-       tp.small_headlines, (SELECT length(g.text) FROM text_pile_v0_2 g WHERE g.text_pile_id = eg.text_pile_v0_2_id)
-FROM entity_generation eg
+       tp.small_headlines, (SELECT length(g.text) FROM text_pile_v0_2 g WHERE g.text_pile_id = eg.text_pile_v0_2_id),
+       d.in_links, d.content_in_links, d.link_text
+FROM temp.search_doc d
+JOIN entity_generation eg ON eg.entity_generation_id = d.eg_id
 JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id
 JOIN url u ON u.url_id = eg.url_id
 LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
-WHERE {SEARCHABLE.format(eg="eg")}
-ORDER BY eg.entity_generation_id
+ORDER BY d.docid
 """
 
 
@@ -146,34 +160,11 @@ def is_name_anchor(anchor: str | None) -> bool:
     return bool(anchor) and _GENERATED_ANCHOR.match(anchor) is None
 
 
-def _grouped(conn: sqlite3.Connection, sql: str, params=()) -> Iterator[tuple[int, list[tuple]]]:
-    """Rows ordered by their first column, grouped by it: (key, [rest of each row])."""
-    key, group = None, []
-    for row in conn.execute(sql, params):
-        if row[0] != key:
-            if group:
-                yield key, group
-            key, group = row[0], []
-        group.append(row[1:])
-    if group:
-        yield key, group
-
-
-class _Merged:
-    """Reads a stream of (key, group) in key order alongside another ascending key."""
-
-    def __init__(self, stream: Iterator[tuple[int, list[tuple]]]) -> None:
-        self._stream = stream
-        self._head = next(stream, None)
-
-    def take(self, key: int) -> list[tuple]:
-        while self._head is not None and self._head[0] < key:
-            self._head = next(self._stream, None)
-        if self._head is not None and self._head[0] == key:
-            group = self._head[1]
-            self._head = next(self._stream, None)
-            return group
-        return []
+def page_prior(in_links: int, content_in_links: int, link_density: float) -> float:
+    """The query-independent prior a page's docid follows (larger first): linked from the
+    content of many pages, mostly its own text rather than links. Nothing else depends on
+    its scale; it only orders the pages."""
+    return math.log1p(content_in_links) + 0.5 * math.log1p(in_links) - 3.0 * link_density
 
 
 def _top_texts(rows: list[tuple[str, int]]) -> list[str]:
@@ -210,9 +201,10 @@ def ensure_current_tables(conn: sqlite3.Connection) -> None:
 
 
 def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None] | None = None) -> IndexReport:
-    """Empty and refill search_index, section_index and search_page from the searchable
-    generations of the summary database ``conn``, in one transaction; ``on_page`` is
-    called after each page (progress). Returns what was written.
+    """Empty and refill the search tables (search_index, section_search_index,
+    search_page, search_section, search_language) from the searchable generations of
+    the summary database ``conn``, in one transaction; ``on_page`` is called after each
+    page (progress). Returns what was written.
 
     Raises:
         sqlite3.Error: database problems (locked, read-only, full disk).
@@ -221,71 +213,72 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
     report = IndexReport(languages={})
     ensure_current_tables(conn)
     with conn:
-        conn.execute("INSERT INTO search_index(search_index) VALUES ('delete-all')")
-        conn.execute("INSERT INTO section_search_index(section_search_index) VALUES ('delete-all')")
-        conn.execute("DELETE FROM search_page")
-        conn.execute("DELETE FROM search_section")
-        conn.execute("DELETE FROM search_language")
-        conn.execute("DROP TABLE IF EXISTS temp.search_inlink")
+        for table in ("search_index", "section_search_index"):
+            conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")  # names from this module
+        for table in ("search_page", "search_section", "search_language"):
+            conn.execute(f"DELETE FROM {table}")
+        for table in ("search_inlink", "search_doc", "search_page_text", "search_fragment_text"):
+            conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
         conn.execute(_LINKS_SQL)
-        counts = _Merged(_grouped(conn, (
-            "SELECT target, count(DISTINCT source), count(DISTINCT CASE WHEN in_content THEN source END) "
-            "FROM temp.search_inlink GROUP BY target ORDER BY target")))
-        page_texts = _Merged(_grouped(conn, (
-            "SELECT target, text, count(DISTINCT source) FROM temp.search_inlink WHERE text IS NOT NULL "
-            "GROUP BY target, text ORDER BY target")))
-        link_text = _Merged(_grouped(conn, _LINK_TEXT_SQL))
-        fragment_texts = _Merged(_grouped(conn, (
-            "SELECT target, fragment, text, count(DISTINCT source) FROM temp.search_inlink "
-            "WHERE text IS NOT NULL AND fragment IS NOT NULL GROUP BY target, fragment, text ORDER BY target")))
-        sections = _Merged(_grouped(conn, f"""
-            SELECT s.entity_generation_id, s.section_summary_id, s.anchor, s.title, s.level
-            FROM section_summary s JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id
-            WHERE {SEARCHABLE.format(eg="eg")} ORDER BY s.entity_generation_id, s.section_index"""))
+        conn.execute("CREATE INDEX temp.search_inlink_by_target ON search_inlink(target)")
+        _number_pages(conn)
+        conn.execute("CREATE TEMP TABLE search_page_text AS SELECT target, text, count(DISTINCT source) AS pages "
+                     "FROM temp.search_inlink WHERE text IS NOT NULL GROUP BY target, text")
+        conn.execute("CREATE INDEX temp.search_page_text_by_target ON search_page_text(target)")
+        conn.execute("CREATE TEMP TABLE search_fragment_text AS SELECT target, fragment, text, "
+                     "count(DISTINCT source) AS pages FROM temp.search_inlink "
+                     "WHERE text IS NOT NULL AND fragment IS NOT NULL GROUP BY target, fragment, text")
+        conn.execute("CREATE INDEX temp.search_fragment_text_by_target ON search_fragment_text(target)")
         page_rows, section_rows, stats_rows = [], [], []
-        for (eg_id, title, headline, description, language, str_url, text, secondary, big, small,
-             text_length) in conn.execute(_PAGES_SQL):
+        section_docid = 0
+        for (eg_id, docid, title, headline, description, language, str_url, text, secondary, big, small,
+             text_length, in_links, content_in_links, link_text) in conn.execute(_PAGES_SQL):
             code = analyzer.stemmer_language(language)
-            page_sections = sections.take(eg_id)
+            page_sections = conn.execute(
+                "SELECT section_summary_id, anchor, title, level FROM section_summary "
+                "WHERE entity_generation_id = ? ORDER BY section_index", (eg_id,)).fetchall()
             by_fragment: dict[str, list[tuple[str, int]]] = {}
-            for fragment, ftext, pages in fragment_texts.take(eg_id):
+            for fragment, ftext, pages in conn.execute(
+                    "SELECT fragment, text, pages FROM temp.search_fragment_text WHERE target = ?", (eg_id,)):
                 by_fragment.setdefault(fragment, []).append((ftext, pages))
-            anchors = _top_texts(page_texts.take(eg_id))
+            anchors = _top_texts(conn.execute("SELECT text, pages FROM temp.search_page_text WHERE target = ?",
+                                              (eg_id,)).fetchall())
             headings = [t for (_, _, t, level) in page_sections if level < 7] or [big, small]
             names = [a for (_, a, _, _) in page_sections if is_name_anchor(a)]
             names += [t for (_, _, t, level) in page_sections if level == 7]
             all_titles = "\n".join([title or "", headline or ""])
+            body = analyzer.analyze(text, language)
+            url_terms = analyzer.analyze(url_words(str_url), language)
             page_rows.append((
-                eg_id,
+                docid,
                 analyzer.analyze(all_titles, language),
                 analyzer.analyze("\n".join(headings), language),
                 analyzer.analyze("\n".join(names), language),
                 analyzer.camel_parts("\n".join([all_titles, *headings, *names, text]), language),
-                analyzer.analyze(url_words(str_url), language),
+                url_terms,
                 analyzer.analyze("\n".join(anchors), language),
                 analyzer.analyze(description, language),
-                analyzer.analyze(text, language),
+                body,
                 analyzer.analyze(secondary, language),
             ))
-            got = counts.take(eg_id)
-            in_links, content_in_links = (got[0][0], got[0][1]) if got else (0, 0)
-            linked = link_text.take(eg_id)
-            density = min(1.0, (linked[0][0] or 0) / len(text)) if linked and text else 0.0
+            density = min(1.0, link_text / len(text)) if text else 0.0
             variants = title_variants(title, headline)
             stats_rows.append((
-                eg_id, code, len(page_rows[-1][8].split()) if page_rows[-1][8] else 0, text_length or 0, in_links,
+                eg_id, docid, code, len(body.split()) if body else 0, text_length or 0, in_links,
                 content_in_links, density, "\n".join(anchors),
                 "\n".join(analyzer.analyze(v, language) for v in variants),
                 "\n".join(analyzer.analyze(v, None) for v in variants),
-                page_rows[-1][5], analyzer.analyze(last_segment(str_url), language),
+                url_terms, analyzer.analyze(last_segment(str_url), language),
                 "\n".join(analyzer.analyze(a, language) for a in anchors)))
             for section_id, anchor, stitle, level in page_sections:
                 name = is_name_anchor(anchor)
+                section_docid += 1
                 section_rows.append((
-                    section_id,
+                    section_docid,
                     analyzer.analyze(stitle, language),
                     analyzer.analyze(anchor, language) if name else "",
                     analyzer.analyze("\n".join(_top_texts(by_fragment.get(anchor, []))), language) if anchor else "",
+                    section_id, eg_id,
                     analyzer.analyze(stitle, None),
                     analyzer.analyze(anchor, None) if name else "",
                 ))
@@ -301,8 +294,21 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
         report.sections += len(section_rows)
         conn.executemany("INSERT INTO search_language(language, pages) VALUES (?, ?)",
                          [(code, n) for code, n in report.languages.items() if code])
-        conn.execute("DROP TABLE temp.search_inlink")
+        for table in ("search_inlink", "search_doc", "search_page_text", "search_fragment_text"):
+            conn.execute(f"DROP TABLE temp.{table}")
     return report
+
+
+def _number_pages(conn: sqlite3.Connection) -> None:
+    """Fill temp.search_doc (one row per searchable page with its link figures) and
+    give each page its docid: 1 for the largest :func:`page_prior`, ties by id."""
+    conn.execute(_DOCS_SQL)
+    rows = conn.execute("SELECT eg_id, in_links, content_in_links, link_text, text_chars FROM temp.search_doc"
+                        ).fetchall()
+    ordered = sorted(rows, key=lambda r: (-page_prior(r[1], r[2], min(1.0, r[3] / r[4]) if r[4] else 0.0), r[0]))
+    conn.execute("ALTER TABLE temp.search_doc ADD COLUMN docid INTEGER")
+    conn.executemany("UPDATE temp.search_doc SET docid = ? WHERE eg_id = ?",
+                     [(i, r[0]) for i, r in enumerate(ordered, start=1)])
 
 
 def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_rows: list) -> None:
@@ -313,8 +319,9 @@ def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_
         "INSERT INTO section_search_index(rowid, " + ", ".join(SECTION_COLUMNS) + ") VALUES (?"
         + ", ?" * len(SECTION_COLUMNS) + ")", [r[:4] for r in section_rows])
     conn.executemany(
-        "INSERT INTO search_section(section_summary_id, title_terms, title_words, name_terms, name_words)"
-        " VALUES (?, ?, ?, ?, ?)", [(r[0], r[1], r[4], r[2], r[5]) for r in section_rows])
+        "INSERT INTO search_section(section_summary_id, docid, entity_generation_id, title_terms, title_words,"
+        " name_terms, name_words) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(r[4], r[0], r[5], r[1], r[6], r[2], r[7]) for r in section_rows])
     conn.executemany(
         "INSERT INTO search_page(" + ", ".join(DERIVED_TABLES["search_page"]) + ") VALUES (?"
         + ", ?" * (len(DERIVED_TABLES["search_page"]) - 1) + ")", stats_rows)

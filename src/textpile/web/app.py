@@ -98,8 +98,12 @@ def build_datasette(
     template_dir: str | Path | None = None,
     sql_time_limit_ms: int = DEFAULT_SQL_TIME_LIMIT_MS,
     title: str = "textpile",
+    search_time_limit_ms: int | None = None,
 ):
     """Return a configured ``Datasette`` serving ``summary_db`` read-only.
+
+    ``search_time_limit_ms`` is the time budget of one search (plugin config
+    ``search_time_limit_ms``; textpile's default when None).
 
     Raises:
         DatabaseError: ``summary_db`` is not a summary database (see :func:`check_summary_db`).
@@ -111,6 +115,8 @@ def build_datasette(
     if template_dir is not None and not Path(template_dir).is_dir():
         raise ConfigError(f"{template_dir}: template location is not a folder")
     metadata = {"title": title}
+    if search_time_limit_ms is not None:
+        metadata["plugins"] = {"textpile": {"search_time_limit_ms": int(search_time_limit_ms)}}
     datasette = Datasette(
         files=[],
         immutables=[str(path)],

@@ -22,6 +22,7 @@ from markupsafe import escape
 
 from textpile.errors import DatabaseError
 from textpile.search.api import results_json
+from textpile.search.budget import DEFAULT_BUDGET_MS
 from textpile.search.engine import SearchResults, clamp_paging, search
 from textpile.store.database import sqlite_uri
 from textpile.web.limits import limit_search_connection
@@ -32,12 +33,14 @@ SEARCH_TEMPLATE = "textpile_search.html"
 STATIC_PREFIX = "/-/textpile/static"
 
 
-def run_search_file(path: Path, query: str, page: int, per_page: int) -> SearchResults:
-    """Open ``path`` read-only, run :func:`search`, close it (one connection per request)."""
+def run_search_file(path: Path, query: str, page: int, per_page: int,
+                    budget_ms: float = DEFAULT_BUDGET_MS) -> SearchResults:
+    """Open ``path`` read-only, run :func:`search` with the time budget ``budget_ms``,
+    close it (one connection per request)."""
     conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=10)
     try:
         limit_search_connection(conn)
-        return search(conn, query, page=page, per_page=per_page)
+        return search(conn, query, page=page, per_page=per_page, budget_ms=budget_ms)
     finally:
         conn.close()
 
@@ -96,7 +99,8 @@ async def search_view(datasette, request):
     error = None
     if query.strip() or want_json:
         try:
-            results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page)
+            budget_ms = (datasette.plugin_config("textpile") or {}).get("search_time_limit_ms", DEFAULT_BUDGET_MS)
+            results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page, budget_ms)
         except (sqlite3.Error, DatabaseError) as exc:
             error = f"The search index could not be read: {exc}"
     if want_json:
