@@ -148,7 +148,7 @@ def test_time_budget_stops_a_slow_query(tmp_path):
 
 def test_json_and_text_outputs_carry_sections(tmp_path):
     from textpile.cli.search import format_text
-    from textpile.web.views import results_json
+    from textpile.search.api import results_json
 
     conn = summarized_site(tmp_path, {"https://docs.example/api/module.html": API_PAGE})
     results = search(conn, "pkg.module.open_reader")
