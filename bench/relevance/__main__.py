@@ -89,7 +89,7 @@ def main() -> int:
 
     scores: dict[tuple[str, str, str], list[tuple[float, float, float]]] = defaultdict(list)
     latency: dict[str, list[float]] = defaultdict(list)
-    records, misses, dumped = [], defaultdict(list), []
+    records, misses, dumped, slowest = [], defaultdict(list), [], []
     load_before = os.getloadavg()
     for site in (s for s in SITES if s.name in wanted):
         root = ensure_site(site, data_dir)
@@ -118,7 +118,10 @@ def main() -> int:
             for name, system in order:
                 t0 = time.perf_counter()
                 urls = system.search(q.text)
-                latency[name].append((time.perf_counter() - t0) * 1000)
+                ms = (time.perf_counter() - t0) * 1000
+                latency[name].append(ms)
+                if name == "textpile":
+                    slowest.append((ms, site.name, q.text))
                 ranked = dedupe_pages(urls)
                 row = (reciprocal_rank(ranked, q.relevant), success_at(ranked, q.relevant), ndcg(ranked, q.relevant))
                 scores[(name, site.name, q.klass)].append(row)
@@ -136,6 +139,8 @@ def main() -> int:
         ratio = f"   {p50 / base:.1f}x tantivy's p50" if base and name != "tantivy" else ""
         print(f"  {name:<28} {p50:8.2f} / {p99:8.2f}{ratio}")
     print(f"load average: {load_before[0]:.2f} before, {load_after[0]:.2f} after (2 cores)")
+    print("slowest textpile queries: " + "; ".join(f"{site} {text!r} {ms:.0f} ms"
+                                                    for ms, site, text in sorted(slowest, reverse=True)[:6]))
     if args.show_misses:
         for site_name, items in misses.items():
             print(f"\ntextpile misses at rank 1, {site_name} (first {args.show_misses}):")

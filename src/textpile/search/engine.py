@@ -48,7 +48,7 @@ DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
 MAX_PAGE = 1000
 #: Candidate pages reranked by their features (deeper result pages rerank more).
-RERANK_DEPTH = 100
+RERANK_DEPTH = 50
 #: At most this many candidates, whatever the page asked for.
 MAX_CANDIDATES = 2000
 #: Matching pages scored by bm25 per search, at most: the first ones in prior order (a
