@@ -50,24 +50,47 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
                     filter_sql: str = "", filter_params: list | None = None) -> tuple[list[tuple[int, float]], bool]:
     """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
     (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
-    first, and whether the scan saw every match."""
-    joins = _FILTER_JOINS if filter_sql else ""
-    sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
-           "JOIN search_page sp ON sp.docid = si.rowid "
-           f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {joins}"
-           f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
-    rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
-    rows.sort(key=lambda r: (-r[1], r[0]))
-    return rows[:limit], len(rows) < scan
+    first, and whether the scan saw every match. Only searchable generations (and, with
+    filters, those passing them) count."""
+    if filter_sql:  # the filters decide which rows count: join them into the scan
+        sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
+               "JOIN search_page sp ON sp.docid = si.rowid "
+               f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {_FILTER_JOINS}"
+               f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
+        rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
+        rows.sort(key=lambda r: (-r[1], r[0]))
+        return rows[:limit], len(rows) < scan
+    sql = f"SELECT rowid, -bm25(search_index, {_weights(weights)}) FROM search_index WHERE search_index MATCH ? LIMIT ?"
+    scanned = conn.execute(sql, [match, scan]).fetchall()
+    scanned.sort(key=lambda r: (-r[1], r[0]))
+    best = scanned[:limit + 10]  # a few spare for stale rows
+    ids = _searchable_pages(conn, [docid for docid, _ in best])
+    rows = [(ids[docid], score) for docid, score in best if docid in ids]
+    return rows[:limit], len(scanned) < scan
+
+
+def _searchable_pages(conn: sqlite3.Connection, docids: list[int]) -> dict[int, int]:
+    """{docid: entity_generation_id} of those ``docids`` whose generation is searchable."""
+    if not docids:
+        return {}
+    marks = ", ".join("?" * len(docids))
+    return dict(conn.execute(
+        "SELECT sp.docid, sp.entity_generation_id FROM search_page sp "
+        "JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id "
+        f"WHERE sp.docid IN ({marks}) AND {_SEARCHABLE}", docids).fetchall())
 
 
 def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str = "",
                 filter_params: list | None = None) -> int:
-    """How many searchable pages match ``match``, counting at most ``cap``."""
-    joins = _FILTER_JOINS if filter_sql else ""
+    """How many pages match ``match``, counting at most ``cap``. Without filters this
+    counts index rows (a generation closed since the last rebuild still counts until the
+    next one); with filters, searchable generations passing them."""
+    if not filter_sql:
+        sql = "SELECT count(*) FROM (SELECT rowid FROM search_index WHERE search_index MATCH ? LIMIT ?)"
+        return conn.execute(sql, [match, cap]).fetchone()[0]
     sql = (f"SELECT count(*) FROM (SELECT si.rowid FROM search_index si "
            "JOIN search_page sp ON sp.docid = si.rowid "
-           f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {joins}"
+           f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {_FILTER_JOINS}"
            f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?)")
     return conn.execute(sql, [match, *(filter_params or []), cap]).fetchone()[0]
 
@@ -75,18 +98,30 @@ def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str 
 def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
                        filter_sql: str = "", filter_params: list | None = None) -> list[SectionHit]:
     """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
-    matching ``match`` (over section_search_index), best first."""
+    matching ``match`` (over section_search_index), best first; only sections of
+    searchable generations (and, with filters, of pages passing them)."""
     joins = _FILTER_JOINS if filter_sql else ""
-    sql = (f"SELECT t.section_summary_id, t.entity_generation_id, s.anchor, s.title, s.level, s.start_offset, "
-           f"s.end_offset, -bm25(section_search_index, {_weights(weights)}), t.title_terms, t.title_words, "
-           "t.name_terms, t.name_words FROM section_search_index x "
-           "JOIN search_section t ON t.docid = x.rowid "
-           "JOIN section_summary s ON s.section_summary_id = t.section_summary_id "
-           f"JOIN entity_generation eg ON eg.entity_generation_id = t.entity_generation_id {joins}"
-           f"WHERE section_search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
-    rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
-    rows.sort(key=lambda r: (-r[7], r[0]))
-    return [SectionHit(*row) for row in rows[:limit]]
+    scanned = conn.execute(
+        f"SELECT rowid, -bm25(section_search_index, {_weights(weights)}) FROM section_search_index "
+        "WHERE section_search_index MATCH ? LIMIT ?", [match, scan]).fetchall()
+    scanned.sort(key=lambda r: (-r[1], r[0]))
+    if not filter_sql:
+        scanned = scanned[:limit + 10]  # a few spare for stale rows
+    scores = dict(scanned)
+    out: list[SectionHit] = []
+    for start in range(0, len(scanned), 500):
+        chunk = [docid for docid, _ in scanned[start:start + 500]]
+        marks = ", ".join("?" * len(chunk))
+        for row in conn.execute(
+                "SELECT t.docid, t.section_summary_id, t.entity_generation_id, s.anchor, s.title, s.level, "
+                "s.start_offset, s.end_offset, t.title_terms, t.title_words, t.name_terms, t.name_words "
+                "FROM search_section t JOIN section_summary s ON s.section_summary_id = t.section_summary_id "
+                f"JOIN entity_generation eg ON eg.entity_generation_id = t.entity_generation_id {joins}"
+                f"WHERE t.docid IN ({marks}) AND {_SEARCHABLE}{filter_sql}", [*chunk, *(filter_params or [])]):
+            docid, rest = row[0], row[1:]
+            out.append(SectionHit(*rest[:7], scores[docid], *rest[7:]))
+    out.sort(key=lambda h: (-h.score, h.section_id))
+    return out[:limit]
 
 
 @dataclass(frozen=True)

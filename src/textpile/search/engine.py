@@ -53,11 +53,11 @@ RERANK_DEPTH = 50
 MAX_CANDIDATES = 2000
 #: Matching pages scored by bm25 per search, at most: the first ones in prior order (a
 #: query of common words stops there instead of scoring every match).
-PAGE_SCAN = 2000
+PAGE_SCAN = 300
 #: Matching sections scored per search, at most (in their pages' prior order).
-SECTION_SCAN = 2000
+SECTION_SCAN = 300
 #: Matching sections looked at per search.
-SECTION_DEPTH = 200
+SECTION_DEPTH = 100
 #: Pages that become candidates through a matching section only (not among the page
 #: candidates), at most.
 SECTION_PAGES = 30
@@ -259,32 +259,22 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: _Found,
                         fsql: str, fparams: list, every_part: bool = False) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
-    identifiers by parts), added to ``found``.
+    identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
+    pages are found:
 
-    Up to 6 words: pages holding at least ``m`` of them (one FTS5 expression: the OR of
-    every ``m``-word AND), ``m`` from n-1 down, until :data:`PARTIAL_BELOW` pages are
-    found. Longer queries (pasted text): the ``k`` rarest words (by document frequency),
-    ``k`` the largest for which some page holds them all (a galloping search, about
-    2 log2(n) counts). ``found.total`` becomes the count of the last expression used.
-    With ``every_part`` (the plan split identifiers into parts) the first level is every
-    part, in any order; a page found so holds a share just under 1 (a whole identifier
-    ranks above its parts scattered over a page).
+    1. with ``every_part`` (the plan split identifiers into parts): every part, in any
+       order; a page found so holds a share just under 1 (a whole identifier ranks above
+       its parts scattered over a page);
+    2. up to 6 words: pages holding at least ``m`` of them, ``m`` from n-1 down to 1 (one
+       FTS5 expression per level: the OR of every ``m``-word AND);
+    3. longer queries (pasted text): the ``k`` rarest words (by document frequency), ``k``
+       the largest for which some page holds them all (a galloping search of about
+       2 log2(n) capped counts).
+
+    ``found.total`` becomes the count of the last level that added pages.
     """
     n = len(plan.requirements)
-    if n <= 6:
-        top = n if every_part else n - 1
-        levels = [(m, " OR ".join("(" + plan.subset(list(c)) + ")" for c in itertools.combinations(range(n), m)))
-                  for m in range(top, 0, -1)]
-    else:
-        with budget.guard():
-            frequencies = _document_frequencies(conn, plan)
-        # rarest first; words no page holds cannot help
-        rarity = sorted((i for i in range(n) if frequencies[i] > 0), key=lambda i: (frequencies[i], i))
-        if not rarity:
-            return
-        k = _largest_matching(conn, plan, rarity, budget, fsql, fparams)
-        levels = [(k, plan.subset(sorted(rarity[:k])))]
-    for m, expr in levels:
+    for m, expr in _partial_levels(conn, plan, budget, fsql, fparams, every_part):
         held = m / n * (0.99 if every_part else 1.0)
         with budget.guard():
             rows, complete = page_candidates(conn, expr, ranking.page_columns, depth, PAGE_SCAN, fsql, fparams)
@@ -303,6 +293,24 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
                 found.total_is_lower_bound = found.total >= COUNT_CAP
         if len(found.pages) >= PARTIAL_BELOW:
             return
+
+
+def _partial_levels(conn, plan: QueryPlan, budget: Budget, fsql: str, fparams: list, every_part: bool):
+    """Yield ``(words held, FTS5 expression)`` of the levels of :func:`_partial_candidates`."""
+    n = len(plan.requirements)
+    if every_part:
+        yield n, plan.subset()
+    if n <= 6:
+        for m in range(n - 1, 0, -1):
+            yield m, " OR ".join("(" + plan.subset(list(c)) + ")" for c in itertools.combinations(range(n), m))
+        return
+    with budget.guard():
+        frequencies = _document_frequencies(conn, plan)
+    # rarest first; words no page holds cannot help
+    rarity = sorted((i for i in range(n) if frequencies[i] > 0), key=lambda i: (frequencies[i], i))[:n - 1]
+    if rarity:
+        k = _largest_matching(conn, plan, rarity, budget, fsql, fparams)
+        yield k, plan.subset(sorted(rarity[:k]))
 
 
 def _largest_matching(conn, plan: QueryPlan, rarity: list[int], budget: Budget, fsql: str, fparams: list) -> int:
