@@ -83,5 +83,17 @@ CREATE VIRTUAL TABLE IF NOT EXISTS section_search_index USING fts5(
 -- "did you mean" draws from (real words, not stems).
 CREATE VIRTUAL TABLE IF NOT EXISTS full_text_vocabulary USING fts5vocab(full_text_entity_index, 'row');
 
--- The terms of search_index with their document counts (which query words are rare).
-CREATE VIRTUAL TABLE IF NOT EXISTS search_vocabulary USING fts5vocab(search_index, 'row');
+-- The terms of search_index with the number of pages holding each (which query words are
+-- rare: partial matches keep the rarest). Read from fts5vocab at the rebuild: a lookup in
+-- fts5vocab itself walks the term's whole document list.
+CREATE TABLE IF NOT EXISTS search_term (
+    term TEXT NOT NULL PRIMARY KEY, -- an analyzed term of search_index
+    docs INTEGER NOT NULL -- how many pages' rows hold it
+) WITHOUT ROWID;
+
+-- The words of full_text_entity_index (as written, lower case): the vocabulary "did you
+-- mean" suggests from (textpile.search.spelling).
+CREATE TABLE IF NOT EXISTS search_word (
+    word TEXT NOT NULL PRIMARY KEY, -- a word of full_text_entity_index of three or more characters
+    docs INTEGER NOT NULL -- how many pages hold it
+) WITHOUT ROWID;

@@ -225,7 +225,7 @@ def _document_frequencies(conn: sqlite3.Connection, plan: QueryPlan) -> list[int
         for item in requirement:
             for alt in item.alternatives:
                 for term in alt:
-                    row = conn.execute("SELECT doc FROM search_vocabulary WHERE term = ?", (term,)).fetchone()
+                    row = conn.execute("SELECT docs FROM search_term WHERE term = ?", (term,)).fetchone()
                     docs = row[0] if row else 0
                     best = docs if best is None else min(best, docs)
         out.append(best or 0)

@@ -97,6 +97,8 @@ DERIVED_TABLES = {
     "search_section": ("section_summary_id", "docid", "entity_generation_id", "title_terms", "title_words",
                        "name_terms", "name_words"),
     "search_language": ("language", "pages"),
+    "search_term": ("term", "docs"),
+    "search_word": ("word", "docs"),
     "search_index": SEARCH_COLUMNS,
     "section_search_index": SECTION_COLUMNS,
 }
@@ -191,11 +193,10 @@ def require_search_index(conn: sqlite3.Connection) -> None:
 def ensure_current_tables(conn: sqlite3.Connection) -> None:
     """Drop derived search tables whose columns are not :data:`DERIVED_TABLES`' and
     create every missing extension table (``section_summary`` is never dropped)."""
+    conn.execute("DROP TABLE IF EXISTS search_vocabulary")  # an fts5vocab table of an older textpile
     for table, columns in DERIVED_TABLES.items():
         found = tuple(row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,)))
         if found and found != columns:
-            if table == "search_index":
-                conn.execute("DROP TABLE IF EXISTS search_vocabulary")
             conn.execute(f"DROP TABLE {table}")  # a name from DERIVED_TABLES, not input
     conn.executescript(extension_sql("summary"))
 
@@ -215,7 +216,7 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
     with conn:
         for table in ("search_index", "section_search_index"):
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")  # names from this module
-        for table in ("search_page", "search_section", "search_language"):
+        for table in ("search_page", "search_section", "search_language", "search_term", "search_word"):
             conn.execute(f"DELETE FROM {table}")
         for table in ("search_inlink", "search_doc", "search_page_text", "search_fragment_text"):
             conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
@@ -294,9 +295,24 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
         report.sections += len(section_rows)
         conn.executemany("INSERT INTO search_language(language, pages) VALUES (?, ?)",
                          [(code, n) for code, n in report.languages.items() if code])
+        _fill_vocabularies(conn)
         for table in ("search_inlink", "search_doc", "search_page_text", "search_fragment_text"):
             conn.execute(f"DROP TABLE temp.{table}")
     return report
+
+
+def _fill_vocabularies(conn: sqlite3.Connection) -> None:
+    """Fill search_term (every term of search_index with its page count) and search_word
+    (the words of full_text_entity_index of three or more characters, with theirs)."""
+    for table in ("search_terms_vocab", "search_words_vocab"):
+        conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
+    conn.execute("CREATE VIRTUAL TABLE temp.search_terms_vocab USING fts5vocab(main, search_index, 'row')")
+    conn.execute("INSERT INTO search_term(term, docs) SELECT term, doc FROM temp.search_terms_vocab")
+    conn.execute("CREATE VIRTUAL TABLE temp.search_words_vocab USING fts5vocab(main, full_text_entity_index, 'row')")
+    conn.execute("INSERT INTO search_word(word, docs) SELECT term, doc FROM temp.search_words_vocab "
+                 "WHERE length(term) >= 3")
+    for table in ("search_terms_vocab", "search_words_vocab"):
+        conn.execute(f"DROP TABLE temp.{table}")
 
 
 def _number_pages(conn: sqlite3.Connection) -> None:

@@ -1,8 +1,8 @@
 """"Did you mean": a close word from the index's own vocabulary for a word it lacks.
 
-The vocabulary is ``full_text_vocabulary`` (fts5vocab over the documented
-``full_text_entity_index``: words as written, lower case, with their document counts),
-so suggestions are real words of the indexed pages, never stems. A word is suggested
+The vocabulary is ``search_word`` (the words of the documented ``full_text_entity_index``
+as written, lower case, with their document counts, copied from its fts5vocab at the
+rebuild), so suggestions are real words of the indexed pages, never stems. A word is suggested
 for a query word that no page holds when it starts with the same letter, is within
 Damerau-Levenshtein distance 1 (words up to 4 letters) or 2 (longer), and is held by at
 least :data:`MIN_DOCS` pages; the closest wins, then the most common.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
 from textpile.search.analysis import fold
@@ -22,7 +23,7 @@ MAX_SCAN = 20_000
 
 
 def _doc_count(conn: sqlite3.Connection, word: str) -> int:
-    row = conn.execute("SELECT doc FROM full_text_vocabulary WHERE term = ?", (word,)).fetchone()
+    row = conn.execute("SELECT docs FROM search_word WHERE word = ?", (word,)).fetchone()
     return row[0] if row else 0
 
 
@@ -34,19 +35,17 @@ def suggest_word(conn: sqlite3.Connection, word: str) -> str | None:
     limit = 1 if len(folded) <= 4 else 2
     first = folded[0]
     rows = conn.execute(
-        "SELECT term, doc FROM full_text_vocabulary WHERE term >= ? AND term < ? AND doc >= ? LIMIT ?",
-        (first, chr(ord(first) + 1), MIN_DOCS, MAX_SCAN)).fetchall()
-    best: tuple[int, int, str] | None = None
-    for term, docs in rows:
-        if abs(len(term) - len(folded)) > limit:
-            continue
-        distance = DamerauLevenshtein.distance(folded, term, score_cutoff=limit)
-        if distance > limit:
-            continue
-        key = (distance, -docs, term)
-        if best is None or key < best:
-            best = key
-    return best[2] if best else None
+        "SELECT word, docs FROM search_word WHERE word >= ? AND word < ? AND docs >= ? "
+        "AND length(word) BETWEEN ? AND ? LIMIT ?",
+        (first, chr(ord(first) + 1), MIN_DOCS, len(folded) - limit, len(folded) + limit, MAX_SCAN)).fetchall()
+    if not rows:
+        return None
+    docs = dict(rows)
+    close = process.extract(folded, list(docs), scorer=DamerauLevenshtein.distance, score_cutoff=limit, limit=None)
+    if not close:
+        return None
+    best = min(close, key=lambda m: (m[1], -docs[m[0]], m[0]))
+    return best[0]
 
 
 def did_you_mean(conn: sqlite3.Connection, words: list[str]) -> str | None:
