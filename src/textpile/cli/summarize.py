@@ -24,7 +24,8 @@ def register(subparsers) -> None:
         "summarize",
         help="summarize a crawler database into a summary database (the search index)",
         description="Integrate every crawl log entry not yet summarized into the summary database, "
-                    "in batches of up to 1000, then rebuild the full text index, optimize and vacuum. "
+                    "in batches of up to 1000, then rebuild the full text index, embed new and changed pages "
+                    "(the vectors of the semantic and hybrid search modes), optimize and vacuum. "
                     "Interrupting is safe: the next run continues. The end report goes to stdout, "
                     "progress to stderr.",
     )
@@ -36,6 +37,8 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", type=int, default=1000, metavar="N",
                    help="crawl log entries per batch (default 1000)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    p.add_argument("--no-embeddings", action="store_true",
+                   help="do not compute page and section vectors (the semantic and hybrid search modes need them)")
     p.set_defaults(func=run)
 
 
@@ -56,6 +59,12 @@ def format_report(report) -> str:
         f"scrape_errors = {report.scrape.scrape_errors}",
         f"links_skipped = {i.links_skipped}",
         f"full_text_index_rows = {report.fts_rows}",
+    ]
+    if report.embedding is not None:
+        e = report.embedding
+        lines += [f"pages_embedded = {e.pages_embedded}", f"sections_embedded = {e.sections_embedded}",
+                  f"page_vectors_removed = {e.pages_removed}", f"page_vectors = {e.pages_kept + e.pages_embedded}"]
+    lines += [
         f"seconds = {report.seconds:.2f}",
     ]
     if report.interrupted:
@@ -87,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             print(text, file=sys.stderr)
 
     report = summarize(args.crawler_db, args.summary_db, work_dir=args.work_dir, batch_size=args.batch_size,
-                       progress=progress, log=log)
+                       progress=progress, log=log, embeddings=not args.no_embeddings)
     sys.stdout.write(format_report(report))
     for example in report.integration.skipped_link_examples:
         print(f"textpile summarize: skipped link: {example}", file=sys.stderr)

@@ -1,9 +1,10 @@
 """The summarizer's stages, each reading only what the previous one wrote.
 
 crawler DB --stage_crawl_log--> staging Parquet --scrape_staged--> scrape-result Parquet
---integrate_staged--> summary DB --rebuild_fts--> FTS5 index. :func:`summarize` runs them
-all in batches of up to 1000 crawl log entries (the CLI); the Dagster assets call the
-stages one by one per crawl-run partition.
+--integrate_staged--> summary DB --rebuild_fts--> FTS5 index --embed--> page and section
+vectors (:mod:`textpile.semantic.embed`). :func:`summarize` runs them all in batches of
+up to 1000 crawl log entries (the CLI); the Dagster assets call the stages one by one per
+crawl-run partition.
 Source: unobtanium-documentation.txt, pages "Summarizing", "Database Batching".
 """
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from textpile.processes import remove_leftovers_of_dead
+from textpile.semantic.embed import EmbedReport, embed_summary_in
 from textpile.progress import Progress, progress_bar
 from textpile.errors import DatabaseError, TextpileError
 from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
@@ -71,6 +73,8 @@ class SummaryReport:
     batches: int = 0
     stage: StageReport = field(default_factory=StageReport)
     scrape: ScrapeReport = field(default_factory=ScrapeReport)
+    #: What embedding did (None when ``embeddings=False`` or the run stopped before it).
+    embedding: EmbedReport | None = None
 
 
 def _add_stage_counts(report: StageReport, batch_dir: Path, counts: dict[str, int]) -> None:
@@ -169,14 +173,17 @@ def rebuild_fts(summary_db: str | Path) -> int:
 
 def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str | Path | None = None,
               batch_size: int = 1000, progress: bool = True,
-              log: Callable[[str], None] | None = None) -> SummaryReport:
+              log: Callable[[str], None] | None = None, embeddings: bool = True) -> SummaryReport:
     """Summarize every not yet integrated crawl log entry of ``crawler_db`` into ``summary_db``.
 
     Per batch of up to ``batch_size`` entries: stage to Parquet under ``work_dir`` (a
     temporary folder when None, removed afterwards; those of killed runs, whose process
     is gone, are removed first), scrape, integrate (one transaction).
-    Then rebuild the FTS index, optimize and vacuum the summary database. ``log`` gets
-    the seed's progress lines ("Summarizing page 1 ...", "Found 0 self duplicates.").
+    Then rebuild the FTS index, bring the page and section vectors up to date (unless
+    ``embeddings`` is False; :func:`textpile.semantic.embed.embed_summary_in`: only new or
+    changed searchable generations are embedded), optimize and vacuum the summary
+    database. ``log`` gets the seed's progress lines ("Summarizing page 1 ...", "Found 0
+    self duplicates."). Ctrl+C while embedding keeps the vectors of the batches done.
 
     Ctrl+C (KeyboardInterrupt) stops after rolling back the current batch: the report
     says ``interrupted``, the FTS index is still rebuilt from what was committed (so it
@@ -250,7 +257,7 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         report.pages_processed = report.integration.crawls_integrated
         report.integration.seconds = time.monotonic() - started
         if not gone:
-            _finish(conn, summary_db, report, say)
+            _finish(conn, summary_db, report, say, embeddings=embeddings, progress=progress)
     finally:
         conn.close()
         if temp is not None:
@@ -265,19 +272,32 @@ def _kept(problem: str, report: SummaryReport) -> str:
             "integrated before are kept, and the next run continues from there")
 
 
-def _finish(conn, summary_db, report: SummaryReport, say) -> None:
-    """Rebuild the FTS index and, after a complete run, optimize; a database that fails
-    here sets ``report.failure`` (the index then stays as it was)."""
+def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = True, progress: bool = True) -> None:
+    """Rebuild the FTS index, embed and, after a complete run, optimize; a database that
+    fails here sets ``report.failure`` (the index then stays as it was)."""
     try:
         with sqlite_errors(summary_db):
             say("(Re)generating full text index ...")
             report.fts_rows = fts.rebuild_fts_in(conn)
+            if embeddings and report.failure is None:
+                _embed(conn, report, say, progress)
             if not report.interrupted and report.failure is None:
                 say("Optimizing and vacuuming the summary database ...")
                 optimize_and_vacuum(conn)
     except DatabaseError as exc:
         if report.failure is None:
             report.failure = _kept(str(exc), report)
+
+
+def _embed(conn, report: SummaryReport, say, progress: bool) -> None:
+    """Bring the vectors up to date (committed per batch); Ctrl+C stops it, keeping them."""
+    say("Embedding new and changed pages ...")
+    try:
+        with progress_bar("Embedding", None, enabled=progress) as bar:
+            report.embedding = embed_summary_in(conn, on_total=bar.update_total, on_page=bar.advance)
+    except KeyboardInterrupt:
+        report.interrupted = True
+        say("Interrupted while embedding: the pages embedded so far are kept; the next run embeds the rest.")
 
 
 class _SigintSeen:

@@ -1,0 +1,1 @@
+"""Semantic search: an offline embedding model (model.py), vectors of pages and sections beside the summary (store.py, embed.py), vector similarity and rank fusion at query time (vectors.py, fusion.py)."""
