@@ -63,6 +63,14 @@ def _per_page(value: str) -> int:
     return _whole_number(value, 1, MAX_PER_PAGE)
 
 
+def _mode(value: str) -> str:
+    from textpile.semantic.modes import MODES
+
+    if value not in MODES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(MODES)}, got {value!r}")
+    return value
+
+
 def _format(value: str) -> str:
     if value not in ("text", "json"):
         raise argparse.ArgumentTypeError(f"expected text or json, got {value!r}")
@@ -89,7 +97,13 @@ def search_help_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", default="text", metavar="{text,json}", help="output format (default: text)")
     parser.add_argument("--time-limit-ms", default=1000, metavar="MS",
                         help="time budget of the search: past it the results found so far are shown (default: 1000)")
-    parser.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined with spaces)")
+    parser.add_argument("--mode", default=None, metavar="{keyword,semantic,hybrid}",
+                        help="keyword: the words' matches ranked; semantic: pages nearest in meaning (page "
+                             "vectors); hybrid: both rankings fused (default: keyword)")
+    parser.add_argument("--like", default=None, metavar="PAGE",
+                        help="more like this: the pages nearest in meaning to PAGE (a result's URL or entity "
+                             "generation UUID); no QUERY then")
+    parser.add_argument("query", nargs="*", metavar="QUERY", help="the query (words are joined with spaces)")
     return parser
 
 
@@ -104,6 +118,8 @@ class SearchArgs:
     time_limit_ms: int = 1000
     query: str = ""
     help: bool = False
+    mode: str | None = None
+    like: str | None = None
 
 
 # option string -> (field, display name, converter)
@@ -114,8 +130,10 @@ _SEARCH_OPTIONS = {
     "--per-page": ("per_page", "--per-page", _per_page),
     "--format": ("format", "--format", _format),
     "--time-limit-ms": ("time_limit_ms", "--time-limit-ms", _positive),
+    "--mode": ("mode", "--mode", _mode),
+    "--like": ("like", "--like", str),
 }
-_LONG_WITH_EQUALS = ("--summary-db", "--page", "--per-page", "--format", "--time-limit-ms")
+_LONG_WITH_EQUALS = ("--summary-db", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like")
 
 
 def parse_search_argv(tokens: list[str]) -> SearchArgs:
@@ -124,13 +142,15 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     Own options, recognised anywhere before ``--`` and only in these exact forms:
     ``-s FILE``, ``--summary-db FILE``, ``--summary-db=FILE``, ``--page N``,
     ``--page=N``, ``--per-page N``, ``--per-page=N``, ``--format text|json``,
-    ``--format=text|json``, ``--time-limit-ms MS``, ``--time-limit-ms=MS``, ``-h``, ``--help``. No abbreviations, no ``-sFILE``.
+    ``--format=text|json``, ``--time-limit-ms MS``, ``--time-limit-ms=MS``, ``--mode M``,
+    ``--mode=M``, ``--like PAGE``, ``--like=PAGE``, ``-h``, ``--help``. No abbreviations, no ``-sFILE``.
     Every other token (``-site:x``, ``-json``, ``-"a b"``) is part of the query, in
     order; after ``--`` every token is.
 
     Raises:
         ConfigError: an option is given twice, lacks its value or has a bad value, or
-        no query is left (unless help was asked for). The message names the option.
+        no query is left (unless help or ``--like`` was asked for), or ``--like`` comes
+        with a query or a mode. The message names the option.
     """
     out = SearchArgs()
     seen: set[str] = set()
@@ -165,7 +185,9 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
         except argparse.ArgumentTypeError as exc:
             raise ConfigError(f"argument {display}: {exc}") from exc
     out.query = " ".join(query)
-    if not query and not out.help:
+    if out.like is not None and (query or out.mode is not None):
+        raise ConfigError("argument --like: ranks pages like one page; give it no QUERY and no --mode")
+    if not query and not out.help and out.like is None:
         raise ConfigError("the following arguments are required: QUERY")
     return out
 
@@ -279,12 +301,13 @@ def format_text(results) -> str:
 
 def run_search(args) -> int:
     """Print the results of the query in ``args.search_argv``; exit 0 (also when nothing
-    is found), 1 on a bad database, 2 on bad arguments (argparse's usage error).
+    is found), 1 on a bad database, a missing embedding model or a ``--like`` page that
+    is not in the index, 2 on bad arguments (argparse's usage error).
 
     Output is flushed before returning, so that a reader that went away
     (``| head``) raises BrokenPipeError here, inside ``textpile.cli.main``.
     """
-    from textpile.search.engine import search
+    from textpile.semantic.modes import more_like_this, search_mode
     from textpile.search.terminal import json_terminal_safe
     from textpile.search.api import results_json
     from textpile.store.database import check_summary_db, open_summary_db
@@ -302,8 +325,12 @@ def run_search(args) -> int:
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:
         try:
-            results = search(conn, opts.query, page=opts.page, per_page=opts.per_page,
-                             budget_ms=opts.time_limit_ms)
+            if opts.like is not None:
+                results = more_like_this(conn, opts.like, page=opts.page, per_page=opts.per_page,
+                                         budget_ms=opts.time_limit_ms)
+            else:
+                results = search_mode(conn, opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
+                                      budget_ms=opts.time_limit_ms)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{opts.summary_db}: search failed: {exc}") from exc
         except DatabaseError as exc:

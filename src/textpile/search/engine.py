@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from textpile.search.analysis import Analyzer
@@ -67,6 +68,13 @@ COUNT_CAP = 10_000
 PARTIAL_BELOW = 10
 #: Other matching sections listed with a result.
 MAX_RESULT_SECTIONS = 3
+
+#: The hook of the semantic and hybrid search modes (:mod:`textpile.semantic.modes`):
+#: called with the connection, the parsed query and the keyword ranking (every reranked
+#: candidate, best first), it returns the ranking to show and whether keyword matching
+#: still decides which pages are results (hybrid: True; semantic: False, then ``total``
+#: counts the returned ranking and no partial-match note is given).
+Reorder = Callable[[sqlite3.Connection, ParsedQuery, list[Scored]], tuple[list[Scored], bool]]
 
 
 @dataclass
@@ -463,13 +471,15 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
 
 def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int = DEFAULT_PER_PAGE,
            budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
-           disable: frozenset[str] = frozenset(), explain: bool = False) -> SearchResults:
+           disable: frozenset[str] = frozenset(), explain: bool = False,
+           reorder: Reorder | None = None) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0; ``per_page`` is clamped to 1..100 (default 20);
     ``budget_ms`` is the time budget in milliseconds (the search returns what it has
     when it is spent); ``ranking`` the weights, ``disable`` features to leave out (the
-    relevance benchmark's ablation); ``explain`` fills ``explained``. Any query string is valid: problems (nothing
+    relevance benchmark's ablation); ``explain`` fills ``explained``; ``reorder`` is the
+    semantic modes' hook (:data:`Reorder`). Any query string is valid: problems (nothing
     searchable, a cut-off query, partial matches, the budget) are explained in
     ``message``; this never raises for the query's content.
 
@@ -505,7 +515,8 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 out.message = " ".join(notes)
                 return out
         else:
-            _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain)
+            _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
+                           reorder)
     if out.total == 0:
         notes.append("No results.")
     out.notes = notes
@@ -517,7 +528,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
 
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
-                   explain: bool = False) -> None:
+                   explain: bool = False, reorder: Reorder | None = None) -> None:
     found = _Found()
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     scored: list[Scored] = []
@@ -535,6 +546,10 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         # Spent before reranking: the candidates in bm25 order.
         scored = _rerank(conn, plan, analyzer, codes, Ranking(features={"bm25": 1.0, "all_terms": 1.0}), found,
                          Budget(float("inf")))
+    if reorder is not None:  # the semantic and hybrid modes (textpile.semantic.modes)
+        scored, lexical = reorder(conn, parsed, scored)
+        if not lexical:
+            found.total, found.total_is_lower_bound, found.partial = len(scored), False, False
     out.total = max(found.total, len(scored))
     out.total_is_lower_bound = found.total_is_lower_bound
     out.fallback_any_term = found.partial

@@ -1,0 +1,238 @@
+"""Search modes: ``keyword`` (the lexical ranker alone), ``semantic`` and ``hybrid``.
+
+* ``keyword``: :func:`textpile.search.engine.search` as it is;
+* ``semantic``: the pages whose vectors are most similar to the query's
+  (:mod:`textpile.semantic.vectors`), whatever words they share with it;
+* ``hybrid``: reciprocal rank fusion (:mod:`textpile.semantic.fusion`) of the keyword
+  ranking and the semantic one.
+
+Both vector modes go through the search engine's one hook (``reorder``), so paging,
+snippets, section links, filters and the time budget are the engine's. Filters
+(``site:``, ``host:``, ``lang:``) and exclusions (``-word``) hold for the pages the
+vectors find too. The query's vector is made from its words (filters and exclusions
+left out). A summary database without vectors (summarized with ``--no-embeddings``, or
+by a textpile without them) answers a vector mode with keyword results and says so.
+
+:func:`more_like_this` ranks the pages nearest to one page's own vector.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid as uuid_module
+from dataclasses import dataclass
+
+import numpy as np
+
+from textpile.errors import TextpileError
+from textpile.search.candidates import page_infos
+from textpile.search.engine import SearchResults, search
+from textpile.search.features import Scored
+from textpile.search.filters import filter_sql
+from textpile.search.index import SEARCHABLE
+from textpile.search.query import ParsedQuery
+from textpile.semantic.fusion import FUSION_K, reciprocal_rank_fusion
+from textpile.semantic.model import Embedder, load_embedder
+from textpile.semantic.vectors import PageVectors, load_page_vectors
+
+MODES = ("keyword", "semantic", "hybrid")
+#: The mode of a search that names none (chosen by the relevance benchmark's figures:
+#: README, "Search modes").
+DEFAULT_MODE = "keyword"
+#: Pages the vectors contribute per search (fused in hybrid mode, the ranking in semantic).
+SEMANTIC_DEPTH = 100
+#: The keyword ranking's weight in the fusion (the semantic ranking's is 1).
+KEYWORD_WEIGHT = 1.0
+
+NO_VECTORS = ("This index has no page vectors (it was summarized without embeddings), "
+              "so these are keyword results.")
+
+
+class ModeError(TextpileError):
+    """An unknown search mode, or a page for "more like this" that is not in the index."""
+
+
+def check_mode(mode: str | None) -> str:
+    """``mode`` if it is one of :data:`MODES`, :data:`DEFAULT_MODE` for None or "".
+
+    Raises:
+        ModeError: any other value (the message lists the modes).
+    """
+    if mode is None or mode == "":
+        return DEFAULT_MODE
+    if mode not in MODES:
+        raise ModeError(f"unknown search mode {mode!r} (expected one of: {', '.join(MODES)})")
+    return mode
+
+
+@dataclass
+class Semantic:
+    """What the vector modes need: the model (for the query's vector) and the page vectors.
+
+    A frontend keeps one between requests (loading the model takes about 0.2 s, the
+    vectors of 100K pages about 0.5 s); :meth:`load` makes one for a single search.
+    """
+
+    embedder: Embedder | None
+    vectors: PageVectors | None
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection) -> "Semantic":
+        """The vectors of ``conn`` and, when there are any, the model.
+
+        Raises:
+            textpile.semantic.model.ModelError: the model's package is missing.
+        """
+        vectors = load_page_vectors(conn)
+        return cls(load_embedder() if vectors is not None else None, vectors)
+
+
+def _query_text(parsed: ParsedQuery) -> str:
+    return " ".join(t.text for t in parsed.positive_terms)
+
+
+def _allowed(conn: sqlite3.Connection, parsed: ParsedQuery):
+    """A mask function for :meth:`PageVectors.nearest` from the query's filters, or None."""
+    if not parsed.filters:
+        return None
+    fsql, fparams = filter_sql(parsed.filters)
+    sql = ("SELECT eg.entity_generation_id FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
+           "JOIN origin o ON o.origin_id = u.origin_id "
+           "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id "
+           f"WHERE {SEARCHABLE.format(eg='eg')}{fsql}")
+    ok = np.asarray([r[0] for r in conn.execute(sql, fparams)], dtype=np.int64)
+    return lambda ids: np.isin(ids, ok)
+
+
+def _excluded(conn: sqlite3.Connection, parsed: ParsedQuery, ids: list[int]) -> set[int]:
+    """Those of ``ids`` whose page holds an excluded word or phrase (the unobtanium FTS
+    index's match, as keyword mode excludes them)."""
+    if not parsed.excluded or not ids:
+        return set()
+    match = " OR ".join('"' + t.text.replace('"', '""') + '"' for t in parsed.excluded)
+    marks = ", ".join("?" * len(ids))
+    try:
+        return {r[0] for r in conn.execute(
+            f"SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH ? AND rowid IN ({marks})",
+            [match, *ids])}
+    except sqlite3.OperationalError:  # an exclusion FTS5 cannot parse excludes nothing (keyword mode drops it too)
+        return set()
+
+
+class _Reorder:
+    """The engine's ``reorder`` hook for one search (see :data:`textpile.search.engine.Reorder`)."""
+
+    def __init__(self, mode: str, semantic: Semantic, query_vector: np.ndarray | None = None,
+                 exclude: int | None = None) -> None:
+        self.mode = mode
+        self.semantic = semantic
+        self.query_vector = query_vector
+        self.exclude = exclude
+
+    def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery,
+                 keyword: list[Scored]) -> tuple[list[Scored], bool]:
+        vectors = self.semantic.vectors
+        q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(_query_text(parsed))
+        nearest = vectors.nearest(q, SEMANTIC_DEPTH + len(parsed.excluded) * 10, _allowed(conn, parsed), self.exclude)
+        dropped = _excluded(conn, parsed, [i for i, _ in nearest])
+        nearest = [(i, sim) for i, sim in nearest if i not in dropped][:SEMANTIC_DEPTH]
+        similarity = dict(nearest)
+        by_id = {s.info.entity_generation_id: s for s in keyword}
+        for s in keyword:
+            v = vectors.vector_of(s.info.entity_generation_id)
+            s.features["semantic"] = float(v @ q) if v is not None else 0.0
+        if self.mode == "semantic":
+            order = [i for i, _ in nearest]
+            scores = {i: sim for i, sim in nearest}
+        else:
+            scores = reciprocal_rank_fusion(
+                [([s.info.entity_generation_id for s in keyword], KEYWORD_WEIGHT), ([i for i, _ in nearest], 1.0)],
+                k=FUSION_K)
+            order = sorted(scores, key=lambda i: (-scores[i], i))
+        missing = [i for i in order if i not in by_id]
+        infos = page_infos(conn, missing) if missing else {}
+        out = []
+        for i in order:
+            s = by_id.get(i)
+            if s is None:
+                info = infos.get(i)
+                if info is None:
+                    continue
+                s = Scored(info, {"semantic": similarity[i], "title_cover": 0.0, "section_cover": 0.0})
+            s.score = float(scores[i])
+            out.append(s)
+        return out, self.mode == "hybrid"
+
+
+def search_mode(conn: sqlite3.Connection, query: str, *, mode: str | None = None,
+                semantic: Semantic | None = None, **options) -> SearchResults:
+    """Run ``query`` in ``mode`` (:data:`MODES`; None: :data:`DEFAULT_MODE`) on the summary
+    database ``conn``. ``semantic`` is the model and vectors (loaded from ``conn`` when
+    None and the mode needs them); ``options`` are :func:`textpile.search.engine.search`'s.
+    A database without vectors answers with keyword results and :data:`NO_VECTORS`.
+
+    Raises:
+        ModeError: ``mode`` is not a search mode.
+        textpile.semantic.model.ModelError: the model's package is missing.
+        sqlite3.Error: database problems (as :func:`~textpile.search.engine.search`).
+    """
+    mode = check_mode(mode)
+    if mode == "keyword":
+        return search(conn, query, **options)
+    if semantic is None:
+        semantic = Semantic.load(conn)
+    if semantic.vectors is None or not len(semantic.vectors):
+        out = search(conn, query, **options)
+        out.notes.insert(0, NO_VECTORS)
+        out.message = " ".join([NO_VECTORS, out.message] if out.message else [NO_VECTORS])
+        return out
+    if semantic.embedder is None:
+        semantic = Semantic(load_embedder(), semantic.vectors)
+    return search(conn, query, reorder=_Reorder(mode, semantic), **options)
+
+
+def find_page(conn: sqlite3.Connection, page: str) -> int:
+    """The searchable generation that ``page`` names: an entity generation UUID (as the
+    JSON API gives it) or a URL (as a result shows it, ``#fragment`` included).
+
+    Raises:
+        ModeError: no searchable page is named so.
+    """
+    searchable = SEARCHABLE.format(eg="eg")
+    try:
+        key = uuid_module.UUID(page.strip()).bytes
+    except ValueError:
+        key = None
+    if key is not None:
+        row = conn.execute(f"SELECT eg.entity_generation_id FROM entity_generation eg "
+                           f"WHERE eg.entity_generation_uuid = ? AND {searchable}", (key,)).fetchone()
+    else:
+        url, _, fragment = page.strip().partition("#")
+        row = conn.execute(
+            "SELECT eg.entity_generation_id FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
+            f"WHERE u.str_url = ? AND eg.url_fragment IS ? AND {searchable} ORDER BY eg.entity_generation_id DESC",
+            (url, fragment or None)).fetchone()
+    if row is None:
+        raise ModeError(f"{page!r}: no searchable page of this index has that URL or entity generation UUID")
+    return row[0]
+
+
+def more_like_this(conn: sqlite3.Connection, target: str, *, semantic: Semantic | None = None,
+                   **options) -> SearchResults:
+    """The pages nearest to ``target`` (:func:`find_page`) by vector similarity, itself left
+    out. The results' ``query`` is the page's title (its words mark the snippets);
+    ``options`` are :func:`textpile.search.engine.search`'s (paging, time budget).
+
+    Raises:
+        ModeError: ``target`` names no searchable page, or the index has no vector for it.
+        textpile.semantic.model.ModelError: the model's package is missing.
+    """
+    eg_id = find_page(conn, target)
+    if semantic is None:
+        semantic = Semantic(None, load_page_vectors(conn))
+    vector = semantic.vectors.vector_of(eg_id) if semantic.vectors is not None else None
+    if vector is None:
+        raise ModeError(f"{target!r}: this index has no vector for that page (summarized without embeddings?)")
+    info = page_infos(conn, [eg_id])[eg_id]
+    title = " ".join((info.title or info.headline or info.url).split())
+    return search(conn, title, reorder=_Reorder("semantic", semantic, query_vector=vector, exclude=eg_id), **options)

@@ -1,0 +1,88 @@
+"""Search modes (keyword, semantic, hybrid), more like this, and the published copy
+carrying its vectors."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from textpile.publish import publish
+from textpile.semantic.fusion import reciprocal_rank_fusion
+from textpile.semantic.modes import NO_VECTORS, ModeError, check_mode, more_like_this, search_mode
+from textpile.semantic.vectors import load_page_vectors
+
+from semantic.corpus import BASE, build, result_pages as _pages
+
+
+def test_reciprocal_rank_fusion_values():
+    fused = reciprocal_rank_fusion([(["a", "b", "a"], 1.0), (["b", "c"], 2.0)], k=1)
+    assert fused == pytest.approx({"a": 1 / 2, "b": 1 / 3 + 2 / 2, "c": 2 / 3})
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion([], k=-1)
+
+
+@pytest.mark.parametrize("query, page", [
+    ("send mail from my web app", "smtp.html"),
+    ("scratch folder that is deleted afterwards", "tempfile.html"),
+])
+def test_semantic_finds_the_paraphrased_page_that_keyword_misses(corpus, query, page):
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    keyword = search_mode(conn, query, mode="keyword")
+    semantic = search_mode(conn, query, mode="semantic")
+    hybrid = search_mode(conn, query, mode="hybrid")
+    assert _pages(keyword)[:1] != [page]
+    assert _pages(semantic)[0] == page
+    assert page in _pages(hybrid)[:2]
+    assert semantic.message is None and semantic.total == 6  # every page has a vector; no partial-match note
+
+
+def test_filters_and_exclusions_hold_in_vector_modes(corpus):
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    assert _pages(search_mode(conn, "send mail from my web app -\"smtp\"", mode="semantic"))[0] != "smtp.html"
+    assert "smtp.html" not in _pages(search_mode(conn, "send mail -\"ESMTP listener\"", mode="semantic"))
+    assert search_mode(conn, "send mail site:other.example.com", mode="semantic").results == []
+    assert _pages(search_mode(conn, "send mail site:example.org", mode="semantic"))[0] == "smtp.html"
+
+
+def test_more_like_this_leaves_the_page_out(corpus):
+    path, ids = corpus
+    conn = sqlite3.connect(path)
+    like = more_like_this(conn, f"{BASE}/cats.html")
+    assert "cats.html" not in _pages(like)
+    assert len(like.results) == 5
+    uuid_text = search_mode(conn, "sourdough", mode="keyword").results[0].entity_generation_uuid
+    assert _pages(more_like_this(conn, uuid_text)) == _pages(more_like_this(conn, f"{BASE}/bread.html"))
+    with pytest.raises(ModeError, match="no searchable page"):
+        more_like_this(conn, f"{BASE}/nothing.html")
+
+
+def test_unknown_mode_is_refused():
+    assert check_mode(None) == "keyword"
+    with pytest.raises(ModeError, match="unknown search mode 'vector'"):
+        check_mode("vector")
+
+
+def test_index_without_vectors_answers_keyword_results_and_says_so(tmp_path):
+    path = tmp_path / "summary.db"
+    build(path)
+    conn = sqlite3.connect(path)
+    out = search_mode(conn, "sourdough", mode="hybrid")
+    assert _pages(out) == ["bread.html"]
+    assert out.message == NO_VECTORS
+
+
+def test_published_copy_carries_its_vectors(corpus, tmp_path):
+    path, ids = corpus
+    target = tmp_path / "published" / "summary.db"
+    publish(path, target)
+    original = load_page_vectors(sqlite3.connect(path))
+    published = load_page_vectors(sqlite3.connect(f"file:{target}?mode=ro", uri=True))
+    assert published.ids.tolist() == sorted(ids.values())
+    assert np.array_equal(published.matrix, original.matrix)
+    conn = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+    assert _pages(search_mode(conn, "send mail from my web app", mode="semantic"))[0] == "smtp.html"
+
