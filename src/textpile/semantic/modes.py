@@ -19,6 +19,7 @@ by a textpile without them) answers a vector mode with keyword results and says 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import uuid as uuid_module
 from dataclasses import dataclass
 
@@ -85,6 +86,32 @@ class Semantic:
         """
         vectors = load_page_vectors(conn)
         return cls(load_embedder() if vectors is not None else None, vectors)
+
+
+class SemanticCache:
+    """The model and page vectors a frontend keeps between searches of one database file.
+
+    The web frontend keeps one per served file identity (a newly published copy gets a
+    new one, :class:`textpile.web.state.SummaryDatabase`). The first search in a vector
+    mode loads the vectors and the model; "more like this" needs only the vectors.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._semantic: Semantic | None = None
+
+    def get(self, conn: sqlite3.Connection, with_model: bool = True) -> Semantic:
+        """The cached :class:`Semantic` of the file ``conn`` reads (loaded on first use).
+
+        Raises:
+            textpile.semantic.model.ModelError: the model's package is missing.
+        """
+        with self._lock:
+            if self._semantic is None:
+                self._semantic = Semantic(None, load_page_vectors(conn))
+            if with_model and self._semantic.embedder is None and self._semantic.vectors is not None:
+                self._semantic = Semantic(load_embedder(), self._semantic.vectors)
+            return self._semantic
 
 
 def _query_text(parsed: ParsedQuery) -> str:

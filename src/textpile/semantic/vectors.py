@@ -4,8 +4,9 @@
 unit rows (256 dimensions: 1 KiB per page in memory, 256 bytes in the database), so a
 query is one matrix-vector product and a partial sort: about 5 ms at 100K pages on one
 core (``bench/bench_semantic.py``). Loading reads ``page_embedding`` once; a frontend
-keeps the loaded vectors while the database file stays the same
-(:class:`VectorCache`), a command line search loads them for its one query.
+keeps the loaded vectors while it serves the same database file
+(:class:`textpile.semantic.modes.SemanticCache`), a command line search loads them for
+its one query.
 
 Only vectors whose generation is searchable now (open, not marked duplicate, with the
 text pile it was embedded from) are loaded: a database whose vectors lag behind its
@@ -101,24 +102,3 @@ def load_page_vectors(conn: sqlite3.Connection) -> PageVectors | None:
         ids.append(eg_id)
         blobs.append(blob)
     return PageVectors(np.asarray(ids, dtype=np.int64), decode_vectors(blobs, dimensions), model, dimensions)
-
-
-class VectorCache:
-    """Page vectors kept between searches of one frontend, per database file identity.
-
-    ``get(conn, identity)`` returns the vectors loaded for ``identity`` (for example
-    ``(device, inode, size, mtime)`` of the file ``conn`` reads), loading them when the
-    identity changed (a new published copy). One entry is kept: a frontend serves one
-    database. Not thread-safe against two loads at once (both load; the last one stays).
-    """
-
-    def __init__(self) -> None:
-        self._identity: object = None
-        self._vectors: PageVectors | None = None
-
-    def get(self, conn: sqlite3.Connection, identity: object) -> PageVectors | None:
-        if identity is None or identity != self._identity:
-            vectors = load_page_vectors(conn)
-            self._identity, self._vectors = identity, vectors
-            return vectors
-        return self._vectors

@@ -31,6 +31,7 @@ from pathlib import Path
 from datasette.database import Database
 
 from textpile.store.database import sqlite_uri
+from textpile.semantic.modes import SemanticCache
 
 # Seconds an old file's connections stay open after a swap, for queries still running.
 SWAP_GRACE_S = 30.0
@@ -70,6 +71,7 @@ class SummaryDatabase(Database):
     swapped file under the same name gets new ones. Its file is opened through a
     percent-encoded URI (:func:`textpile.store.database.sqlite_uri`), so names holding
     ``#``, ``?`` or ``%`` open the right file (Datasette's own ``connect`` pastes the path in).
+    ``semantic`` holds this file's page vectors and the model between searches.
     """
 
     def __init__(self, ds, path: str | Path, *, is_mutable: bool = False) -> None:
@@ -77,6 +79,8 @@ class SummaryDatabase(Database):
         self.identity = file_identity(Path(path))
         self._key = "textpile_" + "_".join(str(part) for part in (id(self), *(self.identity or ())))
         self._opened: list[sqlite3.Connection] = []
+        #: The model and page vectors of the semantic search modes, loaded on first use.
+        self.semantic = SemanticCache()
 
     def connect(self, write=False):
         if write:

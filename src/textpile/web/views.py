@@ -4,7 +4,9 @@
 results; with ``format=json`` they answer the JSON that unobtanium's viewer gives and
 SearxNG's ``json_engine`` reads (unobtanium-documentation.txt, "Configuring SearxNG to
 use Unobtanium": ``results_query: list``, ``title_query: title``, ``url_query: url``,
-``content_query: description``, ``first_page_num: 0``).
+``content_query: description``, ``first_page_num: 0``). ``mode=keyword|semantic|hybrid``
+chooses the search mode (:mod:`textpile.semantic.modes`) and ``like=<entity generation
+UUID or URL>`` lists the pages most like one page; the JSON answer then says its ``mode``.
 """
 
 from __future__ import annotations
@@ -22,8 +24,18 @@ from markupsafe import escape
 
 from textpile.errors import DatabaseError
 from textpile.search.api import results_json
+from textpile.errors import TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS
-from textpile.search.engine import SearchResults, clamp_paging, search
+from textpile.search.engine import SearchResults, clamp_paging
+from textpile.semantic.modes import (
+    DEFAULT_MODE,
+    MODES,
+    ModeError,
+    SemanticCache,
+    check_mode,
+    more_like_this,
+    search_mode,
+)
 from textpile.store.database import sqlite_uri
 from textpile.web.limits import limit_search_connection
 from textpile.web.access import may_view_summary
@@ -34,13 +46,27 @@ STATIC_PREFIX = "/-/textpile/static"
 
 
 def run_search_file(path: Path, query: str, page: int, per_page: int,
-                    budget_ms: float = DEFAULT_BUDGET_MS) -> SearchResults:
-    """Open ``path`` read-only, run :func:`search` with the time budget ``budget_ms``,
-    close it (one connection per request)."""
+                    budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
+                    like: str | None = None, semantic: SemanticCache | None = None) -> SearchResults:
+    """Open ``path`` read-only, run the search in ``mode`` (or more like ``like``) with the
+    time budget ``budget_ms``, close it (one connection per request). ``semantic`` keeps
+    the model and vectors between requests.
+
+    Raises:
+        ModeError: a bad mode, or ``like`` names no page with a vector.
+        textpile.semantic.model.ModelError: the model's package is missing.
+        DatabaseError, sqlite3.Error: the database cannot be read.
+    """
     conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=10)
     try:
         limit_search_connection(conn)
-        return search(conn, query, page=page, per_page=per_page, budget_ms=budget_ms)
+        loaded = None
+        if semantic is not None and (like or check_mode(mode) != "keyword"):
+            loaded = semantic.get(conn, with_model=not like)
+        if like:
+            return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+        return search_mode(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page,
+                           budget_ms=budget_ms)
     finally:
         conn.close()
 
@@ -49,12 +75,17 @@ def _query_arg(request) -> str:
     return request.args.get("search") or request.args.get("q") or ""
 
 
-def _page_url(request, query: str, page: int, per_page: int) -> str:
-    params = {"search": query}
+def _page_url(request, query: str, page: int, per_page: int, mode: str | None = None) -> str:
+    """The URL of result page ``page`` of ``query`` (or of the request's ``like=``) in
+    ``mode`` (default: the request's mode; the default mode is left out of the URL)."""
+    params = {"search": query} if query or not request.args.get("like") else {"like": request.args.get("like")}
     if page:
         params["page"] = str(page)
     if per_page != 20:
         params["per_page"] = str(per_page)
+    mode = mode if mode is not None else request.args.get("mode")
+    if mode in MODES and mode != DEFAULT_MODE:
+        params["mode"] = mode
     return request.path + "?" + urlencode(params)
 
 
@@ -94,22 +125,33 @@ async def search_view(datasette, request):
             return Response.json(FORBIDDEN_JSON, status=403)
         raise Forbidden("Permission denied: you may not view this search index")
     query = _query_arg(request)
+    like = request.args.get("like") or None
     page, per_page = clamp_paging(request.args.get("page"), request.args.get("per_page"))
     results = None
     error = None
-    if query.strip() or want_json:
+    status = 503
+    try:
+        mode = check_mode(request.args.get("mode"))
+    except ModeError as exc:
+        mode, error, status = None, str(exc), 400
+    if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = (datasette.plugin_config("textpile") or {}).get("search_time_limit_ms", DEFAULT_BUDGET_MS)
-            results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page, budget_ms)
+            results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page, budget_ms,
+                                              mode, like, target.semantic)
+        except ModeError as exc:
+            error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
             error = f"The search index could not be read: {exc}"
+        except TextpileError as exc:  # the model's package is missing
+            error = f"The search could not be run: {exc}"
     if want_json:
         if results is None:
             body = {"query": query, "page": page, "per_page": per_page, "total": 0,
-                    "message": error, "fallback_any_term": False, "list": []}
-            return Response.json(body, status=503)
-        return Response(json.dumps(results_json(results), ensure_ascii=False),
-                        content_type="application/json; charset=utf-8")
+                    "message": error, "fallback_any_term": False, "list": [], "mode": mode}
+            return Response.json(body, status=status)
+        body = dict(results_json(results), mode="semantic" if like else mode)
+        return Response(json.dumps(body, ensure_ascii=False), content_type="application/json; charset=utf-8")
     pages = None
     if results is not None and results.total:
         last = results.page_count - 1
@@ -125,12 +167,17 @@ async def search_view(datasette, request):
         }
     context = {
         "query": query,
+        "mode": mode,
+        "default_mode": DEFAULT_MODE,
+        "mode_links": ([{"mode": m, "current": m == mode, "url": _page_url(request, query, 0, per_page, m)}
+                        for m in MODES] if query.strip() and not like else []),
+        "like": like,
         "site_title": datasette.metadata("title") or "textpile",
         "results": results,
         "items": [_display_item(r) for r in (results_json(results)["list"] if results else [])],
         "pages": pages,
         "error": error,
-        "json_url": _page_url(request, query, page, per_page) + "&format=json" if query else None,
+        "json_url": _page_url(request, query, page, per_page) + "&format=json" if query or like else None,
         "suggestion_url": (_page_url(request, results.suggestion, 0, per_page)
                            if results is not None and results.suggestion else None),
         "database_url": datasette.urls.database(target.route),
@@ -139,7 +186,7 @@ async def search_view(datasette, request):
         "first_result_number": (results.page * results.per_page + 1) if results else 1,
     }
     html = await datasette.render_template(SEARCH_TEMPLATE, context, request=request, view_name="textpile_search")
-    return Response.html(html, status=503 if error else 200)
+    return Response.html(html, status=status if error else 200)
 
 
 async def opensearch_view(datasette, request):

@@ -1,0 +1,81 @@
+"""The search page and JSON API in the semantic modes (mode=, like=), through Datasette's client."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+
+from textpile.web.app import build_datasette
+
+from semantic.corpus import BASE, PAGES, build
+
+
+def get(ds, path):
+    return asyncio.run(ds.client.get(path))
+
+
+@pytest.fixture(scope="module")
+def ds(tmp_path_factory):
+    from textpile.semantic.embed import embed_summary
+
+    path = tmp_path_factory.mktemp("web-semantic") / "summary.db"
+    build(path)
+    embed_summary(path)
+    return build_datasette(path)
+
+
+def _urls(body) -> list[str]:
+    return [item["url"].removeprefix(BASE + "/") for item in body["list"]]
+
+
+def test_json_modes(ds):
+    query = "search=send+mail+from+my+web+app&format=json"
+    keyword = get(ds, f"/search?{query}").json()
+    semantic = get(ds, f"/search?{query}&mode=semantic").json()
+    hybrid = get(ds, f"/search?{query}&mode=hybrid").json()
+    assert keyword["mode"] == "keyword" and _urls(keyword)[:1] != ["smtp.html"]
+    assert semantic["mode"] == "semantic" and _urls(semantic)[0] == "smtp.html"
+    assert semantic["total"] == len(PAGES)
+    assert hybrid["mode"] == "hybrid" and "smtp.html" in _urls(hybrid)[:2]
+
+
+def test_bad_mode_is_400(ds):
+    r = get(ds, "/search?search=cats&mode=vector&format=json")
+    assert r.status_code == 400
+    assert r.json()["message"] == "unknown search mode 'vector' (expected one of: keyword, semantic, hybrid)"
+    page = get(ds, "/search?search=cats&mode=vector")
+    assert page.status_code == 400 and "unknown search mode" in page.text
+
+
+def test_more_like_this_link_and_page(ds):
+    page = get(ds, "/search?search=sourdough&mode=semantic")
+    assert page.status_code == 200
+    assert ('Search mode:\n  <a href="/search?search=sourdough">keyword</a> · <strong>semantic</strong> · '
+            '<a href="/search?search=sourdough&amp;mode=hybrid">hybrid</a>') in page.text
+    assert '<input type="hidden" name="mode" value="semantic">' in page.text
+    uuid = get(ds, "/search?search=sourdough&format=json").json()["list"][0]["entity_generation_uuid"]
+    assert f'href="/search?like={uuid}">more like this</a>' in page.text
+    like = get(ds, f"/search?like={uuid}&format=json")
+    assert like.status_code == 200 and like.json()["mode"] == "semantic"
+    assert len(like.json()["list"]) == len(PAGES) - 1 and "bread.html" not in _urls(like.json())
+    missing = get(ds, "/search?like=00000000-0000-0000-0000-000000000000&format=json")
+    assert missing.status_code == 400 and "no searchable page" in missing.json()["message"]
+
+
+def test_swapped_file_gets_its_own_vectors(tmp_path):
+    from textpile.semantic.embed import embed_summary
+
+    path = tmp_path / "summary.db"
+    build(path)
+    ds = build_datasette(path)
+    no_vectors = get(ds, "/search?search=sourdough&mode=semantic&format=json").json()
+    assert no_vectors["message"].startswith("This index has no page vectors")
+    fresh = tmp_path / "fresh.db"
+    build(fresh)
+    embed_summary(fresh)
+    shutil.copy(fresh, tmp_path / "next.db")
+    (tmp_path / "next.db").replace(path)  # publish swaps the file in
+    body = get(ds, "/search?search=send+mail+from+my+web+app&mode=semantic&format=json").json()
+    assert body["message"] is None and _urls(body)[0] == "smtp.html"
