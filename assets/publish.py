@@ -5,6 +5,7 @@ from contextlib import closing
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from textpile_dagster.assets.checks import summary_outcomes
+from textpile_dagster.assets.semantic import embeddings
 from textpile_dagster.assets.summary import fts_index
 from textpile_dagster.resources import PublishTargetResource, SummaryDatabaseResource
 from textpile.publish import publish
@@ -30,12 +31,12 @@ def refusal_message(failed: dict[str, str]) -> str:
 
 
 @asset(
-    deps=[fts_index],
+    deps=[fts_index, embeddings],
     group_name=GROUP,
     kinds={"sqlite"},
     automation_condition=AFTER_CHECKS,
-    description="A finished copy of the summary database, swapped in atomically; Datasette and "
-    "`textpile search` read this file.",
+    description="A finished copy of the summary database with its page vectors, swapped in atomically; "
+    "Datasette and `textpile search` read this file.",
 )
 def published_index(
     context: AssetExecutionContext,

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dagster import AssetSelection, define_asset_job
 
-from textpile_dagster.assets import crawl_log_staging, crawl_run, fts_index, published_index, scrape_results, summary_db
+from textpile_dagster.assets import (
+    crawl_log_staging,
+    crawl_run,
+    embeddings,
+    fts_index,
+    published_index,
+    scrape_results,
+    summary_db,
+)
 
 #: One crawl run (partitioned).
 crawl_job = define_asset_job(
@@ -13,11 +21,12 @@ crawl_job = define_asset_job(
     description="Crawl: one crawl run per crawl_runs partition.",
 )
 
-#: Stage and scrape one crawl-run partition, then integrate and rebuild the FTS index.
+#: Stage and scrape one crawl-run partition, then integrate, rebuild the FTS index and embed.
 summarize_job = define_asset_job(
     "summarize_job",
-    selection=AssetSelection.assets(crawl_log_staging, scrape_results, summary_db, fts_index),
-    description="Stage and scrape a crawl-run partition, integrate it into the summary, rebuild FTS.",
+    selection=AssetSelection.assets(crawl_log_staging, scrape_results, summary_db, fts_index, embeddings),
+    description="Stage and scrape a crawl-run partition, integrate it into the summary, rebuild FTS, "
+    "embed new and changed pages.",
 )
 
 #: Publish the summary database.

@@ -72,8 +72,8 @@ def _defs(tmp_path):
     return definitions.build_definitions(PipelineSettings(data_dir=tmp_path))
 
 
-ASSETS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index",
-          "token_index")
+ASSETS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
+          "published_index", "token_index")
 
 
 def _requested(result) -> dict[str, set]:
@@ -119,7 +119,9 @@ def test_a_crawl_run_landing_requests_its_summary_and_the_publish(tmp_path):
         _materialized(instance, "fts_index")
         _checked(instance, "fts_index", "fts_rows_equal_searchable_generations", passed=True)
         result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
-        assert _requested(result) == {"published_index": {None}}
+        # the vectors, then the publish that carries them (one run, in dependency order)
+        assert _requested(result) == {"embeddings": {None}, "published_index": {None}}
+        _materialized(instance, "embeddings")
         _materialized(instance, "published_index")
         result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
         assert _requested(result) == {}
@@ -129,6 +131,7 @@ def test_index_and_publish_wait_for_the_blocking_checks(tmp_path):
     defs = _defs(tmp_path)
     with dg.instance_for_test() as instance:
         result = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        _materialized(instance, "embeddings")  # made by an earlier run
         _materialized(instance, "summary_db")
         _checked(instance, "summary_db", "summary_referential_integrity", passed=False)
         for check in SUMMARY_CHECKS[1:]:

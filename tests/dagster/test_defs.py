@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 from textpile.summarize.versions import EXTRACTION_VERSION, FTS_VERSION, INTEGRATION_VERSION, STAGING_VERSION
+from textpile.semantic.model import MODEL_NAME
 
 from textpile_dagster import definitions
 from conftest import REPO, write_config
@@ -19,8 +20,8 @@ from textpile_dagster.resources import (
     SummaryDatabaseResource,
 )
 
-ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index",
-          "token_index"}
+ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
+          "published_index", "token_index"}
 CHECKS = {
     ("summary_db", "summary_referential_integrity"),
     ("summary_db", "summary_single_open_generation"),
@@ -39,7 +40,8 @@ def test_definitions_have_the_graph(tmp_path):
     assert {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys} == CHECKS
     groups = {k.to_user_string(): graph.get(k).group_name for k in graph.get_all_asset_keys()}
     assert groups == {"crawl_run": "crawl", "crawl_log_staging": "summarize", "scrape_results": "summarize",
-                      "summary_db": "summarize", "fts_index": "summarize", "published_index": "publish",
+                      "summary_db": "summarize", "fts_index": "summarize", "embeddings": "summarize",
+                      "published_index": "publish",
                       "token_index": "summarize"}
     partitioned = {k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).partitions_def}
     assert partitioned == {"crawl_run", "crawl_log_staging", "scrape_results"}
@@ -49,19 +51,21 @@ def test_definitions_have_the_graph(tmp_path):
     conditions = {k.to_user_string(): graph.get(k).automation_condition for k in graph.get_all_asset_keys()}
     assert {k: c.get_label() if c else None for k, c in conditions.items()} == {
         "crawl_run": None, "token_index": None, "crawl_log_staging": "eager", "scrape_results": "eager",
-        "summary_db": "after_scrape", "fts_index": None, "published_index": None}
-    for name in ("fts_index", "published_index"):  # eager() & all_deps_blocking_checks_passed()
+        "summary_db": "after_scrape", "fts_index": None, "embeddings": None, "published_index": None}
+    for name in ("fts_index", "embeddings", "published_index"):  # eager() & all_deps_blocking_checks_passed()
         assert [c.get_label() for c in conditions[name].children] == ["eager", "all_deps_blocking_checks_passed"]
     versions = {k.to_user_string(): graph.get(k).code_version for k in graph.get_all_asset_keys()}
     assert versions == {"crawl_run": None, "crawl_log_staging": STAGING_VERSION, "scrape_results": EXTRACTION_VERSION,
-                        "summary_db": INTEGRATION_VERSION, "fts_index": FTS_VERSION, "published_index": None,
+                        "summary_db": INTEGRATION_VERSION, "fts_index": FTS_VERSION, "embeddings": MODEL_NAME,
+                        "published_index": None,
                         "token_index": None}
     assert (STAGING_VERSION, EXTRACTION_VERSION, INTEGRATION_VERSION, FTS_VERSION) == ("1", "2", "2", "2")
     assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job"} <= {j.name for j in repo.get_all_jobs()}
     deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
             for k in graph.get_all_asset_keys()}
     assert deps == {"crawl_run": set(), "crawl_log_staging": {"crawl_run"}, "scrape_results": {"crawl_log_staging"},
-                    "summary_db": {"scrape_results"}, "fts_index": {"summary_db"}, "published_index": {"fts_index"},
+                    "summary_db": {"scrape_results"}, "fts_index": {"summary_db"}, "embeddings": {"fts_index"},
+                    "published_index": {"fts_index", "embeddings"},
                     "token_index": {"summary_db"}}
 
 

@@ -27,7 +27,8 @@ def test_pipeline_on_a_real_documentation_site(tmp_path, real_docs_site):
     # Run from a folder outside the checkout: definitions.py is found through the package.
     out = _textpile("pipeline", "--config", str(config), "--data-dir", str(data), "--no-progress", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    for step in ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index"):
+    for step in ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
+                 "published_index"):
         assert f"] {step}: " in out.stderr
     assert "checks 4/4 passed" in out.stderr and "checks 1/1 passed" in out.stderr
     assert "pages crawled;" in out.stdout and "pages indexed;" in out.stdout
@@ -95,12 +96,14 @@ def test_pipeline_records_one_run_in_the_dagster_home_of_the_environment(tmp_pat
     assert (home / "dagster.yaml").read_text("utf-8").startswith("# written by textpile pipeline\n")
     lines = [line for line in err.splitlines() if line.startswith("[")]
     assert [line.split(":")[0].split(" ...")[0] for line in lines] == [
-        f"[{n}/6] {step}" for n, step in enumerate(
-            ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index"), 1)
+        f"[{n}/7] {step}" for n, step in enumerate(
+            ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
+             "published_index"), 1)
         for _ in range(2)]
     assert "] summary_db: 5 crawls integrated, 4 generations opened, 0 closed, 0 self-duplicates, 0 exact; " \
            "checks 4/4 passed (" in err
     assert "] fts_index: 4 FTS rows; checks 1/1 passed (" in err
+    assert "] embeddings: 4 pages embedded, 4 page vectors (" in err
     with dg.DagsterInstance.from_config(str(home)) as instance:
         [run] = instance.get_runs()
         assert run.job_name == "pipeline_job"

@@ -226,7 +226,7 @@ def test_pipeline_killed_in_summary_db_frees_its_pool_slot(tmp_path, changing_si
                "--data-dir", str(data), "--no-progress"]
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     for line in first.stderr:
-        if line.startswith("[4/6] summary_db ..."):
+        if line.startswith("[4/7] summary_db ..."):
             first.send_signal(signal.SIGKILL)
             break
     first.communicate(timeout=120)

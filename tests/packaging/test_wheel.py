@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 NOT_SOURCE = {".git", ".venv", "data", "build", "dist", ".pytest_cache", "tmp", ".dagster_home"}
 #: The Dagster layer's folders and file, and the package they are installed as.
 DAGSTER_LAYER = ("definitions.py", "assets", "resources", "sensors")
-ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index",
-          "token_index"}
+ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
+          "published_index", "token_index"}
 
 
 def _ignore(folder: str, names: list[str]) -> set[str]:
@@ -112,7 +112,7 @@ def test_installed_pipeline_runs_outside_the_checkout(installed, tmp_path):
                               "--no-progress"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "(definitions textpile_dagster.definitions, DAGSTER_HOME " in out.stderr
-    assert "[6/6] published_index: " in out.stderr
+    assert "[7/7] published_index: " in out.stderr
     with closing(sqlite3.connect(f"file:{tmp_path / 'data' / 'published' / 'summary.db'}?mode=ro", uri=True)) as conn:
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 4
     found = subprocess.run([str(bin_dir / "textpile"), "search", "-s", "data/published/summary.db", "quinoa OR "

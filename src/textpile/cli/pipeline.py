@@ -5,8 +5,8 @@ same graph ``dagster dev -m textpile_dagster.definitions`` shows; ``--definition
 loads another definitions.py instead), adds a ``crawl_runs`` partition to the Dagster
 instance at ``--dagster-home``, else ``$DAGSTER_HOME`` when set, else
 ``<data dir>/dagster_home``, and materializes in one run, for that partition:
-crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, published_index,
-with their asset checks. Dagster is imported inside the command only: the library never
+crawl_run, crawl_log_staging, scrape_results, summary_db, fts_index, embeddings,
+published_index, with their asset checks. Dagster is imported inside the command only: the library never
 imports it.
 
 Bad input is refused before anything is created: the folder options are checked first
@@ -34,7 +34,8 @@ PIPELINE_LOCK_NAME = ".textpile-pipeline.lock"
 
 #: The assets materialized, in this order, in the one run of the new partition
 #: (``--token-index`` adds token_index before published_index).
-STEPS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
+STEPS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
+         "published_index")
 
 
 

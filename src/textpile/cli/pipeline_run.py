@@ -41,6 +41,7 @@ SUMMARY_LINES = {
                             f"{m.get('generations_closed', 0)} closed, "
                             f"{m.get('self_duplicates', 0)} self-duplicates, {m.get('exact_duplicates', 0)} exact",
     "fts_index": lambda m: f"{m.get('rows', 0)} FTS rows",
+    "embeddings": lambda m: f"{m.get('pages_embedded', 0)} pages embedded, {m.get('page_vectors', 0)} page vectors",
     "token_index": lambda m: f"{m.get('tokens', 0)} tokens over {m.get('text_piles', 0)} text piles",
     "published_index": lambda m: f"{m.get('path', '')} ({m.get('bytes', 0)} bytes)",
 }
