@@ -44,6 +44,8 @@ import state  # noqa: E402
 from site_pages import crawl_config, site  # noqa: E402
 from trials import Outcome, Trigger, run  # noqa: E402
 
+from textpile.cli.pipeline import STEPS as PIPELINE_STEPS  # noqa: E402
+
 
 @dataclass
 class Tally:
@@ -162,13 +164,14 @@ class Summarize(Target):
 
 class Pipeline(Target):
     name = "pipeline"
-    STEPS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
+    STEPS = PIPELINE_STEPS  # the steps textpile pipeline prints, in order
 
     def command(self):
         return ["pipeline", "--config", "crawl.toml", "--data-dir", "data", "--no-progress"]
 
     def marks(self):
-        return [(step, f"[{n}/6] {step} ...", f"[{n}/6] {step}: ") for n, step in enumerate(self.STEPS, 1)]
+        total = len(self.STEPS)
+        return [(step, f"[{n}/{total}] {step} ...", f"[{n}/{total}] {step}: ") for n, step in enumerate(self.STEPS, 1)]
 
     def creation_patterns(self):
         return [("crawler.db creation", "data/.crawler.db.creating-*"),

@@ -3,7 +3,7 @@ at a chosen moment.
 
 A :class:`Trigger` says when to kill: as soon as a file matching a pattern appears (a
 database being created), or a delay after the first stderr line starting with a prefix
-("[4/6] summary_db ...", "Summarizing page 3 "). :func:`run` returns the stderr lines
+("[4/7] summary_db ...", "Summarizing page 3 "). :func:`run` returns the stderr lines
 with the second each came, so a reference run's timeline gives the stage windows.
 """
 
