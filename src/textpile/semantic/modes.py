@@ -3,8 +3,12 @@
 * ``keyword``: :func:`textpile.search.engine.search` as it is;
 * ``semantic``: the pages whose vectors are most similar to the query's
   (:mod:`textpile.semantic.vectors`), whatever words they share with it;
-* ``hybrid``: reciprocal rank fusion (:mod:`textpile.semantic.fusion`) of the keyword
-  ranking and the semantic one.
+* ``hybrid``: the keyword ranking when it found a known item (:func:`keyword_found_it`),
+  else reciprocal rank fusion (:mod:`textpile.semantic.fusion`) of the keyword ranking
+  and the semantic one. Both rules were chosen on the relevance benchmark
+  (``bench/relevance/tune_fusion.py``): plain fusion helps questions in a user's own
+  words but loses known-item queries (titles, API names, commands), which the keyword
+  ranker nearly always gets right.
 
 Both vector modes go through the search engine's one hook (``reorder``), so paging,
 snippets, section links, filters and the time budget are the engine's. Filters
@@ -18,6 +22,7 @@ by a textpile without them) answers a vector mode with keyword results and says 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import uuid as uuid_module
@@ -32,7 +37,7 @@ from textpile.search.features import Scored
 from textpile.search.filters import filter_sql
 from textpile.search.index import SEARCHABLE
 from textpile.search.query import ParsedQuery
-from textpile.semantic.fusion import FUSION_K, reciprocal_rank_fusion
+from textpile.semantic.fusion import reciprocal_rank_fusion
 from textpile.semantic.model import Embedder, load_embedder
 from textpile.semantic.vectors import PageVectors, load_page_vectors
 
@@ -42,8 +47,20 @@ MODES = ("keyword", "semantic", "hybrid")
 DEFAULT_MODE = "keyword"
 #: Pages the vectors contribute per search (fused in hybrid mode, the ranking in semantic).
 SEMANTIC_DEPTH = 100
-#: The keyword ranking's weight in the fusion (the semantic ranking's is 1).
-KEYWORD_WEIGHT = 1.0
+#: Hybrid mode's fusion: the keyword ranking's weight (the semantic ranking's is 1) and
+#: the rank constant (a small one favours each ranking's first pages). Chosen on the
+#: relevance benchmark (weights 0.5/1/2, constants 5/20/60 tried).
+KEYWORD_WEIGHT = 0.5
+FUSION_K = 5
+#: The share of the query a page holds that counts as every word: 0.99 is the engine's
+#: "every part of an identifier, apart" (textpile.search.engine, partial levels).
+EVERY_WORD = 0.99
+#: A query of at most this many words whose first keyword result holds every word is a
+#: known-item query (titles, commands, "create index concurrently").
+SHORT_QUERY_WORDS = 4
+#: A word that names code: dots, underscores, parentheses or :: inside, camelCase, or an
+#: all-capitals word (SQL keywords, constants).
+_IDENTIFIER = re.compile(r"\w[._:]+\w|[_()]|[a-z][A-Z]|^[A-Z][A-Z0-9]+$")
 
 NO_VECTORS = ("This index has no page vectors (it was summarized without embeddings), "
               "so these are keyword results.")
@@ -114,6 +131,21 @@ class SemanticCache:
             return self._semantic
 
 
+def keyword_found_it(parsed: ParsedQuery, keyword: list[Scored]) -> bool:
+    """True when the keyword ranking's first page is a known-item answer, so hybrid mode
+    keeps the keyword ranking: that page holds every query word (:data:`EVERY_WORD`) and either its title
+    holds them all or matches title, a section title or its URL exactly, or the query
+    names code (:data:`_IDENTIFIER`), or it has at most :data:`SHORT_QUERY_WORDS` words."""
+    if not keyword or keyword[0].held < EVERY_WORD:
+        return False
+    f = keyword[0].features
+    if f.get("title_cover", 0.0) >= 1.0 or max(f.get("title_exact", 0.0), f.get("section_exact", 0.0),
+                                                  f.get("url_exact", 0.0)) > 0:
+        return True
+    words = [w for t in parsed.positive_terms for w in t.text.split()]
+    return len(words) <= SHORT_QUERY_WORDS or any(_IDENTIFIER.search(w) for w in words)
+
+
 def _query_text(parsed: ParsedQuery) -> str:
     return " ".join(t.text for t in parsed.positive_terms)
 
@@ -171,6 +203,8 @@ class _Reorder:
         if self.mode == "semantic":
             order = [i for i, _ in nearest]
             scores = {i: sim for i, sim in nearest}
+        elif keyword_found_it(parsed, keyword):
+            return keyword, True
         else:
             scores = reciprocal_rank_fusion(
                 [([s.info.entity_generation_id for s in keyword], KEYWORD_WEIGHT), ([i for i, _ in nearest], 1.0)],
