@@ -2,6 +2,7 @@
 
     python bench/relevance [--sites postgresql,sqlite,...] [--per-class 100] [--ablation]
                            [--data-dir bench/data] [--resummarize] [--recrawl]
+                           [--modes keyword,semantic,hybrid] [--classes natural,...]
 
 Installs real documentation sites from Debian packages (apt-get download + dpkg -x),
 serves each on its own loopback address, crawls and summarizes it with textpile (cached
@@ -9,7 +10,9 @@ under ``--data-dir``), rebuilds the search index, then runs the judged queries (
 judgments.py) through textpile, unobtanium 3.0.0's ranking and tantivy (systems.py),
 interleaved, and prints MRR@10, success@1 and NDCG@10 per site and query class, overall,
 the query latency of each system (p50/p99, ms) and the load average. ``--ablation`` adds
-one textpile run per rerank feature with that feature turned off.
+one textpile run per rerank feature with that feature turned off. ``--modes`` adds one
+textpile run per search mode (``textpile-<mode>``, beside ``textpile``, the default mode);
+the page vectors are brought up to date first (``textpile.semantic.embed``, incremental).
 
 python3.11-doc and python-django-doc are left out on purpose: textpile is also judged on
 sites it was never tuned on.
@@ -36,6 +39,8 @@ from metrics import ndcg, percentile, reciprocal_rank, success_at, summarize_sco
 from sites import SITE_NAMES, SITES, ensure_site  # noqa: E402
 from systems import Tantivy, Textpile, Unobtanium, searchable_documents  # noqa: E402
 
+from textpile.semantic.embed import embed_summary  # noqa: E402
+from textpile.semantic.modes import MODES, Semantic  # noqa: E402
 from textpile.summarize.fts import rebuild_fts  # noqa: E402
 
 
@@ -79,6 +84,9 @@ def main() -> int:
     parser.add_argument("--dump-candidates", type=Path,
                         help="write every query's reranked candidates with features and labels (for tune.py)")
     parser.add_argument("--show-misses", type=int, default=0, help="print up to N missed queries per site")
+    parser.add_argument("--modes", default="", help="also run textpile in these search modes (comma-separated: "
+                        "keyword, semantic, hybrid)")
+    parser.add_argument("--classes", default="", help="only these query classes (comma-separated; default: all)")
     args = parser.parse_args()
     wanted = [s.strip() for s in args.sites.split(",") if s.strip()]
     unknown = [w for w in wanted if w not in SITE_NAMES]
@@ -86,6 +94,11 @@ def main() -> int:
         parser.error(f"--sites: unknown {', '.join(unknown)} (known: {', '.join(SITE_NAMES)})")
     data_dir = args.data_dir.resolve()
     digest = summarizer_digest()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    for mode in modes:
+        if mode not in MODES:
+            parser.error(f"--modes: unknown {mode!r} (known: {', '.join(MODES)})")
+    classes = {c.strip() for c in args.classes.split(",") if c.strip()}
 
     scores: dict[tuple[str, str, str], list[tuple[float, float, float]]] = defaultdict(list)
     latency: dict[str, list[float]] = defaultdict(list)
@@ -101,7 +114,18 @@ def main() -> int:
         indexed = {page_path(r[0]) for r in searchable_documents(conn)}
         conn.close()
         queries, dropped = sample(site_queries(site, root), indexed, args.per_class)
+        if classes:
+            queries = [q for q in queries if q.klass in classes]
         systems = [("textpile", Textpile(summary_db))]
+        if modes:
+            started = time.monotonic()
+            embedded = embed_summary(summary_db)
+            print(f"   page vectors: {embedded.pages_embedded} pages and {embedded.sections_embedded} sections "
+                  f"embedded, {embedded.pages_kept} kept ({time.monotonic() - started:.1f} s)", flush=True)
+            conn = sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True, check_same_thread=False)
+            semantic = Semantic.load(conn)
+            conn.close()
+            systems += [(f"textpile-{mode}", Textpile(summary_db, mode=mode, semantic=semantic)) for mode in modes]
         if not args.no_baselines:
             systems += [("unobtanium", Unobtanium(summary_db)), ("tantivy", Tantivy(summary_db))]
         if args.ablation:

@@ -9,7 +9,9 @@ Classes (``Query.klass``):
   ``sqlalchemy.orm.Session.execute``; SQLite's C functions from ``c3ref/funclist.html``)
   -> the page that documents it;
 * ``command``: a PostgreSQL reference page's name (``CREATE INDEX``, ``pg_dump``);
-* ``everyday``: a few hand-judged queries per site (the ones a user types).
+* ``everyday``: a few hand-judged queries per site (the ones a user types);
+* ``natural``: questions and paraphrases in a user's own words, hand-judged
+  (natural.py), for the semantic and hybrid search modes.
 
 A query's ``relevant`` pages are every page that the site's data gives for the same
 text (two pages with one title are both right). Paths are relative to the site root.
@@ -26,6 +28,8 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+
+from natural import NATURAL
 
 
 @dataclass(frozen=True)
@@ -199,18 +203,21 @@ SQLITE_EVERYDAY = {
 
 def site_queries(site, root: Path) -> list[Query]:
     """All judged queries of ``site`` (a sites.Site) served from ``root``."""
+    natural = [Query(site.name, "natural", text, frozenset(pages))
+               for text, pages in NATURAL.get(site.name, {}).items()]
     if site.kind == "sphinx":
-        return sphinx_queries(site.name, root)
+        return sphinx_queries(site.name, root) + natural
     if site.kind == "postgres":
-        return postgres_queries(site.name, root)
+        return postgres_queries(site.name, root) + natural
     if site.kind == "sqlite":
-        return sqlite_queries(site.name, root)
+        return sqlite_queries(site.name, root) + natural
     raise ValueError(f"unknown site kind {site.kind!r}")
 
 
 def sample(queries: list[Query], indexed_pages: set[str], per_class: int, seed: int = 9) -> tuple[list[Query], int]:
     """Keep queries with at least one indexed relevant page (relevant pages cut to the
-    indexed ones), then at most ``per_class`` per class (seeded; everyday kept whole).
+    indexed ones), then at most ``per_class`` per class (seeded; everyday and natural
+    kept whole).
 
     Returns (queries, number dropped because no relevant page is indexed).
     """
@@ -228,7 +235,7 @@ def sample(queries: list[Query], indexed_pages: set[str], per_class: int, seed: 
     rng = random.Random(seed)
     for klass in sorted(by_class):
         items = sorted(by_class[klass], key=lambda q: q.text)
-        if klass != "everyday" and len(items) > per_class:
+        if klass not in ("everyday", "natural") and len(items) > per_class:
             items = sorted(rng.sample(items, per_class), key=lambda q: q.text)
         out.extend(items)
     return out, dropped

@@ -1,6 +1,8 @@
 """The ranking systems the benchmark compares, each over the same summary database.
 
-* ``textpile``: the library's own ``textpile.search.engine.search`` (what users get);
+* ``textpile``: the library's own search in its default mode (what users get);
+  ``textpile-keyword``, ``textpile-semantic``, ``textpile-hybrid``: each search mode
+  (``textpile.semantic.modes``), the vectors and model loaded once per site;
 * ``unobtanium``: unobtanium 3.0.0's ranking, ``bm25(full_text_entity_index, 0, 0, 5.0,
   1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)`` in the documented column order, over the
   documented FTS table; every word required, any word when none has them all;
@@ -16,7 +18,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from textpile.search.engine import search as textpile_search
+from textpile.semantic.modes import Semantic, search_mode
 
 UNOBTANIUM_BM25 = "bm25(full_text_entity_index, 0, 0, 5.0, 1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)"
 _SEARCHABLE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL")
@@ -44,16 +46,22 @@ def searchable_documents(conn: sqlite3.Connection):
 class Textpile:
     name = "textpile"
 
-    def __init__(self, summary_db: Path, **options) -> None:
+    def __init__(self, summary_db: Path, mode: str | None = None, semantic: Semantic | None = None,
+                 **options) -> None:
         self.conn = _connect(summary_db)
+        self.mode = mode
+        self.semantic = semantic
         self.options = options
 
+    def _search(self, text: str, **options):
+        return search_mode(self.conn, text, mode=self.mode, semantic=self.semantic, **self.options, **options)
+
     def search(self, text: str, k: int = 10) -> list[str]:
-        return [r.url for r in textpile_search(self.conn, text, per_page=k, **self.options).results]
+        return [r.url for r in self._search(text, per_page=k).results]
 
     def explain(self, text: str) -> list[dict]:
         """Every reranked candidate with its features (``search(explain=True)``)."""
-        return textpile_search(self.conn, text, per_page=10, explain=True, **self.options).explained or []
+        return self._search(text, per_page=10, explain=True).explained or []
 
 
 class Unobtanium:

@@ -1,0 +1,254 @@
+"""The natural-language query class: questions and paraphrases in a user's own words.
+
+Each query describes what the user wants to do or know, mostly without the words of
+the page that answers it ("make lookups on a column faster" for CREATE INDEX). They
+were written for this benchmark and judged by reading the pages of each site: a page is
+relevant when it answers the question (explains how, or documents the command, function
+or setting that does it); several pages can be right. Paths are relative to the site
+root, as in judgments.py. The class is ``natural`` and, like ``everyday``, is never
+sampled: every query runs.
+"""
+
+from __future__ import annotations
+
+POSTGRES = {
+    "make a column that numbers new rows automatically": (
+        "datatype-numeric.html", "sql-createsequence.html", "sql-createtable.html", "functions-sequence.html"),
+    "find out why my query is slow": ("using-explain.html", "sql-explain.html", "performance-tips.html"),
+    "undo all changes when one statement in a group fails": (
+        "tutorial-transactions.html", "sql-rollback.html", "sql-begin.html"),
+    "load rows from a comma separated file into a table": ("sql-copy.html", "app-psql.html", "populate.html"),
+    "save the whole database to a file I can restore later": (
+        "backup-dump.html", "app-pgdump.html", "backup.html", "app-pgrestore.html"),
+    "stop two sessions from changing the same row at the same time": (
+        "explicit-locking.html", "sql-select.html", "transaction-iso.html", "sql-lock.html"),
+    "see which clients are connected and what they are running": ("monitoring-stats.html",),
+    "give back disk space taken by deleted rows": ("routine-vacuuming.html", "sql-vacuum.html"),
+    "compare text without caring about upper and lower case": ("functions-matching.html", "citext.html"),
+    "keep several values of the same kind in one column": ("arrays.html",),
+    "allow logins only from certain client machines": ("auth-pg-hba-conf.html", "client-authentication.html"),
+    "rank documents by how well they match the words someone typed": (
+        "textsearch-controls.html", "textsearch-intro.html", "textsearch.html"),
+    "show only the first ten rows and skip the rest": ("queries-limit.html", "sql-select.html"),
+    "run my own function every time a row is inserted": (
+        "sql-createtrigger.html", "trigger-definition.html", "plpgsql-trigger.html", "triggers.html"),
+    "split a very large table into smaller pieces by date range": ("ddl-partitioning.html",),
+    "let a user read a table but not change it": ("sql-grant.html", "ddl-priv.html"),
+    "what time is it now on the server": ("functions-datetime.html",),
+    "keep a second server up to date so it can take over if the first one dies": (
+        "warm-standby.html", "high-availability.html"),
+    "change the data type of a column that already exists": ("sql-altertable.html",),
+    "combine rows of two tables that share a key": (
+        "tutorial-join.html", "queries-table-expressions.html", "sql-select.html"),
+    "number of rows in each group": ("tutorial-agg.html", "functions-aggregate.html", "queries-table-expressions.html"),
+    "how much memory should the server use for caching data": ("runtime-config-resource.html",),
+    "store arbitrary key value pairs in a single column": ("hstore.html", "datatype-json.html"),
+    "generate a random unique identifier for each row": ("functions-uuid.html", "uuid-ossp.html", "datatype-uuid.html"),
+    "write statements that take longer than a second to the server log": (
+        "runtime-config-logging.html", "auto-explain.html"),
+    "go back to how the database was an hour ago after a mistake": ("continuous-archiving.html",),
+    "move my data to a newer major release": ("upgrading.html", "pgupgrade.html"),
+    "a query inside another query": ("functions-subquery.html", "queries-table-expressions.html", "sql-select.html",
+                                     "sql-expressions.html"),
+}
+
+SQLITE = {
+    "give every new row a unique number that keeps increasing": ("autoinc.html", "lang_createtable.html"),
+    "readers should not wait while someone is writing": ("wal.html", "isolation.html"),
+    "copy a database to another file while it is in use": ("backup.html", "lang_vacuum.html"),
+    "make the file smaller after deleting lots of data": ("lang_vacuum.html", "pragma.html"),
+    "insert a row or change it when it is already there": (
+        "lang_upsert.html", "lang_replace.html", "lang_conflict.html", "lang_insert.html"),
+    "get the id of the row I just added": ("c3ref/last_insert_rowid.html", "lang_corefunc.html", "lang_returning.html",
+                                           "capi3ref.html"),
+    "keep the whole database in RAM instead of on disk": ("inmemorydb.html",),
+    "make sure a value points at an existing row of another table": ("foreignkeys.html",),
+    "search the text of many documents for words": ("fts5.html", "fts3.html"),
+    "add another field to a table I already have": ("lang_altertable.html",),
+    "why is my select slow and which index does it use": (
+        "eqp.html", "queryplanner.html", "optoverview.html", "lang_explain.html"),
+    "keep a date and time in a column": ("lang_datefunc.html", "datatype3.html"),
+    "what happens to my data if the power fails in the middle of a write": (
+        "atomiccommit.html", "howtocorrupt.html", "transactional.html"),
+    "a column whose value is calculated from the other columns": ("gencol.html",),
+    "index only the rows that match a condition": ("partialindex.html",),
+    "index the result of a function applied to a column": ("expridx.html",),
+    "walk a tree of parent and child rows in one query": ("lang_with.html",),
+    "import a spreadsheet export into a table": ("cli.html", "csv.html"),
+    "largest possible database file and longest string": ("limits.html",),
+    "write my own SQL function in C": ("appfunc.html", "c3ref/create_function.html"),
+    "roll back part of a transaction but keep the rest": ("lang_savepoint.html",),
+    "get my data back from a damaged database file": ("recovery.html", "cli.html"),
+    "check the file for corruption": ("pragma.html",),
+    "run a statement automatically whenever a row is deleted": ("lang_createtrigger.html",),
+    "see the changed rows right away from an update statement": ("lang_returning.html",),
+    "gather statistics so the planner chooses better indexes": ("lang_analyze.html", "pragma.html"),
+    "why does a column declared integer accept text": ("datatype3.html", "flextypegood.html", "quirks.html"),
+    "read values out of a JSON document stored in a column": ("json1.html",),
+    "running total over ordered rows": ("windowfunctions.html",),
+}
+
+SCIPY = {
+    "find the lowest value of a function of several variables": (
+        "tutorial/optimize.html", "reference/generated/scipy.optimize.minimize.html", "reference/optimize.html"),
+    "fit a model function to measured data points": (
+        "reference/generated/scipy.optimize.curve_fit.html", "tutorial/optimize.html",
+        "reference/generated/scipy.optimize.least_squares.html"),
+    "solve Ax = b for x": ("reference/generated/scipy.linalg.solve.html", "tutorial/linalg.html"),
+    "area under a curve between two limits": (
+        "reference/generated/scipy.integrate.quad.html", "tutorial/integrate.html", "reference/integrate.html"),
+    "simulate an ordinary differential equation over time": (
+        "reference/generated/scipy.integrate.solve_ivp.html", "reference/generated/scipy.integrate.odeint.html",
+        "tutorial/integrate.html"),
+    "estimate values between known samples": ("tutorial/interpolate.html", "reference/interpolate.html",
+                                              "reference/generated/scipy.interpolate.interp1d.html"),
+    "frequency content of a signal": ("tutorial/fft.html", "reference/generated/scipy.fft.fft.html",
+                                      "reference/fft.html", "reference/generated/scipy.signal.periodogram.html",
+                                      "reference/generated/scipy.signal.welch.html"),
+    "design a filter that removes high frequencies": (
+        "reference/generated/scipy.signal.butter.html", "tutorial/signal.html",
+        "reference/generated/scipy.signal.firwin.html"),
+    "test whether two groups have different means": (
+        "reference/generated/scipy.stats.ttest_ind.html", "tutorial/stats.html"),
+    "distances between all pairs of points": (
+        "reference/generated/scipy.spatial.distance.pdist.html", "reference/generated/scipy.spatial.distance.cdist.html",
+        "reference/spatial.distance.html"),
+    "find the closest points to a query point quickly": (
+        "reference/generated/scipy.spatial.KDTree.html", "reference/generated/scipy.spatial.cKDTree.html",
+        "reference/generated/scipy.spatial.KDTree.query.html", "reference/generated/scipy.spatial.cKDTree.query.html"),
+    "store a matrix that is mostly zeros": ("tutorial/sparse.html", "reference/sparse.html",
+                                            "reference/generated/scipy.sparse.csr_matrix.html"),
+    "eigenvalues of a square matrix": ("reference/generated/scipy.linalg.eig.html",
+                                       "reference/generated/scipy.linalg.eigh.html",
+                                       "reference/generated/scipy.linalg.eigvals.html", "tutorial/linalg.html"),
+    "where does a nonlinear function cross zero": (
+        "reference/generated/scipy.optimize.root.html", "reference/generated/scipy.optimize.fsolve.html",
+        "reference/generated/scipy.optimize.brentq.html", "reference/generated/scipy.optimize.root_scalar.html",
+        "tutorial/optimize.html"),
+    "open a MATLAB .mat file": ("reference/generated/scipy.io.loadmat.html", "tutorial/io.html"),
+    "read a wav sound file": ("reference/generated/scipy.io.wavfile.read.html", "tutorial/io.html"),
+    "build a tree of clusters and draw it": (
+        "reference/generated/scipy.cluster.hierarchy.linkage.html",
+        "reference/generated/scipy.cluster.hierarchy.dendrogram.html", "reference/cluster.hierarchy.html"),
+    "blur an image": ("reference/generated/scipy.ndimage.gaussian_filter.html", "tutorial/ndimage.html",
+                      "reference/generated/scipy.ndimage.uniform_filter.html"),
+    "draw random samples from a bell curve": ("reference/generated/scipy.stats.norm.html", "tutorial/stats.html"),
+    "how strongly are two variables linearly related": (
+        "reference/generated/scipy.stats.pearsonr.html", "reference/generated/scipy.stats.linregress.html"),
+    "shortest route between nodes of a graph": (
+        "reference/generated/scipy.sparse.csgraph.shortest_path.html",
+        "reference/generated/scipy.sparse.csgraph.dijkstra.html", "tutorial/csgraph.html",
+        "reference/sparse.csgraph.html"),
+    "maximize a linear objective subject to linear constraints": (
+        "reference/generated/scipy.optimize.linprog.html", "tutorial/optimize.html"),
+    "smooth noisy measurements": ("reference/generated/scipy.signal.savgol_filter.html",
+                                  "reference/generated/scipy.ndimage.gaussian_filter1d.html",
+                                  "reference/generated/scipy.interpolate.UnivariateSpline.html"),
+    "invert a matrix": ("reference/generated/scipy.linalg.inv.html", "tutorial/linalg.html"),
+    "smallest convex shape around a set of points": ("reference/generated/scipy.spatial.ConvexHull.html",
+                                                      "tutorial/spatial.html"),
+    "value of the speed of light and other physical constants": ("reference/constants.html",),
+    "combine two signals by sliding one over the other": (
+        "reference/generated/scipy.signal.convolve.html", "reference/generated/scipy.signal.fftconvolve.html",
+        "reference/generated/scipy.signal.correlate.html"),
+}
+
+SQLALCHEMY = {
+    "connect to a database server with a URL": ("core/engines.html", "tutorial/engine.html"),
+    "describe a table as a python class": (
+        "orm/declarative_tables.html", "orm/mapping_styles.html", "orm/quickstart.html", "tutorial/metadata.html",
+        "orm/declarative_mapping.html"),
+    "load related objects in the same query instead of one query per object": (
+        "orm/loading_relationships.html", "orm/queryguide.html"),
+    "a parent with a list of children": ("orm/basic_relationships.html", "orm/self_referential.html"),
+    "association table between two classes": ("orm/basic_relationships.html",),
+    "execute a plain SQL string": ("core/connections.html", "tutorial/dbapi_transactions.html",
+                                   "core/sqlelement.html"),
+    "reuse database connections instead of opening new ones": ("core/pooling.html",),
+    "undo everything when an error happens in the middle": (
+        "orm/session_transaction.html", "core/connections.html", "orm/session_basics.html",
+        "tutorial/dbapi_transactions.html"),
+    "run my code whenever an object is about to be saved": ("orm/events.html", "orm/session_events.html"),
+    "a computed property that also works inside queries": ("orm/extensions/hybrid.html", "orm/mapped_sql_expr.html"),
+    "use it with async and await": ("orm/extensions/asyncio.html",),
+    "subclasses stored in one table or in several tables": ("orm/inheritance.html", "orm/inheritance_loading.html"),
+    "print every statement sent to the database": ("core/engines.html", "tutorial/engine.html",
+                                                   "orm/quickstart.html"),
+    "find out which part of my program is slow": ("faq/performance.html",),
+    "store a python enum value in a column": ("core/type_basics.html",),
+    "make my own column type that converts values": ("core/custom_types.html",),
+    "load table definitions from an existing database": ("core/reflection.html", "orm/extensions/automap.html"),
+    "insert or update when the key already exists on postgres": ("dialects/postgresql.html",),
+    "select from two tables joined on a foreign key": (
+        "tutorial/data_select.html", "orm/queryguide.html", "core/tutorial.html", "orm/tutorial.html"),
+    "delete child rows automatically when the parent is deleted": ("orm/cascades.html",),
+    "detect concurrent updates of the same row": ("orm/versioning.html",),
+    "default value for a column when none is given": ("core/defaults.html",),
+    "insert many rows in one go fast": ("orm/persistence_techniques.html", "tutorial/data_insert.html",
+                                        "faq/performance.html", "core/dml.html"),
+    "one session per web request thread": ("orm/contextual.html", "orm/session_basics.html"),
+    "change how an attribute is stored when it is set": ("orm/mapped_attributes.html",),
+    "expunge an object from the session and use it later": ("orm/session_state_management.html",
+                                                            "orm/session_api.html"),
+}
+
+SPHINX = {
+    "pull documentation out of python docstrings": (
+        "usage/extensions/autodoc.html", "tutorial/automatic-doc-generation.html"),
+    "link to the documentation of another project": ("usage/extensions/intersphinx.html",),
+    "write the docs in markdown instead of restructuredtext": ("usage/markdown.html",),
+    "change how the html pages look": ("usage/theming.html", "development/theming.html", "templating.html"),
+    "translate the documentation into other languages": ("usage/advanced/intl.html",),
+    "make a pdf of my documentation": ("latex.html", "usage/builders/index.html"),
+    "check that the code examples in the docs still run": ("usage/extensions/doctest.html",),
+    "google style docstrings": ("usage/extensions/napoleon.html", "usage/extensions/example_google.html"),
+    "show equations in html pages": ("usage/extensions/math.html",),
+    "create a new documentation project from scratch": (
+        "usage/quickstart.html", "man/sphinx-quickstart.html", "tutorial/getting-started.html",
+        "tutorial/first-steps.html"),
+    "generate one page per module of my package automatically": (
+        "man/sphinx-apidoc.html", "usage/extensions/autosummary.html"),
+    "put a diagram made with dot into a page": ("usage/extensions/graphviz.html",),
+    "link to a section by its heading text": ("usage/extensions/autosectionlabel.html",
+                                              "usage/restructuredtext/roles.html"),
+    "show the source code of documented functions": ("usage/extensions/viewcode.html",
+                                                     "usage/extensions/linkcode.html"),
+    "host the built documentation on the web": ("tutorial/deploying.html", "usage/extensions/githubpages.html"),
+    "write my own extension that adds a directive": (
+        "development/tutorials/helloworld.html", "development/tutorials/todo.html", "development/tutorials/recipe.html",
+        "extdev/markupapi.html"),
+    "include part of the docs only for some builds": ("usage/extensions/ifconfig.html",
+                                                      "usage/restructuredtext/directives.html"),
+    "list of settings in conf.py": ("usage/configuration.html",),
+    "notes about unfinished work that appear in a list": ("usage/extensions/todo.html",),
+    "which functions have no documentation yet": ("usage/extensions/coverage.html",),
+    "class hierarchy picture": ("usage/extensions/inheritance.html",),
+    "shorten links to an issue tracker": ("usage/extensions/extlinks.html",),
+}
+
+REQUESTS = {
+    "send a file to a server in a form upload": ("user/quickstart.html", "user/advanced.html"),
+    "keep cookies between calls to the same site": ("user/advanced.html", "user/quickstart.html"),
+    "give up when the server takes too long to answer": ("user/quickstart.html", "user/advanced.html"),
+    "go through a proxy": ("user/advanced.html",),
+    "log in with a username and password": ("user/authentication.html",),
+    "turn off certificate checking": ("user/advanced.html",),
+    "download a big file without loading it all into memory": ("user/advanced.html", "user/quickstart.html"),
+    "parse the response body as json": ("user/quickstart.html",),
+    "retry failed connections automatically": ("api.html",),
+    "add custom headers to a call": ("user/quickstart.html",),
+    "what went wrong when the server returns 404": ("user/quickstart.html", "api.html"),
+    "get the address the redirects ended at": ("user/quickstart.html", "api.html"),
+    "install the library with pip": ("user/install.html",),
+    "report a security problem": ("community/vulnerabilities.html",),
+    "send query parameters in the address": ("user/quickstart.html",),
+}
+
+NATURAL = {
+    "postgresql": POSTGRES,
+    "sqlite": SQLITE,
+    "scipy": SCIPY,
+    "sqlalchemy": SQLALCHEMY,
+    "sphinx": SPHINX,
+    "requests": REQUESTS,
+}
