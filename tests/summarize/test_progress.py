@@ -45,10 +45,13 @@ def test_summarize_bar_has_a_total_and_moves_per_file_within_the_first_batch(tmp
     bars = _recording(monkeypatch)
     report = pipeline.summarize(tmp_path / "c.db", tmp_path / "s.db", progress=True)
     assert report.batches == 1
-    [bar] = bars
+    bar, embedding = bars
     assert bar.calls == [("start", "Summarizing", None), ("total", 6),
                          ("advance", 1), ("advance", 1), ("advance", 1), ("advance", 1), ("advance", 1),
                          ("advance", 1)]  # 5 files as they are scraped, then robots.txt with the batch
+    pages = report.embedding.pages_embedded
+    assert pages == report.fts_rows > 0
+    assert embedding.calls == [("start", "Embedding", None), ("total", pages), *[("advance", 1)] * pages]
 
 
 def test_scrape_bar_total_is_the_files_to_scrape(tmp_path, monkeypatch):
