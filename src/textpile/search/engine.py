@@ -63,7 +63,7 @@ SECTION_DEPTH = 100
 #: candidates), at most.
 SECTION_PAGES = 30
 #: Matching pages counted exactly for ``total``; beyond, ``total`` is this lower bound.
-COUNT_CAP = 10_000
+COUNT_CAP = 1_000
 #: Partial matches are added when fewer pages than this hold every word.
 PARTIAL_BELOW = 10
 #: Other matching sections listed with a result.

@@ -34,6 +34,7 @@ searchable pages (any origin), a page's anchor text counted once per linking pag
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from collections.abc import Callable
@@ -102,6 +103,9 @@ DERIVED_TABLES = {
     "search_index": SEARCH_COLUMNS,
     "section_search_index": SECTION_COLUMNS,
 }
+_COLUMNS_SQL = """
+SELECT t.value, c.name FROM json_each(?) t, pragma_table_info(t.value) c ORDER BY t.key, c.cid
+"""
 _PAGES_SQL = """
 SELECT d.eg_id, d.docid, coalesce(nullif(dd.title, ''), dd.primary_headline, ''), dd.primary_headline,
        dd.description, dd.primary_language, u.str_url, tp.text, tp.secondary_text, tp.big_headlines,
@@ -182,12 +186,13 @@ def _top_texts(rows: list[tuple[str, int]]) -> list[str]:
 def require_search_index(conn: sqlite3.Connection) -> None:
     """Raise DatabaseError unless the database has textpile's search tables with the
     columns this code reads (a summary database summarized by an older textpile)."""
-    for table, columns in DERIVED_TABLES.items():
-        found = tuple(row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,)))
-        if found != columns:
-            raise DatabaseError(
-                "this summary database has no search index of this textpile version (it was summarized by an "
-                "older one): run `textpile summarize` on it once to build it")
+    found: dict[str, list[str]] = {table: [] for table in DERIVED_TABLES}
+    for table, column in conn.execute(_COLUMNS_SQL, (json.dumps(list(DERIVED_TABLES)),)):
+        found[table].append(column)
+    if any(tuple(found[table]) != columns for table, columns in DERIVED_TABLES.items()):
+        raise DatabaseError(
+            "this summary database has no search index of this textpile version (it was summarized by an "
+            "older one): run `textpile summarize` on it once to build it")
 
 
 def ensure_current_tables(conn: sqlite3.Connection) -> None:
