@@ -199,3 +199,34 @@ def test_the_time_limit_is_an_option_of_search_and_serve(tmp_path):
     data = asyncio.run(ds.client.get("/search?format=json&search=common+words")).json()
     assert data["timed_out"] is True
     assert asyncio.run(build_datasette(db).client.get("/search?format=json&search=common+words")).json()["timed_out"] is False
+
+
+def test_words_most_pages_hold_are_left_out_of_scoring_without_changing_it(tmp_path):
+    from textpile.search.analysis import Analyzer
+    from textpile.search.candidates import page_candidates
+    from textpile.search.engine import _common_terms
+    from textpile.search.plan import index_languages, plan_query
+    from textpile.search.query import parse_query
+    from textpile.search.rank import DEFAULT_RANKING
+
+    birds = ["coot", "teal", "wigeon", "pintail", "shoveler", "gadwall", "smew", "eider", "scaup", "merganser",
+             "pochard", "garganey"]
+    pages = {f"https://a.example/{bird}": html_page(
+        bird.title(), f"<p>The {bird} on the lake. {f'The {bird} waits by the reeds. ' * (i % 3)}"
+                      f"{'A grebe swims past. ' * (i // 4 + 1 if i % 4 == 0 else 0)}Seen on day {i} of "
+                      f"the {bird} count, when every {bird} was ringed.</p>")
+        for i, bird in enumerate(birds)}
+    pages["https://a.example/few"] = html_page("Few", "<p>Only a grebe here.</p>")
+    conn = summarized_site(tmp_path, pages)
+    plan = plan_query(parse_query("the grebe"), Analyzer(), index_languages(conn))
+    common = _common_terms(conn, plan)
+    assert common == {"the"}
+    assert plan.scoring_terms(common) == '"grebe"'
+    assert plan_query(parse_query("the lake"), Analyzer(), index_languages(conn)).scoring_terms(
+        _common_terms(conn, plan_query(parse_query("the lake"), Analyzer(), index_languages(conn)))) is None
+    full, complete = page_candidates(conn, plan.all_terms, DEFAULT_RANKING.page_columns, 50, 300)
+    short, complete_short = page_candidates(conn, plan.all_terms, DEFAULT_RANKING.page_columns, 50, 300, score_match='"grebe"')
+    assert complete and complete_short
+    assert [eg for eg, _ in short] == [eg for eg, _ in full] and len(full) == 3
+    assert urls(search(conn, "the grebe"))[0] == "https://a.example/scaup"
+    assert all(abs(a - b) <= 1e-4 * abs(a) for (_, a), (_, b) in zip(full, short))

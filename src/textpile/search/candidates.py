@@ -47,11 +47,20 @@ def _weights(weights: tuple[float, ...]) -> str:
 
 
 def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
-                    filter_sql: str = "", filter_params: list | None = None) -> tuple[list[tuple[int, float]], bool]:
+                    filter_sql: str = "", filter_params: list | None = None,
+                    score_match: str | None = None) -> tuple[list[tuple[int, float]], bool]:
     """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
     (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
     first, and whether the scan saw every match. Only searchable generations (and, with
-    filters, those passing them) count."""
+    filters, those passing them) count.
+
+    ``score_match`` (without filters only): a sub-expression every match of ``match``
+    also matches, whose bm25 is the pages' score. FTS5's bm25 reads the whole document
+    list of every phrase of its expression to count the pages holding it; leaving out
+    words that more than half of the pages hold (bm25 gives them an IDF of 1e-6, so the
+    scores change by about 1e-5 relative) saves reading their long lists: the matches
+    are found with ``match`` (no bm25), then scored with ``score_match`` over the
+    docid range they span."""
     if filter_sql:  # the filters decide which rows count: join them into the scan
         sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
                "JOIN search_page sp ON sp.docid = si.rowid "
@@ -60,8 +69,18 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
         rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
         rows.sort(key=lambda r: (-r[1], r[0]))
         return rows[:limit], len(rows) < scan
-    sql = f"SELECT rowid, -bm25(search_index, {_weights(weights)}) FROM search_index WHERE search_index MATCH ? LIMIT ?"
-    scanned = conn.execute(sql, [match, scan]).fetchall()
+    if score_match is None:
+        sql = (f"SELECT rowid, -bm25(search_index, {_weights(weights)}) FROM search_index "
+               "WHERE search_index MATCH ? LIMIT ?")
+        scanned = conn.execute(sql, [match, scan]).fetchall()
+    else:
+        found = [r[0] for r in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? LIMIT ?",
+                                            [match, scan]).fetchall()]
+        scores = dict(conn.execute(
+            f"SELECT rowid, -bm25(search_index, {_weights(weights)}) FROM search_index "
+            "WHERE search_index MATCH ? AND rowid BETWEEN ? AND ?",
+            [score_match, min(found, default=0), max(found, default=0)]).fetchall()) if found else {}
+        scanned = [(docid, scores.get(docid, 0.0)) for docid in found]
     scanned.sort(key=lambda r: (-r[1], r[0]))
     best = scanned[:limit + 10]  # a few spare for stale rows
     ids = _searchable_pages(conn, [docid for docid, _ in best])

@@ -224,6 +224,20 @@ class _Found:
                 group.append(hit)
 
 
+def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
+    """The single-term alternatives of ``plan`` that at least half of the indexed pages
+    hold: FTS5's bm25 gives such a term an IDF of 1e-6 (SQLite's fts5_aux.c: the IDF
+    ``log((N - n + 0.5) / (n + 0.5))`` is clamped when not positive), so scoring can
+    leave it out (see :func:`page_candidates`' ``score_match``)."""
+    terms = sorted({alt[0] for item in plan.items for alt in item.alternatives if len(alt) == 1})
+    if not terms:
+        return set()
+    pages = conn.execute("SELECT max(docid) FROM search_page").fetchone()[0] or 0  # docids are 1..N
+    marks = ", ".join("?" * len(terms))
+    rows = conn.execute(f"SELECT term, docs FROM search_term WHERE term IN ({marks})", terms).fetchall()
+    return {term for term, docs in rows if 2 * docs >= pages > 0}
+
+
 def _document_frequencies(conn: sqlite3.Connection, plan: QueryPlan) -> list[int]:
     """Per requirement, the pages holding its rarest single-term alternative (phrases
     count as their rarest term)."""
@@ -246,7 +260,9 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     fsql, fparams = filter_sql(parsed.filters)
     expr = plan.all_terms
     with budget.guard():
-        rows, complete = page_candidates(conn, expr, ranking.page_columns, depth, PAGE_SCAN, fsql, fparams)
+        score_expr = None if fsql else plan.scoring_terms(_common_terms(conn, plan))
+        rows, complete = page_candidates(conn, expr, ranking.page_columns, depth, PAGE_SCAN, fsql, fparams,
+                                         score_match=score_expr)
     found.add_pages(rows, 1.0)
     if len(rows) < depth and complete:
         found.total = len(rows)

@@ -75,6 +75,18 @@ class QueryPlan:
             expr = f"({expr}) NOT {item.fts()}"
         return expr
 
+    def scoring_terms(self, common: set[str]) -> str | None:
+        """The FTS5 expression to score the matches of :attr:`all_terms` with: every
+        requirement except those whose alternatives are all single terms in ``common``
+        (words FTS5's bm25 gives no weight, see :func:`textpile.search.engine`'s
+        ``_common_terms``), without the exclusions; None when no requirement, or every
+        one, is common (then :attr:`all_terms` scores itself)."""
+        kept = [i for i, requirement in enumerate(self.requirements)
+                if not all(len(alt) == 1 and alt[0] in common for item in requirement for alt in item.alternatives)]
+        if not kept or len(kept) == len(self.requirements):
+            return None
+        return " AND ".join(self._requirement_fts(self.requirements[i]) for i in kept)
+
     @property
     def all_terms(self) -> str | None:
         """The FTS5 expression requiring every requirement (see :meth:`subset`)."""
