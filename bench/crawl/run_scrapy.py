@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from run_textpile import PeakRss, cpu_seconds  # noqa: E402
+from proctree import ProcessTree  # noqa: E402
 
 
 def main() -> None:
@@ -78,18 +78,17 @@ def main() -> None:
         "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
     })
     crawler = process.create_crawler(DocSpider)
-    started_cpu = cpu_seconds()
     started = time.monotonic()
-    with PeakRss() as rss:
+    with ProcessTree() as tree:
         process.crawl(crawler)
         process.start()
     wall = time.monotonic() - started
-    cpu = cpu_seconds() - started_cpu
+    cpu = tree.cpu_s()
     stats = crawler.stats.get_stats()
     requests = int(stats.get("downloader/request_count", 0))
     pages = int(stats.get("downloader/response_status_count/200", 0))
     print(json.dumps({"requests": requests, "pages": pages, "wall_s": wall, "cpu_s": cpu,
-                      "peak_rss": rss.peak, "exit_codes": {}}))
+                      "peak_rss": tree.peak_rss, "exit_codes": {}}))
 
 
 if __name__ == "__main__":

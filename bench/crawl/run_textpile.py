@@ -14,62 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
-import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-def cpu_seconds() -> float:
-    """User + system CPU seconds of this process and its waited-for children."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-class PeakRss:
-    """Samples the resident memory of this process and its children (psutil) every
-    ``interval_s``; the list of children (a scan of /proc, costly) is refreshed every
-    ``children_every`` samples."""
-
-    def __init__(self, interval_s: float = 0.2, children_every: int = 10) -> None:
-        import psutil
-
-        self.process = psutil.Process()
-        self.peak = 0
-        self.interval_s = interval_s
-        self.children_every = children_every
-        self.children: list = []
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def sample(self) -> None:
-        import psutil
-
-        total = self.process.memory_info().rss
-        for child in self.children:
-            try:
-                total += child.memory_info().rss
-            except psutil.Error:
-                pass
-        self.peak = max(self.peak, total)
-
-    def run(self) -> None:
-        count = 0
-        while not self.done.wait(self.interval_s):
-            if count % self.children_every == 0:
-                self.children = self.process.children(recursive=True)
-            count += 1
-            self.sample()
-
-    def __enter__(self) -> "PeakRss":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.done.set()
-        self.thread.join()
+from proctree import ProcessTree  # noqa: E402
 
 
 def main() -> None:
@@ -98,16 +49,15 @@ def main() -> None:
     db = CrawlerDb(conn)
     db.start_agent(uuid7(), "bench", config.user_agent)
     report = CrawlReport(agent_uuid=uuid7())
-    started_cpu = cpu_seconds()
     started = time.monotonic()
-    with PeakRss() as rss:
+    with ProcessTree() as tree:
         asyncio.run(crawl_async(config, db, report))
     wall = time.monotonic() - started
-    cpu = cpu_seconds() - started_cpu
+    cpu = tree.cpu_s()
     db.finish_agent()
     conn.close()
     print(json.dumps({"requests": report.total_requests, "pages": report.ingested_files, "wall_s": wall,
-                      "cpu_s": cpu, "peak_rss": rss.peak, "exit_codes": report.exit_code_counts}))
+                      "cpu_s": cpu, "peak_rss": tree.peak_rss, "exit_codes": report.exit_code_counts}))
 
 
 if __name__ == "__main__":
