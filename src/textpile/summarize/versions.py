@@ -10,7 +10,7 @@ partition's scrape results are of another extraction version than the one integr
 #: :func:`textpile.summarize.pipeline.stage_crawl_log`: the staged Parquet tables.
 STAGING_VERSION = "1"
 #: :func:`textpile.summarize.pipeline.scrape_staged`: text piles, descriptions, links.
-EXTRACTION_VERSION = "2"  # 2: sections (scrape_section.parquet)
+EXTRACTION_VERSION = "3"  # 2: sections (scrape_section.parquet); 3: textpile's own main content decision
 #: :func:`textpile.summarize.pipeline.integrate_staged`: the summary database rows.
 INTEGRATION_VERSION = "2"  # 2: section_summary
 #: :func:`textpile.summarize.pipeline.rebuild_fts`: the FTS5 index.

@@ -1,8 +1,10 @@
 """Entry point of scraping: one HTML (or text) file to a :class:`ScrapeResult`.
 
-The HTML is parsed once with lxml; the same tree goes to the text walk (text piles,
-spans, links, h1s), to trafilatura (main content decision) and to the markup readers
-(title, description, dates, language, robots).
+The HTML is parsed once with lxml (``lxml.etree``'s HTML parser: no Python element
+classes); the same tree goes to the text walk (text piles, spans, links, h1s, sections,
+containers) and to the markup readers (title, description, dates, language, robots). The
+main content decision works on what the walk collected
+(:mod:`textpile.summarize.scrape.main_content`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import re
 import time
 
-import lxml.html
 from lxml import etree
 
 from textpile.store.mimetypes import parse_media_type
@@ -20,7 +21,7 @@ from textpile.summarize.scrape.dates import page_dates
 from textpile.summarize.scrape.indexiness import indexiness
 from textpile.summarize.scrape.language import guess_language, language_tag, primary_subtag
 from textpile.summarize.scrape.links import resolve_links
-from textpile.summarize.scrape.main_content import DEFAULT_FAST, mark_main_content
+from textpile.summarize.scrape.main_content import mark_main_content
 from textpile.summarize.scrape.piles import build_gen1, build_gen2
 from textpile.summarize.scrape.result import DocumentDescription, ScrapeResult
 from textpile.summarize.scrape.walk import Line, WalkResult, walk_document
@@ -44,18 +45,20 @@ def clean_body(body: str | bytes) -> str:
 
 
 def parse_html(text: str) -> etree._Element | None:
-    """Parse HTML text into an lxml.html document (root ``html`` element); None when
+    """Parse HTML text into an lxml document (root ``html`` element); None when
     there is no document at all (empty or whitespace-only input, nothing parseable).
 
     libxml2 stops descending at its nesting limit (256 levels): content nested deeper is
     not in the tree (it is dropped, not an error)."""
     if not text.strip():
         return None
-    parser = lxml.html.HTMLParser(encoding="utf-8", remove_blank_text=False)
+    # A parser per call: lxml parsers must not be shared between threads.
+    parser = etree.HTMLParser(encoding="utf-8", remove_blank_text=False, remove_comments=True, remove_pis=True)
     try:
-        return lxml.html.document_fromstring(text.encode("utf-8"), parser=parser)
-    except etree.ParserError:  # "Document is empty": nothing but comments or the like
+        root = etree.fromstring(text.encode("utf-8"), parser=parser)
+    except (etree.ParserError, etree.XMLSyntaxError):  # nothing but comments or the like
         return None
+    return root if root is not None and isinstance(root.tag, str) else None
 
 
 def _description(root, h1s, last_modified: int | None, now: int, links, guessed: str | None) -> DocumentDescription:
@@ -95,7 +98,6 @@ def scrape_document(
     mime_type: str = "text/html",
     last_modified_unix_utc: int | None = None,
     now_unix_utc: int | None = None,
-    fast_main_content: bool = DEFAULT_FAST,
 ) -> ScrapeResult:
     """Scrape ``body`` (UTF-8 text as stored in file_text; bytes are accepted too)
     fetched from ``url``.
@@ -105,8 +107,7 @@ def scrape_document(
     text as ``text``, every other field empty, no title, no links).
     ``last_modified_unix_utc`` is file.last_modified_unix_utc (already cleaned of a
     Last-Modified equal to Date by the crawler); ``now_unix_utc`` bounds future dates
-    (dates more than a day ahead are discarded); now when None. ``fast_main_content``
-    selects trafilatura's fast mode (see bench/bench_scrape.py).
+    (dates more than a day ahead are discarded); now when None.
 
     Any body (empty, broken markup, odd characters) scrapes without raising.
 
@@ -144,7 +145,7 @@ def scrape_document(
             noindex=False,
         )
     walk = walk_document(root)
-    mark_main_content(walk.lines, root, page.str_url, fast=fast_main_content)
+    mark_main_content(walk.lines, walk.containers)
 
     base = page.str_url
     declared_base = desc.base_href(root)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 METADATA_FORMAT_VERSION = 1
 SEGMENTATION_CACHE_FORMAT_VERSION = 1
@@ -37,7 +38,7 @@ class MarkerKind(enum.IntEnum):
     emphasis = 20
     strong = 21
     link = 22
-    main_content = 30  # what the main content decision (trafilatura) kept
+    main_content = 30  # what the main content decision kept (textpile.summarize.scrape.main_content)
     nav = 31
     aside = 32
     header = 33
@@ -57,9 +58,9 @@ class Gen2FormatError(ValueError):
     """A Gen2 blob cannot be decoded; the message names the blob and the problem."""
 
 
-@dataclass(frozen=True, order=True)
-class Marker:
-    """A semantic marker: ``kind`` over ``text[start:end]`` (code point offsets, end exclusive)."""
+class Marker(NamedTuple):
+    """A semantic marker: ``kind`` over ``text[start:end]`` (code point offsets, end
+    exclusive). A named tuple: pages carry thousands of them."""
 
     start: int
     end: int
@@ -74,8 +75,7 @@ class Gen2Metadata:
     markers: tuple[Marker, ...]
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """A segment: ``length`` code points, its relevance, and its sentences' lengths."""
 
     length: int
@@ -96,9 +96,18 @@ class SegmentationCache:
 
 def encode_varint(value: int) -> bytes:
     """Unsigned LEB128. Raises ValueError for a negative value."""
+    out = bytearray()
+    _append_varint(out, value)
+    return bytes(out)
+
+
+def _append_varint(out: bytearray, value: int) -> None:
+    """Append ``value`` as unsigned LEB128 to ``out``. Raises ValueError when negative."""
+    if 0 <= value < 0x80:
+        out.append(value)
+        return
     if value < 0:
         raise ValueError(f"varint must be non-negative, got {value}")
-    out = bytearray()
     while True:
         byte = value & 0x7F
         value >>= 7
@@ -106,7 +115,7 @@ def encode_varint(value: int) -> bytes:
             out.append(byte | 0x80)
         else:
             out.append(byte)
-            return bytes(out)
+            return
 
 
 def encode_string(text: str) -> bytes:
@@ -171,18 +180,19 @@ def encode_metadata(language: str, markers: list[Marker] | tuple[Marker, ...]) -
 
     Raises ValueError for a marker with end < start or negative offsets.
     """
-    ordered = sorted(markers, key=lambda m: (m.start, -m.end, m.kind))
+    ordered = sorted(markers, key=lambda m: (m[0], -m[1], m[2]))
     out = bytearray((METADATA_FORMAT_VERSION,))
     out += encode_string(language)
-    out += encode_varint(len(ordered))
+    _append_varint(out, len(ordered))
     previous = 0
-    for marker in ordered:
-        if marker.start < 0 or marker.end < marker.start:
-            raise ValueError(f"invalid marker {marker}")
-        out += encode_varint(int(marker.kind))
-        out += encode_varint(marker.start - previous)
-        out += encode_varint(marker.end - marker.start)
-        previous = marker.start
+    append = _append_varint
+    for start, end, kind in ordered:
+        if start < 0 or end < start:
+            raise ValueError(f"invalid marker {Marker(start, end, kind)}")
+        append(out, kind)
+        append(out, start - previous)
+        append(out, end - start)
+        previous = start
     return bytes(out)
 
 
@@ -212,15 +222,16 @@ def encode_segmentation_cache(language: str, segments: list[Segment] | tuple[Seg
     """Encode a segmentation cache (format version 1)."""
     out = bytearray((SEGMENTATION_CACHE_FORMAT_VERSION,))
     out += encode_string(language)
-    out += encode_varint(len(segments))
-    for segment in segments:
-        if segment.relevance not in (0, 1):
-            raise ValueError(f"relevance must be 0 or 1, got {segment.relevance}")
-        out += encode_varint(segment.length)
-        out.append(segment.relevance)
-        out += encode_varint(len(segment.sentence_lengths))
-        for length in segment.sentence_lengths:
-            out += encode_varint(length)
+    _append_varint(out, len(segments))
+    append = _append_varint
+    for length, relevance, sentences in segments:
+        if relevance != 0 and relevance != 1:
+            raise ValueError(f"relevance must be 0 or 1, got {relevance}")
+        append(out, length)
+        out.append(relevance)
+        append(out, len(sentences))
+        for sentence in sentences:
+            append(out, sentence)
     return bytes(out)
 
 

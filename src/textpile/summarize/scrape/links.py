@@ -10,10 +10,11 @@ import posixpath
 
 from textpile.enums import LinkDestinationType as Dest
 from textpile.enums import LinkLocality
-from textpile.store.urls import DEFAULT_PORTS, ParsedUrl, parse_url
+from textpile.store.urls import DEFAULT_PORTS, ParsedUrl, UrlError, UrlResolver
 from textpile.summarize.scrape.result import Link
 from textpile.summarize.scrape.walk import RawLink, collapse
 
+_NO_REL: frozenset[str] = frozenset()
 #: Schemes that never name a fetchable destination; such links are not recorded.
 SKIPPED_SCHEMES = frozenset(("javascript", "data", "about", "blob"))
 COMMUNICATION_SCHEMES = frozenset(("mailto", "tel", "sms", "callto", "xmpp", "matrix", "irc", "ircs"))
@@ -132,28 +133,35 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
     """Turn walked link elements into :class:`Link` rows.
 
     ``base`` is the ``<base href>`` resolved against the page URL, or the page URL.
-    Targets that cannot be parsed (``parse_url`` raises) and targets with a scheme in
+    Targets that cannot be parsed (the WHATWG parser or textpile's host checks refuse
+    them, see :func:`textpile.store.urls.parse_url`) and targets with a scheme in
     ``SKIPPED_SCHEMES`` are left out. Text: the link's collapsed text content, else an
     ``img`` alt inside it, else its ``title``, ``aria-label`` or (for ``img``) ``alt``
     attribute; None when all are empty.
     """
     links = []
-    parsed: dict[str, ParsedUrl | None] = {}  # pages repeat their targets a lot
-    localities: dict[str, int] = {}
+    # pages repeat their targets a lot: each is resolved once, against a base parsed once
+    parsed: dict[str, tuple[ParsedUrl, int] | None] = {}
+    try:
+        resolver = UrlResolver(base)
+    except UrlError:
+        return links
     for raw in raw_links:
-        key = raw.target.strip()
-        if key not in parsed:
+        key = raw.target
+        found = parsed.get(key, False)
+        if found is False:
             try:
-                parsed[key] = parse_url(key, base)
-            except ValueError:  # UrlError and urllib's own ValueError for malformed hosts
-                parsed[key] = None
-        target = parsed[key]
-        if target is None or target.scheme in SKIPPED_SCHEMES:
+                target = resolver.resolve(key.strip())
+            except UrlError:
+                target = None
+            found = parsed[key] = None if target is None or target.scheme in SKIPPED_SCHEMES else \
+                (target, int(link_locality(page, target)))
+        if found is None:
             continue
-        if key not in localities:
-            localities[key] = int(link_locality(page, target))
+        target, locality = found
         el = raw.element
-        rel = frozenset((el.get("rel") or "").lower().split())
+        rel_value = el.get("rel")
+        rel = frozenset(rel_value.lower().split()) if rel_value else _NO_REL
         text = raw.text or raw.fallback_text
         if not text:
             for attr in ("title", "aria-label", "alt"):
@@ -170,7 +178,7 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
             contains_headline=raw.contains_headline,
             destination_type=int(destination_type(raw.tag, target, rel, el.get("type"), raw.parent_media,
                                               el.get("as"))),
-            link_locality=localities[key],
+            link_locality=locality,
             html_tag_name=raw.tag,
             text=text or None,
         ))

@@ -61,9 +61,14 @@ def build_gen1(walk: WalkResult) -> TextPileGen1:
     )
 
 
+_SENTENCE_MARKS = frozenset(".!?…")
+
+
 def sentence_lengths(segment: str) -> tuple[int, ...]:
     """Lengths (code points) of the sentences of ``segment``; they sum to ``len(segment)``.
     A sentence keeps the whitespace after its final punctuation."""
+    if _SENTENCE_MARKS.isdisjoint(segment):
+        return (len(segment),) if segment else ()
     lengths = []
     previous = 0
     for match in _SENTENCE_END.finditer(segment):
@@ -98,7 +103,8 @@ def build_gen2(lines: list[Line], spans: list[tuple[int, int, int]], language: s
     segment per line with its relevance (main content or boilerplate), sentence lengths
     and the guessed language."""
     text = "\n".join(line.text for line in lines)
-    markers = sorted({Marker(start, end, kind) for kind, start, end in spans}) + main_content_markers(lines)
+    markers = {(start, end, kind) for kind, start, end in spans}
+    markers.update(main_content_markers(lines))
     metadata = encode_metadata(language, markers)
     segments = [
         Segment(len(line.text),

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from textpile.summarize.scrape.gen2_codec import MarkerKind
+from textpile.summarize.scrape.signals import class_weight
 from textpile.summarize.scrape.result import LOCATION_FLAGS
 from textpile.summarize.scrape.sections import (
     DEFINITION_LEVEL, MAX_SECTIONS, Section, clean_title, close_heading_spans, heading_anchor, own_anchor,
@@ -35,6 +36,11 @@ BLOCK_TAGS = frozenset(
     "fieldset figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 header hgroup hr html "
     "legend li main menu nav ol p pre section summary table tbody td tfoot th thead tr ul "
     "option optgroup".split()
+)
+#: Block elements that hold other blocks: the main content decision scores them.
+CONTAINER_TAGS = frozenset(
+    "article aside blockquote body center details dialog div dl fieldset figure footer form "
+    "header main menu nav ol section table td th ul".split()
 )
 #: Subtrees whose text is never visible (not collected, links inside ignored).
 SKIP_TAGS = frozenset(
@@ -95,6 +101,23 @@ class Line:
     in_blockquote: bool
     regions: int
     main: bool = False
+    #: index into WalkResult.containers of the innermost enclosing container (-1: none)
+    container: int = -1
+    #: code points of the line inside links (a, area)
+    link_chars: int = 0
+    #: the innermost block element the line's text stands in ("p", "li", "td", "div" ...)
+    block: str = ""
+
+
+@dataclass
+class Container:
+    """A block element that holds other blocks (div, section, td, ul ...), for the main
+    content decision: its tag, the index of the container it stands in (-1: none) and
+    what its class and id say (:func:`textpile.summarize.scrape.signals.class_weight`)."""
+
+    tag: str
+    parent: int
+    weight: int
 
 
 @dataclass
@@ -132,6 +155,7 @@ class WalkResult:
     links: list[RawLink] = field(default_factory=list)
     h1s: list[Headline] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)  # see textpile.summarize.scrape.sections
+    containers: list[Container] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -154,6 +178,10 @@ def _hidden(el: etree._Element) -> bool:
     return False
 
 
+#: Elements that may be hidden, found by one XPath search (then checked by _hidden).
+_MAYBE_HIDDEN = etree.XPath("//*[@hidden or @aria-hidden or contains(@style, 'isplay')]")
+
+
 class _Capture:
     """Collects the raw text under one element (link text, inline code, h1 ...)."""
 
@@ -168,6 +196,31 @@ class _Capture:
         return collapse("".join(self.parts))
 
 
+# What the walk does for each tag, looked up once per element: a tuple of
+# (block, container, heading level, marker kind, location flag index, region bit,
+#  link attribute, special) where special names the counters a tag moves.
+_PRE, _BLOCKQUOTE, _CODE, _Q, _HEAD, _IMG, _DT = range(1, 8)
+_SPECIAL = {"pre": _PRE, "blockquote": _BLOCKQUOTE, "code": _CODE, "kbd": _CODE, "samp": _CODE, "tt": _CODE,
+            "q": _Q, "head": _HEAD, "img": _IMG, "dt": _DT}
+
+
+def _action(tag: str) -> tuple:
+    flag = LOCATION_TAGS.get(tag)
+    kind = MARKER_TAGS.get(tag)
+    return (tag in BLOCK_TAGS, tag in CONTAINER_TAGS, HEADING_LEVELS.get(tag, 0),
+            int(kind) if kind is not None else 0, _FLAG_INDEX[flag] if flag is not None else -1,
+            _REGION_BITS.get(tag, 0), LINK_ATTRIBUTE.get(tag), _SPECIAL.get(tag, 0))
+
+
+_ACTIONS = {tag: _action(tag) for tag in
+            set(BLOCK_TAGS) | set(CONTAINER_TAGS) | set(HEADING_LEVELS) | set(LOCATION_TAGS) | set(MARKER_TAGS)
+            | set(LINK_ATTRIBUTE) | set(_SPECIAL) | {"br"}}
+_LINK_TAGS = ("a", "area")
+#: ``pre`` elements holding nothing but spans (syntax highlighting): their text is taken
+#: in one piece, not element by element.
+_PLAIN_PRE = etree.XPath("//pre[not(.//*[not(self::span)])]")
+
+
 class _Walker:
     def __init__(self) -> None:
         self.result = WalkResult()
@@ -175,18 +228,26 @@ class _Walker:
         self.cur_len = 0
         self.pending_space = False
         self.total_len = 0  # length of the joined flushed lines
-        self.flags = [0] * len(LOCATION_FLAGS)
-        self.regions = {bit: 0 for bit in _REGION_BITS.values()}
+        self.flag_counts = [0] * len(LOCATION_FLAGS)
+        self.flag_mask = 0
+        self.region_counts = {bit: 0 for bit in _REGION_BITS.values()}
+        self.region_mask = 0
         self.headings: list[int] = []
         self.pre = 0
         self.blockquote = 0
         self.code = 0
         self.q = 0
         self.suppressed = 0
+        self.in_link = 0
+        self.cur_link = 0
+        self.containers: list[int] = [-1]
+        self.blocks: list[str] = [""]
         self.captures: list[_Capture] = []
-        # per open element: (tag, capture-or-None, span-start-or-None, raw-link-or-None,
-        # section-start-or-None as (anchor, level, start))
-        self.stack: list[tuple] = []
+        self.locations: dict[int, frozenset[str]] = {}
+        # per open element: (tag, action, capture-or-None, span-start-or-None, raw-link-or-None,
+        # section-start-or-None as (anchor, level, start)); None for an element that
+        # changes nothing but its text (most inline elements)
+        self.stack: list[tuple | None] = []
         # Elements are kept as keys (not id()): a live lxml proxy is reused, a freed one is not.
         self.claimed: set[etree._Element] = set()  # enclosing elements whose id a heading took
         self.open_definitions: dict[etree._Element, int] = {}  # a dl -> index of its open dt section
@@ -211,17 +272,14 @@ class _Walker:
             return
         text = "".join(self.buf)
         start = self._base()
-        regions = 0
-        for bit, count in self.regions.items():
-            if count:
-                regions |= bit
         self.result.lines.append(
             Line(text, start, self.headings[-1] if self.headings else 0, self.pre > 0,
-                 self.blockquote > 0, regions)
+                 self.blockquote > 0, self.region_mask, False, self.containers[-1], self.cur_link, self.blocks[-1])
         )
         self.total_len = start + len(text)
         self.buf = []
         self.cur_len = 0
+        self.cur_link = 0
 
     def add_text(self, s: str | None) -> None:
         if not s or self.suppressed:
@@ -251,55 +309,73 @@ class _Walker:
             self.cur_len += 1
         self.buf.append(joined)
         self.cur_len += len(joined)
+        if self.in_link:
+            self.cur_link += len(joined)
         self.pending_space = s[-1].isspace()
 
     # --- events ---------------------------------------------------------------
     def location(self) -> frozenset[str]:
-        return frozenset(name for name, count in zip(LOCATION_FLAGS, self.flags) if count)
+        mask = self.flag_mask
+        found = self.locations.get(mask)
+        if found is None:
+            found = self.locations[mask] = frozenset(
+                name for i, name in enumerate(LOCATION_FLAGS) if mask & (1 << i))
+        return found
 
-    def start(self, el: etree._Element, tag: str) -> None:
-        if tag in BLOCK_TAGS or tag == "br":
+    def start(self, el: etree._Element, tag: str, action: tuple) -> None:
+        """An element with an action (see _ACTIONS) starts."""
+        block, container, heading, kind, flag, region, link_attribute, special = action
+        if block or tag == "br":
             self.flush()
+            if block:
+                self.blocks.append(tag)
+                if container:
+                    self.containers.append(len(self.result.containers))
+                    # A section's id is mostly its heading's slug ("what-gui-toolkits-exist"):
+                    # it says nothing about the content.
+                    identifier = None if tag in ("section", "article") else el.get("id")
+                    self.result.containers.append(
+                        Container(tag, self.containers[-2], class_weight(el.get("class"), identifier)))
         capture = None
         raw_link = None
         section = None
-        if tag in HEADING_LEVELS:
-            self.headings.append(HEADING_LEVELS[tag])
+        if heading:
+            self.headings.append(heading)
             for cap in self.captures:
                 cap.saw_headline = True
             capture = _Capture()
             if len(self.result.sections) < MAX_SECTIONS:
-                section = (heading_anchor(el, self.claimed), HEADING_LEVELS[tag], self.start_pos())
-        elif tag == "dt":
-            anchor = own_anchor(el)
-            if anchor is not None:
-                self._close_definition(el.getparent(), self.start_pos())
-                if len(self.result.sections) < MAX_SECTIONS:
+                section = (heading_anchor(el, self.claimed), heading, self.start_pos())
+        elif special:
+            if special == _DT:
+                anchor = own_anchor(el)
+                if anchor is not None:
+                    self._close_definition(el.getparent(), self.start_pos())
+                    if len(self.result.sections) < MAX_SECTIONS:
+                        capture = _Capture()
+                        section = (anchor, DEFINITION_LEVEL, self.start_pos())
+            elif special == _PRE:
+                self.pre += 1
+            elif special == _BLOCKQUOTE:
+                self.blockquote += 1
+            elif special == _CODE:
+                if not self.pre and not self.code:
                     capture = _Capture()
-                    section = (anchor, DEFINITION_LEVEL, self.start_pos())
-        elif tag == "pre":
-            self.pre += 1
-        elif tag == "blockquote":
-            self.blockquote += 1
-        elif tag in CODE_TAGS:
-            if not self.pre and not self.code:
-                capture = _Capture()
-            self.code += 1
-        elif tag == "q":
-            if not self.blockquote and not self.q:
-                capture = _Capture()
-            self.q += 1
-        elif tag == "head":
-            self.suppressed += 1
-        elif tag == "img":
-            alt = collapse(el.get("alt"))
-            if alt:
-                for cap in self.captures:
-                    if cap.img_alt is None:
-                        cap.img_alt = alt
-        attr = LINK_ATTRIBUTE.get(tag)
-        if attr is not None:
-            target = el.get(attr)
+                self.code += 1
+            elif special == _Q:
+                if not self.blockquote and not self.q:
+                    capture = _Capture()
+                self.q += 1
+            elif special == _HEAD:
+                self.suppressed += 1
+            elif special == _IMG and self.captures:
+                alt = collapse(el.get("alt"))
+                if alt:
+                    for cap in self.captures:
+                        if cap.img_alt is None:
+                            cap.img_alt = alt
+        if link_attribute is not None:
+            target = el.get(link_attribute)
             if target is not None and target.strip():
                 parent = el.getparent()
                 raw_link = RawLink(
@@ -307,20 +383,22 @@ class _Walker:
                     parent_media=parent.tag if parent is not None and isinstance(parent.tag, str) else None,
                 )
                 self.result.links.append(raw_link)
-                if tag in ("a", "area"):
+                if tag in _LINK_TAGS:
                     capture = _Capture()
-        flag = LOCATION_TAGS.get(tag)
-        if flag is not None:
-            self.flags[_FLAG_INDEX[flag]] += 1
-        region = _REGION_BITS.get(tag)
-        if region is not None:
-            self.regions[region] += 1
-        kind = MARKER_TAGS.get(tag)
-        span_start = self.start_pos() if kind is not None else None
+                    self.in_link += 1
+        if flag >= 0:
+            self.flag_counts[flag] += 1
+            self.flag_mask |= 1 << flag
+        if region:
+            self.region_counts[region] += 1
+            self.region_mask |= region
+        span_start = self.start_pos() if kind else None
         if capture is not None:
             self.captures.append(capture)
-        self.stack.append((tag, capture, span_start, raw_link, section))
-        self.add_text(el.text)
+        self.stack.append((tag, action, capture, span_start, raw_link, section))
+        text = el.text
+        if text:
+            self.add_text(text)
 
     def _close_definition(self, dl: etree._Element | None, end: int) -> None:
         index = self.open_definitions.pop(dl, None) if dl is not None else None
@@ -328,11 +406,16 @@ class _Walker:
             s = self.result.sections[index]
             self.result.sections[index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, end))
 
-    def end(self, el: etree._Element) -> None:
-        tag, capture, span_start, raw_link, section = self.stack.pop()
-        if tag in BLOCK_TAGS:
+    def end(self, el: etree._Element, entry: tuple) -> None:
+        """An element with an action ends; ``entry`` is what its start pushed."""
+        tag, action, capture, span_start, raw_link, section = entry
+        block, container, heading, kind, flag, region, _link_attribute, special = action
+        if block:
             self.flush()
-        if el in self.open_definitions:
+            self.blocks.pop()
+            if container:
+                self.containers.pop()
+        if self.open_definitions and el in self.open_definitions:
             self._close_definition(el, self.end_pos())
         if section is not None and capture is not None:
             title = clean_title(capture.text())
@@ -342,11 +425,13 @@ class _Walker:
                 if level == DEFINITION_LEVEL and el.getparent() is not None:
                     self.open_definitions[el.getparent()] = len(self.result.sections) - 1
         if span_start is not None:
-            self.result.spans.append((int(MARKER_TAGS[tag]), span_start, self.end_pos()))
+            self.result.spans.append((kind, span_start, self.end_pos()))
         if capture is not None:
             self.captures.remove(capture)
             text = capture.text()
             if raw_link is not None:
+                if tag in _LINK_TAGS:
+                    self.in_link -= 1
                 raw_link.text = text or None
                 raw_link.contains_headline = capture.saw_headline
                 raw_link.fallback_text = capture.img_alt
@@ -354,52 +439,60 @@ class _Walker:
                 self.result.h1s.append(
                     Headline(
                         text,
-                        bool(self.regions[REGION_MAIN] or self.regions[REGION_ARTICLE]),
-                        bool(self.regions[REGION_HEADER] or self.regions[REGION_NAV]),
+                        bool(self.region_mask & (REGION_MAIN | REGION_ARTICLE)),
+                        bool(self.region_mask & (REGION_HEADER | REGION_NAV)),
                     )
                 )
-            elif tag in CODE_TAGS and text:
+            elif special == _CODE and text:
                 self.result.code_items.append(text)
-            elif tag == "q" and text:
+            elif special == _Q and text:
                 self.result.quote_items.append(text)
-        if tag in HEADING_LEVELS:
+        if heading:
             self.headings.pop()
-        elif tag == "pre":
-            self.pre -= 1
-        elif tag == "blockquote":
-            self.blockquote -= 1
-        elif tag in CODE_TAGS:
-            self.code -= 1
-        elif tag == "q":
-            self.q -= 1
-        elif tag == "head":
-            self.suppressed -= 1
-        flag = LOCATION_TAGS.get(tag)
-        if flag is not None:
-            self.flags[_FLAG_INDEX[flag]] -= 1
-        region = _REGION_BITS.get(tag)
-        if region is not None:
-            self.regions[region] -= 1
-        self.add_text(el.tail)
+        elif special:
+            if special == _PRE:
+                self.pre -= 1
+            elif special == _BLOCKQUOTE:
+                self.blockquote -= 1
+            elif special == _CODE:
+                self.code -= 1
+            elif special == _Q:
+                self.q -= 1
+            elif special == _HEAD:
+                self.suppressed -= 1
+        if flag >= 0:
+            self.flag_counts[flag] -= 1
+            if not self.flag_counts[flag]:
+                self.flag_mask &= ~(1 << flag)
+        if region:
+            self.region_counts[region] -= 1
+            if not self.region_counts[region]:
+                self.region_mask &= ~region
+        tail = el.tail
+        if tail:
+            self.add_text(tail)
 
 
 def walk_document(root: etree._Element) -> WalkResult:
-    """Walk ``root`` (an lxml.html document element) once; see the module docstring.
+    """Walk ``root`` (an lxml document element) once; see the module docstring.
 
     Never raises for odd markup: unknown tags are inline, comments are skipped.
     """
     walker = _Walker()
+    hidden = {el for el in _MAYBE_HIDDEN(root) if _hidden(el)}
+    plain_pres = set(_PLAIN_PRE(root))
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skipping = False  # the next "end" event closes a skipped element
+    start, end, add_text, stack = walker.start, walker.end, walker.add_text, walker.stack
+    actions = _ACTIONS
     for event, el in events:
         tag = el.tag
-        if not isinstance(tag, str):  # comment, processing instruction, entity
-            if event in ("comment", "pi"):
-                walker.add_text(el.tail)
+        if tag.__class__ is not str:  # comment, processing instruction, entity
+            if event == "comment" or event == "pi":
+                add_text(el.tail)
             continue
-        tag = tag.lower()
         if event == "start":
-            if tag in SKIP_TAGS or _hidden(el):
+            if tag in SKIP_TAGS or (hidden and el in hidden):
                 if tag == "script" and el.get("src"):
                     target = el.get("src")
                     if target.strip():
@@ -409,14 +502,31 @@ def walk_document(root: etree._Element) -> WalkResult:
                 events.skip_subtree()
                 skipping = True
                 continue
-            walker.start(el, tag)
+            action = actions.get(tag)
+            if action is None:  # an inline element without semantics (span, font ...): its text
+                stack.append(None)
+                text = el.text
+                if text:
+                    add_text(text)
+                continue
+            start(el, tag, action)
+            if plain_pres and el in plain_pres:
+                # start() took el.text; the rest of its text in one piece
+                add_text("".join(el.itertext())[len(el.text or ""):])
+                events.skip_subtree()  # its own end event follows: an ordinary end below
         elif skipping:
             skipping = False
             if tag in BLOCK_TAGS:
                 walker.flush()
-            walker.add_text(el.tail)
+            add_text(el.tail)
         else:
-            walker.end(el)
+            entry = stack.pop()
+            if entry is None:
+                tail = el.tail
+                if tail:
+                    add_text(tail)
+            else:
+                end(el, entry)
     walker.flush()
     result = walker.result
     text = result.text
@@ -425,12 +535,12 @@ def walk_document(root: etree._Element) -> WalkResult:
         result.sections[dl_index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, len(text)))
     result.sections = close_heading_spans(result.sections, len(text))
     spans = []
-    for kind, start, end in result.spans:
-        while start < end and text[start] in " \n":
-            start += 1
-        while end > start and text[end - 1] in " \n":
-            end -= 1
-        if end > start:
-            spans.append((kind, start, end))
+    for kind, start_, end_ in result.spans:
+        while start_ < end_ and text[start_] in " \n":
+            start_ += 1
+        while end_ > start_ and text[end_ - 1] in " \n":
+            end_ -= 1
+        if end_ > start_:
+            spans.append((kind, start_, end_))
     result.spans = spans
     return result
