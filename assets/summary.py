@@ -102,7 +102,8 @@ def scrape_results(context: AssetExecutionContext, staging_area: StagingAreaReso
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder}: partition {key} is not staged; materialize crawl_log_staging first")
         staging_area.remove_marker(key, SCRAPED_MARKER)
-        report = scrape_staged(folder, progress=staging_area.show_progress)
+        report = scrape_staged(folder, progress=staging_area.show_progress,
+                               scrape_processes=staging_area.scrape_processes)
         staging_area.write_marker(key, SCRAPED_MARKER, {"files_scraped": report.files_scraped,
                                                         "extraction_version": EXTRACTION_VERSION})
     return MaterializeResult(

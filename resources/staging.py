@@ -35,6 +35,10 @@ class StagingAreaResource(ConfigurableResource):
     root: str = Field(description="Folder holding one sub-folder of Parquet per crawl-run partition.")
     batch_size: int = Field(default=1000, description="Crawl log entries per staged batch.")
     show_progress: bool = Field(default=False, description="Show the library's progress bars on stderr.")
+    scrape_processes: int | None = Field(
+        default=None, ge=0,
+        description="Worker processes scraping a partition (None: one per CPU; 0: in the step's own process). "
+        "With Dagster's multiprocess executor, partitions are scraped in parallel steps as well.")
 
     def partition_dir(self, key: str) -> Path:
         """The folder of partition ``key`` (not created). Raises ValueError for a bad key."""

@@ -10,8 +10,10 @@ compared too where the system tells it (Linux ``/proc``).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
+import signal
 import socket
 import threading
 import time
@@ -140,3 +142,32 @@ def remove_leftovers_of_dead(folder: str | Path, prefix: str) -> list[Path]:
             continue
         removed.append(path)
     return removed
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask on Linux), at least 1: the
+    default number of worker processes of a pool."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def forkserver_context(preload: list[str]) -> multiprocessing.context.BaseContext:
+    """The multiprocessing context of textpile's worker processes: a forkserver (no fork
+    of a process with threads or an event loop) that imports the modules ``preload``
+    once, so that a new worker starts in milliseconds. The forkserver is shared by the
+    whole process: the list given before it starts (its first use) is the one imported;
+    a module missing from it is imported by each worker on first use."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(preload)
+    return context
+
+
+def init_worker(owner_pid: int, owner_started: float | None) -> None:
+    """Initializer of a pool's worker processes: Ctrl+C is the owner's to handle (it
+    stops the workers), and a worker ends by itself when the owning process was killed
+    (SIGKILL; :func:`exit_with_parent`). Pass the owner's :func:`this_process` pid and
+    start time."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent(owner_pid, owner_started)

@@ -12,14 +12,17 @@ from textpile.summarize.scrape import document
 from textpile.summarize.versions import EXTRACTION_VERSION
 from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS, CRAWL_RUNS, new_crawl_run_key
 from textpile_dagster.assets import summary as summary_assets
-from textpile_dagster.resources import PipelineSettings, build_resources
+from textpile_dagster.resources import PipelineSettings, StagingAreaResource, build_resources
 
 EVERYTHING = [*ALL_ASSETS, *ALL_CHECKS]
 SUMMARY_STEPS = ["crawl_log_staging", "scrape_results", "summary_db", "fts_index"]
 
 
 def _run(instance, settings, key=None, selection=None, run_config=None):
-    result = dg.materialize(EVERYTHING, instance=instance, resources=build_resources(settings), partition_key=key,
+    resources = build_resources(settings)
+    # Scraped in the step's own process: the test patches scrape_document in this process.
+    resources["staging_area"] = StagingAreaResource(root=resources["staging_area"].root, scrape_processes=0)
+    result = dg.materialize(EVERYTHING, instance=instance, resources=resources, partition_key=key,
                             selection=selection, raise_on_error=False, run_config=run_config)
     assert result.success, [str(e.step_failure_data.error) for e in result.get_step_failure_events()]
     return result

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 
 from textpile.crawl.crawlstore import IGNORE_TABLE, CrawlStore
-from textpile.crawl.reader import forkserver_context, init_worker
-from textpile.processes import this_process
+from textpile.crawl.reader import forkserver_context
+from textpile.processes import init_worker, this_process
 from textpile.crawl.records import Candidate, FileRecord, LogEntry, RedirectRecord, RequestRecord
 from textpile.store.urls import ParsedUrl
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
-import signal
 from collections import OrderedDict, deque
 from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,7 +22,8 @@ from dataclasses import dataclass, field
 from textpile.crawl.charset import decode_body
 from textpile.crawl.packed import pack_links
 from textpile.crawl.page import RobotsDirectives, read_page
-from textpile.processes import exit_with_parent, this_process
+from textpile import processes
+from textpile.processes import init_worker, this_process
 from textpile.store.urls import ParsedUrl
 
 #: Media types whose text the crawler keeps, and those it reads as HTML.
@@ -86,32 +85,18 @@ WORKER_MODULES = ["textpile.crawl.reader", "textpile.crawl.crawlstore", "textpil
 
 
 def forkserver_context() -> multiprocessing.context.BaseContext:
-    """The multiprocessing context of the crawl's worker processes: a forkserver (no
-    fork of a process with threads and an event loop) that has imported
-    :data:`WORKER_MODULES`, so that a new worker starts in milliseconds."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(WORKER_MODULES)
-    return context
+    """The multiprocessing context of the crawl's worker processes
+    (:func:`textpile.processes.forkserver_context` preloading :data:`WORKER_MODULES`)."""
+    return processes.forkserver_context(WORKER_MODULES)
 
 
 def _warm_up() -> None:
     """A no-op run in each worker once, so that it is started."""
 
 
-def init_worker(owner_pid: int, owner_started: float | None) -> None:
-    """Initializer of the crawl's worker processes: Ctrl+C is the crawl's to handle (it
-    stops the workers), and a worker ends by itself when the crawl's process was killed
-    (SIGKILL; :func:`textpile.processes.exit_with_parent`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    exit_with_parent(owner_pid, owner_started)
-
-
 def default_readers() -> int:
     """The number of page reader processes by default: the CPUs this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    return processes.usable_cpus()
 
 
 class PageReader:

@@ -29,6 +29,7 @@ from textpile.store.database import open_crawler_db, open_summary_db, optimize_a
 from textpile.store.watch import FileWatch
 from textpile.summarize import fts, staging
 from textpile.summarize.integrate import IntegrationReport, integrate_batch
+from textpile.summarize.scrape_pool import ScrapePool
 from textpile.summarize.scrape_stage import count_files_to_scrape, scrape_batch
 
 
@@ -110,10 +111,10 @@ def stage_crawl_log(crawler_db: str | Path, staging_dir: str | Path, *, agent_uu
     return report
 
 
-def _scrape_into(report: ScrapeReport, batch_dir: Path, bar: Progress) -> None:
-    """Scrape one batch into ``report``, advancing ``bar`` by one per file scraped."""
+def _scrape_into(report: ScrapeReport, batch_dir: Path, bar: Progress, pool: ScrapePool) -> None:
+    """Scrape one batch into ``report`` with ``pool``, advancing ``bar`` by one per file scraped."""
     started = time.monotonic()
-    files, links, noindex, errors = scrape_batch(batch_dir, on_file=lambda: bar.advance(1))
+    files, links, noindex, errors = scrape_batch(batch_dir, on_file=lambda: bar.advance(1), pool=pool)
     report.files_scraped += files
     report.links += links
     report.noindex += noindex
@@ -121,19 +122,28 @@ def _scrape_into(report: ScrapeReport, batch_dir: Path, bar: Progress) -> None:
     report.seconds += time.monotonic() - started
 
 
-def scrape_staged(staging_dir: str | Path, *, progress: bool = True) -> ScrapeReport:
+def scrape_staged(staging_dir: str | Path, *, progress: bool = True,
+                  scrape_processes: int | None = None) -> ScrapeReport:
     """Scrape every staged file under ``staging_dir`` into scrape-result Parquet beside it.
 
-    Writes ``scrape_file.parquet`` and ``scrape_link.parquet`` into each batch folder
-    (replacing earlier results). See :mod:`textpile.summarize.scrape_stage`. The progress
-    bar counts files, out of the number of files to scrape in every batch.
+    Writes ``scrape_file.parquet``, ``scrape_link.parquet`` and ``scrape_section.parquet``
+    into each batch folder (replacing earlier results), scraping in ``scrape_processes``
+    worker processes (None: one per CPU; 0: in this process; see
+    :class:`~textpile.summarize.scrape_pool.ScrapePool`). See
+    :mod:`textpile.summarize.scrape_stage`. The progress bar counts files, out of the
+    number of files to scrape in every batch.
+
+    Raises:
+        TextpileError: a scraping worker process died; the batches scraped before keep
+            their results.
+        ValueError: ``scrape_processes`` is negative.
     """
     report = ScrapeReport()
     batches = staging.batch_dirs(staging_dir)
-    with progress_bar("Scraping", None, enabled=progress) as bar:
+    with progress_bar("Scraping", None, enabled=progress) as bar, ScrapePool(scrape_processes) as pool:
         bar.update_total(sum(count_files_to_scrape(batch_dir) for batch_dir in batches))
         for batch_dir in batches:
-            _scrape_into(report, batch_dir, bar)
+            _scrape_into(report, batch_dir, bar, pool)
     return report
 
 
@@ -173,12 +183,16 @@ def rebuild_fts(summary_db: str | Path) -> int:
 
 def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str | Path | None = None,
               batch_size: int = 1000, progress: bool = True,
-              log: Callable[[str], None] | None = None, embeddings: bool = True) -> SummaryReport:
+              log: Callable[[str], None] | None = None, embeddings: bool = True,
+              scrape_processes: int | None = None) -> SummaryReport:
     """Summarize every not yet integrated crawl log entry of ``crawler_db`` into ``summary_db``.
 
     Per batch of up to ``batch_size`` entries: stage to Parquet under ``work_dir`` (a
     temporary folder when None, removed afterwards; those of killed runs, whose process
-    is gone, are removed first), scrape, integrate (one transaction).
+    is gone, are removed first), scrape (in ``scrape_processes`` worker processes, None:
+    one per CPU, 0: in this process; :class:`~textpile.summarize.scrape_pool.ScrapePool`),
+    integrate (one transaction). Memory is bounded by the batch size: a batch's staged
+    texts and the chunks being scraped, never the whole crawl.
     Then rebuild the FTS index, bring the page and section vectors up to date (unless
     ``embeddings`` is False; :func:`textpile.semantic.embed.embed_summary_in`: only new or
     changed searchable generations are embedded), optimize and vacuum the summary
@@ -203,7 +217,10 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         DatabaseError: ``crawler_db`` is missing, empty or not a crawler database, or
             ``summary_db`` is not a summary database; either is corrupt, read-only (the
             summary database) or locked. The message names the file.
-        TextpileError: ``batch_size`` is below 1, or ``work_dir`` exists and is not a folder.
+        TextpileError: ``batch_size`` is below 1, or ``work_dir`` exists and is not a
+            folder, or a scraping worker process died (killed, out of memory): the
+            batches integrated before are kept and the next run continues.
+        ValueError: ``scrape_processes`` is negative.
     """
     started = time.monotonic()
     say = log or (lambda text: None)
@@ -224,7 +241,8 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     try:
         staging_dir = Path(work_dir) / "staging"
         try:
-            with progress_bar("Summarizing", None, enabled=progress) as bar, _SigintSeen() as sigint:
+            with progress_bar("Summarizing", None, enabled=progress) as bar, _SigintSeen() as sigint, \
+                    ScrapePool(scrape_processes) as pool:
                 for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, summary_db=summary_db,
                                                               batch_size=batch_size, on_total=bar.update_total):
                     sigint.check()
@@ -234,7 +252,7 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
                     # The bar counts crawl log entries: one per file as it is scraped, the
                     # batch's other entries (robots.txt, redirects, errors) once it is integrated.
                     scraped_before = report.scrape.files_scraped
-                    _scrape_into(report.scrape, batch_dir, bar)
+                    _scrape_into(report.scrape, batch_dir, bar, pool)
                     try:
                         with sqlite_errors(summary_db):
                             result = integrate_batch(conn, batch_dir)

@@ -96,11 +96,9 @@ def table_path(batch_dir: Path, table: str) -> Path:
     return Path(batch_dir) / f"{table}.parquet"
 
 
-def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` to ``path`` with zstd, atomically (temporary file, then rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+def temporary_path(path: Path) -> Path:
+    """Where a Parquet file is written before it is renamed to ``path`` (``<name>.tmp``)."""
+    return path.with_name(path.name + ".tmp")
 
 
 def rows_to_table(rows: list[tuple], schema: pa.Schema) -> pa.Table:

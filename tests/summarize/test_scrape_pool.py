@@ -1,0 +1,111 @@
+"""Scraping in worker processes: the same rows as in one process, a bounded window of
+chunks in flight, a dead worker is a clear error and leaves no scrape results."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow.parquet as pq
+import pytest
+
+from textpile.errors import TextpileError
+from textpile.summarize.pipeline import scrape_staged, stage_crawl_log, summarize
+from textpile.summarize.scrape_pool import CHUNKS_PER_WORKER, ScrapePool
+from textpile.summarize.scrape_stage import CHUNK_FILES, scrape_batch
+from textpile.summarize.staging import batch_dirs
+
+from .summary_fixtures import CrawlerRows, dump_db, page, semantic_dump
+
+BASE = "http://site.test"
+PAGES = 3 * CHUNK_FILES + 5  # four chunks, the last one short
+
+
+def build_crawler_db(path):
+    with CrawlerRows(path) as rows:
+        agent = rows.agent(started=1000)
+        for i in range(PAGES):
+            links = "".join(f'<a href="/p{j}.html">page {j}</a> ' for j in range(i, i + 3))
+            rows.crawl(agent, f"{BASE}/p{i}.html", 1000 + i,
+                       html=page(f"Page {i}", f"<p>Words of page {i}: lantern{i} kettle.</p><nav>{links}</nav>"))
+        rows.crawl(agent, f"{BASE}/notes.txt", 2000, html="plain\n\ntext", mimetype="text/plain")
+    return path
+
+
+def _results(batch_dir):
+    return {name: pq.read_table(batch_dir / f"{name}.parquet").to_pylist()
+            for name in ("scrape_file", "scrape_link", "scrape_section")}
+
+
+def test_workers_write_the_same_rows_as_one_process(tmp_path):
+    crawler = build_crawler_db(tmp_path / "c.db")
+    stage_crawl_log(crawler, tmp_path / "stage", progress=False)
+    [batch] = batch_dirs(tmp_path / "stage")
+    with ScrapePool(0) as pool:
+        inline = scrape_batch(batch, pool=pool)
+    alone = _results(batch)
+    with ScrapePool(2) as pool:
+        pooled = scrape_batch(batch, pool=pool)
+        assert pool._executor is not None and len(pool._executor._processes) == 2  # workers did the work
+    assert inline == pooled == (PAGES + 1, PAGES * 3, 0, 0)
+    assert _results(batch) == alone
+    files = alone["scrape_file"]
+    assert [r["file_id"] for r in files] == sorted(r["file_id"] for r in files)
+    assert files[0]["title"] == "Page 0" and files[-1]["gen1_text"] == "plain\ntext"
+    assert sorted(os.listdir(batch)) == sorted(["crawl_log.parquet", "file.parquet", "file_text.parquet",
+                                                "redirect.parquet", "request.parquet", "scrape_file.parquet",
+                                                "scrape_link.parquet", "scrape_section.parquet"])
+
+
+def test_summaries_are_the_same_with_and_without_workers(tmp_path):
+    crawler = build_crawler_db(tmp_path / "c.db")
+    summarize(crawler, tmp_path / "one.db", progress=False, scrape_processes=0)
+    summarize(crawler, tmp_path / "two.db", progress=False, scrape_processes=2)
+    assert semantic_dump(tmp_path / "two.db") == semantic_dump(tmp_path / "one.db")
+    one, two = dump_db(tmp_path / "one.db"), dump_db(tmp_path / "two.db")
+    for table in ("url", "text_pile", "text_pile_v0_2", "document_description", "link_summary"):
+        assert two[table] == one[table], table
+    assert len(one["link_summary"]) == PAGES * 3
+    assert scrape_staged(tmp_path / "nothing-staged", progress=False, scrape_processes=2).files_scraped == 0
+
+
+def test_chunks_in_flight_are_bounded():
+    taken = []
+
+    def chunks():
+        for i in range(20):
+            taken.append(i)
+            yield [i] * (i + 1)
+
+    with ScrapePool(2) as pool:
+        results = pool.map(len, chunks())
+        assert next(results) == 1
+        assert len(taken) == CHUNKS_PER_WORKER * 2  # not the 20 chunks
+        assert list(results) == list(range(2, 21))
+    assert len(taken) == 20
+
+
+def test_one_chunk_is_scraped_without_workers():
+    with ScrapePool(2) as pool:
+        assert list(pool.map(len, [[1, 2, 3]])) == [3]
+        assert pool._executor is None
+
+
+def test_a_dead_worker_is_a_clear_error(tmp_path):
+    crawler = build_crawler_db(tmp_path / "c.db")
+    stage_crawl_log(crawler, tmp_path / "stage", progress=False)
+    [batch] = batch_dirs(tmp_path / "stage")
+    with ScrapePool(2) as pool:
+        with pytest.raises(TextpileError, match="a scraping worker process died"):
+            list(pool.map(os._exit, [3, 3, 3]))
+    # A batch whose scraping fails leaves no scrape result, not even a temporary one.
+    with ScrapePool(2) as pool:
+        pool.map = lambda function, chunks: (_ for _ in ()).throw(TextpileError("a scraping worker process died"))
+        with pytest.raises(TextpileError):
+            scrape_batch(batch, pool=pool)
+    assert not any(name.startswith("scrape_") for name in os.listdir(batch))
+
+
+def test_bad_process_counts_are_refused():
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="scraping processes"):
+            ScrapePool(bad)
