@@ -2,12 +2,12 @@
 bench_summarize.py), printed as one JSON line.
 
     python bench/summarize/run_pipeline.py --crawler-db CRAWL.db --summary-db OUT.db [--batch-size 1000] \
-        [--textpile-src OLD/src]
+        [--textpile-src OLD/src] [--scrape-processes N]
 
 Summarizes the crawler database into a new summary database (staging, scraping,
 integration, FTS index, optimize and vacuum) and reports: files scraped, wall seconds,
 CPU seconds of this process and all its descendants (scraping workers), peak resident
-memory of the process tree (bench/proctree.py), the summary database's size and its bytes per table
+memory of the process tree (RSS summed, and PSS: shared pages counted once; bench/proctree.py), the summary database's size and its bytes per table
 (SQLite's dbstat; FTS5 shadow tables summed under the virtual table's name), and the
 raw bytes of the HTML and text files in the crawler database.
 """
@@ -63,19 +63,22 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path)
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--textpile-src", type=Path)
+    parser.add_argument("--scrape-processes", type=int, help="scraping worker processes (default: textpile's)")
     args = parser.parse_args()
     if args.textpile_src is not None:
         sys.path.insert(0, str(args.textpile_src))
     from textpile.summarize.pipeline import summarize
 
     started = time.monotonic()
+    extra = {} if args.scrape_processes is None else {"scrape_processes": args.scrape_processes}
     with ProcessTree() as tree:
         report = summarize(args.crawler_db, args.summary_db, work_dir=args.work_dir, batch_size=args.batch_size,
-                           progress=False)
+                           progress=False, **extra)
     wall, cpu = time.monotonic() - started, tree.cpu_s()
     print(json.dumps({
         "files": report.scrape.files_scraped, "crawls": report.pages_processed, "fts_rows": report.fts_rows,
-        "wall_s": wall, "cpu_s": cpu, "peak_rss": tree.peak_rss, "scrape_s": report.scrape.seconds,
+        "wall_s": wall, "cpu_s": cpu, "peak_rss": tree.peak_rss, "peak_pss": tree.peak_pss,
+        "scrape_s": report.scrape.seconds,
         "summary_bytes": args.summary_db.stat().st_size, "raw_bytes": raw_bytes(args.crawler_db),
         "tables": table_bytes(args.summary_db),
     }))
