@@ -2,19 +2,21 @@
 bench_summarize.py), printed as one JSON line.
 
     python bench/summarize/run_pipeline.py --crawler-db CRAWL.db --summary-db OUT.db [--batch-size 1000] \
-        [--textpile-src OLD/src] [--scrape-processes N]
+        [--textpile-src OLD/src] [--scrape-processes N] [--embeddings]
 
 Summarizes the crawler database into a new summary database (staging, scraping,
-integration, FTS index, optimize and vacuum) and reports: files scraped, wall seconds,
-CPU seconds of this process and all its descendants (scraping workers), peak resident
-memory of the process tree (RSS summed, and PSS: shared pages counted once; bench/proctree.py), the summary database's size and its bytes per table
-(SQLite's dbstat; FTS5 shadow tables summed under the virtual table's name), and the
-raw bytes of the HTML and text files in the crawler database.
+integration, FTS index, optimize and vacuum; the page vectors of issue 14 only with
+--embeddings) and reports: files scraped, wall seconds, CPU seconds of this process and
+all its descendants (scraping workers), peak resident memory of the process tree (RSS
+summed, and PSS: shared pages counted once; bench/proctree.py), the summary database's
+size and its bytes per table (SQLite's dbstat; FTS5 shadow tables summed under the
+virtual table's name), and the raw bytes of the HTML and text files in the crawler database.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sqlite3
 import sys
@@ -64,6 +66,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--textpile-src", type=Path)
     parser.add_argument("--scrape-processes", type=int, help="scraping worker processes (default: textpile's)")
+    parser.add_argument("--embeddings", action="store_true",
+                        help="also embed the pages (issue 14; bench/bench_semantic.py measures that on its own)")
     args = parser.parse_args()
     if args.textpile_src is not None:
         sys.path.insert(0, str(args.textpile_src))
@@ -71,6 +75,8 @@ def main() -> None:
 
     started = time.monotonic()
     extra = {} if args.scrape_processes is None else {"scrape_processes": args.scrape_processes}
+    if "embeddings" in inspect.signature(summarize).parameters:  # older checkouts do not embed
+        extra["embeddings"] = args.embeddings
     with ProcessTree() as tree:
         report = summarize(args.crawler_db, args.summary_db, work_dir=args.work_dir, batch_size=args.batch_size,
                            progress=False, **extra)
