@@ -21,12 +21,15 @@ from pathlib import Path
 
 @dataclass
 class Response:
-    """A scripted HTTP response. ``body`` str is encoded as UTF-8."""
+    """A scripted HTTP response. ``body`` str is encoded as UTF-8. ``hang_up``: the
+    server closes the connection without answering (what a crawler sees as a failed read,
+    a possible fluke)."""
 
     status: int = 200
     body: bytes | str = b""
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html; charset=utf-8"})
     delay_s: float = 0.0
+    hang_up: bool = False
 
 
 @dataclass
@@ -75,6 +78,9 @@ class SiteServer:
                     resp = route
                 if resp.delay_s:
                     time.sleep(resp.delay_s)
+                if resp.hang_up:
+                    self.close_connection = True
+                    return
                 body = resp.body.encode("utf-8") if isinstance(resp.body, str) else resp.body
                 self.send_response(resp.status)
                 for k, v in resp.headers.items():

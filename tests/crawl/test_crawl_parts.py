@@ -11,7 +11,8 @@ import pytest
 from textpile.crawl.charset import decode_body
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
 from textpile.crawl.fetch import BodyTooLarge, TruncatedBody, UndecodableBody, decode_content, exit_code_for_status
-from textpile.crawl.page import read_page, x_robots_tag
+from textpile.crawl.headers import x_robots_tag
+from textpile.crawl.page import read_page
 from textpile.crawl.robots import RobotsRules, looks_like_html, user_agent_token
 from textpile.enums import ExitCode
 

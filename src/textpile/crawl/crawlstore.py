@@ -15,7 +15,6 @@ import uuid
 
 from textpile.crawl.packed import unpack_links
 from textpile.crawl.records import Candidate, LogEntry
-from textpile.enums import InformationSource
 from textpile.ids import uuid7
 from textpile.store.mimetypes import intern_mimetype
 from textpile.store.urls import ParsedUrl, parse_url
@@ -25,6 +24,9 @@ IGNORE_TABLE = "temp.textpile_crawl_ignore"
 #: textpile's index over the base schema's url table for the crawl loop's "due candidates
 #: of one origin" (an index only: tables and columns stay as documented).
 URL_BY_ORIGIN_INDEX = "CREATE INDEX IF NOT EXISTS textpile_url_by_origin ON url(origin_id)"
+#: textpile's index over the request table for "the requests of a crawl log entry" (the
+#: Last-Modified a due candidate's conditional request sends; an index only).
+REQUEST_BY_CRAWL_LOG_INDEX = "CREATE INDEX IF NOT EXISTS textpile_request_by_crawl_log ON request(crawl_log_id)"
 #: Cached url ids (and known candidates); the caches start over when they grow beyond.
 MAX_CACHED_URLS = 200_000
 
@@ -48,6 +50,7 @@ class CrawlStore:
         )
         conn.execute(f"DELETE FROM {IGNORE_TABLE}")
         conn.execute(URL_BY_ORIGIN_INDEX)
+        conn.execute(REQUEST_BY_CRAWL_LOG_INDEX)
         conn.commit()
 
     def start_agent(self, agent_uuid: uuid.UUID, name: str, http_user_agent: str | None) -> int:
@@ -165,18 +168,26 @@ class CrawlStore:
 
         Due: never crawled, or last crawled at least ``recrawl_interval_s`` ago; every
         candidate when ``force``. Never-crawled candidates come first, then by url_id.
+        Each candidate carries the Last-Modified header of its last contentful crawl's
+        last request (for If-Modified-Since), looked up for the chosen ones only.
         """
         now = int(time.time()) if now_unix is None else now_unix
         rows = self.conn.execute(
-            f"""SELECT c.url_id, u.str_url, c.last_contentful_crawl_time_unix_utc, c.last_contentful_http_etag
-                FROM origin o
-                JOIN url u ON u.origin_id = o.origin_id
-                JOIN crawl_candidate c ON c.url_id = u.url_id
-                WHERE o.str_origin = ?
-                  AND (? OR c.last_crawl_time_unix_utc IS NULL OR c.last_crawl_time_unix_utc <= ?)
-                  AND c.url_id NOT IN (SELECT url_id FROM {IGNORE_TABLE})
-                ORDER BY c.last_crawl_time_unix_utc IS NOT NULL, c.url_id
-                LIMIT ?""",
+            f"""SELECT d.url_id, d.str_url, d.contentful_time, d.etag,
+                       (SELECT r.server_last_modified_unix_utc FROM crawl_log l
+                        JOIN request r ON r.crawl_log_id = l.crawl_log_id
+                        WHERE l.url_id = d.url_id AND l.time_started_unix_utc = d.contentful_time
+                        ORDER BY l.crawl_log_id DESC, r.request_id DESC LIMIT 1)
+                FROM (SELECT c.url_id, u.str_url, c.last_contentful_crawl_time_unix_utc AS contentful_time,
+                             c.last_contentful_http_etag AS etag
+                      FROM origin o
+                      JOIN url u ON u.origin_id = o.origin_id
+                      JOIN crawl_candidate c ON c.url_id = u.url_id
+                      WHERE o.str_origin = ?
+                        AND (? OR c.last_crawl_time_unix_utc IS NULL OR c.last_crawl_time_unix_utc <= ?)
+                        AND c.url_id NOT IN (SELECT url_id FROM {IGNORE_TABLE})
+                      ORDER BY c.last_crawl_time_unix_utc IS NOT NULL, c.url_id
+                      LIMIT ?) d""",
             (str_origin, 1 if force else 0, now - recrawl_interval_s, limit),
         ).fetchall()
         if rows:
@@ -253,7 +264,8 @@ class CrawlStore:
             cur = conn.execute(
                 "INSERT INTO file(crawl_log_id, request_id, url_id, last_modified_unix_utc, file_size,"
                 " mimetype_id, canonical_url_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (log_id, request_ids[f.request_index], url_id, f.last_modified_unix, f.size,
+                (log_id, None if f.request_index is None else request_ids[f.request_index], url_id,
+                 f.last_modified_unix, f.size,
                  intern_mimetype(conn, f.media_type), canonical_id),
             )
             if f.text is not None:
@@ -263,8 +275,8 @@ class CrawlStore:
             conn.execute(
                 "INSERT INTO redirect(crawl_log_id, request_id, url_id, last_modified_unix_utc, to_url_id,"
                 " information_source, is_permanent, by_security_policy) VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
-                (log_id, request_ids[r.request_index], url_id, r.last_modified_unix,
-                 self.url_id(r.to_url), int(InformationSource.response_header),
+                (log_id, None if r.request_index is None else request_ids[r.request_index], url_id,
+                 r.last_modified_unix, self.url_id(r.to_url), int(r.information_source),
                  1 if r.is_permanent else 0),
             )
         if entry.update_candidate:

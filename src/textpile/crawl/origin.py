@@ -4,10 +4,12 @@ Source: unobtanium-documentation.txt, page "Crawl Loop". Each iteration does one
 [1] fetch robots.txt (when missing, expired after 30 minutes, or unavailable last time),
 [2] fill the todo list from due crawl candidates (logging local-policy blocks as 173),
 [3] crawl one URL (robots.txt blocks logged as 170). Patience starts at 5; persisting
-trouble (5xx answers, flukes that failed their retry, an unavailable robots.txt)
-decrements it and the origin gives up at 0; a database error sets it to 0 at once.
-Rate-limited (429) and fluke URLs are taken off the ignore list so they are tried again
-in the same run (each at most :data:`MAX_REQUEUES` times).
+trouble (5xx answers, an unavailable robots.txt, possible flukes that failed their
+immediate retry while the origin gave no answer since the last such failure: see
+:meth:`OriginCrawler.fluke_failed`) decrements it and the origin gives up at 0; a
+database error sets it to 0 at once. Rate-limited (429) and fluke URLs are taken off
+the ignore list so they are tried again in the same run (each at most
+:data:`MAX_REQUEUES` times).
 
 Pages are read while the loop goes on: a 2xx text answer is handed to the run's page
 reader (a worker process) and the origin crawler waits out its delay and sends its next
@@ -39,11 +41,13 @@ from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, R
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
 from textpile.crawl.fetch import (FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
                                   is_valid_header_value, parse_http_date)
-from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives, x_robots_tag
+from textpile.crawl.headers import header_canonical, header_refresh, parse_link_header, x_robots_tag
+from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives
 from textpile.crawl.reader import TEXT_TYPES, PageReader, PageReading
+from textpile.crawl.refresh import MAX_REDIRECT_DELAY_S
 from textpile.crawl.robots import ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules, looks_like_html
 from textpile.crawl.sniff import mislabeled_text_type
-from textpile.enums import CrawlType, ExitCode
+from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.errors import DatabaseError
 from textpile.store.mimetypes import parse_media_type
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
@@ -156,6 +160,10 @@ class OriginCrawler:
     reads: deque = field(default_factory=deque)
     #: crawl log entries in request order: [entry] when ready, [None] while its page is read
     outbox: deque = field(default_factory=deque)
+    #: True after a file crawl failed as a possible fluke, until an answer comes
+    fluke_streak: bool = False
+    #: url ids whose persisting fluke failures cost a patience in this run
+    fluke_charged: set = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.delay = CrawlDelay(self.state.config.default_delay_ms / 1000.0)
@@ -465,8 +473,10 @@ class OriginCrawler:
         # A stored validator that is not a valid header value (a hostile ETag) is not sent.
         if is_valid_header_value(candidate.last_contentful_http_etag):
             headers["If-None-Match"] = candidate.last_contentful_http_etag
-        if candidate.last_contentful_crawl_time_unix is not None:
-            headers["If-Modified-Since"] = http_date(candidate.last_contentful_crawl_time_unix)
+        if candidate.server_last_modified_unix is not None:
+            # The stored Last-Modified of the last contentful answer (RFC 9110 13.1.3),
+            # never the time of the crawl.
+            headers["If-Modified-Since"] = http_date(candidate.server_last_modified_unix)
         await self.state.backlog.room()
         started = time.time()
         t0 = time.monotonic()
@@ -474,6 +484,7 @@ class OriginCrawler:
         last = results[-1]
         if last.exit_code is None and 200 <= last.status < 300:
             # Read while the loop goes on: a 2xx answer changes neither patience nor requeues.
+            self.fluke_streak = False
             await self.read_later(url, results, started, t0)
             return
         entry = await self.interpret(url, results)
@@ -481,11 +492,13 @@ class OriginCrawler:
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         self.write(entry)
         code = entry.exit_code
+        if not code.could_be_fluke:
+            self.fluke_streak = False
         if last.blocked_address:
             self.refused(last.message)
         elif code == ExitCode.rate_limited or code.could_be_fluke:
             if code.could_be_fluke:
-                self.patience -= 1
+                self.fluke_failed(candidate.url_id)
             count = self.requeues.get(candidate.url_id, 0)
             if count < MAX_REQUEUES:
                 # "un-ignored so that it can be recrawled in the same run": its candidate
@@ -494,6 +507,19 @@ class OriginCrawler:
                 self.todo.append(candidate)
         elif code == ExitCode.server_internal_error:
             self.patience -= 1
+
+    def fluke_failed(self, url_id: int) -> None:
+        """A crawl of ``url_id`` ended in a possible fluke although it was retried at once
+        (page "Crawl Loop": such a URL is un-ignored and tried again in this run, which
+        costs no patience). Patience is only lost when the trouble persists: when no
+        answer came from the origin since its previous such failure, and at most once
+        per URL and run. So two URLs that keep failing on an origin that answers
+        otherwise cost at most two patience, and an origin that stopped answering gives
+        up after a few URLs."""
+        if self.fluke_streak and url_id not in self.fluke_charged:
+            self.fluke_charged.add(url_id)
+            self.patience -= 1
+        self.fluke_streak = True
 
     async def read_later(self, url: ParsedUrl, results: list[FetchResult], started: float, t0: float) -> None:
         """Start reading the 2xx answer ``results[-1]`` of ``url`` in a task of its own
@@ -599,6 +625,7 @@ class OriginCrawler:
         body = result.body or b""
         media_type = parse_media_type(result.headers.get("content-type"))
         directives = x_robots_tag(result.headers.get_list("x-robots-tag"), state.token)
+        header_links = parse_link_header(result.headers.get_list("link"))
         reading = PageReading()
         entry.message = result.note
         if media_type.essence in TEXT_TYPES:
@@ -617,7 +644,23 @@ class OriginCrawler:
         if directives.noindex:
             entry.message = "the page asked not to be indexed (noindex)"
             return ExitCode.blocked_at_request_of_remote
-        canonical = reading.canonical
+        refresh, source = header_refresh(result.headers.get("refresh"), url.str_url), InformationSource.response_header
+        if refresh is None:
+            refresh, source = reading.refresh, InformationSource.file_body
+        if refresh is not None and refresh[0] <= MAX_REDIRECT_DELAY_S and refresh[1] is not None \
+                and refresh[1].str_url != url.str_url:
+            # A client-side redirect to a stub page: recorded as a redirect (read from the
+            # file's body, or from a Refresh header), not indexed; the target is
+            # scheduled like a redirect's.
+            delay, target = refresh
+            permanent = delay == 0  # an instant refresh redirects for good, as search engines treat it
+            entry.redirect = RedirectRecord(index, target, permanent, file_modified, information_source=source)
+            what = "meta refresh" if source == InformationSource.file_body else "Refresh header"
+            entry.message = f"{what} after {delay} s to {target.str_url}: a client-side redirect, not indexed"
+            if state.is_seed_origin(target):
+                entry.new_candidates.append(target)
+            return ExitCode.permanent_redirect if permanent else ExitCode.redirect
+        canonical = reading.canonical or header_canonical(header_links, url.str_url)
         if canonical is not None and canonical.str_url != url.str_url:
             entry.message = f"canonical URL is {canonical.str_url}"
             if state.is_seed_origin(canonical):

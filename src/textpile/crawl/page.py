@@ -1,10 +1,13 @@
-"""Crawl-time reading of an HTML page: links, ``<base href>``, robots directives, canonical.
+"""Crawl-time reading of an HTML page: links, ``<base href>``, robots directives,
+canonical, meta refresh and feeds.
 
 Sources: unobtanium-documentation.txt, page "Crawl Loop" (links from ``a`` elements,
 canonical URLs, meta robots noindex / nofollow); dead-simple-search-how-it-works.txt,
-"Deciding what not to index" (``content="none"``, the X-Robots-Tag header, a canonical
-naming a different page). The directives addressed to ``robots`` or to the crawler's
-own user-agent token count; other crawlers' names (googlebot) do not.
+"Deciding what not to index" (``content="none"``, a canonical naming a different page,
+a meta refresh with a target); atextcrawler-introduction.md (feeds of a site, found
+here from ``<link rel="alternate">``). The directives addressed to ``robots`` or to the
+crawler's own user-agent token count; other crawlers' names (googlebot) do not. The
+X-Robots-Tag header is read by :mod:`textpile.crawl.headers`.
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
 
+from textpile.crawl.refresh import parse_refresh
 from textpile.store.urls import ParsedUrl, UrlError, UrlResolver
 
 #: The longest URL the crawler collects, in characters (8 KiB, a common server limit for
 #: the request line; longer links are dropped, never scheduled).
 MAX_URL_CHARS = 8192
-
-# X-Robots-Tag directives that carry a value after a colon (so "name:" is not a bot name).
-_VALUED_DIRECTIVES = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+#: Media types of ``<link rel="alternate">`` that announce a feed (RSS, Atom, RDF Site
+#: Summary, JSON Feed).
+FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/rdf+xml",
+                        "application/feed+json"})
 
 
 @dataclass(frozen=True)
@@ -42,26 +47,6 @@ def directives_from_tokens(content: str) -> RobotsDirectives:
     return RobotsDirectives(none or "noindex" in tokens, none or "nofollow" in tokens)
 
 
-def x_robots_tag(values: list[str], token: str) -> RobotsDirectives:
-    """Directives of X-Robots-Tag header values for the crawler named ``token``.
-
-    A value may start with a bot name and a colon (``googlebot: noindex``); such a value
-    applies only when the name is ``token`` (case-insensitive). Values without a name
-    apply to every crawler.
-    """
-    result = RobotsDirectives()
-    token = token.lower()
-    for value in values:
-        head, sep, rest = value.partition(":")
-        name = head.strip().lower()
-        if sep and name and " " not in name and "," not in name and name not in _VALUED_DIRECTIVES:
-            if name == token:
-                result = result | directives_from_tokens(rest)
-            continue
-        result = result | directives_from_tokens(value)
-    return result
-
-
 @dataclass
 class PageInfo:
     """What the crawler reads from an HTML page.
@@ -70,12 +55,18 @@ class PageInfo:
     links marked ``rel=nofollow``, longer than :data:`MAX_URL_CHARS` or with a user name
     or password are left out (see :func:`usable_link`). ``canonical`` is the
     rel=canonical target when it is such a URL (resolved against the base), else None.
+    ``feeds`` are the usable targets of ``<link rel="alternate">`` whose type is one of
+    :data:`FEED_TYPES`, in document order. ``refresh`` is the first meta refresh as
+    ``(delay in seconds, target)``: target None when it reloads the page itself or names
+    no usable http(s) URL (resolved against the base); None without a meta refresh.
     """
 
     base_url: str
     links: list[ParsedUrl] = field(default_factory=list)
     robots: RobotsDirectives = field(default_factory=RobotsDirectives)
     canonical: ParsedUrl | None = None
+    feeds: list[ParsedUrl] = field(default_factory=list)
+    refresh: tuple[int, ParsedUrl | None] | None = None
 
 
 def usable_link(url: ParsedUrl) -> bool:
@@ -116,14 +107,15 @@ class _LinkResolver:
 
 
 #: The elements read_page looks at, found in one pass over the parsed document.
-_ELEMENTS = "base[href], meta[name], link[rel], a[href], area[href]"
+_ELEMENTS = "base[href], meta[name], meta[http-equiv], link[rel], a[href], area[href]"
 
 
 def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
     """Read links, base, robots meta directives and canonical from the HTML ``text``
     (str, or UTF-8 bytes) fetched from ``page_url``, for the crawler whose robots token
     is ``token``. The document is parsed as browsers parse it (the HTML standard's
-    parser, lexbor through selectolax).
+    parser, lexbor through selectolax). Feeds and meta refresh as :class:`PageInfo` says
+    (the refresh content read by :func:`textpile.crawl.refresh.parse_refresh`).
 
     Links come from ``a`` and ``area`` elements without ``rel=nofollow``, resolved
     against the first ``<base href>`` (itself resolved against ``page_url``) wherever it
@@ -140,6 +132,8 @@ def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
     names = {"robots", token.lower()}
     base: str | None = None
     canonical: str | None = None
+    refresh = None
+    feeds: list[str] = []
     hrefs: list[str] = []
     for node in LexborHTMLParser(text).css(_ELEMENTS):
         tag = node.tag
@@ -151,9 +145,14 @@ def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
         elif tag == "meta":
             if (attributes.get("name") or "").strip().lower() in names:
                 info.robots = info.robots | directives_from_tokens(attributes.get("content") or "")
+            elif refresh is None and (attributes.get("http-equiv") or "").strip().lower() == "refresh":
+                refresh = parse_refresh(attributes.get("content") or "")
         elif tag == "link":
-            if canonical is None and "canonical" in (attributes.get("rel") or "").lower().split():
+            rels = (attributes.get("rel") or "").lower().split()
+            if canonical is None and "canonical" in rels:
                 canonical = attributes.get("href") or ""
+            elif "alternate" in rels and (attributes.get("type") or "").strip().lower() in FEED_TYPES:
+                feeds.append(attributes.get("href") or "")
         elif tag == "base" and base is None:
             base = attributes.get("href") or ""
     links = page
@@ -163,6 +162,12 @@ def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
         links = _LinkResolver(info.base_url)
     if canonical is not None:
         info.canonical = links.http_url(canonical)
+    if refresh is not None:
+        info.refresh = (refresh.delay_s, links.http_url(refresh.target) if refresh.target else None)
+    for href in feeds:
+        feed = links.http_url(href)
+        if feed is not None and feed not in info.feeds:
+            info.feeds.append(feed)
     seen: set[str] = set()
     for href in hrefs:
         target = links.http_url(href)

@@ -40,16 +40,21 @@ class PageReading:
     :func:`textpile.crawl.page.read_page`) whose origin is one of the given origins, in
     document order without duplicates, packed (:mod:`textpile.crawl.packed`);
     ``link_count`` counts them and ``other_links`` the usable links left out because
-    their origin is not; ``robots`` holds the meta robots directives and ``canonical``
-    the rel=canonical target (any origin), else None.
+    their origin is not, ``other_origins`` the same links per ``str_origin``; ``robots``
+    holds the meta robots directives, ``canonical`` the rel=canonical target (any
+    origin), else None; ``feeds`` and ``refresh`` as :class:`textpile.crawl.page.PageInfo`
+    has them (any origin).
     """
 
     text: str | None = None
     links: str = ""
     link_count: int = 0
     other_links: int = 0
+    other_origins: dict[str, int] = field(default_factory=dict)
     robots: RobotsDirectives = field(default_factory=RobotsDirectives)
     canonical: ParsedUrl | None = None
+    feeds: list[ParsedUrl] = field(default_factory=list)
+    refresh: tuple[int, ParsedUrl | None] | None = None
 
 
 def read_body(body: bytes, essence: str, charset: str | None, url: str, token: str,
@@ -73,7 +78,16 @@ def read_body(body: bytes, essence: str, charset: str | None, url: str, token: s
         info = read_page(text, url, token)
         reading.robots = info.robots
         reading.canonical = info.canonical
-        kept = [link for link in info.links if link.str_origin in origins]
+        reading.feeds = info.feeds
+        reading.refresh = info.refresh
+        kept = []
+        others = reading.other_origins
+        for link in info.links:
+            origin = link.str_origin
+            if origin in origins:
+                kept.append(link)
+            else:
+                others[origin] = others.get(origin, 0) + 1
         reading.links = pack_links(kept)
         reading.link_count = len(kept)
         reading.other_links = len(info.links) - len(kept)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from textpile.enums import CrawlType, ExitCode
+from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.store.mimetypes import MediaType
 from textpile.store.urls import ParsedUrl
 
@@ -31,9 +31,10 @@ class RequestRecord:
 @dataclass
 class FileRecord:
     """A fetched file (rows of ``file`` and, when ``text`` is set, ``file_text``);
-    ``request_index`` points into the entry's requests."""
+    ``request_index`` points into the entry's requests; None for a file read from a
+    dump (no request)."""
 
-    request_index: int
+    request_index: int | None
     media_type: MediaType
     size: int | None
     last_modified_unix: int | None
@@ -43,12 +44,15 @@ class FileRecord:
 
 @dataclass
 class RedirectRecord:
-    """A redirect answer (a row of ``redirect``, information source response_header)."""
+    """A redirect (a row of ``redirect``): a redirect answer (information source
+    response_header) or a meta refresh (file_body). ``request_index`` points into the
+    entry's requests; None for a redirect read from a dump (no request)."""
 
-    request_index: int
+    request_index: int | None
     to_url: ParsedUrl
     is_permanent: bool
     last_modified_unix: int | None = None
+    information_source: InformationSource = InformationSource.response_header
 
 
 @dataclass
@@ -76,9 +80,12 @@ class LogEntry:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A due crawl candidate: its url, and what a conditional request needs."""
+    """A due crawl candidate: its url, and what a conditional request needs: the time and
+    ETag of its last contentful crawl, and the Last-Modified header that crawl's answer
+    gave (``server_last_modified_unix``, unix seconds; None when it gave none)."""
 
     url_id: int
     str_url: str
     last_contentful_crawl_time_unix: int | None
     last_contentful_http_etag: str | None
+    server_last_modified_unix: int | None = None
