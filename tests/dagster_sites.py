@@ -46,7 +46,11 @@ class ChangingSite:
 
 
 def write_config(path: Path, seeds: list[str], *, max_commands: int = 50, recrawl_interval: str = "1 day") -> Path:
-    """Write a crawl configuration TOML for a local test site and return its path."""
+    """Write a crawl configuration TOML for a local test site and return its path.
+
+    Sitemaps are off: with them on, every origin whose robots.txt names none is probed at
+    /sitemap.xml and /sitemap_index.xml, two more requests in every pipeline test (the
+    sitemap tests are in tests/crawl/test_sitemaps.py)."""
     seed_list = ", ".join(f'"{s}"' for s in seeds)
     path.write_text(
         "name = \"dagster test\"\n"
@@ -55,7 +59,8 @@ def write_config(path: Path, seeds: list[str], *, max_commands: int = 50, recraw
         f"max_commands_per_run = {max_commands}\n"
         f"recrawl_interval = \"{recrawl_interval}\"\n"
         "user_agent = \"textpile-test/0.1 (dagster tests)\"\n"
-        "allow_private_addresses = true\n",
+        "allow_private_addresses = true\n"
+        "sitemaps = false\n",
         "utf-8",
     )
     return path

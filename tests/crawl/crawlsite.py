@@ -13,8 +13,13 @@ TOKEN = "textpile-test"
 
 
 def write_config(tmp_path: Path, seeds: list[str], *, delay_ms: int = 0, max_commands: int = 500,
-                 recrawl: str = "1 week", extra: str = "", allow_private: bool = True) -> Path:
-    """Write a crawl configuration TOML into ``tmp_path`` and return its path."""
+                 recrawl: str = "1 week", extra: str = "", allow_private: bool = True,
+                 sitemaps: bool = False) -> Path:
+    """Write a crawl configuration TOML into ``tmp_path`` and return its path.
+
+    ``sitemaps`` is off unless a test asks for it: with it on, every origin whose
+    robots.txt names no sitemap is probed at /sitemap.xml and /sitemap_index.xml, two
+    more crawl log entries in every test about something else."""
     seed_list = ", ".join(f'"{s}"' for s in seeds)
     text = (
         'name = "test index"\n'
@@ -24,6 +29,7 @@ def write_config(tmp_path: Path, seeds: list[str], *, delay_ms: int = 0, max_com
         f'user_agent = "{UA}"\n'
         f"seeds = [{seed_list}]\n"
         f"allow_private_addresses = {'true' if allow_private else 'false'}\n"
+        f"sitemaps = {'true' if sitemaps else 'false'}\n"
         f"{extra}\n"
     )
     path = tmp_path / "crawl.toml"

@@ -37,6 +37,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
 from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
+from textpile.crawl.traps import DEFAULT_MAX_URLS_PER_PATTERN, DEFAULT_SESSION_PARAMETERS, session_names
 from textpile.errors import ConfigError
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
@@ -48,6 +49,9 @@ UNCONFIGURED_USER_AGENT = "textpile-crawler-unconfigured-ua"
 MAX_DEFAULT_DELAY_MS = 3_600_000  # an hour
 MAX_COMMANDS_PER_RUN = 10**9
 MAX_RECRAWL_INTERVAL_S = 100 * 365 * 86400  # 100 years
+MAX_URLS_PER_PATTERN = 10**9
+#: The feed recrawl interval when none is configured: a day (atextcrawler: "e.g. daily").
+DEFAULT_FEED_RECRAWL_S = 86400
 
 
 @dataclass
@@ -91,6 +95,22 @@ class CrawlConfig(BaseModel):
     url_query_parameters: list[QueryParameterPolicy] = Field(default_factory=list)
     #: textpile extension, off by default: allow loopback/private/link-local/reserved targets.
     allow_private_addresses: StrictBool = False
+    #: textpile extension: session-ID parameter names stripped from every URL before it
+    #: becomes a candidate (textpile.crawl.traps; case-insensitive).
+    session_parameters: tuple[str, ...] = DEFAULT_SESSION_PARAMETERS
+    #: textpile extension: URLs of one calendar-like path pattern crawled per run (0: no cap).
+    max_urls_per_pattern: Annotated[StrictInt, Field(ge=0, le=MAX_URLS_PER_PATTERN)] = DEFAULT_MAX_URLS_PER_PATTERN
+    #: textpile extension: read sitemaps (robots.txt Sitemap: lines, else /sitemap.xml and
+    #: /sitemap_index.xml; sitemap indexes; sitemaps found by content).
+    sitemaps: StrictBool = True
+    #: textpile extension: read feeds (RSS, Atom, JSON Feed) found from pages and sitemaps.
+    feeds: StrictBool = True
+    #: textpile extension: how long a feed waits before it is read again (atextcrawler's
+    #: feed_crawl_interval), in seconds; its new entries are crawled then.
+    feed_recrawl_interval_s: Annotated[StrictInt, Field(ge=0, le=MAX_RECRAWL_INTERVAL_S)] = DEFAULT_FEED_RECRAWL_S
+    #: textpile extension (atextcrawler's site discovery), off by default: record links to
+    #: origins outside the seeds (textpile discovered lists them); nothing there is crawled.
+    discover_sites: StrictBool = False
     #: the file this configuration was read from, None when built in code.
     source: Path | None = None
 
@@ -105,6 +125,11 @@ class CrawlConfig(BaseModel):
         if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
             raise ValueError(f"found {value!r}; expected a non-empty single-line string without control characters")
         return value
+
+    @property
+    def session_names(self) -> frozenset[str]:
+        """:attr:`session_parameters` in lower case, as :func:`textpile.crawl.traps.strip_session_ids` takes them."""
+        return session_names(self.session_parameters)
 
     def policy_verdict(self, url: ParsedUrl) -> str | None:
         """Why the crawl policies forbid crawling ``url``, or None when they allow it.
@@ -212,7 +237,9 @@ ConfigValues = dict[str, Any]
 
 _POLICY_KEYS = ("do_not_crawl", "url_query_paramters", "url_query_parameters")
 _CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max_commands_per_run",
-                "recrawl_interval", "user_agent", "seeds", "allow_private_addresses", *_POLICY_KEYS)
+                "recrawl_interval", "user_agent", "seeds", "allow_private_addresses", "session_parameters",
+                "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval", "discover_sites",
+                *_POLICY_KEYS)
 
 
 class _Reader:
@@ -262,6 +289,19 @@ class _Reader:
         if not isinstance(value, bool):
             raise self.error(key, f"found {toml_type_name(value)} {value!r}; expected true or false")
         return value
+
+    def names(self, key: str, value: Any) -> list[str]:
+        """An array of non-empty names without spaces (query parameter names)."""
+        if not isinstance(value, list):
+            raise self.error(key, f"found {toml_type_name(value)}; expected an array of parameter names")
+        names = []
+        for i, item in enumerate(value):
+            name = self.string(f"{key}[{i}]", item)
+            if not name or any(c.isspace() or c in "=&;?#" for c in name):
+                raise self.error(f"{key}[{i}]", f"found {name!r}; expected a parameter name without spaces "
+                                                "or any of = & ; ? #")
+            names.append(name)
+        return names
 
     def seeds(self, key: str, value: Any) -> list[str]:
         if not isinstance(value, list) or not value:
@@ -327,8 +367,17 @@ class _Reader:
                     raise self.error(key, str(exc)) from None
             elif key == "seeds":
                 out[key] = self.seeds(key, value)
-            elif key == "allow_private_addresses":
+            elif key in ("allow_private_addresses", "sitemaps", "feeds", "discover_sites"):
                 out[key] = self.boolean(key, value)
+            elif key == "feed_recrawl_interval":
+                try:
+                    out["feed_recrawl_interval_s"] = parse_duration(value)
+                except ValueError as exc:
+                    raise self.error(key, str(exc)) from None
+            elif key == "session_parameters":
+                out[key] = tuple(self.names(key, value))
+            elif key == "max_urls_per_pattern":
+                out[key] = self.count(key, value, MAX_URLS_PER_PATTERN)
             elif key == "do_not_crawl":
                 out[key] = self.policies(key, value, "do_not_crawl")
             else:  # url_query_paramters (the documented spelling) or url_query_parameters

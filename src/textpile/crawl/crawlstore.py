@@ -14,7 +14,7 @@ import time
 import uuid
 
 from textpile.crawl.packed import unpack_links
-from textpile.crawl.records import Candidate, LogEntry
+from textpile.crawl.records import Candidate, Listing, LogEntry, MetaCandidate
 from textpile.ids import uuid7
 from textpile.store.mimetypes import intern_mimetype
 from textpile.store.urls import ParsedUrl, parse_url
@@ -162,33 +162,50 @@ class CrawlStore:
         known.update(rows)
 
     def due_candidates(self, str_origin: str, recrawl_interval_s: int, force: bool, limit: int,
-                       now_unix: int | None = None) -> list[Candidate]:
+                       now_unix: int | None = None, feed_interval_s: int | None = None) -> list[Candidate]:
         """Up to ``limit`` candidates of ``str_origin`` that are due and not ignored, and
         put them on the ignore list (page "Crawl Loop", "Fill the todo list").
 
-        Due: never crawled, or last crawled at least ``recrawl_interval_s`` ago; every
-        candidate when ``force``. Never-crawled candidates come first, then by url_id.
-        Each candidate carries the Last-Modified header of its last contentful crawl's
-        last request (for If-Modified-Since), looked up for the chosen ones only.
+        Due: never crawled, or last crawled at least ``recrawl_interval_s`` ago (a feed:
+        ``feed_interval_s`` ago, atextcrawler's feed crawls; None: the recrawl interval),
+        or listed by a sitemap or feed as changed since its last crawl
+        (``textpile_listed_change``); every candidate when ``force``. Order: sitemaps and
+        feeds first (their URLs seed the crawl), then never-crawled candidates, then
+        those listed as changed, then by url_id. Each chosen candidate carries the
+        Last-Modified header of its last contentful crawl's last request (for
+        If-Modified-Since), its meta resource kind and depth, and its latest sitemap
+        lastmod, looked up for the chosen ones only.
         """
         now = int(time.time()) if now_unix is None else now_unix
+        feed_interval = recrawl_interval_s if feed_interval_s is None else feed_interval_s
         rows = self.conn.execute(
             f"""SELECT d.url_id, d.str_url, d.contentful_time, d.etag,
                        (SELECT r.server_last_modified_unix_utc FROM crawl_log l
                         JOIN request r ON r.crawl_log_id = l.crawl_log_id
                         WHERE l.url_id = d.url_id AND l.time_started_unix_utc = d.contentful_time
-                        ORDER BY l.crawl_log_id DESC, r.request_id DESC LIMIT 1)
+                        ORDER BY l.crawl_log_id DESC, r.request_id DESC LIMIT 1),
+                       m.kind, m.depth,
+                       (SELECT max(lu.modified_unix_utc) FROM textpile_listed_url lu
+                        JOIN textpile_meta_resource s ON s.url_id = lu.listed_by_url_id
+                        WHERE lu.url_id = d.url_id AND s.kind = 'sitemap')
                 FROM (SELECT c.url_id, u.str_url, c.last_contentful_crawl_time_unix_utc AS contentful_time,
-                             c.last_contentful_http_etag AS etag
+                             c.last_contentful_http_etag AS etag, mr.url_id IS NULL AS not_meta,
+                             c.last_crawl_time_unix_utc IS NOT NULL AS crawled,
+                             c.url_id NOT IN (SELECT url_id FROM textpile_listed_change) AS unchanged
                       FROM origin o
                       JOIN url u ON u.origin_id = o.origin_id
                       JOIN crawl_candidate c ON c.url_id = u.url_id
+                      LEFT JOIN textpile_meta_resource mr ON mr.url_id = c.url_id
                       WHERE o.str_origin = ?
-                        AND (? OR c.last_crawl_time_unix_utc IS NULL OR c.last_crawl_time_unix_utc <= ?)
+                        AND (? OR c.last_crawl_time_unix_utc IS NULL
+                             OR c.last_crawl_time_unix_utc <= CASE WHEN mr.kind = 'feed' THEN ? ELSE ? END
+                             OR c.url_id IN (SELECT url_id FROM textpile_listed_change))
                         AND c.url_id NOT IN (SELECT url_id FROM {IGNORE_TABLE})
-                      ORDER BY c.last_crawl_time_unix_utc IS NOT NULL, c.url_id
-                      LIMIT ?) d""",
-            (str_origin, 1 if force else 0, now - recrawl_interval_s, limit),
+                      ORDER BY not_meta, crawled, unchanged, c.url_id
+                      LIMIT ?) d
+                LEFT JOIN textpile_meta_resource m ON m.url_id = d.url_id
+                ORDER BY d.not_meta, d.crawled, d.unchanged, d.url_id""",
+            (str_origin, 1 if force else 0, now - feed_interval, now - recrawl_interval_s, limit),
         ).fetchall()
         if rows:
             with self.conn:
@@ -279,7 +296,14 @@ class CrawlStore:
                  r.last_modified_unix, self.url_id(r.to_url), int(r.information_source),
                  1 if r.is_permanent else 0),
             )
+        if entry.new_meta:
+            self._add_meta(entry.new_meta, entry.time_started_unix)
+        if entry.listing is not None:
+            self._write_listing(url_id, entry.url, entry.listing, entry.time_started_unix)
+        if entry.site_links is not None:
+            self._write_site_links(url_id, entry.site_links.origins, entry.time_started_unix)
         if entry.update_candidate:
+            conn.execute("DELETE FROM textpile_listed_change WHERE url_id = ?", (url_id,))
             if entry.url.str_url not in self._candidates:
                 conn.execute("INSERT OR IGNORE INTO crawl_candidate(url_id) VALUES (?)", (url_id,))
                 self._candidates.add(entry.url.str_url)
@@ -299,3 +323,50 @@ class CrawlStore:
         self._add_candidates(entry.new_candidates, entry.new_links)
         return log_id
 
+    # -- textpile's discovery tables (schemas/crawler/textpile_discovery.sql) ---------
+
+    def _add_meta(self, metas: list[MetaCandidate], now_unix: int) -> None:
+        """Register sitemaps and feeds (an existing row keeps its kind and gets the
+        smaller depth) and add them as crawl candidates."""
+        self._add_candidates([meta.url for meta in metas])
+        self.conn.executemany(
+            "INSERT INTO textpile_meta_resource(url_id, kind, found_via, depth, first_seen_unix_utc)"
+            " SELECT url_id, ?, ?, ?, ? FROM url WHERE str_url = ?"
+            " ON CONFLICT(url_id) DO UPDATE SET depth = min(depth, excluded.depth)",
+            [(meta.kind, meta.found_via, meta.depth, now_unix, meta.url.str_url) for meta in metas])
+
+    def _write_listing(self, url_id: int, url: ParsedUrl, listing: Listing, now_unix: int) -> None:
+        """Record what the sitemap or feed ``url`` listed: its meta resource row (kind
+        from its content), its listed URLs as candidates with their dates (replacing
+        its earlier listing), and the listed URLs whose date is after their last crawl
+        as changed."""
+        conn = self.conn
+        rows = unpack_links(listing.links)
+        conn.execute(
+            "INSERT INTO textpile_meta_resource(url_id, kind, found_via, depth, first_seen_unix_utc,"
+            " last_read_unix_utc, entries, lastmod_kept) VALUES (?, ?, 'link', 0, ?, ?, ?, ?)"
+            " ON CONFLICT(url_id) DO UPDATE SET kind = excluded.kind, last_read_unix_utc = excluded.last_read_unix_utc,"
+            " entries = excluded.entries, lastmod_kept = excluded.lastmod_kept",
+            (url_id, listing.kind, now_unix, now_unix, len(rows),
+             None if listing.lastmod_kept is None else int(listing.lastmod_kept)))
+        conn.execute("DELETE FROM textpile_listed_url WHERE listed_by_url_id = ?", (url_id,))
+        if not rows:
+            return
+        self._add_candidates([], listing.links)
+        dated = list(zip((row[3] for row in rows), listing.modified))
+        conn.executemany(
+            "INSERT OR REPLACE INTO textpile_listed_url(url_id, listed_by_url_id, modified_unix_utc, seen_unix_utc)"
+            " SELECT url_id, ?, ?, ? FROM url WHERE str_url = ?",
+            [(url_id, modified, now_unix, str_url) for str_url, modified in dated])
+        conn.executemany(
+            "INSERT OR IGNORE INTO textpile_listed_change(url_id) SELECT c.url_id FROM url u"
+            " JOIN crawl_candidate c ON c.url_id = u.url_id WHERE u.str_url = ?"
+            " AND c.last_crawl_time_unix_utc IS NOT NULL AND c.last_crawl_time_unix_utc < ?",
+            [(str_url, modified) for str_url, modified in dated if modified is not None])
+
+    def _write_site_links(self, url_id: int, origins: dict[str, int], now_unix: int) -> None:
+        """Replace the page ``url_id``'s links to origins outside the seeds."""
+        self.conn.execute("DELETE FROM textpile_site_link WHERE from_url_id = ?", (url_id,))
+        self.conn.executemany(
+            "INSERT INTO textpile_site_link(from_url_id, to_origin_id, links, seen_unix_utc) VALUES (?, ?, ?, ?)",
+            [(url_id, self._origin_id(parse_url(origin)), count, now_unix) for origin, count in origins.items()])

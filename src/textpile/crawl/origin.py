@@ -28,6 +28,7 @@ or longer than :data:`~textpile.crawl.page.MAX_URL_CHARS`, are never scheduled.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 import time
 from collections import deque
@@ -38,15 +39,20 @@ import httpx
 from textpile.crawl.charset import codec_for_label
 from textpile.crawl.config import CrawlConfig
 from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, RedirectRecord, RequestRecord
+from textpile.crawl.meta import MetaReading, maybe_meta
+from textpile.crawl.packed import unpack_links
+from textpile.crawl.records import Listing, MetaCandidate, SiteLinks
+from textpile.crawl.sitemaps import MAX_SITEMAP_DEPTH, WELL_KNOWN_SITEMAPS
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
 from textpile.crawl.fetch import (FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
                                   is_valid_header_value, parse_http_date)
-from textpile.crawl.headers import header_canonical, header_refresh, parse_link_header, x_robots_tag
-from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives
+from textpile.crawl.headers import header_canonical, header_feeds, header_refresh, parse_link_header, x_robots_tag
+from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives, usable_link
 from textpile.crawl.reader import TEXT_TYPES, PageReader, PageReading
 from textpile.crawl.refresh import MAX_REDIRECT_DELAY_S
 from textpile.crawl.robots import ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules, looks_like_html
 from textpile.crawl.sniff import mislabeled_text_type
+from textpile.crawl.traps import calendar_pattern, strip_session_ids
 from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.errors import DatabaseError
 from textpile.store.mimetypes import parse_media_type
@@ -132,6 +138,15 @@ class RunState:
         self.commands_left -= 1
         return True
 
+    @functools.cached_property
+    def session(self) -> frozenset[str]:
+        """The session-ID parameter names stripped from every URL found (lower case)."""
+        return self.config.session_names
+
+    def clean(self, url: ParsedUrl | None) -> ParsedUrl | None:
+        """``url`` without its session-ID parameters (:func:`textpile.crawl.traps.strip_session_ids`)."""
+        return None if url is None else strip_session_ids(url, self.session)
+
     def is_seed_origin(self, url: ParsedUrl) -> bool:
         """True when ``url`` is http(s) and shares its origin with a seed."""
         return url.scheme in ("http", "https") and url.str_origin in self.seed_origins
@@ -164,6 +179,8 @@ class OriginCrawler:
     fluke_streak: bool = False
     #: url ids whose persisting fluke failures cost a patience in this run
     fluke_charged: set = field(default_factory=set)
+    #: calendar-like path pattern -> url ids of it crawled in this run
+    pattern_urls: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.delay = CrawlDelay(self.state.config.default_delay_ms / 1000.0)
@@ -256,10 +273,36 @@ class OriginCrawler:
                                     time_taken_ms=0, exit_code=ExitCode.blocked_by_robots_txt,
                                     message=f"disallowed by {self.origin_url}robots.txt for {state.token}"))
                 continue
+            trap = self.trapped(candidate.url_id, url)
+            if trap is not None:
+                self.write(LogEntry(url=url, crawl_type=CrawlType.file_crawl, time_started_unix=int(time.time()),
+                                    time_taken_ms=0, exit_code=ExitCode.blocked_url_by_local_policy,
+                                    message=trap, update_candidate=False))
+                continue
             if not state.take_command():
                 state.display.note(f"Ran out of crawl commands on {self.str_origin}")
                 return
             await self.guarded(url, CrawlType.file_crawl, lambda: self.crawl(candidate, url))
+
+    def trapped(self, url_id: int, url: ParsedUrl) -> str | None:
+        """Why ``url`` is not crawled in this run as part of a URL trap, or None.
+
+        A calendar-like URL (:func:`textpile.crawl.traps.calendar_pattern`) is crawled
+        only while fewer than ``max_urls_per_pattern`` URLs of its pattern were crawled
+        in this run; the others are logged as 173 without touching their candidate
+        rows, so they stay due and the next run takes the next ones."""
+        cap = self.state.config.max_urls_per_pattern
+        if not cap:
+            return None
+        pattern = calendar_pattern(url)
+        if pattern is None:
+            return None
+        crawled = self.pattern_urls.setdefault(pattern, set())
+        if url_id in crawled or len(crawled) < cap:
+            crawled.add(url_id)
+            return None
+        return (f"URL trap: {cap} URLs of the calendar-like pattern {pattern} were crawled in this run "
+                "(max_urls_per_pattern); due again in the next run")
 
     async def fill_todo(self) -> bool:
         """[2] Take due candidates, log the ones local policies block; False when the
@@ -269,7 +312,8 @@ class OriginCrawler:
         try:
             candidates = await state.db.due_candidates(
                 self.str_origin, recrawl_interval_s=state.config.recrawl_interval_s,
-                force=state.force_recrawl, limit=TODO_CHUNK)
+                force=state.force_recrawl, limit=TODO_CHUNK,
+                feed_interval_s=min(state.config.feed_recrawl_interval_s, state.config.recrawl_interval_s))
         except sqlite3.Error as exc:
             self.database_error(None, exc)
             return True
@@ -459,9 +503,27 @@ class OriginCrawler:
         self.delay.minimum_s = crawl_delay if crawl_delay is not None else state.config.default_delay_ms / 1000.0
         requests = [self.request_record(r, r.exit_code or exit_code_for_status(r.status)) for r in results]
         requests[-1].exit_code = code
+        new_meta = [] if self.robots_unavailable or not state.config.sitemaps else self.sitemaps_of(rules, robots_url)
         self.write(LogEntry(url=robots_url, crawl_type=CrawlType.robotstxt_fetch, time_started_unix=int(started),
                             time_taken_ms=int((time.monotonic() - t0) * 1000), exit_code=code, message=message,
-                            requests=requests, update_candidate=False))
+                            requests=requests, update_candidate=False, new_meta=new_meta))
+
+    def sitemaps_of(self, rules: RobotsRules, robots_url: ParsedUrl) -> list[MetaCandidate]:
+        """The sitemaps to read for this origin (dead-simple-search "Sitemap discovery"):
+        the ``Sitemap:`` lines of its robots.txt that are usable http(s) URLs on a seed
+        origin (a sitemap elsewhere is not fetched: only seed origins are crawled), or,
+        when robots.txt names none, this origin's :data:`~textpile.crawl.sitemaps.WELL_KNOWN_SITEMAPS`."""
+        named = []
+        for line in rules.sitemaps():
+            try:
+                url = self.state.clean(parse_url(line.partition("#")[0], robots_url.str_url))
+            except UrlError:
+                continue
+            if usable_link(url) and self.state.is_seed_origin(url):
+                named.append(MetaCandidate(url, "sitemap", "robots.txt"))
+        if named or rules.names_sitemaps():
+            return named
+        return [MetaCandidate(parse_url(path, self.origin_url), "sitemap", "well-known") for path in WELL_KNOWN_SITEMAPS]
 
     # -- [3] crawling one URL -------------------------------------------------------
 
@@ -485,9 +547,9 @@ class OriginCrawler:
         if last.exit_code is None and 200 <= last.status < 300:
             # Read while the loop goes on: a 2xx answer changes neither patience nor requeues.
             self.fluke_streak = False
-            await self.read_later(url, results, started, t0)
+            await self.read_later(url, results, started, t0, candidate)
             return
-        entry = await self.interpret(url, results)
+        entry = await self.interpret(url, results, candidate)
         entry.time_started_unix = int(started)
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         self.write(entry)
@@ -521,7 +583,8 @@ class OriginCrawler:
             self.patience -= 1
         self.fluke_streak = True
 
-    async def read_later(self, url: ParsedUrl, results: list[FetchResult], started: float, t0: float) -> None:
+    async def read_later(self, url: ParsedUrl, results: list[FetchResult], started: float, t0: float,
+                         candidate: Candidate | None = None) -> None:
         """Start reading the 2xx answer ``results[-1]`` of ``url`` in a task of its own
         and reserve its place in the outbox; wait first while this origin has
         :data:`MAX_READS_PER_ORIGIN` pages being read."""
@@ -531,17 +594,17 @@ class OriginCrawler:
         self.state.backlog.add(size)
         slot: list = [None]
         self.outbox.append(slot)
-        task = asyncio.create_task(self._read(slot, url, results, started, t0, size),
+        task = asyncio.create_task(self._read(slot, url, results, started, t0, size, candidate),
                                    name=f"read {url.str_url[:100]}")
         self.reads.append(task)
         task.add_done_callback(self.reads.remove)
 
     async def _read(self, slot: list, url: ParsedUrl, results: list[FetchResult], started: float, t0: float,
-                    size: int) -> None:
+                    size: int, candidate: Candidate | None = None) -> None:
         """Read one page into its outbox ``slot`` (the safety net of :meth:`guarded`
         applies), then queue the entries that are ready."""
         try:
-            entry = await self.interpret(url, results)
+            entry = await self.interpret(url, results, candidate)
             entry.time_started_unix = int(started)
             entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         except (sqlite3.Error, DatabaseError) as exc:
@@ -571,8 +634,10 @@ class OriginCrawler:
             http_status=result.status, http_etag=result.headers.get("etag"),
         )
 
-    async def interpret(self, url: ParsedUrl, results: list[FetchResult]) -> LogEntry:
-        """Turn the answers to a file crawl into a log entry (times filled by the caller)."""
+    async def interpret(self, url: ParsedUrl, results: list[FetchResult],
+                        candidate: Candidate | None = None) -> LogEntry:
+        """Turn the answers to a file crawl of ``candidate`` into a log entry (times
+        filled by the caller)."""
         state = self.state
         last = results[-1]
         entry = LogEntry(url=url, crawl_type=CrawlType.file_crawl, time_started_unix=0, time_taken_ms=0,
@@ -603,31 +668,42 @@ class OriginCrawler:
                 # Neither stored nor followed: credentials stay out of the database.
                 entry.message = f"redirect target {reason}: not recorded, not followed"
             else:
+                target = state.clean(target)
                 entry.redirect = RedirectRecord(index, target, code == ExitCode.permanent_redirect, file_modified)
                 if state.is_seed_origin(target):
                     entry.new_candidates.append(target)
         elif code == ExitCode.file_ingested:
-            code = await self.read_file(url, last, entry, index, file_modified)
+            code = await self.read_file(url, last, entry, index, file_modified, candidate)
         entry.exit_code = code
         entry.requests[-1].exit_code = code
         return entry
 
     async def read_file(self, url: ParsedUrl, result: FetchResult, entry: LogEntry, index: int,
-                        file_modified: int | None) -> ExitCode:
+                        file_modified: int | None, candidate: Candidate | None = None) -> ExitCode:
         """Read a 2xx answer into ``entry``: file and text rows, discovered candidates,
         noindex / canonical decisions. Returns the exit code. The body is decoded and
         read by the run's page reader (a worker process), not on the event loop.
 
         A body labelled as text that is binary (:func:`~textpile.crawl.sniff.mislabeled_text_type`,
         which looks at its first 1445 bytes only) is stored with its real media type and no
-        text: 29 file_of_unknown_type, the message naming the label and the real type."""
+        text: 29 file_of_unknown_type, the message naming the label and the real type.
+
+        A sitemap or feed (:mod:`textpile.crawl.meta`) is read for its URLs
+        (:meth:`read_listing`). A file a sitemap dated (``candidate.sitemap_lastmod``) gets
+        that date as its last modification, before the Last-Modified header
+        (dead-simple-search "Page dates": the sitemap's lastmod, then the header).
+        Feeds the page announces become feed candidates; its links to origins outside
+        the seeds are recorded when site discovery is on."""
         state = self.state
+        config = state.config
         body = result.body or b""
         media_type = parse_media_type(result.headers.get("content-type"))
         directives = x_robots_tag(result.headers.get_list("x-robots-tag"), state.token)
         header_links = parse_link_header(result.headers.get_list("link"))
         reading = PageReading()
         entry.message = result.note
+        if candidate is not None and candidate.sitemap_lastmod is not None:
+            file_modified = candidate.sitemap_lastmod
         if media_type.essence in TEXT_TYPES:
             utf16 = (codec_for_label(media_type.charset) or "").startswith("utf-16")
             real_type = mislabeled_text_type(body, utf16_declared=utf16)
@@ -635,16 +711,32 @@ class OriginCrawler:
                 entry.message = (f"labelled {media_type.essence}, but the content is {real_type} "
                                  "(binary bytes; WHATWG MIME sniffing)")
                 media_type = parse_media_type(real_type)
+        hint = candidate.meta_kind if candidate is not None else None
+        if (config.sitemaps or config.feeds) and maybe_meta(body, media_type.essence, hint):
+            meta = await state.reader.read_meta(body, url.str_url, hint, state.seed_origins, state.session,
+                                                int(time.time()), self.str_origin)
+            if meta is not None:
+                depth = candidate.meta_depth if candidate is not None and candidate.meta_depth is not None else 0
+                return self.read_listing(entry, FileRecord(index, media_type, len(body), file_modified),
+                                         meta, depth, directives.nofollow)
         if media_type.essence in TEXT_TYPES:
             reading = await state.reader.read(body, media_type.essence, media_type.charset, url.str_url,
-                                              state.token, state.seed_origins, self.str_origin)
+                                              state.token, state.seed_origins, self.str_origin, state.session)
             directives = directives | reading.robots
         if not directives.nofollow:
             entry.new_links = reading.links
+            if config.feeds:
+                feeds = reading.feeds + [state.clean(f) for f in header_feeds(header_links, url.str_url)]
+                entry.new_meta = [MetaCandidate(feed, "feed", "link") for feed in dict.fromkeys(feeds)
+                                  if state.is_seed_origin(feed) and feed.str_url != url.str_url]
+            if config.discover_sites and reading.other_origins:
+                entry.site_links = SiteLinks(reading.other_origins)
         if directives.noindex:
             entry.message = "the page asked not to be indexed (noindex)"
             return ExitCode.blocked_at_request_of_remote
         refresh, source = header_refresh(result.headers.get("refresh"), url.str_url), InformationSource.response_header
+        if refresh is not None and refresh[1] is not None:
+            refresh = (refresh[0], state.clean(refresh[1]))
         if refresh is None:
             refresh, source = reading.refresh, InformationSource.file_body
         if refresh is not None and refresh[0] <= MAX_REDIRECT_DELAY_S and refresh[1] is not None \
@@ -660,7 +752,7 @@ class OriginCrawler:
             if state.is_seed_origin(target):
                 entry.new_candidates.append(target)
             return ExitCode.permanent_redirect if permanent else ExitCode.redirect
-        canonical = reading.canonical or header_canonical(header_links, url.str_url)
+        canonical = reading.canonical or state.clean(header_canonical(header_links, url.str_url))
         if canonical is not None and canonical.str_url != url.str_url:
             entry.message = f"canonical URL is {canonical.str_url}"
             if state.is_seed_origin(canonical):
@@ -669,6 +761,44 @@ class OriginCrawler:
         entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
                                 last_modified_unix=file_modified, canonical_url=canonical, text=reading.text)
         return ExitCode.file_ingested if reading.text is not None else ExitCode.file_of_unknown_type
+
+    def read_listing(self, entry: LogEntry, file: FileRecord, meta: MetaReading, depth: int,
+                     nofollow: bool) -> ExitCode:
+        """Fill ``entry`` for a sitemap or feed ``meta`` read at sitemap index ``depth``:
+        its file row without text, its listing (the listed URLs become candidates, a
+        sitemap index's sitemaps become sitemap candidates one level deeper, up to
+        :data:`~textpile.crawl.sitemaps.MAX_SITEMAP_DEPTH`) and a message counting what it
+        listed. 20 file_ingested. Sitemaps while ``sitemaps`` is off, feeds while
+        ``feeds`` is off, and any listing whose answer said nofollow list nothing."""
+        config = self.state.config
+        kind = "feed" if meta.kind == "feed" else "sitemap"
+        label = {"sitemap": "sitemap", "sitemapindex": "sitemap index", "feed": "feed"}[meta.kind]
+        entry.file = file
+        notes = list(meta.notes)
+        links, modified = meta.links, meta.modified
+        if nofollow:
+            links, modified = "", []
+            notes.append("the answer said nofollow: its URLs are not followed")
+        elif (kind == "sitemap" and not config.sitemaps) or (kind == "feed" and not config.feeds):
+            links, modified = "", []
+            notes.append(f"{kind}s are off (the {kind}s setting): its URLs are not followed")
+        elif meta.kind == "sitemapindex":
+            if depth + 1 > MAX_SITEMAP_DEPTH:
+                notes.append(f"at sitemap index depth {depth}: its sitemaps (depth {depth + 1}) are beyond "
+                             f"the depth of {MAX_SITEMAP_DEPTH} and not read")
+                links, modified = "", []
+            else:
+                entry.new_meta = [MetaCandidate(parse_url(row[3]), "sitemap", "sitemap index", depth + 1)
+                                  for row in unpack_links(links)]
+        entry.listing = Listing(kind, links, modified, meta.lastmod_kept)
+        parts = [f"{label}: {_counted(meta.listed, 'entry', 'entries')}, "
+                 f"{_counted(meta.link_count, 'URL', 'URLs')} on seed origins"]
+        if meta.off_seed:
+            parts.append(f"{meta.off_seed} on other origins (not crawled)")
+        if meta.unusable:
+            parts.append(f"{meta.unusable} not usable as http(s) URLs")
+        entry.message = "; ".join([", ".join(parts), *notes])
+        return ExitCode.file_ingested
 
     def refused(self, message: str | None) -> None:
         """The SSRF filter refused this origin's address: stop the origin (patience 0),
@@ -725,6 +855,11 @@ class OriginCrawler:
         if error is None:
             counts = self.state.report.exit_code_counts
             counts["database_error"] = counts.get("database_error", 0) + 1
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    """``"1 entry"``, ``"3 entries"``."""
+    return f"{count} {one if count == 1 else many}"
 
 
 def unusable_reason(url: ParsedUrl) -> str | None:

@@ -20,8 +20,10 @@ from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, Th
 from dataclasses import dataclass, field
 
 from textpile.crawl.charset import decode_body
+from textpile.crawl.meta import MetaReading, read_meta
 from textpile.crawl.packed import pack_links
-from textpile.crawl.page import RobotsDirectives, read_page
+from textpile.crawl.page import PageInfo, RobotsDirectives, read_page
+from textpile.crawl.traps import strip_session_ids
 from textpile import processes
 from textpile.processes import init_worker, this_process
 from textpile.store.urls import ParsedUrl
@@ -58,13 +60,14 @@ class PageReading:
 
 
 def read_body(body: bytes, essence: str, charset: str | None, url: str, token: str,
-              origins: frozenset[str]) -> PageReading:
+              origins: frozenset[str], session: frozenset[str] = frozenset()) -> PageReading:
     """Decode and read one answer's ``body`` fetched from ``url``.
 
     ``essence`` is the media type without parameters (``text/html``), ``charset`` the
     Content-Type's charset parameter (None when absent), ``token`` the crawler's robots
-    token and ``origins`` the ``str_origin`` values whose links are returned. Never
-    raises for any body.
+    token and ``origins`` the ``str_origin`` values whose links are returned. The
+    session-ID parameters ``session`` (lower case) are stripped from every URL found
+    (:func:`textpile.crawl.traps.strip_session_ids`). Never raises for any body.
 
     Raises:
         UrlError: ``url`` is not an absolute URL.
@@ -76,6 +79,8 @@ def read_body(body: bytes, essence: str, charset: str | None, url: str, token: s
     reading = PageReading(text=text)
     if is_html:
         info = read_page(text, url, token)
+        if session:
+            _strip_session_ids(info, session)
         reading.robots = info.robots
         reading.canonical = info.canonical
         reading.feeds = info.feeds
@@ -94,8 +99,26 @@ def read_body(body: bytes, essence: str, charset: str | None, url: str, token: s
     return reading
 
 
+def _strip_session_ids(info: PageInfo, session: frozenset[str]) -> None:
+    """Strip the session-ID parameters from every URL of ``info`` (links deduplicated
+    again: two links may differ only in their session ID)."""
+    links, seen = [], set()
+    for link in info.links:
+        link = strip_session_ids(link, session)
+        if link.str_url not in seen:
+            seen.add(link.str_url)
+            links.append(link)
+    info.links = links
+    if info.canonical is not None:
+        info.canonical = strip_session_ids(info.canonical, session)
+    info.feeds = list(dict.fromkeys(strip_session_ids(feed, session) for feed in info.feeds))
+    if info.refresh is not None and info.refresh[1] is not None:
+        info.refresh = (info.refresh[0], strip_session_ids(info.refresh[1], session))
+
+
 #: Modules the crawl's worker processes need, imported once in the forkserver.
-WORKER_MODULES = ["textpile.crawl.reader", "textpile.crawl.crawlstore", "textpile.store.database"]
+WORKER_MODULES = ["textpile.crawl.reader", "textpile.crawl.meta", "textpile.crawl.crawlstore",
+                  "textpile.store.database"]
 
 
 def forkserver_context() -> multiprocessing.context.BaseContext:
@@ -165,15 +188,30 @@ class PageReader:
                                    initargs=(owner.pid, owner.started_unix))
 
     async def read(self, body: bytes, essence: str, charset: str | None, url: str, token: str,
-                   origins: frozenset[str], origin: str = "") -> PageReading:
-        """:func:`read_body` with these arguments, in a worker; ``origin`` (the page's
-        ``str_origin``) is the queue it waits in.
+                   origins: frozenset[str], origin: str = "",
+                   session: frozenset[str] = frozenset()) -> PageReading:
+        """:func:`read_body` with these arguments (``session`` its session-ID parameter
+        names), in a worker; ``origin`` (the page's ``str_origin``) is the queue it waits in.
 
         Raises:
             what :func:`read_body` raises, and ``BrokenProcessPool`` when a worker died.
         """
+        return await self._queue(origin, read_body, (body, essence, charset, url, token, origins, session))
+
+    async def read_meta(self, body: bytes, url: str, hint: str | None, origins: frozenset[str],
+                        session: frozenset[str], now_unix: int, origin: str = "") -> MetaReading | None:
+        """:func:`textpile.crawl.meta.read_meta` with these arguments, in a worker, waiting
+        in ``origin``'s queue like :meth:`read`.
+
+        Raises:
+            what :func:`~textpile.crawl.meta.read_meta` raises, and ``BrokenProcessPool``.
+        """
+        return await self._queue(origin, read_meta, (body, url, hint, origins, session, now_unix))
+
+    async def _queue(self, origin: str, function, args: tuple):
+        """Queue ``function(*args)`` in ``origin``'s queue and return its result."""
         future = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(origin, deque()).append(((body, essence, charset, url, token, origins), future))
+        self._waiting.setdefault(origin, deque()).append(((function, args), future))
         self._hand_out()
         return await future
 
@@ -190,13 +228,13 @@ class PageReader:
                 skipped += 1
                 continue
             skipped = 0
-            args, future = pages.popleft()
+            (function, args), future = pages.popleft()
             if pages:
                 self._waiting[origin] = pages  # to the end of the round
             if future.done():  # its reader was cancelled
                 continue
             try:
-                work = loop.run_in_executor(self._executor, read_body, *args)
+                work = loop.run_in_executor(self._executor, function, *args)
             except (BrokenExecutor, RuntimeError) as exc:  # a worker died, or the pool is shut down
                 future.set_exception(exc)
                 continue

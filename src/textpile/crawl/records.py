@@ -55,6 +55,39 @@ class RedirectRecord:
     information_source: InformationSource = InformationSource.response_header
 
 
+@dataclass(frozen=True)
+class MetaCandidate:
+    """A sitemap or feed to crawl (a ``textpile_meta_resource`` row and a crawl
+    candidate): ``kind`` ``"sitemap"`` or ``"feed"``, ``found_via`` one of the schema's
+    values, ``depth`` the sitemap index levels above it."""
+
+    url: ParsedUrl
+    kind: str
+    found_via: str
+    depth: int = 0
+
+
+@dataclass
+class Listing:
+    """What a crawled sitemap or feed listed: ``kind`` (``"sitemap"`` or ``"feed"``), the
+    listed URLs packed (:mod:`textpile.crawl.packed`) with ``modified`` their dates in the
+    same order, ``lastmod_kept`` as the schema's column. The URLs become crawl candidates
+    (a sitemap index lists sitemaps: those come as MetaCandidates too)."""
+
+    kind: str
+    links: str = ""
+    modified: list[int | None] = field(default_factory=list)
+    lastmod_kept: bool | None = None
+
+
+@dataclass
+class SiteLinks:
+    """Links of a crawled page to origins outside the seeds (site discovery):
+    ``str_origin`` -> distinct URLs of it linked."""
+
+    origins: dict[str, int]
+
+
 @dataclass
 class LogEntry:
     """One crawl log entry with its data tree and the candidates it discovered.
@@ -62,6 +95,9 @@ class LogEntry:
     ``update_candidate``: update the crawled URL's crawl_candidate row (file crawls; not
     robots.txt fetches). ``new_candidates``: URLs to add as never-crawled candidates;
     ``new_links``: more of them, a page's links packed (:mod:`textpile.crawl.packed`).
+    ``new_meta``: sitemaps and feeds to register (and add as candidates); ``listing``:
+    what the crawled URL listed when it is a sitemap or feed; ``site_links``: its links
+    to origins outside the seeds (written with site discovery on).
     """
 
     url: ParsedUrl
@@ -76,16 +112,25 @@ class LogEntry:
     update_candidate: bool = True
     new_candidates: list[ParsedUrl] = field(default_factory=list)
     new_links: str = ""
+    new_meta: list[MetaCandidate] = field(default_factory=list)
+    listing: Listing | None = None
+    site_links: SiteLinks | None = None
 
 
 @dataclass(frozen=True)
 class Candidate:
     """A due crawl candidate: its url, and what a conditional request needs: the time and
     ETag of its last contentful crawl, and the Last-Modified header that crawl's answer
-    gave (``server_last_modified_unix``, unix seconds; None when it gave none)."""
+    gave (``server_last_modified_unix``, unix seconds; None when it gave none).
+    ``meta_kind`` (``"sitemap"``, ``"feed"`` or None) and ``meta_depth`` say whether it
+    is a known sitemap or feed; ``sitemap_lastmod`` is the latest ``<lastmod>`` a sitemap
+    that kept its dates gave it (unix seconds; None without)."""
 
     url_id: int
     str_url: str
     last_contentful_crawl_time_unix: int | None
     last_contentful_http_etag: str | None
     server_last_modified_unix: int | None = None
+    meta_kind: str | None = None
+    meta_depth: int | None = None
+    sitemap_lastmod: int | None = None

@@ -68,6 +68,15 @@ class RobotsRules:
             return True
         return bool(self.parser.can_fetch(url, token))
 
+    def sitemaps(self) -> list[str]:
+        """The values of the ``Sitemap:`` lines, as written (absolute or relative), in order."""
+        return [] if self.parser is None else [str(line).strip() for line in self.parser.sitemaps if str(line).strip()]
+
+    def names_sitemaps(self) -> bool:
+        """True when robots.txt has any ``Sitemap:`` line (even one naming no usable URL:
+        the site said where its sitemaps are, so the well-known places are not tried)."""
+        return bool(self.sitemaps())
+
     def crawl_delay_s(self, token: str) -> float | None:
         """The Crawl-delay for ``token`` in seconds, capped at 2 minutes; None when absent."""
         if self.parser is None:

@@ -28,6 +28,7 @@ from textpile.crawl.reader import PageReader
 from textpile.crawl.recovery import ClosedRun, close_unfinished_runs
 from textpile.crawl.report import CrawlDisplay
 from textpile.crawl.robots import user_agent_token
+from textpile.crawl.traps import strip_session_ids
 from textpile.errors import DatabaseError, TextpileError
 from textpile.ids import uuid7
 from textpile.store.database import open_crawler_db, optimize_and_vacuum, sqlite_error, sqlite_errors
@@ -263,7 +264,8 @@ async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *
 async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, display: CrawlDisplay, *,
                  force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, limits: FetchLimits,
                  max_connections: int, page_readers: int | None, watch: FileWatch | None = None) -> None:
-    seeds = [parse_url(seed) for seed in config.seeds]
+    names = config.session_names
+    seeds = [strip_session_ids(parse_url(seed), names) for seed in config.seeds]
     db.add_candidates(seeds)  # before the database thread has work
     origins: dict[str, str] = {}
     for seed in seeds:
