@@ -253,6 +253,28 @@ class CrawlStore:
             self._forget()
             raise
 
+    def has_contentful_crawl(self, url: ParsedUrl) -> bool:
+        """True when ``url`` had a contentful crawl (its candidate row says so)."""
+        return self.conn.execute(
+            "SELECT 1 FROM url u JOIN crawl_candidate c ON c.url_id = u.url_id WHERE u.str_url = ?"
+            " AND c.last_contentful_crawl_time_unix_utc IS NOT NULL", (url.str_url,)).fetchone() is not None
+
+    def write_with(self, entries: list[LogEntry], sql: str, params: tuple) -> None:
+        """Write ``entries`` and run the statement ``sql`` with ``params`` in one
+        transaction (an archive import's resume point goes with the entries it covers).
+
+        Raises:
+            sqlite3.Error: the database refused it (nothing of it is kept).
+        """
+        try:
+            with self.conn:
+                for entry in entries:
+                    self._write(entry)
+                self.conn.execute(sql, params)
+        except sqlite3.Error:
+            self._forget()
+            raise
+
     def _write(self, entry: LogEntry) -> int:
         """Write ``entry`` and its data tree inside the caller's transaction."""
         conn = self.conn

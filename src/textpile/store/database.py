@@ -42,7 +42,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 #: textpile's own tables beside a documented schema: ``schemas/<kind>/<name>.sql``.
-EXTENSIONS = {"crawler": ("textpile_discovery",), "summary": ("textpile_search", "textpile_embeddings")}
+EXTENSIONS = {"crawler": ("textpile_discovery", "textpile_import"), "summary": ("textpile_search", "textpile_embeddings")}
 
 
 def schema_sql(part: str, version: str) -> str:
