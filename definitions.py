@@ -15,7 +15,7 @@ from __future__ import annotations
 from dagster import Definitions
 from dagster import definitions as lazy_definitions
 
-from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS
+from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS, ARCHIVE_ASSETS
 from textpile_dagster.resources import PipelineSettings, build_resources, settings_from_environment
 from textpile_dagster.sensors import ALL_JOBS, ALL_SENSORS
 
@@ -23,7 +23,7 @@ from textpile_dagster.sensors import ALL_JOBS, ALL_SENSORS
 def build_definitions(settings: PipelineSettings) -> Definitions:
     """The textpile Definitions with resources made from ``settings``."""
     return Definitions(
-        assets=ALL_ASSETS,
+        assets=[*ALL_ASSETS, *ARCHIVE_ASSETS],
         asset_checks=ALL_CHECKS,
         jobs=ALL_JOBS,
         sensors=ALL_SENSORS,

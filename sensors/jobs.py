@@ -5,6 +5,7 @@ from __future__ import annotations
 from dagster import AssetSelection, define_asset_job
 
 from textpile_dagster.assets import (
+    archive_import,
     crawl_log_staging,
     crawl_run,
     embeddings,
@@ -39,8 +40,16 @@ publish_job = define_asset_job(
 #: Everything, for ``textpile pipeline`` (which runs it asset by asset for one partition).
 pipeline_job = define_asset_job(
     "pipeline_job",
-    selection=AssetSelection.all(),
+    selection=AssetSelection.all() - AssetSelection.assets(archive_import),
     description="The whole pipeline for one crawl-run partition.",
 )
 
-ALL_JOBS = [crawl_job, summarize_job, publish_job, pipeline_job]
+#: Web archives into the crawler database (run config: ops.archive_import.config.archives).
+import_job = define_asset_job(
+    "import_job",
+    selection=AssetSelection.assets(archive_import),
+    description="Import web archives (WARC, WACZ, zshot), one new crawl-run partition each; the automation "
+    "then summarizes them.",
+)
+
+ALL_JOBS = [crawl_job, summarize_job, publish_job, pipeline_job, import_job]

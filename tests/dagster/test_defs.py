@@ -21,7 +21,7 @@ from textpile_dagster.resources import (
 )
 
 ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
-          "published_index", "token_index"}
+          "published_index", "token_index", "archive_import"}
 CHECKS = {
     ("summary_db", "summary_referential_integrity"),
     ("summary_db", "summary_single_open_generation"),
@@ -42,7 +42,7 @@ def test_definitions_have_the_graph(tmp_path):
     assert groups == {"crawl_run": "crawl", "crawl_log_staging": "summarize", "scrape_results": "summarize",
                       "summary_db": "summarize", "fts_index": "summarize", "embeddings": "summarize",
                       "published_index": "publish",
-                      "token_index": "summarize"}
+                      "token_index": "summarize", "archive_import": "crawl"}
     partitioned = {k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).partitions_def}
     assert partitioned == {"crawl_run", "crawl_log_staging", "scrape_results"}
     assert graph.get(dg.AssetKey("crawl_run")).partitions_def == dg.DynamicPartitionsDefinition(name="crawl_runs")
@@ -51,22 +51,24 @@ def test_definitions_have_the_graph(tmp_path):
     conditions = {k.to_user_string(): graph.get(k).automation_condition for k in graph.get_all_asset_keys()}
     assert {k: c.get_label() if c else None for k, c in conditions.items()} == {
         "crawl_run": None, "token_index": None, "crawl_log_staging": "eager", "scrape_results": "eager",
-        "summary_db": "after_scrape", "fts_index": None, "embeddings": None, "published_index": None}
+        "summary_db": "after_scrape", "fts_index": None, "embeddings": None, "published_index": None,
+        "archive_import": None}
     for name in ("fts_index", "embeddings", "published_index"):  # eager() & all_deps_blocking_checks_passed()
         assert [c.get_label() for c in conditions[name].children] == ["eager", "all_deps_blocking_checks_passed"]
     versions = {k.to_user_string(): graph.get(k).code_version for k in graph.get_all_asset_keys()}
     assert versions == {"crawl_run": None, "crawl_log_staging": STAGING_VERSION, "scrape_results": EXTRACTION_VERSION,
                         "summary_db": INTEGRATION_VERSION, "fts_index": FTS_VERSION, "embeddings": MODEL_NAME,
                         "published_index": None,
-                        "token_index": None}
+                        "token_index": None, "archive_import": None}
     assert (STAGING_VERSION, EXTRACTION_VERSION, INTEGRATION_VERSION, FTS_VERSION) == ("1", "3", "2", "2")
-    assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job"} <= {j.name for j in repo.get_all_jobs()}
+    assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job", "import_job"} <= {
+        j.name for j in repo.get_all_jobs()}
     deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}
             for k in graph.get_all_asset_keys()}
     assert deps == {"crawl_run": set(), "crawl_log_staging": {"crawl_run"}, "scrape_results": {"crawl_log_staging"},
                     "summary_db": {"scrape_results"}, "fts_index": {"summary_db"}, "embeddings": {"fts_index"},
                     "published_index": {"fts_index", "embeddings"},
-                    "token_index": {"summary_db"}}
+                    "token_index": {"summary_db"}, "archive_import": set()}
 
 
 def test_resources_resolve_under_the_data_dir(tmp_path):

@@ -24,11 +24,11 @@ from dagster_sites import ChangingSite, write_config
 
 REPO = Path(__file__).resolve().parents[2]
 #: What is never part of a build (top-level names of the checkout).
-NOT_SOURCE = {".git", ".venv", "data", "build", "dist", ".pytest_cache", "tmp", ".dagster_home"}
+NOT_SOURCE = {".git", ".venv", "data", "build", "dist", ".pytest_cache", "tmp", ".dagster_home", ".cache"}
 #: The Dagster layer's folders and file, and the package they are installed as.
 DAGSTER_LAYER = ("definitions.py", "assets", "resources", "sensors")
 ASSETS = {"crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
-          "published_index", "token_index"}
+          "published_index", "token_index", "archive_import"}
 
 
 def _ignore(folder: str, names: list[str]) -> set[str]:

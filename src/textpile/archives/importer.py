@@ -103,15 +103,18 @@ def file_sha256(path: Path) -> str:
 
 
 def import_archives(database: str | Path, paths: list[Path], *, config: CrawlConfig | None = None,
-                    progress: bool = False, page_readers: int | None = 0) -> list[ImportReport]:
+                    progress: bool = False, page_readers: int | None = 0,
+                    agent_uuids: list[uuid.UUID] | None = None) -> list[ImportReport]:
     """Import each archive of ``paths`` into the crawler database ``database`` (created
     if missing), one crawl run each, in the given order.
 
     ``config`` gives the robots.txt token (its user agent), the session-ID parameters
     stripped and whether sitemaps and feeds are read; None: textpile's defaults with the
     user agent :data:`IMPORT_USER_AGENT`. ``page_readers`` as for
-    :func:`textpile.crawl.run.run_crawl` (0: a thread of this process). Holds the crawl
-    lock of the database (no crawl runs beside an import).
+    :func:`textpile.crawl.run.run_crawl` (0: a thread of this process). ``agent_uuids``
+    names the crawl runs, one per path (the Dagster layer's partition keys); new UUID v7s
+    when None (an interrupted import goes on in its own run whatever is given). Holds the
+    crawl lock of the database (no crawl runs beside an import).
 
     Raises:
         ArchiveKindError: a file is not an archive textpile reads (checked for every file first).
@@ -119,6 +122,8 @@ def import_archives(database: str | Path, paths: list[Path], *, config: CrawlCon
         DatabaseError: the crawler database cannot be opened, or its lock is held.
     """
     kinds = [(Path(p), archive_kind(Path(p))) for p in paths]
+    if agent_uuids is not None and len(agent_uuids) != len(kinds):
+        raise ValueError(f"agent_uuids: {len(agent_uuids)} given for {len(kinds)} archives")
     conn = open_crawler_db(database)
     lock = crawl_lock_path(database)
     reports = []
@@ -132,9 +137,9 @@ def import_archives(database: str | Path, paths: list[Path], *, config: CrawlCon
             pid = lock_holder(lock)
             raise TextpileError(f"{os.fspath(database)}: a crawl or import is running on this crawler database "
                                 f"(lock {lock}{f' held by pid {pid}' if pid is not None else ''})")
-        for path, kind in kinds:
+        for i, (path, kind) in enumerate(kinds):
             started = time.monotonic()
-            report = ImportReport(path=path, kind=kind)
+            report = ImportReport(path=path, kind=kind, run=None if agent_uuids is None else agent_uuids[i])
             with sqlite_errors(database):
                 _import_one(conn, path, kind, report, config, progress, page_readers)
             report.duration_s = time.monotonic() - started
@@ -155,6 +160,7 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
                        (report.sha256,)).fetchone()
     if row is not None and row[1] is not None:
         report.already_imported = uuid.UUID(bytes=row[0]).hex
+        report.run = None
         return
     robots_checked = False
     if kind == "zshot":
@@ -163,6 +169,7 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
             _version, robots_checked = zshot_capture(zconn)
         except (sqlite3.Error, ValueError) as exc:
             zconn.close()
+            report.run = None
             report.problems.append(Problem(str(path), f"not a readable zshot archive: {exc}", fatal=True))
             return
         zconn.close()
@@ -173,7 +180,7 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
         report.run = uuid.UUID(bytes=row[0])
         report.resumed_after = row[2]
     else:
-        report.run = uuid7()
+        report.run = report.run or uuid7()
         store.start_agent(report.run, f"import {path.name}", None)
         with conn:
             conn.execute("INSERT INTO textpile_archive_import(sha256, file_name, kind, agent_id, started_unix_utc,"
