@@ -173,7 +173,7 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
             report.problems.append(Problem(str(path), f"not a readable zshot archive: {exc}", fatal=True))
             return
         zconn.close()
-    origins, robots = _survey(path, kind)
+    origins, robots, total = _survey(path, kind)
     store = CrawlStore(conn)
     if row is not None:  # an interrupted import of these bytes: go on with its run
         store.agent_id = row[3]
@@ -188,7 +188,7 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
                          (report.sha256, path.name, kind, store.agent_id, int(time.time())))
     cfg = config or _default_config(sorted(origins))
     asyncio.run(_interpret_all(conn, store, path, kind, report, cfg, frozenset(origins), robots, robots_checked,
-                               progress, page_readers))
+                               progress, page_readers, total))
     with conn:
         conn.execute("UPDATE textpile_archive_import SET finished_unix_utc = ? WHERE sha256 = ?",
                      (int(time.time()), report.sha256))
@@ -214,15 +214,17 @@ def _is_robots_url(url: ParsedUrl) -> bool:
     return url.path == "/robots.txt" and url.query is None
 
 
-def _survey(path: Path, kind: str) -> tuple[set[str], dict[str, RobotsRules]]:
-    """The http(s) origins the archive answers for, and the robots.txt rules it holds
-    per origin (the latest answer of each: 2xx parsed, 4xx allow all, 5xx disallow, as
+def _survey(path: Path, kind: str) -> tuple[set[str], dict[str, RobotsRules], int]:
+    """The http(s) origins the archive answers for, the robots.txt rules it holds
+    per origin, and how many exchanges it holds (the progress total) (the latest answer of each: 2xx parsed, 4xx allow all, 5xx disallow, as
     RFC 9309 and the crawler read them)."""
     origins: set[str] = set()
     robots: dict[str, RobotsRules] = {}
+    exchanges = 0
     for item in _items(path, kind):
         if not isinstance(item, Exchange):
             continue
+        exchanges += 1
         try:
             url = parse_url(item.url)
         except UrlError:
@@ -237,19 +239,20 @@ def _survey(path: Path, kind: str) -> tuple[set[str], dict[str, RobotsRules]]:
                 robots[url.str_origin] = RobotsRules.allow_all()
             elif item.status >= 500:
                 robots[url.str_origin] = RobotsRules.unavailable()
-    return origins, robots
+    return origins, robots, exchanges
 
 
 async def _interpret_all(conn: sqlite3.Connection, store: CrawlStore, path: Path, kind: str, report: ImportReport,
                          config: CrawlConfig, origins: frozenset[str], robots: dict[str, RobotsRules],
-                         robots_checked: bool, progress: bool, page_readers: int | None) -> None:
-    """Interpret and write every exchange after ``report.resumed_after``."""
+                         robots_checked: bool, progress: bool, page_readers: int | None, total: int) -> None:
+    """Interpret and write every exchange after ``report.resumed_after`` (``total``
+    exchanges, for the progress display)."""
     token = user_agent_token(config.user_agent)
     crawlers: dict[str, OriginCrawler] = {}
     first_of_digest: dict[str, str] = {}
     pending: list[LogEntry] = []
     done = 0
-    with PageReader(page_readers) as reader, progress_bar(f"Importing {path.name}", None, enabled=progress) as bar:
+    with PageReader(page_readers) as reader, progress_bar(f"Importing {path.name}", total, enabled=progress) as bar:
         reader.start()
         state = RunState(config=config, db=store, client=None, token=token, seed_origins=origins,  # type: ignore[arg-type]
                          commands_left=0, force_recrawl=False, limits=FetchLimits(), display=None, report=None,
