@@ -52,6 +52,8 @@ MAX_RECRAWL_INTERVAL_S = 100 * 365 * 86400  # 100 years
 MAX_URLS_PER_PATTERN = 10**9
 #: The feed recrawl interval when none is configured: a day (atextcrawler: "e.g. daily").
 DEFAULT_FEED_RECRAWL_S = 86400
+#: Words of visible text a discovered site's start page needs to be relevant by default.
+DEFAULT_RELEVANCE_MIN_WORDS = 50
 
 
 @dataclass
@@ -111,6 +113,15 @@ class CrawlConfig(BaseModel):
     #: textpile extension (atextcrawler's site discovery), off by default: record links to
     #: origins outside the seeds (textpile discovered lists them); nothing there is crawled.
     discover_sites: StrictBool = False
+    #: textpile extension (atextcrawler's site annotations): sites admitted as seeds (their
+    #: start pages are crawled like seeds) and sites never admitted nor checked (deny wins).
+    allow_sites: tuple[str, ...] = ()
+    deny_sites: tuple[str, ...] = ()
+    #: textpile extension: what makes a discovered site's start page relevant
+    #: (textpile discovered --check): a word count, languages of <html lang>, words it mentions.
+    relevance_min_words: Annotated[StrictInt, Field(ge=0, le=10**9)] = DEFAULT_RELEVANCE_MIN_WORDS
+    relevance_languages: tuple[str, ...] = ()
+    relevance_words: tuple[str, ...] = ()
     #: the file this configuration was read from, None when built in code.
     source: Path | None = None
 
@@ -119,12 +130,24 @@ class CrawlConfig(BaseModel):
     def _normalized_seeds(cls, seeds: list[str]) -> list[str]:
         return [normalize_seed(seed) for seed in seeds]
 
+    @field_validator("allow_sites", "deny_sites")
+    @classmethod
+    def _normalized_sites(cls, sites: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(normalize_seed(site) for site in sites)
+
     @field_validator("user_agent")
     @classmethod
     def _single_line(cls, value: str) -> str:
         if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
             raise ValueError(f"found {value!r}; expected a non-empty single-line string without control characters")
         return value
+
+    @property
+    def crawl_seeds(self) -> list[str]:
+        """The URLs a crawl starts from: :attr:`seeds`, then :attr:`allow_sites` (admitted
+        sites; one whose origin ``deny_sites`` names is left out)."""
+        denied = {parse_url(u).str_origin for u in self.deny_sites}
+        return [*self.seeds, *(u for u in self.allow_sites if parse_url(u).str_origin not in denied)]
 
     @property
     def session_names(self) -> frozenset[str]:
@@ -239,6 +262,7 @@ _POLICY_KEYS = ("do_not_crawl", "url_query_paramters", "url_query_parameters")
 _CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max_commands_per_run",
                 "recrawl_interval", "user_agent", "seeds", "allow_private_addresses", "session_parameters",
                 "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval", "discover_sites",
+                "allow_sites", "deny_sites", "relevance_min_words", "relevance_languages", "relevance_words",
                 *_POLICY_KEYS)
 
 
@@ -376,6 +400,16 @@ class _Reader:
                     raise self.error(key, str(exc)) from None
             elif key == "session_parameters":
                 out[key] = tuple(self.names(key, value))
+            elif key in ("allow_sites", "deny_sites"):
+                if not isinstance(value, list):
+                    raise self.error(key, f"found {toml_type_name(value)}; expected an array of absolute http(s) URLs")
+                out[key] = tuple(self.seed(f"{key}[{i}]", item) for i, item in enumerate(value))
+            elif key in ("relevance_languages", "relevance_words"):
+                if not isinstance(value, list):
+                    raise self.error(key, f"found {toml_type_name(value)}; expected an array of strings")
+                out[key] = tuple(self.string(f"{key}[{i}]", item, single_line=True) for i, item in enumerate(value))
+            elif key == "relevance_min_words":
+                out[key] = self.count(key, value, 10**9)
             elif key == "max_urls_per_pattern":
                 out[key] = self.count(key, value, MAX_URLS_PER_PATTERN)
             elif key == "do_not_crawl":

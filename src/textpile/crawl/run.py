@@ -265,7 +265,7 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
                  force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, limits: FetchLimits,
                  max_connections: int, page_readers: int | None, watch: FileWatch | None = None) -> None:
     names = config.session_names
-    seeds = [strip_session_ids(parse_url(seed), names) for seed in config.seeds]
+    seeds = [strip_session_ids(parse_url(seed), names) for seed in config.crawl_seeds]
     db.add_candidates(seeds)  # before the database thread has work
     origins: dict[str, str] = {}
     for seed in seeds:
