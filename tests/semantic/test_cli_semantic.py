@@ -49,7 +49,8 @@ def test_summarize_embeds_incrementally_and_search_modes_use_the_vectors(tmp_pat
 
     db = str(tmp_path / "s.db")
     query = ["send", "mail", "from", "my", "web", "app"]
-    assert _first_urls(capsys, "-s", db, *query)[:1] != [f"{BASE}/smtp.html"]
+    assert _first_urls(capsys, "-s", db, "--mode", "keyword", *query)[:1] != [f"{BASE}/smtp.html"]
+    assert _first_urls(capsys, "-s", db, *query) == _first_urls(capsys, "-s", db, "--mode", "hybrid", *query)
     assert _first_urls(capsys, "-s", db, "--mode", "semantic", *query)[0] == f"{BASE}/smtp.html"
     assert f"{BASE}/smtp.html" in _first_urls(capsys, "-s", db, "--mode=hybrid", *query)[:2]
     like = _first_urls(capsys, "-s", db, "--like", f"{BASE}/cats.html")

@@ -10,7 +10,16 @@ import pytest
 
 from textpile.publish import publish
 from textpile.semantic.fusion import reciprocal_rank_fusion
-from textpile.semantic.modes import NO_VECTORS, ModeError, check_mode, more_like_this, search_mode
+from textpile.semantic.modes import (
+    NO_VECTORS,
+    ModeError,
+    Semantic,
+    check_mode,
+    keyword_found_it,
+    more_like_this,
+    search_mode,
+)
+from textpile.search.query import parse_query
 from textpile.semantic.vectors import load_page_vectors
 
 from semantic.corpus import BASE, build, result_pages as _pages
@@ -61,7 +70,7 @@ def test_more_like_this_leaves_the_page_out(corpus):
 
 
 def test_unknown_mode_is_refused():
-    assert check_mode(None) == "keyword"
+    assert check_mode(None) == check_mode("") == "hybrid"
     with pytest.raises(ModeError, match="unknown search mode 'vector'"):
         check_mode("vector")
 
@@ -73,6 +82,8 @@ def test_index_without_vectors_answers_keyword_results_and_says_so(tmp_path):
     out = search_mode(conn, "sourdough", mode="hybrid")
     assert _pages(out) == ["bread.html"]
     assert out.message == NO_VECTORS
+    default = search_mode(conn, "sourdough")  # the default mode says nothing about vectors
+    assert _pages(default) == ["bread.html"] and default.message is None
 
 
 def test_published_copy_carries_its_vectors(corpus, tmp_path):
@@ -86,3 +97,30 @@ def test_published_copy_carries_its_vectors(corpus, tmp_path):
     conn = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
     assert _pages(search_mode(conn, "send mail from my web app", mode="semantic"))[0] == "smtp.html"
 
+
+
+def test_hybrid_keeps_the_keyword_ranking_of_a_known_item_without_loading_vectors(corpus):
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    lazy = Semantic.lazy(conn)
+    hybrid = search_mode(conn, "CREATE INDEX", mode="hybrid", semantic=lazy)
+    assert _pages(hybrid) == _pages(search_mode(conn, "CREATE INDEX", mode="keyword"))
+    assert _pages(hybrid)[0] == "sqlite_index.html"
+    assert lazy.vectors is None and lazy.embedder is None  # neither was needed
+    search_mode(conn, "scratch folder that is deleted afterwards", mode="hybrid", semantic=lazy)
+    assert lazy.vectors is not None and lazy.embedder is not None
+
+
+def test_known_item_rule():
+    class Top:
+        def __init__(self, held, **features):
+            self.held, self.features = held, features
+
+    long_query = parse_query("keep the whole database in memory instead of on disk")
+    assert keyword_found_it(parse_query("create index concurrently"), [Top(1.0)])  # short, every word held
+    assert not keyword_found_it(parse_query("create index concurrently"), [Top(0.67)])
+    assert not keyword_found_it(long_query, [Top(1.0, title_cover=0.5)])
+    assert keyword_found_it(long_query, [Top(1.0, title_cover=1.0)])
+    assert keyword_found_it(long_query, [Top(1.0, section_exact=1.0)])
+    assert keyword_found_it(parse_query("where does sqlite3_last_insert_rowid come from in my app"), [Top(0.99)])
+    assert not keyword_found_it(long_query, [])

@@ -32,13 +32,15 @@ def _urls(body) -> list[str]:
 
 def test_json_modes(ds):
     query = "search=send+mail+from+my+web+app&format=json"
-    keyword = get(ds, f"/search?{query}").json()
+    keyword = get(ds, f"/search?{query}&mode=keyword").json()
+    default = get(ds, f"/search?{query}").json()
     semantic = get(ds, f"/search?{query}&mode=semantic").json()
     hybrid = get(ds, f"/search?{query}&mode=hybrid").json()
     assert keyword["mode"] == "keyword" and _urls(keyword)[:1] != ["smtp.html"]
     assert semantic["mode"] == "semantic" and _urls(semantic)[0] == "smtp.html"
     assert semantic["total"] == len(PAGES)
     assert hybrid["mode"] == "hybrid" and "smtp.html" in _urls(hybrid)[:2]
+    assert default == hybrid  # the default mode
 
 
 def test_bad_mode_is_400(ds):
@@ -52,8 +54,8 @@ def test_bad_mode_is_400(ds):
 def test_more_like_this_link_and_page(ds):
     page = get(ds, "/search?search=sourdough&mode=semantic")
     assert page.status_code == 200
-    assert ('Search mode:\n  <a href="/search?search=sourdough">keyword</a> · <strong>semantic</strong> · '
-            '<a href="/search?search=sourdough&amp;mode=hybrid">hybrid</a>') in page.text
+    assert ('Search mode:\n  <a href="/search?search=sourdough&amp;mode=keyword">keyword</a> · '
+            '<strong>semantic</strong> · <a href="/search?search=sourdough">hybrid</a>') in page.text
     assert '<input type="hidden" name="mode" value="semantic">' in page.text
     uuid = get(ds, "/search?search=sourdough&format=json").json()["list"][0]["entity_generation_uuid"]
     assert f'href="/search?like={uuid}">more like this</a>' in page.text
@@ -72,6 +74,8 @@ def test_swapped_file_gets_its_own_vectors(tmp_path):
     ds = build_datasette(path)
     no_vectors = get(ds, "/search?search=sourdough&mode=semantic&format=json").json()
     assert no_vectors["message"].startswith("This index has no page vectors")
+    default = get(ds, "/search?search=sourdough&format=json").json()  # hybrid, silently keyword
+    assert default["message"] is None and _urls(default) == ["bread.html"]
     fresh = tmp_path / "fresh.db"
     build(fresh)
     embed_summary(fresh)

@@ -99,7 +99,8 @@ def search_help_parser() -> argparse.ArgumentParser:
                         help="time budget of the search: past it the results found so far are shown (default: 1000)")
     parser.add_argument("--mode", default=None, metavar="{keyword,semantic,hybrid}",
                         help="keyword: the words' matches ranked; semantic: pages nearest in meaning (page "
-                             "vectors); hybrid: both rankings fused (default: keyword)")
+                             "vectors); hybrid: the keyword ranking when it clearly found the page, else both "
+                             "rankings fused (default: hybrid; keyword on an index without vectors)")
     parser.add_argument("--like", default=None, metavar="PAGE",
                         help="more like this: the pages nearest in meaning to PAGE (a result's URL or entity "
                              "generation UUID); no QUERY then")

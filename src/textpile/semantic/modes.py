@@ -39,12 +39,13 @@ from textpile.search.index import SEARCHABLE
 from textpile.search.query import ParsedQuery
 from textpile.semantic.fusion import reciprocal_rank_fusion
 from textpile.semantic.model import Embedder, load_embedder
-from textpile.semantic.vectors import PageVectors, load_page_vectors
+from textpile.semantic.vectors import PageVectors, has_vectors, load_page_vectors
 
 MODES = ("keyword", "semantic", "hybrid")
-#: The mode of a search that names none (chosen by the relevance benchmark's figures:
-#: README, "Search modes").
-DEFAULT_MODE = "keyword"
+#: The mode of a search that names none, chosen by the relevance benchmark's figures
+#: (README, "Search modes"): hybrid equals keyword on every known-item class and lifts
+#: the natural-language queries. On an index without vectors it is keyword, silently.
+DEFAULT_MODE = "hybrid"
 #: Pages the vectors contribute per search (fused in hybrid mode, the ranking in semantic).
 SEMANTIC_DEPTH = 100
 #: Hybrid mode's fusion: the keyword ranking's weight (the semantic ranking's is 1) and
@@ -88,11 +89,14 @@ class Semantic:
     """What the vector modes need: the model (for the query's vector) and the page vectors.
 
     A frontend keeps one between requests (loading the model takes about 0.2 s, the
-    vectors of 100K pages about 0.5 s); :meth:`load` makes one for a single search.
+    vectors of 100K pages about 0.5 s); :meth:`load` makes one for a single search and
+    :meth:`lazy` one that loads each part from ``conn`` only when a search needs it (a
+    hybrid search whose keyword ranking stands needs neither).
     """
 
     embedder: Embedder | None
     vectors: PageVectors | None
+    conn: sqlite3.Connection | None = None
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> "Semantic":
@@ -103,6 +107,23 @@ class Semantic:
         """
         vectors = load_page_vectors(conn)
         return cls(load_embedder() if vectors is not None else None, vectors)
+
+    @classmethod
+    def lazy(cls, conn: sqlite3.Connection) -> "Semantic":
+        """One that loads the vectors and the model from ``conn`` on first use (:meth:`ready`)."""
+        return cls(None, None, conn)
+
+    def ready(self, model: bool = True) -> "Semantic":
+        """Self, with the vectors and (when there are vectors and ``model``) the model loaded.
+
+        Raises:
+            textpile.semantic.model.ModelError: the model's package is missing.
+        """
+        if self.vectors is None and self.conn is not None:
+            self.vectors, self.conn = load_page_vectors(self.conn), None
+        if model and self.embedder is None and self.vectors is not None:
+            self.embedder = load_embedder()
+        return self
 
 
 class SemanticCache:
@@ -190,7 +211,9 @@ class _Reorder:
 
     def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery,
                  keyword: list[Scored]) -> tuple[list[Scored], bool]:
-        vectors = self.semantic.vectors
+        if self.mode == "hybrid" and keyword_found_it(parsed, keyword):
+            return keyword, True
+        vectors = self.semantic.ready(model=self.query_vector is None).vectors
         q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(_query_text(parsed))
         nearest = vectors.nearest(q, SEMANTIC_DEPTH + len(parsed.excluded) * 10, _allowed(conn, parsed), self.exclude)
         dropped = _excluded(conn, parsed, [i for i, _ in nearest])
@@ -203,8 +226,6 @@ class _Reorder:
         if self.mode == "semantic":
             order = [i for i, _ in nearest]
             scores = {i: sim for i, sim in nearest}
-        elif keyword_found_it(parsed, keyword):
-            return keyword, True
         else:
             scores = reciprocal_rank_fusion(
                 [([s.info.entity_generation_id for s in keyword], KEYWORD_WEIGHT), ([i for i, _ in nearest], 1.0)],
@@ -227,28 +248,29 @@ class _Reorder:
 
 def search_mode(conn: sqlite3.Connection, query: str, *, mode: str | None = None,
                 semantic: Semantic | None = None, **options) -> SearchResults:
-    """Run ``query`` in ``mode`` (:data:`MODES`; None: :data:`DEFAULT_MODE`) on the summary
-    database ``conn``. ``semantic`` is the model and vectors (loaded from ``conn`` when
-    None and the mode needs them); ``options`` are :func:`textpile.search.engine.search`'s.
-    A database without vectors answers with keyword results and :data:`NO_VECTORS`.
+    """Run ``query`` in ``mode`` (:data:`MODES`; None or "": :data:`DEFAULT_MODE`) on the
+    summary database ``conn``. ``semantic`` is the model and vectors (loaded from ``conn``
+    when None, only as far as the search needs them); ``options`` are
+    :func:`textpile.search.engine.search`'s. A database without vectors answers with
+    keyword results, and with :data:`NO_VECTORS` when a vector mode was asked for by name.
 
     Raises:
         ModeError: ``mode`` is not a search mode.
         textpile.semantic.model.ModelError: the model's package is missing.
         sqlite3.Error: database problems (as :func:`~textpile.search.engine.search`).
     """
+    named = mode not in (None, "")
     mode = check_mode(mode)
     if mode == "keyword":
         return search(conn, query, **options)
     if semantic is None:
-        semantic = Semantic.load(conn)
-    if semantic.vectors is None or not len(semantic.vectors):
+        semantic = Semantic.lazy(conn) if has_vectors(conn) else Semantic(None, None)
+    if semantic.conn is None and (semantic.vectors is None or not len(semantic.vectors)):
         out = search(conn, query, **options)
-        out.notes.insert(0, NO_VECTORS)
-        out.message = " ".join([NO_VECTORS, out.message] if out.message else [NO_VECTORS])
+        if named:
+            out.notes.insert(0, NO_VECTORS)
+            out.message = " ".join([NO_VECTORS, out.message] if out.message else [NO_VECTORS])
         return out
-    if semantic.embedder is None:
-        semantic = Semantic(load_embedder(), semantic.vectors)
     return search(conn, query, reorder=_Reorder(mode, semantic), **options)
 
 

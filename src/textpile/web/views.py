@@ -130,15 +130,16 @@ async def search_view(datasette, request):
     results = None
     error = None
     status = 503
+    named = request.args.get("mode") or None  # None: the default mode (silent on an index without vectors)
     try:
-        mode = check_mode(request.args.get("mode"))
+        mode = check_mode(named)
     except ModeError as exc:
         mode, error, status = None, str(exc), 400
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = (datasette.plugin_config("textpile") or {}).get("search_time_limit_ms", DEFAULT_BUDGET_MS)
             results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page, budget_ms,
-                                              mode, like, target.semantic)
+                                              named, like, target.semantic)
         except ModeError as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
