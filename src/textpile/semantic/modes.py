@@ -3,8 +3,8 @@
 * ``keyword``: :func:`textpile.search.engine.search` as it is;
 * ``semantic``: the pages whose vectors are most similar to the query's
   (:mod:`textpile.semantic.vectors`), whatever words they share with it;
-* ``hybrid``: the keyword ranking when it found a known item (:func:`keyword_found_it`),
-  else reciprocal rank fusion (:mod:`textpile.semantic.fusion`) of the keyword ranking
+* ``hybrid``: the keyword ranking when it found a known item (:func:`keyword_found_it`)
+  or nothing at all (then "did you mean" helps more), else reciprocal rank fusion (:mod:`textpile.semantic.fusion`) of the keyword ranking
   and the semantic one. Both rules were chosen on the relevance benchmark
   (``bench/relevance/tune_fusion.py``): plain fusion helps questions in a user's own
   words but loses known-item queries (titles, API names, commands), which the keyword
@@ -211,7 +211,9 @@ class _Reorder:
 
     def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery,
                  keyword: list[Scored]) -> tuple[list[Scored], bool]:
-        if self.mode == "hybrid" and keyword_found_it(parsed, keyword):
+        if self.mode == "hybrid" and (not keyword or keyword_found_it(parsed, keyword)):
+            # no page holds any of the words: keep the empty ranking, so the engine offers
+            # "did you mean" (a typo) instead of pages that are only near in meaning
             return keyword, True
         vectors = self.semantic.ready(model=self.query_vector is None).vectors
         q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(_query_text(parsed))
