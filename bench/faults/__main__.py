@@ -202,14 +202,29 @@ def plan(target: Target, reference: Outcome, kills: int, rng: random.Random) -> 
     return triggers
 
 
+#: How often a trial is started again, with half the delay, when the process ended
+#: before its kill came (the stage was shorter than in the reference run).
+RETRIES = 3
+
+
+def _killed_run(target: Target, trigger: Trigger, root: Path, number: int) -> tuple[Path, dict, Outcome, Trigger]:
+    """Start the command in a fresh folder and kill it at ``trigger``; again with half the
+    delay when it ended first. Returns the folder, its environment, the run, the trigger."""
+    for attempt in range(RETRIES + 1):
+        folder = root / f"{target.name}-{number:02d}"
+        shutil.rmtree(folder, ignore_errors=True)
+        (folder / "tmp").mkdir(parents=True)
+        env = {"TMPDIR": str(folder / "tmp")}
+        target.prepare(folder)
+        killed = run(target.command(), folder, trigger=trigger, env=env)
+        if killed.killed or attempt == RETRIES:
+            return folder, env, killed, trigger
+        trigger = Trigger(trigger.stage, trigger.pattern, trigger.line, trigger.delay_s / 2)
+    raise AssertionError("unreachable")
+
+
 def trial(target: Target, trigger: Trigger, reference_state, tally: Tally, root: Path, number: int) -> None:
-    folder = root / f"{target.name}-{number:02d}"
-    folder.mkdir()
-    tmp = folder / "tmp"
-    tmp.mkdir()
-    env = {"TMPDIR": str(tmp)}
-    target.prepare(folder)
-    killed = run(target.command(), folder, trigger=trigger, env=env)
+    folder, env, killed, trigger = _killed_run(target, trigger, root, number)
     tally.trials += 1
     tally.stages[trigger.stage if killed.killed else f"{trigger.stage} (ended first)"] += 1
     bad = state.corrupt(folder)
