@@ -68,21 +68,43 @@ def test_scrape_bar_total_is_the_files_to_scrape(tmp_path, monkeypatch):
     assert bar.calls == [("start", "Scraping", None), ("total", 3), ("advance", 1), ("advance", 1), ("advance", 1)]
 
 
-def test_plain_progress_lines_and_heartbeat():
+class Clock:
+    """A monotonic clock that moves only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def _lines_at_least(out: io.StringIO, count: int) -> list[str]:
+    deadline = time.monotonic() + 120
+    while out.getvalue().count("\n") < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return out.getvalue().splitlines()
+
+
+def test_plain_progress_lines_and_heartbeat(monkeypatch):
+    """The heartbeat prints when the last line is an interval old, also when nothing
+    advances. The clock is the test's: a loaded machine that holds this thread back for
+    longer than the interval changes nothing."""
+    clock = Clock()
+    monkeypatch.setattr(progress, "time", clock)
     out = io.StringIO()
     bar = progress.PlainProgress("Scraping", 4, out=out, interval_s=0.2).start()
     bar.advance(1)  # within the interval: no line
+    time.sleep(0.1)  # the heartbeat looks every 0.04 s and finds the last line 0 s old
     assert out.getvalue() == ""
-    deadline = time.monotonic() + 10
-    while out.getvalue().count("\n") < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)  # nothing advances: the heartbeat still prints
+    clock.now += 0.2  # nothing advances: the heartbeat still prints
+    assert _lines_at_least(out, 1) == ["Scraping: 1/4 (0 s)"]
+    clock.now += 1.3
+    assert _lines_at_least(out, 2) == ["Scraping: 1/4 (0 s)", "Scraping: 1/4 (2 s)"]
     bar.update_total(5)
-    bar.advance(2)
+    clock.now += 0.1
+    bar.advance(2)  # 0.1 s after the last line: none
     bar.stop()
-    lines = out.getvalue().splitlines()
-    assert len(lines) >= 3
-    assert all(line.startswith("Scraping: 1/4 (") for line in lines[:2])
-    assert lines[-1].startswith("Scraping: 3/5 (") and lines[-1].endswith(" s)")
+    assert out.getvalue().splitlines() == ["Scraping: 1/4 (0 s)", "Scraping: 1/4 (2 s)", "Scraping: 3/5 (2 s)"]
 
 
 def test_progress_bar_is_plain_off_a_terminal_and_silent_when_disabled(capsys):
