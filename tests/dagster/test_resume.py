@@ -15,6 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.launcher import DefaultRunLauncher
 
 from conftest import write_config
 from kills import crawl_log_entries, dead_pid
@@ -62,6 +63,40 @@ def test_runs_of_dead_processes_are_marked_failed_with_the_reason(tmp_path):
         assert failure.message.endswith(f"the process that ran it (pid {dead} on {host}) ended while the run was "
                                         "started (killed?); marked failed by a test")
         assert fail_dead_runs(instance, by="a test") == []
+
+
+def _run_started_by_the_run_launcher(instance, pid: int, at_unix: float) -> str:
+    """A run as ``dagster dev`` (the DefaultRunLauncher) leaves it: no textpile tags, a
+    RUN_START event written by its run worker, process ``pid``, at ``at_unix``."""
+    run_id = _started_run(instance, "pipeline_job", {})
+    event = dg.DagsterEvent(event_type_value=dg.DagsterEventType.RUN_START.value, job_name="pipeline_job",
+                            message="Started execution of run for \"pipeline_job\".", pid=pid)
+    instance.store_event(dg.EventLogEntry(error_info=None, level="DEBUG", user_message="", run_id=run_id,
+                                          timestamp=at_unix, job_name="pipeline_job", dagster_event=event))
+    return run_id
+
+
+def test_runs_of_dead_run_workers_of_the_run_launcher_are_marked_failed(tmp_path):
+    """Runs launched from the UI, a schedule or a sensor carry no textpile tags: their run
+    worker's pid comes from the RUN_START event. A pid now held by a process that began
+    after that event is another process."""
+    me = this_process()
+    dead = dead_pid()
+    with dg.instance_for_test() as instance:
+        assert isinstance(instance.run_launcher, DefaultRunLauncher)
+        gone = _run_started_by_the_run_launcher(instance, dead, time.time())
+        alive = _run_started_by_the_run_launcher(instance, me.pid, time.time())
+        reused = _run_started_by_the_run_launcher(instance, me.pid, me.started_unix - 60)
+        lines = fail_dead_runs(instance, by="the crawl_now sensor")
+        assert sorted(lines) == sorted([
+            f"run {gone} (pipeline_job): the process that ran it (pid {dead}) ended while the run was started "
+            "(killed?); marked failed by the crawl_now sensor",
+            f"run {reused} (pipeline_job): the process that ran it (pid {me.pid}) ended while the run was started "
+            "(killed?); marked failed by the crawl_now sensor",
+        ])
+        status = {run_id: instance.get_run_by_id(run_id).status for run_id in (gone, alive, reused)}
+        assert status == {gone: dg.DagsterRunStatus.FAILURE, alive: dg.DagsterRunStatus.STARTED,
+                          reused: dg.DagsterRunStatus.FAILURE}
 
 
 def test_recrawl_goes_on_after_a_crawl_run_of_a_dead_process(tmp_path):
