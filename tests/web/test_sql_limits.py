@@ -101,6 +101,27 @@ def test_requests_beyond_the_sql_threads_are_refused_at_once(summary_path):
     assert after.status_code == 200 and after.json()["rows"] == [[1]]
 
 
+def test_a_slow_query_does_not_hold_up_the_others(summary_path):
+    """One visitor's slow query runs on one SQL thread until its time limit; quick queries
+    and the search page beside it are answered while it still runs."""
+    ds = build_datasette(summary_path, sql_time_limit_ms=15_000)
+    slow = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000) select count(*) from c"
+
+    async def scenario():
+        running = asyncio.ensure_future(ds.client.get("/summary.json?sql=" + quote(slow)))
+        await asyncio.sleep(0.5)  # time to reach its SQL thread (later only makes the test weaker, never red)
+        quick = [await ds.client.get("/summary.json?sql=select+1") for _ in range(3)]
+        page = await ds.client.get("/search?search=quokka&format=json")
+        still_running = not running.done()
+        return quick, page, still_running, await running
+
+    quick, page, still_running, slow_response = asyncio.run(scenario())
+    assert [(r.status_code, r.json()["rows"]) for r in quick] == [(200, [[1]])] * 3
+    assert page.status_code == 200
+    assert still_running  # answered while the slow query ran (it runs 15 s)
+    assert slow_response.status_code == 400 and slow_response.json()["title"] == "SQL Interrupted"
+
+
 def _asgi(app, path, method="GET"):
     """Call ASGI ``app`` with one request; return (status, headers, body)."""
     sent = []
