@@ -32,9 +32,23 @@ def crawler_state(db: Path) -> dict[str, tuple[int, str | None]]:
     return state
 
 
+#: The search tables the summary's full text index stage builds beside the FTS table
+#: (their names, without FTS5's shadow tables); their row counts are part of the state.
+SEARCH_TABLES = ("SELECT name FROM sqlite_master WHERE type = 'table'"
+                 " AND (name LIKE 'search\\_%' ESCAPE '\\' OR name LIKE 'section\\_search\\_%' ESCAPE '\\')"
+                 " AND name NOT GLOB '*_config' AND name NOT GLOB '*_data' AND name NOT GLOB '*_docsize'"
+                 " AND name NOT GLOB '*_idx' AND name NOT GLOB '*_content' ORDER BY name")
+
+
+def _identifier(name: str) -> str:
+    """``name`` as an SQL identifier (table names cannot be bound parameters)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def summary_state(db: Path) -> tuple[tuple, int] | None:
     """The summary's meaning without times and ids: each generation's URL, fragment,
-    open?, duplicate?, text pile digest and title, and the FTS row count."""
+    open?, duplicate?, text pile digest and title, the FTS row count and the row count of
+    each search table (:data:`SEARCH_TABLES`)."""
     if not db.exists():
         return None
     with closing(_ro(db)) as conn:
@@ -44,7 +58,9 @@ def summary_state(db: Path) -> tuple[tuple, int] | None:
             " LEFT JOIN text_pile tp USING(text_pile_id)"
             " LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id").fetchall()
         fts = conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0]
-    return tuple(sorted(rows, key=repr)), fts
+        names = [name for (name,) in conn.execute(SEARCH_TABLES)]
+        search = {name: conn.execute("SELECT count(*) FROM " + _identifier(name)).fetchone()[0] for name in names}
+    return tuple(sorted(rows, key=repr)), fts, search
 
 
 def databases(folder: Path) -> list[Path]:
