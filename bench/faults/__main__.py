@@ -146,7 +146,8 @@ class Summarize(Target):
 
     def marks(self):
         batches = [(f"batch {k}", f"Summarizing page {k} ", f"Summarizing page {k + 1} ") for k in range(1, 40)]
-        return [*batches, ("fts", "(Re)generating full text index", "Optimizing and vacuuming"),
+        return [*batches, ("fts", "(Re)generating full text index", "Embedding new and changed pages"),
+                ("embedding", "Embedding new and changed pages", "Optimizing and vacuuming"),
                 ("optimize", "Optimizing and vacuuming", None)]
 
     def creation_patterns(self):

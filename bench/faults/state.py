@@ -33,9 +33,11 @@ def crawler_state(db: Path) -> dict[str, tuple[int, str | None]]:
 
 
 #: The search tables the summary's full text index stage builds beside the FTS table
-#: (their names, without FTS5's shadow tables); their row counts are part of the state.
+#: and the embedding stage's vector tables (their names, without FTS5's shadow tables);
+#: their row counts are part of the state.
 SEARCH_TABLES = ("SELECT name FROM sqlite_master WHERE type = 'table'"
-                 " AND (name LIKE 'search\\_%' ESCAPE '\\' OR name LIKE 'section\\_search\\_%' ESCAPE '\\')"
+                 " AND (name LIKE 'search\\_%' ESCAPE '\\' OR name LIKE 'section\\_search\\_%' ESCAPE '\\'"
+                 " OR name LIKE '%\\_embedding' ESCAPE '\\' OR name LIKE 'embedding\\_%' ESCAPE '\\')"
                  " AND name NOT GLOB '*_config' AND name NOT GLOB '*_data' AND name NOT GLOB '*_docsize'"
                  " AND name NOT GLOB '*_idx' AND name NOT GLOB '*_content' ORDER BY name")
 
@@ -45,10 +47,10 @@ def _identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def summary_state(db: Path) -> tuple[tuple, int] | None:
+def summary_state(db: Path) -> tuple[tuple, int, dict[str, int]] | None:
     """The summary's meaning without times and ids: each generation's URL, fragment,
     open?, duplicate?, text pile digest and title, the FTS row count and the row count of
-    each search table (:data:`SEARCH_TABLES`)."""
+    each search and vector table (:data:`SEARCH_TABLES`)."""
     if not db.exists():
         return None
     with closing(_ro(db)) as conn:
