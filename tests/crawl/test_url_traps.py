@@ -59,7 +59,7 @@ def test_trap_settings_are_checked(tmp_path):
     with pytest.raises(ConfigError, match="max_urls_per_pattern: found negative number -1"):
         load_config(path)
     cfg = load_config(write_config(tmp_path, ["http://h/?sid=3"], extra='session_parameters = ["Token"]'))
-    assert cfg.session_names == frozenset({"token"}) and cfg.max_urls_per_pattern == 100
+    assert cfg.session_names == frozenset({"token"}) and cfg.max_urls_per_pattern == 25
 
 
 def month_after(year: int, month: int) -> tuple[int, int]:

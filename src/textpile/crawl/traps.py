@@ -30,7 +30,7 @@ from textpile.store.urls import ParsedUrl, UrlError, parse_url
 DEFAULT_SESSION_PARAMETERS = ("jsessionid", "phpsessid", "sid", "sessionid", "session_id", "sessid",
                               "cfid", "cftoken", "oscsid", "zenid")
 #: URLs of one calendar pattern crawled per run by default (0: no cap).
-DEFAULT_MAX_URLS_PER_PATTERN = 100
+DEFAULT_MAX_URLS_PER_PATTERN = 25
 
 _DIGITS = re.compile(r"\d+")
 
