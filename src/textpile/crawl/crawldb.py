@@ -29,6 +29,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 
+from textpile.crawl.futures import pass_outcome
 from textpile.crawl.crawlstore import IGNORE_TABLE, CrawlStore
 from textpile.crawl.reader import forkserver_context
 from textpile.processes import init_worker, this_process
@@ -212,13 +213,7 @@ class CrawlerDb:
 
     def _job_done(self, job, work: asyncio.Future) -> None:
         self._busy = False
-        future = job[3]
-        if work.cancelled():
-            future.cancel()
-        elif work.exception() is not None:
-            future.set_exception(work.exception())
-        else:
-            future.set_result(work.result())
+        pass_outcome(work, job[3])
         self._job_failed(job)
         self._pump()
 

@@ -20,6 +20,7 @@ from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, Th
 from dataclasses import dataclass, field
 
 from textpile.crawl.charset import decode_body
+from textpile.crawl.futures import pass_outcome
 from textpile.crawl.meta import MetaReading, read_meta
 from textpile.crawl.packed import pack_links
 from textpile.crawl.page import PageInfo, RobotsDirectives, read_page
@@ -248,12 +249,7 @@ class PageReader:
         if count:
             self._reading_by_origin[origin] = count
         if not future.done():
-            if work.cancelled():
-                future.cancel()
-            elif work.exception() is not None:
-                future.set_exception(work.exception())
-            else:
-                future.set_result(work.result())
+            pass_outcome(work, future)
         if self._executor is not None:
             self._hand_out()
 
