@@ -26,7 +26,8 @@ from textpile_dagster.resources import SummaryDatabaseResource
     code_version=MODEL_NAME,
     automation_condition=AFTER_CHECKS,
     description="Page and section vectors (page_embedding, section_embedding) of every searchable generation, "
-    "for the semantic and hybrid search modes; only new and changed pages are embedded.",
+    "for the semantic and hybrid search modes; only new and changed pages are embedded. From 20,000 pages on, "
+    "the page vectors' coarse partition (page_embedding_centroid, page_embedding_list) is kept beside them.",
 )
 def embeddings(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
     """``embed_summary`` on the summary database (holding its write lock)."""
@@ -43,6 +44,8 @@ def embeddings(context: AssetExecutionContext, summary_database: SummaryDatabase
             "page_vectors": vectors,
             "model": report.model,
             "model_changed": report.model_changed,
+            "page_vector_lists": report.vector_lists,
+            "lists_trained": report.lists_trained,
             "pages_per_s": round(report.pages_embedded / report.seconds, 1) if report.seconds > 0 else 0.0,
             "seconds": round(report.seconds, 3),
             "path": MetadataValue.path(summary_database.path),

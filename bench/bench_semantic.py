@@ -1,6 +1,7 @@
 """Benchmark: what semantic search costs: embedding speed, bytes per page, query latency.
 
     python bench/bench_semantic.py [--data-dir bench/data] [--pages 100000] [--queries 300]
+                                   [--parts embedding,latency] [--probes 8,16,32,64]
 
 Uses the relevance benchmark's six documentation sites (``python bench/relevance`` builds
 them under ``--data-dir``; nothing there is changed: work happens on copies in a
@@ -16,11 +17,15 @@ thread pool and BLAS are held to one thread before they load).
    ``VACUUM INTO`` copies), divided by the searchable pages.
 3. **Query latency at ``--pages`` pages**: the six sites' page vectors replicated with a
    little noise (each copy a unit vector near its original, as copies of a page on other
-   origins would be) to ``--pages`` rows; per judged query (sampled, every class): the
-   query's vector plus :meth:`PageVectors.nearest` of ``SEMANTIC_DEPTH`` (what the
-   semantic and hybrid modes add to a search), interleaved with a keyword search of the
-   same query on its own site's database (the peer). Printed: p50/p99 of each and the
-   ratio, and the load average before and after.
+   origins would be) to ``--pages`` rows, and partitioned as a summary database of that
+   size is (:mod:`textpile.semantic.partition`: lists, training CPU seconds printed).
+   Per judged query (sampled, every class), interleaved in a rotating order: the query's
+   vector, :meth:`PageVectors.nearest` of ``SEMANTIC_DEPTH`` by the exact scan and by
+   the partition at each ``--probes`` count (what the semantic and hybrid modes add to a
+   search), and a keyword search of the same query on its own site's database (the
+   peer). Printed: p50/p99 of each, the ratio to the keyword search, recall@10 and
+   recall@100 against the exact scan, and the semantic ranking's MRR@10 at this size
+   (a copy of a judged page counts as that page); the load average before and after.
 """
 
 from __future__ import annotations
@@ -54,15 +59,19 @@ from textpile.search.engine import search  # noqa: E402
 from textpile.semantic.embed import embed_summary_in  # noqa: E402
 from textpile.semantic.model import load_embedder  # noqa: E402
 from textpile.semantic.modes import SEMANTIC_DEPTH  # noqa: E402
+from textpile.semantic.partition import PROBE_LISTS, partition  # noqa: E402
 from textpile.semantic.vectors import PageVectors, load_page_vectors  # noqa: E402
+from textpile.store.database import extension_sql  # noqa: E402
 from textpile.summarize.fts import rebuild_fts_in  # noqa: E402
 
-EMBEDDING_TABLES = ("section_embedding", "page_embedding", "embedding_model")
+EMBEDDING_TABLES = ("page_embedding_list", "page_embedding_centroid", "section_embedding", "page_embedding",
+                    "embedding_model")
 
 
 def _copy_without_vectors(src: Path, dst: Path) -> None:
     shutil.copy(src, dst)
     conn = sqlite3.connect(dst)
+    conn.executescript(extension_sql("summary"))  # a copy made before the partition tables
     with conn:
         for table in EMBEDDING_TABLES:
             conn.execute(f"DELETE FROM {table}")
@@ -120,6 +129,115 @@ def replicated(vectors: list[PageVectors], total: int, seed: int = 14) -> PageVe
     return PageVectors(np.arange(1, total + 1, dtype=np.int64), matrix, vectors[0].model, vectors[0].dimensions)
 
 
+def _site_pages(conn: sqlite3.Connection, vectors: PageVectors) -> list[str]:
+    """The judged-path form of each row's page of ``vectors`` (rows in order)."""
+    urls = dict(conn.execute("SELECT entity_generation_id, u.str_url FROM entity_generation eg "
+                             "JOIN url u ON u.url_id = eg.url_id"))
+    return [_path(urls[int(i)]) for i in vectors.ids]
+
+
+def _mrr10(found: list[tuple[int, float]], relevant_rows: set[int], base: int) -> float:
+    """Reciprocal rank of the first result (id = row + 1) whose original row is relevant."""
+    for rank, (eg_id, _sim) in enumerate(found[:10], start=1):
+        if (eg_id - 1) % base in relevant_rows:
+            return 1.0 / rank
+    return 0.0
+
+
+def embedding_part(dbs: dict, embedder, repeat: int) -> None:
+    print("\n1-2. embedding cost per site (one core, CPU seconds, best of", repeat, "runs)")
+    print(f"{'site':<11} {'pages':>6} {'sections':>8} {'embed s':>8} {'pages/s':>8} {'FTS s':>7} "
+          f"{'embed/FTS':>9} {'bytes/page':>10}")
+    totals = {"pages": 0, "embed_s": 0.0, "fts_s": 0.0}
+    with tempfile.TemporaryDirectory(prefix="bench-semantic-") as tmp:
+        for name, db in dbs.items():
+            c = embedding_cost(db, Path(tmp), embedder, repeat)
+            for key in totals:
+                totals[key] += c[key]
+            print(f"{name:<11} {c['pages']:>6} {c['sections']:>8} {c['embed_s']:>8.2f} "
+                  f"{c['pages'] / c['embed_s']:>8.1f} {c['fts_s']:>7.2f} {c['embed_s'] / c['fts_s']:>8.2f}x "
+                  f"{c['bytes_per_page']:>10.0f}", flush=True)
+    print(f"{'all':<11} {totals['pages']:>6} {'':>8} {totals['embed_s']:>8.2f} "
+          f"{totals['pages'] / totals['embed_s']:>8.1f} {totals['fts_s']:>7.2f} "
+          f"{totals['embed_s'] / totals['fts_s']:>8.2f}x")
+
+
+def latency_part(sites, dbs: dict, data_dir: Path, embedder, pages: int, per_site: int, probes: list[int]) -> None:
+    conns = {name: sqlite3.connect(f"file:{db}?mode=ro", uri=True) for name, db in dbs.items()}
+    loaded = {name: load_page_vectors(c) for name, c in conns.items()}
+    loaded = {name: v for name, v in loaded.items() if v is not None and len(v)}
+    base_pages = [(name, path) for name, v in loaded.items() for path in _site_pages(conns[name], v)]
+    big = replicated(list(loaded.values()), pages)
+    t0 = time.process_time()
+    centroids, labels = partition(big.matrix)
+    train_s = time.process_time() - t0
+    ivf = big.partitioned(centroids, labels)
+    sizes = np.diff(ivf.offsets)
+    print(f"\n3. query latency at {len(big):,} page vectors ({big.matrix.nbytes / 2**20:.0f} MiB in memory), ms")
+    print(f"  partition: {ivf.lists} lists (vectors per list min {sizes.min()} / median {int(np.median(sizes))} / "
+          f"max {sizes.max()}), computed in {train_s:.2f} CPU s (k-means, splits, every vector's list)")
+    queries = []
+    for site in sites:
+        indexed = {_path(r[0]) for r in searchable_documents(conns[site.name])}
+        kept, _ = sample(site_queries(site, site.root(data_dir)), indexed, per_site)
+        queries += kept[:per_site]
+    rows_of = {}
+    for row, key in enumerate(base_pages):
+        rows_of.setdefault(key, set()).add(row)
+    variants = ["vector", "exact"] + [f"probe {p}" for p in probes] + ["keyword"]
+    ms = {v: [] for v in variants}
+    recall10 = {p: [] for p in probes}
+    recall100 = {p: [] for p in probes}
+    mrr = {"exact": [], **{p: [] for p in probes}}
+    for n, q in enumerate(queries):
+        relevant = set().union(*(rows_of.get((q.site, path), set()) for path in q.relevant))
+        shift = n % len(variants)
+        vector = None
+        exact = None
+        found = {}
+        for which in variants[shift:] + variants[:shift]:
+            if which != "vector" and which != "keyword" and vector is None:
+                vector = embedder.embed_one(q.text)
+            t0 = time.perf_counter()
+            if which == "vector":
+                vector = embedder.embed_one(q.text)
+            elif which == "exact":
+                exact = big.nearest(vector, SEMANTIC_DEPTH)
+            elif which == "keyword":
+                search(conns[q.site], q.text, per_page=20)
+            else:
+                probe = int(which.split()[1])
+                found[probe] = ivf.nearest(vector, SEMANTIC_DEPTH, probe=probe)
+            ms[which].append((time.perf_counter() - t0) * 1000)
+        truth = [i for i, _ in exact]
+        mrr["exact"].append(_mrr10(exact, relevant, len(base_pages)))
+        for probe, got in found.items():
+            ids = [i for i, _ in got]
+            recall10[probe].append(len(set(ids[:10]) & set(truth[:10])) / min(10, len(truth)))
+            recall100[probe].append(len(set(ids) & set(truth)) / len(truth))
+            mrr[probe].append(_mrr10(got, relevant, len(base_pages)))
+    k50, k99 = percentile(ms["keyword"], 50), percentile(ms["keyword"], 99)
+    v50, v99 = percentile(ms["vector"], 50), percentile(ms["vector"], 99)
+    print(f"  {len(queries)} judged queries, interleaved (rotating order); nearest {SEMANTIC_DEPTH}; "
+          f"default probe {PROBE_LISTS}")
+    print(f"  {'what':<40} {'p50':>7} {'p99':>7} {'p50/kw':>7} {'p99/kw':>7} {'recall@10':>9} "
+          f"{'recall@100':>10} {'MRR@10':>7}")
+    print(f"  {'query vector':<40} {v50:>7.2f} {v99:>7.2f} {v50 / k50:>6.2f}x {v99 / k99:>6.2f}x")
+    rows = [("exact", f"+ exact scan of {len(big):,}", None)] + [
+        (f"probe {p}", f"+ partition, {p} of {ivf.lists} lists", p) for p in probes]
+    for key, label, probe in rows:
+        a50, a99 = percentile(ms[key], 50), percentile(ms[key], 99)
+        # what a vector mode adds: the query vector plus the nearest pages, per query
+        added = [x + y for x, y in zip(ms["vector"], ms[key])]
+        t50, t99 = percentile(added, 50), percentile(added, 99)
+        r10 = f"{np.mean(recall10[probe]):>9.4f}" if probe else f"{1.0:>9.4f}"
+        r100 = f"{np.mean(recall100[probe]):>10.4f}" if probe else f"{1.0:>10.4f}"
+        m = np.mean(mrr[probe if probe else "exact"])
+        print(f"  {label:<40} {a50:>7.2f} {a99:>7.2f} {a50 / k50:>6.2f}x {a99 / k99:>6.2f}x {r10} {r100} {m:>7.3f}")
+        print(f"  {'  = query vector + nearest (added)':<40} {t50:>7.2f} {t99:>7.2f} {t50 / k50:>6.2f}x {t99 / k99:>6.2f}x")
+    print(f"  {'keyword search (its site, 20 results)':<40} {k50:>7.2f} {k99:>7.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=HERE / "data")
@@ -127,6 +245,8 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300, help="judged queries sampled per site (all classes)")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--parts", default="embedding,latency", help="embedding (1-2), latency (3)")
+    parser.add_argument("--probes", default="8,16,32,64", help="lists probed per query, each measured")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     sites = [s for s in SITES if s.name in args.sites.split(",")]
@@ -139,49 +259,12 @@ def main() -> int:
     embedder = load_embedder()
     print(f"model loaded in {time.process_time() - t0:.2f} CPU s")
 
-    print("\n1-2. embedding cost per site (one core, CPU seconds, best of", args.repeat, "runs)")
-    print(f"{'site':<11} {'pages':>6} {'sections':>8} {'embed s':>8} {'pages/s':>8} {'FTS s':>7} "
-          f"{'embed/FTS':>9} {'bytes/page':>10}")
-    totals = {"pages": 0, "embed_s": 0.0, "fts_s": 0.0}
-    with tempfile.TemporaryDirectory(prefix="bench-semantic-") as tmp:
-        for name, db in dbs.items():
-            c = embedding_cost(db, Path(tmp), embedder, args.repeat)
-            for key in totals:
-                totals[key] += c[key]
-            print(f"{name:<11} {c['pages']:>6} {c['sections']:>8} {c['embed_s']:>8.2f} "
-                  f"{c['pages'] / c['embed_s']:>8.1f} {c['fts_s']:>7.2f} {c['embed_s'] / c['fts_s']:>8.2f}x "
-                  f"{c['bytes_per_page']:>10.0f}", flush=True)
-    print(f"{'all':<11} {totals['pages']:>6} {'':>8} {totals['embed_s']:>8.2f} "
-          f"{totals['pages'] / totals['embed_s']:>8.1f} {totals['fts_s']:>7.2f} "
-          f"{totals['embed_s'] / totals['fts_s']:>8.2f}x")
-
-    conns = {name: sqlite3.connect(f"file:{db}?mode=ro", uri=True) for name, db in dbs.items()}
-    loaded = [load_page_vectors(c) for c in conns.values()]
-    big = replicated([v for v in loaded if v is not None], args.pages)
-    print(f"\n3. query latency at {len(big):,} page vectors ({big.matrix.nbytes / 2**20:.0f} MiB in memory), ms")
-    queries = []
-    for site in sites:
-        indexed = {_path(r[0]) for r in searchable_documents(conns[site.name])}
-        kept, _ = sample(site_queries(site, site.root(data_dir)), indexed, args.queries)
-        queries += [(site.name, q.text) for q in kept[: args.queries]]
-    semantic_ms, keyword_ms = [], []
-    for n, (name, text) in enumerate(queries):
-        order = ("semantic", "keyword") if n % 2 == 0 else ("keyword", "semantic")
-        for which in order:
-            t0 = time.perf_counter()
-            if which == "semantic":
-                big.nearest(embedder.embed_one(text), SEMANTIC_DEPTH)
-                semantic_ms.append((time.perf_counter() - t0) * 1000)
-            else:
-                search(conns[name], text, per_page=20)
-                keyword_ms.append((time.perf_counter() - t0) * 1000)
+    if "embedding" in args.parts:
+        embedding_part(dbs, embedder, args.repeat)
+    if "latency" in args.parts:
+        latency_part(sites, dbs, data_dir, embedder, args.pages, args.queries,
+                     [int(p) for p in args.probes.split(",") if p])
     load_after = os.getloadavg()
-    s50, s99 = percentile(semantic_ms, 50), percentile(semantic_ms, 99)
-    k50, k99 = percentile(keyword_ms, 50), percentile(keyword_ms, 99)
-    print(f"  {len(queries)} queries, interleaved")
-    print(f"  query vector + nearest {SEMANTIC_DEPTH} of {len(big):,}   p50 {s50:7.2f}   p99 {s99:7.2f}")
-    print(f"  keyword search (its site, 20 results)   p50 {k50:7.2f}   p99 {k99:7.2f}")
-    print(f"  ratio semantic part / keyword search     p50 {s50 / k50:7.2f}x  p99 {s99 / k99:7.2f}x")
     print(f"load average: {load_before[0]:.2f} before, {load_after[0]:.2f} after (2 cores)")
     return 0
 

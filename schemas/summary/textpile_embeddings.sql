@@ -32,3 +32,22 @@ CREATE TABLE IF NOT EXISTS section_embedding (
     vector BLOB NOT NULL -- int8 components, one byte per dimension (see the head of this file)
 );
 CREATE INDEX IF NOT EXISTS section_embedding_by_generation ON section_embedding(entity_generation_id, section_summary_id);
+
+-- The coarse partition of the page vectors (an inverted file index, IVF; see
+-- textpile.semantic.partition): centroids computed by spherical k-means over the page
+-- vectors, and the list (nearest centroid) of each page vector. A query scans only the
+-- vectors of the lists whose centroids are most similar to it. Empty below 20,000 page
+-- vectors (every query scans all of them). New vectors join their nearest list; the
+-- centroids are computed again when the vectors doubled or halved since, or the model changed.
+CREATE TABLE IF NOT EXISTS page_embedding_centroid (
+    list_number INTEGER NOT NULL PRIMARY KEY, -- the list, numbered from 0
+    embedding_model_id INTEGER NOT NULL REFERENCES embedding_model(embedding_model_id), -- the model whose vectors were partitioned
+    trained_vectors INTEGER NOT NULL, -- the page vectors in this list when the centroids were computed (their sum: the vectors trained on)
+    vector BLOB NOT NULL -- the unit centroid, float32 little-endian, 4 bytes per dimension
+);
+
+-- The list of each page vector.
+CREATE TABLE IF NOT EXISTS page_embedding_list (
+    entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES page_embedding(entity_generation_id), -- the page vector
+    list_number INTEGER NOT NULL REFERENCES page_embedding_centroid(list_number) -- its list
+);

@@ -43,8 +43,9 @@ def test_summarize_embeds_incrementally_and_search_modes_use_the_vectors(tmp_pat
     _crawl(tmp_path / "c.db", 1_700_000_000, PAGES)
     report = _summarize(tmp_path, capsys)
     assert {k: report[k] for k in ("full_text_index_rows", "pages_embedded", "page_vectors_removed",
-                                   "page_vectors")} == {
-        "full_text_index_rows": "6", "pages_embedded": "6", "page_vectors_removed": "0", "page_vectors": "6"}
+                                   "page_vectors", "page_vector_lists")} == {
+        "full_text_index_rows": "6", "pages_embedded": "6", "page_vectors_removed": "0", "page_vectors": "6",
+        "page_vector_lists": "0"}
     assert int(report["sections_embedded"]) >= 6  # each page's h1 at least
 
     db = str(tmp_path / "s.db")

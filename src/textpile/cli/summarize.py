@@ -63,7 +63,8 @@ def format_report(report) -> str:
     if report.embedding is not None:
         e = report.embedding
         lines += [f"pages_embedded = {e.pages_embedded}", f"sections_embedded = {e.sections_embedded}",
-                  f"page_vectors_removed = {e.pages_removed}", f"page_vectors = {e.pages_kept + e.pages_embedded}"]
+                  f"page_vectors_removed = {e.pages_removed}", f"page_vectors = {e.pages_kept + e.pages_embedded}",
+                  f"page_vector_lists = {e.vector_lists}"]
     lines += [
         f"seconds = {report.seconds:.2f}",
     ]

@@ -8,7 +8,9 @@ its generation stays searchable with the same text pile: a page that changed get
 generation, which is embedded, while the old generation (now closed) loses its vectors.
 Vectors of generations that stopped being searchable (closed, marked duplicate) are
 deleted; a duplicate that became searchable again is embedded again. When textpile's
-model changes (its name in ``embedding_model``), every vector is made anew.
+model changes (its name in ``embedding_model``), every vector is made anew. Last, the
+coarse partition of the page vectors is brought up to date
+(:func:`textpile.semantic.partition.update_partition_in`: none below 20,000 pages).
 
 Work is committed per batch of pages, so an interrupted run keeps what it embedded and
 the next run continues with the rest.
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from textpile.search.index import SEARCHABLE
 from textpile.semantic.model import Embedder, load_embedder
+from textpile.semantic.partition import MIN_PARTITION_PAGES, update_partition_in
 from textpile.semantic.store import encode_vectors, page_text, section_text
 from textpile.store.database import open_summary_db, sqlite_errors
 
@@ -67,7 +70,9 @@ WHERE entity_generation_id IN ({marks}) ORDER BY entity_generation_id, section_i
 class EmbedReport:
     """What one embedding run did: pages and sections embedded, page vectors deleted
     (their generation is no longer searchable or changed), vectors kept, the model, and
-    whether a model change made every vector anew."""
+    whether a model change made every vector anew; ``vector_lists`` the lists of the
+    page vectors' partition (0: none, queries scan every vector) and ``lists_trained``
+    whether its centroids were computed anew."""
 
     pages_embedded: int = 0
     sections_embedded: int = 0
@@ -75,6 +80,8 @@ class EmbedReport:
     pages_kept: int = 0
     model: str = ""
     model_changed: bool = False
+    vector_lists: int = 0
+    lists_trained: bool = False
     seconds: float = 0.0
 
 
@@ -88,6 +95,7 @@ def _model_id(conn: sqlite3.Connection, embedder: Embedder, report: EmbedReport)
         if rows:
             report.model_changed = True
         conn.execute("DELETE FROM section_embedding")
+        conn.execute("DELETE FROM page_embedding_list")
         conn.execute("DELETE FROM page_embedding")
         conn.execute("DELETE FROM embedding_model")
         return conn.execute("INSERT INTO embedding_model(name, dimensions) VALUES (?, ?)",
@@ -101,6 +109,7 @@ def _remove_stale(conn: sqlite3.Connection) -> int:
             chunk = stale[start:start + 500]
             marks = ", ".join("?" * len(chunk))
             conn.execute(f"DELETE FROM section_embedding WHERE entity_generation_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM page_embedding_list WHERE entity_generation_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM page_embedding WHERE entity_generation_id IN ({marks})", chunk)
         conn.execute(_STALE_SECTIONS)
     return len(stale)
@@ -140,12 +149,14 @@ def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, model_id: int, id
 
 def embed_summary_in(conn: sqlite3.Connection, embedder: Embedder | None = None, *,
                      on_total: Callable[[int], None] | None = None,
-                     on_page: Callable[[], None] | None = None, batch_pages: int = BATCH_PAGES) -> EmbedReport:
+                     on_page: Callable[[], None] | None = None, batch_pages: int = BATCH_PAGES,
+                     min_partition_pages: int = MIN_PARTITION_PAGES) -> EmbedReport:
     """Bring the vectors of the summary database ``conn`` up to date (module docstring).
 
     ``embedder`` defaults to :func:`textpile.semantic.model.load_embedder` (loaded only
     when something needs embedding); ``on_total`` gets the number of pages to embed,
-    ``on_page`` is called per page embedded (progress).
+    ``on_page`` is called per page embedded (progress); ``min_partition_pages`` is
+    :func:`~textpile.semantic.partition.update_partition_in`'s ``min_pages``.
 
     Raises:
         textpile.semantic.model.ModelError: the model's package or files are missing.
@@ -162,6 +173,7 @@ def embed_summary_in(conn: sqlite3.Connection, embedder: Embedder | None = None,
         report.pages_kept = conn.execute("SELECT count(*) FROM page_embedding").fetchone()[0]
         if on_total is not None:
             on_total(0)
+        _partition(conn, report, min_partition_pages)
         report.seconds = time.monotonic() - started
         return report
     report.model = embedder.name
@@ -174,8 +186,14 @@ def embed_summary_in(conn: sqlite3.Connection, embedder: Embedder | None = None,
         on_total(len(todo))
     for start in range(0, len(todo), batch_pages):
         _embed_batch(conn, embedder, model_id, todo[start:start + batch_pages], report, on_page)
+    _partition(conn, report, min_partition_pages)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _partition(conn: sqlite3.Connection, report: EmbedReport, min_pages: int) -> None:
+    partition = update_partition_in(conn, min_pages=min_pages)
+    report.vector_lists, report.lists_trained = partition.lists, partition.trained
 
 
 def embed_summary(summary_db: str | Path, embedder: Embedder | None = None, *,
