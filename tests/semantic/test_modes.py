@@ -46,6 +46,8 @@ def test_semantic_finds_the_paraphrased_page_that_keyword_misses(corpus, query, 
     assert _pages(semantic)[0] == page
     assert page in _pages(hybrid)[:2]
     assert semantic.message is None and semantic.total == 6  # every page has a vector; no partial-match note
+    assert [r.mode for r in (keyword, semantic, hybrid)] == ["keyword", "semantic", "hybrid"]
+    assert [r.mode_note for r in (keyword, semantic, hybrid)] == [None, None, None]
 
 
 def test_filters_and_exclusions_hold_in_vector_modes(corpus):
@@ -81,9 +83,10 @@ def test_index_without_vectors_answers_keyword_results_and_says_so(tmp_path):
     conn = sqlite3.connect(path)
     out = search_mode(conn, "sourdough", mode="hybrid")
     assert _pages(out) == ["bread.html"]
-    assert out.message == NO_VECTORS
-    default = search_mode(conn, "sourdough")  # the default mode says nothing about vectors
+    assert (out.message, out.mode, out.mode_note) == (NO_VECTORS, "keyword", NO_VECTORS)
+    default = search_mode(conn, "sourdough")  # the default mode's message says nothing about vectors
     assert _pages(default) == ["bread.html"] and default.message is None
+    assert (default.mode, default.mode_note) == ("keyword", NO_VECTORS)  # but it says what ran, and why
 
 
 def test_published_copy_carries_its_vectors(corpus, tmp_path):

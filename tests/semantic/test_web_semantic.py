@@ -9,6 +9,8 @@ import pytest
 
 from textpile.web.app import build_datasette
 
+from textpile.semantic.modes import NO_VECTORS
+
 from semantic.corpus import BASE, PAGES, build
 
 
@@ -40,6 +42,7 @@ def test_json_modes(ds):
     assert semantic["mode"] == "semantic" and _urls(semantic)[0] == "smtp.html"
     assert semantic["total"] == len(PAGES)
     assert hybrid["mode"] == "hybrid" and "smtp.html" in _urls(hybrid)[:2]
+    assert [body["mode_note"] for body in (keyword, semantic, hybrid)] == [None, None, None]
     assert default == hybrid  # the default mode
 
 
@@ -73,9 +76,19 @@ def test_swapped_file_gets_its_own_vectors(tmp_path):
     build(path)
     ds = build_datasette(path)
     no_vectors = get(ds, "/search?search=sourdough&mode=semantic&format=json").json()
-    assert no_vectors["message"].startswith("This index has no page vectors")
-    default = get(ds, "/search?search=sourdough&format=json").json()  # hybrid, silently keyword
+    assert no_vectors["message"] == NO_VECTORS
+    assert (no_vectors["mode"], no_vectors["mode_note"]) == ("keyword", NO_VECTORS)  # what ran, and why
+    default = get(ds, "/search?search=sourdough&format=json").json()  # hybrid asked: keyword ran
     assert default["message"] is None and _urls(default) == ["bread.html"]
+    assert (default["mode"], default["mode_note"]) == ("keyword", NO_VECTORS)
+    page = get(ds, "/search?search=sourdough")
+    assert ('Search mode:\n  <strong>keyword</strong> · <a href="/search?search=sourdough&amp;mode=semantic">'
+            'semantic</a> · <a href="/search?search=sourdough">hybrid</a></p>\n'
+            f'<p class="tp-mode-note">{NO_VECTORS}</p>') in page.text
+    assert 'name="mode"' not in page.text  # the form keeps the mode asked for: the default
+    named = get(ds, "/search?search=sourdough&mode=semantic")
+    assert '<input type="hidden" name="mode" value="semantic">' in named.text
+    assert "tp-mode-note" not in named.text and named.text.count(NO_VECTORS) == 1  # said once, in the message
     fresh = tmp_path / "fresh.db"
     build(fresh)
     embed_summary(fresh)

@@ -124,7 +124,9 @@ class SearchResults:
     clients). ``suggestion`` is a "did you mean" query; ``timed_out`` is true when the
     time budget ended the search early. ``explained`` (with ``search(explain=True)``)
     lists every reranked candidate in rank order: ``{"url", "held", "score",
-    "features"}``.
+    "features"}``. ``mode`` is the search mode that ran (set by
+    :func:`textpile.semantic.modes.search_mode`), ``mode_note`` says why it is not the one
+    asked for (an index without page vectors answers keyword results).
     """
 
     query: str
@@ -139,6 +141,8 @@ class SearchResults:
     suggestion: str | None = None
     timed_out: bool = False
     explained: list[dict] | None = None
+    mode: str = "keyword"
+    mode_note: str | None = None
 
     @property
     def partial_matches(self) -> bool:

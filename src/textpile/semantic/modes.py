@@ -254,7 +254,9 @@ def search_mode(conn: sqlite3.Connection, query: str, *, mode: str | None = None
     summary database ``conn``. ``semantic`` is the model and vectors (loaded from ``conn``
     when None, only as far as the search needs them); ``options`` are
     :func:`textpile.search.engine.search`'s. A database without vectors answers with
-    keyword results, and with :data:`NO_VECTORS` when a vector mode was asked for by name.
+    keyword results: its ``mode`` is then ``keyword`` and its ``mode_note``
+    :data:`NO_VECTORS`, which is also its first note when a vector mode was asked for by
+    name (the default mode stays quiet about it). Otherwise ``mode`` is the mode asked for.
 
     Raises:
         ModeError: ``mode`` is not a search mode.
@@ -269,11 +271,14 @@ def search_mode(conn: sqlite3.Connection, query: str, *, mode: str | None = None
         semantic = Semantic.lazy(conn) if has_vectors(conn) else Semantic(None, None)
     if semantic.conn is None and (semantic.vectors is None or not len(semantic.vectors)):
         out = search(conn, query, **options)
+        out.mode, out.mode_note = "keyword", NO_VECTORS
         if named:
             out.notes.insert(0, NO_VECTORS)
             out.message = " ".join([NO_VECTORS, out.message] if out.message else [NO_VECTORS])
         return out
-    return search(conn, query, reorder=_Reorder(mode, semantic), **options)
+    out = search(conn, query, reorder=_Reorder(mode, semantic), **options)
+    out.mode = mode
+    return out
 
 
 def find_page(conn: sqlite3.Connection, page: str) -> int:
@@ -320,4 +325,6 @@ def more_like_this(conn: sqlite3.Connection, target: str, *, semantic: Semantic 
         raise ModeError(f"{target!r}: this index has no vector for that page (summarized without embeddings?)")
     info = page_infos(conn, [eg_id])[eg_id]
     title = " ".join((info.title or info.headline or info.url).split())
-    return search(conn, title, reorder=_Reorder("semantic", semantic, query_vector=vector, exclude=eg_id), **options)
+    out = search(conn, title, reorder=_Reorder("semantic", semantic, query_vector=vector, exclude=eg_id), **options)
+    out.mode = "semantic"
+    return out

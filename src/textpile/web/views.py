@@ -149,9 +149,9 @@ async def search_view(datasette, request):
     if want_json:
         if results is None:
             body = {"query": query, "page": page, "per_page": per_page, "total": 0,
-                    "message": error, "fallback_any_term": False, "list": [], "mode": mode}
+                    "message": error, "fallback_any_term": False, "list": [], "mode": mode, "mode_note": None}
             return Response.json(body, status=status)
-        body = dict(results_json(results), mode="semantic" if like else mode)
+        body = results_json(results)
         return Response(json.dumps(body, ensure_ascii=False), content_type="application/json; charset=utf-8")
     pages = None
     if results is not None and results.total:
@@ -166,9 +166,16 @@ async def search_view(datasette, request):
                          if results.page > 0 else None),
             "next_url": _page_url(request, query, results.page + 1, per_page) if results.page < last else None,
         }
+    asked = mode
+    if results is not None and not like:
+        mode = results.mode  # what ran (keyword on an index without vectors)
     context = {
         "query": query,
         "mode": mode,
+        "asked_mode": asked,
+        # why the mode that ran is not the one asked for, unless the message says it already
+        "mode_note": (results.mode_note if results is not None and results.mode_note
+                      and results.mode_note not in results.notes else None),
         "default_mode": DEFAULT_MODE,
         "mode_links": ([{"mode": m, "current": m == mode, "url": _page_url(request, query, 0, per_page, m)}
                         for m in MODES] if query.strip() and not like else []),
