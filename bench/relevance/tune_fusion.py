@@ -10,7 +10,9 @@ constants, with and without a gate that keeps the keyword order: when the keywor
 found pages holding every word (no partial match: ``complete``), when its first page
 matches exactly (``exact``, ``exact-top`` keeps only that page first), or textpile's own
 rule (``found-it``: :func:`textpile.semantic.modes.keyword_found_it`, marked). Prints MRR@10 per query class for
-each variant, keyword and semantic alone first. The sites must have been prepared by
+each variant, keyword and semantic alone first; with ``--floors``, also semantic and
+textpile's hybrid with the semantic ranking cut at each similarity floor (cosine), and
+the share of queries whose semantic ranking the floor leaves empty. The sites must have been prepared by
 ``python bench/relevance --modes hybrid`` (summary databases with vectors); their search
 index is rebuilt first, as the benchmark does.
 """
@@ -65,10 +67,10 @@ def collect(summary_db: Path, queries) -> list[dict]:
 
         results = search(conn, q.text, per_page=10, reorder=capture)
         vector = semantic.embedder.embed_one(q.text)
-        nearest = [i for i, _ in semantic.vectors.nearest(vector, SEMANTIC_DEPTH)]
+        found = semantic.vectors.nearest(vector, SEMANTIC_DEPTH)
         out.append({"class": q.klass, "text": q.text, "parsed": parse_query(q.text), "relevant": sorted(q.relevant),
-                    "keyword": captured,
-                    "partial": results.fallback_any_term, "semantic": nearest, "paths": paths})
+                    "keyword": captured, "partial": results.fallback_any_term,
+                    "semantic": [i for i, _ in found], "semantic_sims": [sim for _, sim in found], "paths": paths})
     conn.close()
     return out
 
@@ -107,6 +109,12 @@ def confident(item: dict) -> bool:
     return held >= 1.0 and max(f.get("title_exact", 0), f.get("section_exact", 0), f.get("url_exact", 0)) > 0
 
 
+def _floored(item: dict, floor: float) -> dict:
+    """``item`` with its semantic ranking cut where the similarity falls below ``floor``."""
+    kept = [i for i, sim in zip(item["semantic"], item["semantic_sims"]) if sim >= floor]
+    return dict(item, semantic=kept)
+
+
 class _Top:
     """The first keyword candidate of a collected item, shaped like a Scored for
     :func:`textpile.semantic.modes.keyword_found_it`."""
@@ -121,6 +129,7 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=HERE.parent / "data")
     parser.add_argument("--per-class", type=int, default=100)
     parser.add_argument("--cache", type=Path, help="keep the collected rankings in this file (pickle) and reuse them")
+    parser.add_argument("--floors", default="", help="similarity floors to try, e.g. 0.2,0.3,0.4")
     args = parser.parse_args()
     cached = args.cache is not None and args.cache.exists()
     items = pickle.loads(args.cache.read_bytes()) if cached else []
@@ -142,6 +151,15 @@ def main() -> int:
                 for depth in (20, 100):
                     label = f"rrf w={weight} k={k} d={depth}{' ' + gate if gate else ''}"
                     variants.append((label, lambda it, w=weight, kk=k, g=gate, d=depth: fused(it, w, kk, g, d)))
+    for floor in (float(f) for f in args.floors.split(",") if f):
+        variants.append((f"semantic floor={floor}", lambda it, f=floor: _floored(it, f)["semantic"]))
+        variants.append((f"textpile hybrid floor={floor}",
+                         lambda it, f=floor: fused(_floored(it, f), KEYWORD_WEIGHT, FUSION_K, "found-it", SEMANTIC_DEPTH)))
+        empty = defaultdict(list)
+        for it in items:
+            empty[it["class"]].append(not _floored(it, floor)["semantic"])
+        print(f"floor {floor}: queries left without semantic results: "
+              + ", ".join(f"{c} {mean(v):.1%}" for c, v in sorted(empty.items())))
     classes = sorted({it["class"] for it in items})
     print(f"{'variant':<34} " + " ".join(f"{c[:9]:>9}" for c in classes) + f" {'known':>9}")
     for label, order in variants:
