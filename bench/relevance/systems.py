@@ -1,6 +1,7 @@
 """The ranking systems the benchmark compares, each over the same summary database.
 
-* ``textpile``: the library's own search in its default mode (what users get);
+* ``textpile``: the library's own search in its default mode (what users get of a
+  server: the vectors and the model, when a query needs them, loaded once and kept);
   ``textpile-keyword``, ``textpile-semantic``, ``textpile-hybrid``: each search mode
   (``textpile.semantic.modes``), the vectors and model loaded once per site;
 * ``unobtanium``: unobtanium 3.0.0's ranking, ``bm25(full_text_entity_index, 0, 0, 5.0,
@@ -19,6 +20,7 @@ import sqlite3
 from pathlib import Path
 
 from textpile.semantic.modes import Semantic, search_mode
+from textpile.semantic.vectors import has_vectors
 
 UNOBTANIUM_BM25 = "bm25(full_text_entity_index, 0, 0, 5.0, 1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)"
 _SEARCHABLE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL")
@@ -50,7 +52,9 @@ class Textpile:
                  **options) -> None:
         self.conn = _connect(summary_db)
         self.mode = mode
-        self.semantic = semantic
+        # without one, search_mode would load the vectors and the model again for every
+        # query that needs them, as a command line search does (seconds under load)
+        self.semantic = semantic if semantic is not None or not has_vectors(self.conn) else Semantic.lazy(self.conn)
         self.options = options
 
     def _search(self, text: str, **options):
