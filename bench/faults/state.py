@@ -33,11 +33,13 @@ def crawler_state(db: Path) -> dict[str, tuple[int, str | None]]:
 
 
 #: The search tables the summary's full text index stage builds beside the FTS table
-#: and the embedding stage's vector tables (their names, without FTS5's shadow tables);
+#: and the embedding stage's vector tables and their partition (their names, without
+#: FTS5's shadow tables);
 #: their row counts are part of the state.
 SEARCH_TABLES = ("SELECT name FROM sqlite_master WHERE type = 'table'"
                  " AND (name LIKE 'search\\_%' ESCAPE '\\' OR name LIKE 'section\\_search\\_%' ESCAPE '\\'"
-                 " OR name LIKE '%\\_embedding' ESCAPE '\\' OR name LIKE 'embedding\\_%' ESCAPE '\\')"
+                 " OR name LIKE '%\\_embedding' ESCAPE '\\' OR name LIKE 'embedding\\_%' ESCAPE '\\'"
+                 " OR name LIKE 'page\\_embedding\\_%' ESCAPE '\\')"
                  " AND name NOT GLOB '*_config' AND name NOT GLOB '*_data' AND name NOT GLOB '*_docsize'"
                  " AND name NOT GLOB '*_idx' AND name NOT GLOB '*_content' ORDER BY name")
 

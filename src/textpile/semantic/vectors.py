@@ -3,9 +3,9 @@
 :class:`PageVectors` holds every searchable page's vector as one float32 matrix with
 unit rows (256 dimensions: 1 KiB per page in memory, 256 bytes in the database). Without
 a partition a query is one matrix-vector product over all rows and a partial sort (exact;
-14.6 ms at 100K pages on one core, memory-bound). With the database's partition
+about 13 ms of CPU at 100K pages on one core, memory-bound). With the database's partition
 (:mod:`textpile.semantic.partition`) the rows are held grouped by list, and a query scans
-only the lists whose centroids are most similar to it (about 0.6 ms at 100K pages;
+only the lists whose centroids are most similar to it (about 3 ms of CPU at 100K pages;
 ``bench/bench_semantic.py`` reports both and the recall against the exact scan).
 Loading reads ``page_embedding`` once; a frontend
 keeps the loaded vectors while it serves the same database file
