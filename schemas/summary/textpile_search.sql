@@ -79,6 +79,29 @@ CREATE VIRTUAL TABLE IF NOT EXISTS section_search_index USING fts5(
     tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M*'''
 );
 
+-- The first tier of search_index and section_search_index (a tiered index): the same rows
+-- for the pages with docid up to search_top_tier.last_docid and their sections. FTS5's
+-- bm25() counts the pages holding each phrase by reading its whole document list; over
+-- the first tier that list is short. Empty when the index has too few pages for a tier.
+CREATE VIRTUAL TABLE IF NOT EXISTS search_index_top USING fts5(
+    title, headings, names, parts, url, anchor_text, description, text, secondary_text, -- as in search_index
+    content = '',
+    tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M*'''
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS section_search_index_top USING fts5(
+    title, name, anchor_text, -- as in section_search_index
+    content = '',
+    tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M*'''
+);
+
+-- The size of the search index and where its first tier ends: one row.
+CREATE TABLE IF NOT EXISTS search_top_tier (
+    pages INTEGER NOT NULL, -- the pages in search_index
+    sections INTEGER NOT NULL, -- the sections in section_search_index
+    last_docid INTEGER NOT NULL, -- the last search_page.docid in search_index_top (pages 1 to last_docid); 0 when it is empty
+    last_section_docid INTEGER NOT NULL -- the last search_section.docid in section_search_index_top; 0 when it is empty
+);
+
 -- The words of the documented full text index with their document counts: the vocabulary
 -- "did you mean" draws from (real words, not stems).
 CREATE VIRTUAL TABLE IF NOT EXISTS full_text_vocabulary USING fts5vocab(full_text_entity_index, 'row');

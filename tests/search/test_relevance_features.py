@@ -143,7 +143,11 @@ def test_time_budget_stops_a_slow_query(tmp_path):
     slow = search(conn, "common words", budget_ms=0)
     assert slow.timed_out and "time limit (0 ms)" in slow.message
     full = search(conn, "common words")
-    assert not full.timed_out and full.total == 400 and len(full.results) == 20
+    # 400 pages match; the scan stops after PAGE_SCAN of them, so the total is a lower bound
+    assert not full.timed_out and full.total == 300 and full.total_is_lower_bound and len(full.results) == 20
+    assert full.total_label == "300+"
+    deep = search(conn, "common words", page=19)  # results 381-400: the scan goes as deep as the page
+    assert deep.total == 400 and not deep.total_is_lower_bound and len(deep.results) == 20
 
 
 def test_json_and_text_outputs_carry_sections(tmp_path):
@@ -224,9 +228,10 @@ def test_words_most_pages_hold_are_left_out_of_scoring_without_changing_it(tmp_p
     assert plan.scoring_terms(common) == '"grebe"'
     assert plan_query(parse_query("the lake"), Analyzer(), index_languages(conn)).scoring_terms(
         _common_terms(conn, plan_query(parse_query("the lake"), Analyzer(), index_languages(conn)))) is None
-    full, complete = page_candidates(conn, plan.all_terms, DEFAULT_RANKING.page_columns, 50, 300)
-    short, complete_short = page_candidates(conn, plan.all_terms, DEFAULT_RANKING.page_columns, 50, 300, score_match='"grebe"')
-    assert complete and complete_short
+    full, seen, complete = page_candidates(conn, plan.all_terms, DEFAULT_RANKING.page_columns, 50, 300)
+    short, seen_short, complete_short = page_candidates(conn, plan.all_terms, DEFAULT_RANKING.page_columns, 50, 300,
+                                                        score_match='"grebe"')
+    assert complete and complete_short and seen == seen_short == 3
     assert [eg for eg, _ in short] == [eg for eg, _ in full] and len(full) == 3
     assert urls(search(conn, "the grebe"))[0] == "https://a.example/scaup"
     assert all(abs(a - b) <= 1e-4 * abs(a) for (_, a), (_, b) in zip(full, short))

@@ -78,8 +78,8 @@ def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIE
             if results.results:
                 found += 1
                 top = results.results[0]
-                noun = "result" if results.total == 1 else "results"
-                print(f"      {results.total} {noun}, first: {top.title} <{top.url}>")
+                noun = "result" if results.total == 1 and not results.total_is_lower_bound else "results"
+                print(f"      {results.total_label} {noun}, first: {top.title} <{top.url}>")
             else:
                 print(f"      no results ({results.message or 'nothing matched'})")
     finally:

@@ -274,8 +274,8 @@ def format_text(results) -> str:
     message = results.message
     if results.total and results.results:
         last = first + len(results.results) - 1
-        noun = "result" if results.total == 1 else "results"
-        lines.append(f"{results.total} {noun}, showing {first}-{last}")
+        noun = "result" if results.total == 1 and not results.total_is_lower_bound else "results"
+        lines.append(f"{results.total_label} {noun}, showing {first}-{last}")
     elif results.past_last_page:
         message = " ".join([*results.notes, results.past_last_page_sentence(results.page, " (--page counts from 0)")])
     if message:

@@ -13,6 +13,7 @@ returned positive (larger is better).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 
@@ -46,13 +47,111 @@ def _weights(weights: tuple[float, ...]) -> str:
     return ", ".join(repr(float(w)) for w in weights)
 
 
+@dataclass(frozen=True)
+class Tiers:
+    """The search index's size and its first tier (``search_top_tier``, see
+    :mod:`textpile.search.index`): pages and sections in the whole index, and the last
+    page and section docid of the first tier (0 when the index has none: it is small)."""
+
+    pages: int = 0
+    sections: int = 0
+    last_docid: int = 0
+    last_section_docid: int = 0
+
+
+NO_TIERS = Tiers()
+#: bm25 reads about this many document-list entries at most (the pages holding each phrase
+#: it scores, summed over the phrases: :func:`expression_postings`); a scan that would read
+#: more takes its matches in prior order, unscored (see :func:`page_candidates`).
+SCORE_POSTINGS = 30_000
+_FTS_STRING = re.compile(r'"((?:[^"]|"")*)"')
+
+
+def search_tiers(conn: sqlite3.Connection) -> Tiers:
+    """The :class:`Tiers` of the search index of ``conn`` (:data:`NO_TIERS` without a first tier)."""
+    row = conn.execute("SELECT pages, sections, last_docid, last_section_docid FROM search_top_tier").fetchone()
+    return Tiers(*row) if row else NO_TIERS
+
+
+def expression_postings(conn: sqlite3.Connection, expression: str) -> int:
+    """About how many document-list entries FTS5's bm25 reads to score ``expression``
+    (an FTS5 expression of quoted strings, as :mod:`textpile.search.plan` writes them):
+    the pages holding each term of each of its strings (``search_term.docs``), summed
+    over every string written in it."""
+    terms = [t for m in _FTS_STRING.finditer(expression) for t in m.group(1).replace('""', '"').split()]
+    if not terms:
+        return 0
+    distinct = sorted(set(terms))
+    docs: dict[str, int] = {}
+    for start in range(0, len(distinct), 500):
+        chunk = distinct[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        docs.update(conn.execute(f"SELECT term, docs FROM search_term WHERE term IN ({marks})", chunk).fetchall())
+    return sum(docs.get(t, 0) for t in terms)
+
+
+def _scored_scan(conn: sqlite3.Connection, table: str, match: str, score_match: str | None,
+                 weights: tuple[float, ...], scan: int, after: int = 0) -> list[tuple[int, float]]:
+    """The first ``scan`` rows of ``table`` (search_index or its first tier) matching
+    ``match`` with rowid above ``after``, in rowid order, each with its bm25 score (of
+    ``score_match`` when given: see :func:`page_candidates`)."""
+    if score_match is None:
+        return conn.execute(
+            f"SELECT rowid, -bm25({table}, {_weights(weights)}) FROM {table} "
+            f"WHERE {table} MATCH ? AND rowid > ? LIMIT ?", [match, after, scan]).fetchall()
+    found = _unscored_scan(conn, table, match, scan, after)
+    if not found:
+        return []
+    scores = dict(conn.execute(
+        f"SELECT rowid, -bm25({table}, {_weights(weights)}) FROM {table} "
+        f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?", [score_match, found[0][0], found[-1][0]]).fetchall())
+    return [(docid, scores.get(docid, 0.0)) for docid, _ in found]
+
+
+def _unscored_scan(conn: sqlite3.Connection, table: str, match: str, scan: int,
+                   after: int = 0) -> list[tuple[int, float]]:
+    """The first ``scan`` rows of ``table`` matching ``match`` with rowid above ``after``,
+    in rowid (prior) order, each with score 0."""
+    return [(docid, 0.0) for docid, in conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid > ? LIMIT ?", [match, after, scan])]
+
+
+def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, score_match: str | None,
+                weights: tuple[float, ...], scan: int, whole: int, top: int) -> list[tuple[int, float]]:
+    """The first ``scan`` matches of ``match`` in prior order, with their bm25 scores,
+    from ``tables`` (the whole index and its first tier) of ``whole`` rows, the first
+    ``top`` of which (0: none) are in the first tier.
+
+    With a first tier the scan runs there first; when it finds ``scan`` matches those
+    are the rows the whole index would give (both yield matches in rowid order), scored
+    with the tier's statistics. Otherwise the whole index is scanned. A scan is scored
+    only when bm25 would read at most :data:`SCORE_POSTINGS` list entries
+    (:func:`expression_postings`, in proportion to the rows of the table scanned); else
+    its matches come unscored, in prior order: those of the first tier keep their
+    scores, those after it follow with score 0."""
+    postings = expression_postings(conn, score_match or match)
+    scanned: list[tuple[int, float]] = []
+    full_table, top_table = tables
+    if top:
+        if postings * top / max(whole, 1) <= SCORE_POSTINGS:
+            scanned = _scored_scan(conn, top_table, match, score_match, weights, scan)
+        else:
+            scanned = _unscored_scan(conn, top_table, match, scan)
+        if len(scanned) >= scan:
+            return scanned
+    if postings <= SCORE_POSTINGS:
+        return _scored_scan(conn, full_table, match, score_match, weights, scan)
+    return scanned + _unscored_scan(conn, full_table, match, scan - len(scanned), after=top)
+
+
 def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
                     filter_sql: str = "", filter_params: list | None = None,
-                    score_match: str | None = None) -> tuple[list[tuple[int, float]], bool]:
+                    score_match: str | None = None, tiers: Tiers = NO_TIERS) -> tuple[list[tuple[int, float]], int, bool]:
     """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
     (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
-    first, and whether the scan saw every match. Only searchable generations (and, with
-    filters, those passing them) count.
+    first, how many matches the scan saw (stale rows found among the best not counted),
+    and whether that was every match. Only searchable generations (and, with filters,
+    those passing them) count.
 
     ``score_match`` (without filters only): a sub-expression every match of ``match``
     also matches, whose bm25 is the pages' score. FTS5's bm25 reads the whole document
@@ -60,7 +159,8 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     words that more than half of the pages hold (bm25 gives them an IDF of 1e-6, so the
     scores change by about 1e-5 relative) saves reading their long lists: the matches
     are found with ``match`` (no bm25), then scored with ``score_match`` over the
-    docid range they span."""
+    docid range they span. ``tiers`` (:func:`search_tiers`): the first tier is scanned
+    first, and long document lists are not scored (:func:`tiered_scan`)."""
     if filter_sql:  # the filters decide which rows count: join them into the scan
         sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
                "JOIN search_page sp ON sp.docid = si.rowid "
@@ -68,24 +168,15 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
                f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
         rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
         rows.sort(key=lambda r: (-r[1], r[0]))
-        return rows[:limit], len(rows) < scan
-    if score_match is None:
-        sql = (f"SELECT rowid, -bm25(search_index, {_weights(weights)}) FROM search_index "
-               "WHERE search_index MATCH ? LIMIT ?")
-        scanned = conn.execute(sql, [match, scan]).fetchall()
-    else:
-        found = [r[0] for r in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? LIMIT ?",
-                                            [match, scan]).fetchall()]
-        scores = dict(conn.execute(
-            f"SELECT rowid, -bm25(search_index, {_weights(weights)}) FROM search_index "
-            "WHERE search_index MATCH ? AND rowid BETWEEN ? AND ?",
-            [score_match, min(found, default=0), max(found, default=0)]).fetchall()) if found else {}
-        scanned = [(docid, scores.get(docid, 0.0)) for docid in found]
+        return rows[:limit], len(rows), len(rows) < scan
+    scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
+                          tiers.pages, tiers.last_docid)
+    complete = len(scanned) < scan
     scanned.sort(key=lambda r: (-r[1], r[0]))
     best = scanned[:limit + 10]  # a few spare for stale rows
     ids = _searchable_pages(conn, [docid for docid, _ in best])
     rows = [(ids[docid], score) for docid, score in best if docid in ids]
-    return rows[:limit], len(scanned) < scan
+    return rows[:limit], len(scanned) - (len(best) - len(rows)), complete  # stale rows seen are not counted
 
 
 def _searchable_pages(conn: sqlite3.Connection, docids: list[int]) -> dict[int, int]:
@@ -115,14 +206,15 @@ def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str 
 
 
 def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
-                       filter_sql: str = "", filter_params: list | None = None) -> list[SectionHit]:
+                       filter_sql: str = "", filter_params: list | None = None,
+                       tiers: Tiers = NO_TIERS) -> list[SectionHit]:
     """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
-    matching ``match`` (over section_search_index), best first; only sections of
-    searchable generations (and, with filters, of pages passing them)."""
+    matching ``match`` (over section_search_index, its first tier first as in
+    :func:`page_candidates`), best first; only sections of searchable generations (and,
+    with filters, of pages passing them)."""
     joins = _FILTER_JOINS if filter_sql else ""
-    scanned = conn.execute(
-        f"SELECT rowid, -bm25(section_search_index, {_weights(weights)}) FROM section_search_index "
-        "WHERE section_search_index MATCH ? LIMIT ?", [match, scan]).fetchall()
+    scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
+                          tiers.sections, tiers.last_section_docid)
     scanned.sort(key=lambda r: (-r[1], r[0]))
     if not filter_sql:
         scanned = scanned[:limit + 10]  # a few spare for stale rows
@@ -165,7 +257,6 @@ class PageInfo:
     in_links: int
     content_in_links: int
     link_density: float
-    anchor_texts: str
     text_length: int  # code points of the Gen2 text (sections' spans are within it)
     title_terms: str  # search_page's analyzed fields (lines of terms)
     title_words: str
@@ -185,7 +276,7 @@ def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
             "dd.primary_headline, dd.description, dd.primary_language, dd.time_updated_unix_utc, "
             "dd.time_created_unix_utc, coalesce(dd.indexiness, 0), eg.text_pile_id, eg.text_pile_v0_2_id, "
             "sp.language, coalesce(sp.term_count, 0), coalesce(sp.in_links, 0), coalesce(sp.content_in_links, 0), "
-            "coalesce(sp.link_density, 0.0), coalesce(sp.anchor_texts, ''), coalesce(sp.text_length, 0), "
+            "coalesce(sp.link_density, 0.0), coalesce(sp.text_length, 0), "
             "coalesce(sp.title_terms, ''), coalesce(sp.title_words, ''), coalesce(sp.url_terms, ''), "
             "coalesce(sp.url_last_terms, ''), coalesce(sp.anchor_terms, '') "
             "FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "

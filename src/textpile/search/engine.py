@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 
 from textpile.search.analysis import Analyzer
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
-from textpile.search.candidates import PageInfo, SectionHit, count_pages, page_candidates, page_infos, section_candidates
+from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
+                                       search_tiers, section_candidates)
 from textpile.search.features import QueryMatcher, Scored, page_features
 from textpile.search.filters import filter_sql
 from textpile.search.index import require_search_index
@@ -62,8 +63,6 @@ SECTION_DEPTH = 100
 #: Pages that become candidates through a matching section only (not among the page
 #: candidates), at most.
 SECTION_PAGES = 30
-#: Matching pages counted exactly for ``total``; beyond, ``total`` is this lower bound.
-COUNT_CAP = 1_000
 #: Partial matches are added when fewer pages than this hold every word.
 PARTIAL_BELOW = 10
 #: Other matching sections listed with a result.
@@ -148,6 +147,11 @@ class SearchResults:
     def partial_matches(self) -> bool:
         """Pages holding only some of the words are included."""
         return self.fallback_any_term
+
+    @property
+    def total_label(self) -> str:
+        """``total`` as a reader sees it: ``1,234``, or ``300+`` when it is a lower bound."""
+        return f"{self.total:,}" + ("+" if self.total_is_lower_bound else "")
 
     @property
     def page_count(self) -> int:
@@ -244,48 +248,47 @@ def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
 
 def _document_frequencies(conn: sqlite3.Connection, plan: QueryPlan) -> list[int]:
     """Per requirement, the pages holding its rarest single-term alternative (phrases
-    count as their rarest term)."""
-    out = []
-    for requirement in plan.requirements:
-        best = None
-        for item in requirement:
-            for alt in item.alternatives:
-                for term in alt:
-                    row = conn.execute("SELECT docs FROM search_term WHERE term = ?", (term,)).fetchone()
-                    docs = row[0] if row else 0
-                    best = docs if best is None else min(best, docs)
-        out.append(best or 0)
-    return out
+    count as their rarest term); 0 for a requirement no page holds."""
+    terms = sorted({term for requirement in plan.requirements for item in requirement
+                    for alt in item.alternatives for term in alt})
+    docs: dict[str, int] = {}
+    for start in range(0, len(terms), 500):
+        chunk = terms[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        docs.update(conn.execute(f"SELECT term, docs FROM search_term WHERE term IN ({marks})", chunk).fetchall())
+    return [min((docs.get(term, 0) for item in requirement for alt in item.alternatives for term in alt), default=0)
+            for requirement in plan.requirements]
 
 
 def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
                 depth: int, budget: Budget, found: _Found) -> None:
-    """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent)."""
+    """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent).
+
+    ``found.total`` is the number of matches the page scan saw: exact when it saw every
+    match, else a lower bound (``total_is_lower_bound``): counting every match of common
+    words would read their whole document lists."""
     fsql, fparams = filter_sql(parsed.filters)
     expr = plan.all_terms
+    scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     with budget.guard():
+        tiers = search_tiers(conn)
         score_expr = None if fsql else plan.scoring_terms(_common_terms(conn, plan))
-        rows, complete = page_candidates(conn, expr, ranking.page_columns, depth, PAGE_SCAN, fsql, fparams,
-                                         score_match=score_expr)
+        rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
+                                               score_match=score_expr, tiers=tiers)
     found.add_pages(rows, 1.0)
-    if len(rows) < depth and complete:
-        found.total = len(rows)
-        found.all_terms_complete = True
-    else:
-        with budget.guard():
-            found.total = count_pages(conn, expr, COUNT_CAP, fsql, fparams)
-        found.total_is_lower_bound = found.total >= COUNT_CAP
+    found.total, found.total_is_lower_bound = seen, not complete
+    found.all_terms_complete = complete and len(rows) < depth
     with budget.guard():
         found.add_sections(section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN,
-                                              fsql, fparams), 1.0)
+                                              fsql, fparams, tiers=tiers), 1.0)
     relaxed = plan.relaxed()
     if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
-        _partial_candidates(conn, relaxed, ranking, depth, budget, found, fsql, fparams,
+        _partial_candidates(conn, relaxed, ranking, depth, budget, found, fsql, fparams, tiers,
                             every_part=len(relaxed.requirements) > len(plan.requirements))
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: _Found,
-                        fsql: str, fparams: list, every_part: bool = False) -> None:
+                        fsql: str, fparams: list, tiers: Tiers, every_part: bool = False) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
@@ -299,26 +302,24 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
        the largest for which some page holds them all (a galloping search of about
        2 log2(n) capped counts).
 
-    ``found.total`` becomes the count of the last level that added pages.
+    ``found.total`` becomes the number of matches of the last level that added pages
+    (a lower bound when its scan was cut short).
     """
     n = len(plan.requirements)
+    scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     for m, expr in _partial_levels(conn, plan, budget, fsql, fparams, every_part):
         held = m / n * (0.99 if every_part else 1.0)
         with budget.guard():
-            rows, complete = page_candidates(conn, expr, ranking.page_columns, depth, PAGE_SCAN, fsql, fparams)
+            rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
+                                                   tiers=tiers)
             hits = section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
-                                      fsql, fparams)
+                                      fsql, fparams, tiers=tiers)
         before = len(found.pages)
         found.add_pages(rows, held)
         found.add_sections(hits, held)
         if len(found.pages) > before:
             found.partial = True
-            if len(rows) < depth and complete:
-                found.total = len(rows)
-            else:
-                with budget.guard():
-                    found.total = count_pages(conn, expr, COUNT_CAP, fsql, fparams)
-                found.total_is_lower_bound = found.total >= COUNT_CAP
+            found.total, found.total_is_lower_bound = seen, not complete
         if len(found.pages) >= PARTIAL_BELOW:
             return
 
@@ -402,11 +403,23 @@ def _shown_section(s: Scored) -> SectionHit | None:
     return hit
 
 
-def _snippet_words(plan: QueryPlan, analyzer: Analyzer) -> list[list[str]]:
+#: Query words a snippet looks for, at most (a pasted paragraph: its rarest words).
+SNIPPET_WORDS = 10
+
+
+def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer) -> list[list[str]]:
+    """The word forms snippets mark, per requirement (:class:`SnippetMaker`): its words
+    as typed and their analyzed terms; for a query of more than :data:`SNIPPET_WORDS`
+    requirements, only the rarest ones (by :func:`_document_frequencies`): a snippet of a
+    pasted paragraph shows where its telling words are, not every ``the``."""
+    requirements = list(range(len(plan.requirements)))
+    if len(requirements) > SNIPPET_WORDS:
+        frequencies = _document_frequencies(conn, plan)
+        requirements = sorted(sorted(requirements, key=lambda i: (not frequencies[i], frequencies[i], i))[:SNIPPET_WORDS])
     out = []
-    for requirement in plan.requirements:
+    for i in requirements:
         forms: list[str] = []
-        for item in requirement:
+        for item in plan.requirements[i]:
             forms.extend(analyzer.words(item.text))
             for alt in item.alternatives:
                 forms.extend(alt)
@@ -416,22 +429,31 @@ def _snippet_words(plan: QueryPlan, analyzer: Analyzer) -> list[list[str]]:
 
 def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None]]) -> dict[int, str]:
     """The text each shown result's snippet comes from: its section's part of the Gen2
-    text, else the start of its main text (else of its secondary text)."""
+    text, else the start of its main text (else of its secondary text); two queries for
+    the whole page of results."""
     out: dict[int, str] = {}
-    for s, hit in shown:
-        info = s.info
-        text = None
-        if hit is not None and info.text_pile_v0_2_id is not None:
-            length = min(max(hit.end - hit.start, 0), SNIPPET_SCAN)
-            row = conn.execute("SELECT substr(text, ?, ?) FROM text_pile_v0_2 WHERE text_pile_id = ?",
-                               (hit.start + 1, length, info.text_pile_v0_2_id)).fetchone()
-            text = row[0] if row else None
-        if not text and info.text_pile_id is not None:
-            row = conn.execute(
-                "SELECT CASE WHEN text != '' THEN substr(text, 1, ?) ELSE substr(secondary_text, 1, ?) END "
-                "FROM text_pile WHERE text_pile_id = ?", (SNIPPET_SCAN, SNIPPET_SCAN, info.text_pile_id)).fetchone()
-            text = row[0] if row else None
-        out[info.entity_generation_id] = text or ""
+    spans = [(s.info.entity_generation_id, s.info.text_pile_v0_2_id, hit.start + 1,
+              min(max(hit.end - hit.start, 0), SNIPPET_SCAN))
+             for s, hit in shown if hit is not None and s.info.text_pile_v0_2_id is not None]
+    if spans:
+        values = ", ".join("(?, ?, ?, ?)" for _ in spans)
+        out.update((eg_id, text) for eg_id, text in conn.execute(
+            f"WITH want(eg_id, pile, start, length) AS (VALUES {values}) "
+            "SELECT want.eg_id, substr(g.text, want.start, want.length) FROM want "
+            "JOIN text_pile_v0_2 g ON g.text_pile_id = want.pile", [v for span in spans for v in span]) if text)
+    piles: dict[int, list[int]] = {}  # text pile -> the results reading it (generations may share one)
+    for s, _ in shown:
+        if s.info.entity_generation_id not in out and s.info.text_pile_id is not None:
+            piles.setdefault(s.info.text_pile_id, []).append(s.info.entity_generation_id)
+    if piles:
+        marks = ", ".join("?" * len(piles))
+        for pile, text in conn.execute(
+                "SELECT text_pile_id, CASE WHEN text != '' THEN substr(text, 1, ?) ELSE substr(secondary_text, 1, ?) "
+                f"END FROM text_pile WHERE text_pile_id IN ({marks})", [SNIPPET_SCAN, SNIPPET_SCAN, *piles]):
+            for eg_id in piles[pile]:
+                out[eg_id] = text or ""
+    for s, _ in shown:
+        out.setdefault(s.info.entity_generation_id, "")
     return out
 
 
@@ -584,7 +606,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     shown = scored[page * per_page:(page + 1) * per_page]
     with_sections = [(s, _shown_section(s)) for s in shown]
     texts = _texts(conn, with_sections)
-    maker = SnippetMaker(_snippet_words(plan, analyzer))
+    maker = SnippetMaker(_snippet_words(conn, plan, analyzer))
     out.results = [_result(s, hit, texts[s.info.entity_generation_id], maker) for s, hit in with_sections]
     if out.total < 3 and not out.timed_out:
         words = [t.text for t in parsed.positive_terms if not t.phrase]

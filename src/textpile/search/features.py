@@ -130,6 +130,17 @@ class QueryMatcher:
                 exactness = max(exactness, 1.0 if exact else 0.6)
         return best, exactness
 
+    def best_anchor(self, lines: str) -> float:
+        """The best coverage x precision among the lines of ``lines`` (anchor texts,
+        analyzed); only lines holding a query term are matched."""
+        best = 0.0
+        for found in self._stemmed.lines.finditer(lines):
+            m = self.match(found.group())
+            best = max(best, m.cover * m.precision)
+            if best >= 1.0:
+                break
+        return best
+
     def exact_cover(self, *lines: str) -> float:
         """The best share of requirements found unstemmed in any one of ``lines``."""
         return max((self.match(line, unstemmed=True).cover for text in lines if text
@@ -147,6 +158,9 @@ class _Compiled:
         #: Any term of any alternative as a substring: rules out most fields at once.
         terms = sorted({t for alts in (*alternatives, *joined) for a in alts for t in a}, key=len, reverse=True)
         self.inside = re.compile("|".join(re.escape(t) for t in terms) if terms else "(?!)")
+        #: A whole line (of a field of lines) with any such term in it.
+        self.lines = re.compile("(?m)^[^\n]*(?:" + "|".join(re.escape(t) for t in terms) + ")[^\n]*" if terms
+                                else "(?!)")
 
     def match(self, words: list[str], n: int) -> Match:
         present = set(words)
@@ -225,13 +239,7 @@ def page_features(matcher: QueryMatcher, info: PageInfo, bm25: float, best_bm25:
     title, title_exactness = matcher.best_line(info.title_terms, info.title_words)
     url = matcher.match(info.url_terms)
     url_last = matcher.match(info.url_last_terms)
-    anchor = 0.0
-    if info.anchor_terms and matcher.match(info.anchor_terms) is not NO_MATCH:  # some line may match
-        for line in info.anchor_terms.split("\n"):
-            m = matcher.match(line)
-            anchor = max(anchor, m.cover * m.precision)
-            if anchor >= 1.0:
-                break
+    anchor = matcher.best_anchor(info.anchor_terms) if info.anchor_terms else 0.0
     best_hit, best_match, best_exactness = None, NO_MATCH, 0.0
     ranked_hits = []
     for hit in hits:

@@ -17,6 +17,16 @@ unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
 * ``section_search_index`` (FTS5, contentless, rowid = ``search_section.docid``, in the
   order of the pages' docids): each section's title, anchor name and the texts of links
   to that anchor;
+* ``search_index_top`` and ``section_search_index_top``: the *first tier* of both (a
+  tiered index, Manning, Raghavan and Schütze, *Introduction to Information Retrieval*,
+  section 7.2.1): the same rows for the first :data:`TOP_TIER_PAGES` pages in docid
+  order, filled only when the index has more pages than that. FTS5's ``bm25()`` reads the whole document list of every phrase
+  it scores to count the pages holding it; over the first tier that list is at most
+  :data:`TOP_TIER_PAGES` long, and since both tiers yield matches in docid order, a scan
+  that finds enough matches in the first tier finds the same pages the whole index
+  would (only the IDF and average lengths are taken over the tier);
+* ``search_top_tier``: one row, the pages and sections indexed and where the first tier
+  ends (0 when there is none);
 * ``search_language``: the stemmer languages of the index (queries are analyzed in each);
 * ``search_page``: per page the analysis language, main-text length in terms, in-link
   counts, link density (the share of its main text that is link text: navigation pages
@@ -62,6 +72,8 @@ MAX_ANCHOR_TEXT = 150
 _GENERATED_ANCHOR = regex.compile(
     r"(?i)^(?:id|section|sec|s|toc|fn|footnote|ref|cite|note|n|a|anchor|h|heading|p|para|x|idm|index)?"
     r"[-_.:]?[\d\-_.:]*$|^[0-9a-f]{8,}$|^[\W\d_]+$")
+#: Pages in the first tier (``search_index_top``): an index with more pages than this gets one.
+TOP_TIER_PAGES = 10_000
 _URL_WORDS = regex.compile(r"[\p{L}\p{N}]+")
 _URL_SUFFIXES = (".html", ".htm", ".php", ".aspx", ".asp", ".jsp", ".shtml", ".xhtml")
 
@@ -100,8 +112,11 @@ DERIVED_TABLES = {
     "search_language": ("language", "pages"),
     "search_term": ("term", "docs"),
     "search_word": ("word", "docs"),
+    "search_top_tier": ("pages", "sections", "last_docid", "last_section_docid"),
     "search_index": SEARCH_COLUMNS,
     "section_search_index": SECTION_COLUMNS,
+    "search_index_top": SEARCH_COLUMNS,
+    "section_search_index_top": SECTION_COLUMNS,
 }
 _COLUMNS_SQL = """
 SELECT t.value, c.name FROM json_each(?) t, pragma_table_info(t.value) c ORDER BY t.key, c.cid
@@ -127,6 +142,7 @@ class IndexReport:
     pages: int = 0
     sections: int = 0
     languages: dict[str, int] | None = None
+    top_tier_pages: int = 0  # pages in the first tier (0: the index has none)
 
 
 def url_words(str_url: str) -> str:
@@ -183,16 +199,40 @@ def _top_texts(rows: list[tuple[str, int]]) -> list[str]:
     return [t for t, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_ANCHOR_TEXTS]]
 
 
+#: Every column of the :data:`DERIVED_TABLES`, no row: one statement, prepared once per
+#: connection (Python's statement cache) and again only when the schema changes.
+_READS_SQL = "SELECT * FROM " + ", ".join(DERIVED_TABLES) + " LIMIT 0"
+_READS = tuple(column for columns in DERIVED_TABLES.values() for column in columns)
+
+
 def require_search_index(conn: sqlite3.Connection) -> None:
     """Raise DatabaseError unless the database has textpile's search tables with the
-    columns this code reads (a summary database summarized by an older textpile)."""
+    columns this code reads, in its order (a summary database summarized by an older
+    textpile has others).
+
+    Raises:
+        DatabaseError: the search tables are missing or differ.
+        sqlite3.Error: the database cannot be read (locked, corrupt).
+    """
+    try:
+        cursor = conn.execute(_READS_SQL)
+    except sqlite3.OperationalError:
+        if _search_tables_current(conn):
+            raise  # the tables are right: something else failed
+    else:
+        if tuple(d[0] for d in cursor.description) == _READS:
+            return
+    raise DatabaseError(
+        "this summary database has no search index of this textpile version (it was summarized by an "
+        "older one): run `textpile summarize` on it once to build it")
+
+
+def _search_tables_current(conn: sqlite3.Connection) -> bool:
+    """True when every table of :data:`DERIVED_TABLES` has exactly its columns."""
     found: dict[str, list[str]] = {table: [] for table in DERIVED_TABLES}
     for table, column in conn.execute(_COLUMNS_SQL, (json.dumps(list(DERIVED_TABLES)),)):
         found[table].append(column)
-    if any(tuple(found[table]) != columns for table, columns in DERIVED_TABLES.items()):
-        raise DatabaseError(
-            "this summary database has no search index of this textpile version (it was summarized by an "
-            "older one): run `textpile summarize` on it once to build it")
+    return all(tuple(found[table]) == columns for table, columns in DERIVED_TABLES.items())
 
 
 def ensure_current_tables(conn: sqlite3.Connection) -> None:
@@ -206,11 +246,14 @@ def ensure_current_tables(conn: sqlite3.Connection) -> None:
     conn.executescript(extension_sql("summary"))
 
 
-def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None] | None = None) -> IndexReport:
-    """Empty and refill the search tables (search_index, section_search_index,
-    search_page, search_section, search_language) from the searchable generations of
-    the summary database ``conn``, in one transaction; ``on_page`` is called after each
-    page (progress). Returns what was written.
+def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None] | None = None,
+                         top_tier_pages: int = TOP_TIER_PAGES) -> IndexReport:
+    """Empty and refill the search tables (search_index, section_search_index, their
+    first tier, search_page, search_section, search_language, search_term, search_word)
+    from the searchable generations of the summary database ``conn``, in one
+    transaction; ``on_page`` is called after each page (progress). ``top_tier_pages``
+    (at least 1) is the size of the first tier, built when there are more pages. Returns
+    what was written.
 
     Raises:
         sqlite3.Error: database problems (locked, read-only, full disk).
@@ -219,9 +262,10 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
     report = IndexReport(languages={})
     ensure_current_tables(conn)
     with conn:
-        for table in ("search_index", "section_search_index"):
+        for table in ("search_index", "section_search_index", "search_index_top", "section_search_index_top"):
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")  # names from this module
-        for table in ("search_page", "search_section", "search_language", "search_term", "search_word"):
+        for table in ("search_page", "search_section", "search_language", "search_term", "search_word",
+                      "search_top_tier"):
             conn.execute(f"DELETE FROM {table}")
         for table in ("search_inlink", "search_doc", "search_page_text", "search_fragment_text"):
             conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
@@ -235,8 +279,10 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
                      "count(DISTINCT source) AS pages FROM temp.search_inlink "
                      "WHERE text IS NOT NULL AND fragment IS NOT NULL GROUP BY target, fragment, text")
         conn.execute("CREATE INDEX temp.search_fragment_text_by_target ON search_fragment_text(target)")
+        pages = conn.execute("SELECT count(*) FROM temp.search_doc").fetchone()[0]
+        top = max(1, top_tier_pages) if pages > max(1, top_tier_pages) else 0  # last docid of the first tier
         page_rows, section_rows, stats_rows = [], [], []
-        section_docid = 0
+        section_docid = top_section = 0
         for (eg_id, docid, title, headline, description, language, str_url, text, secondary, big, small,
              text_length, in_links, content_in_links, link_text) in conn.execute(_PAGES_SQL):
             code = analyzer.stemmer_language(language)
@@ -288,16 +334,21 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
                     analyzer.analyze(stitle, None),
                     analyzer.analyze(anchor, None) if name else "",
                 ))
+            if docid <= top:
+                top_section = section_docid
             report.pages += 1
             report.languages[code or ""] = report.languages.get(code or "", 0) + 1
             if len(page_rows) >= 500:
-                _flush(conn, page_rows, section_rows, stats_rows)
+                _flush(conn, page_rows, section_rows, stats_rows, top, top_section)
                 report.sections += len(section_rows)
                 page_rows, section_rows, stats_rows = [], [], []
             if on_page is not None:
                 on_page()
-        _flush(conn, page_rows, section_rows, stats_rows)
+        _flush(conn, page_rows, section_rows, stats_rows, top, top_section)
         report.sections += len(section_rows)
+        conn.execute("INSERT INTO search_top_tier(pages, sections, last_docid, last_section_docid) "
+                     "VALUES (?, ?, ?, ?)", (report.pages, report.sections, top, top_section))
+        report.top_tier_pages = top
         conn.executemany("INSERT INTO search_language(language, pages) VALUES (?, ?)",
                          [(code, n) for code, n in report.languages.items() if code])
         _fill_vocabularies(conn)
@@ -328,17 +379,30 @@ def _number_pages(conn: sqlite3.Connection) -> None:
                         ).fetchall()
     ordered = sorted(rows, key=lambda r: (-page_prior(r[1], r[2], min(1.0, r[3] / r[4]) if r[4] else 0.0), r[0]))
     conn.execute("ALTER TABLE temp.search_doc ADD COLUMN docid INTEGER")
+    conn.execute("CREATE UNIQUE INDEX temp.search_doc_by_eg ON search_doc(eg_id)")  # one lookup per update
     conn.executemany("UPDATE temp.search_doc SET docid = ? WHERE eg_id = ?",
                      [(i, r[0]) for i, r in enumerate(ordered, start=1)])
 
 
-def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_rows: list) -> None:
-    conn.executemany(
-        "INSERT INTO search_index(rowid, " + ", ".join(SEARCH_COLUMNS) + ") VALUES (?"
-        + ", ?" * len(SEARCH_COLUMNS) + ")", page_rows)
-    conn.executemany(
-        "INSERT INTO section_search_index(rowid, " + ", ".join(SECTION_COLUMNS) + ") VALUES (?"
-        + ", ?" * len(SECTION_COLUMNS) + ")", [r[:4] for r in section_rows])
+_PAGE_INSERT = ("INSERT INTO {table}(rowid, " + ", ".join(SEARCH_COLUMNS) + ") VALUES (?"
+                + ", ?" * len(SEARCH_COLUMNS) + ")")
+_SECTION_INSERT = ("INSERT INTO {table}(rowid, " + ", ".join(SECTION_COLUMNS) + ") VALUES (?"
+                   + ", ?" * len(SECTION_COLUMNS) + ")")
+
+
+def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_rows: list, top: int,
+           top_section: int) -> None:
+    """Write a batch of pages; those with a docid up to ``top`` (the first tier's last
+    page, 0 when there is no first tier) and the sections up to ``top_section`` (theirs)
+    go to the first tier too."""
+    conn.executemany(_PAGE_INSERT.format(table="search_index"), page_rows)
+    sections = [r[:4] for r in section_rows]
+    conn.executemany(_SECTION_INSERT.format(table="section_search_index"), sections)
+    top_pages = [r for r in page_rows if r[0] <= top]
+    if top_pages:
+        conn.executemany(_PAGE_INSERT.format(table="search_index_top"), top_pages)
+        conn.executemany(_SECTION_INSERT.format(table="section_search_index_top"),
+                         [r for r in sections if r[0] <= top_section])
     conn.executemany(
         "INSERT INTO search_section(section_summary_id, docid, entity_generation_id, title_terms, title_words,"
         " name_terms, name_words) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -44,9 +44,15 @@ class Ranking:
     section_columns: tuple[float, ...] = tuple(SECTION_COLUMN_WEIGHTS.values())
     disable: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        # the weights in use, computed once (a ranking scores every candidate of a search)
+        active = tuple((name, w) for name, w in self.features.items() if name not in self.disable and w)
+        object.__setattr__(self, "_active", active)
+
     def score(self, features: Mapping[str, float]) -> float:
         """The weighted sum of ``features`` (missing ones count 0)."""
-        return sum(w * features.get(name, 0.0) for name, w in self.features.items() if name not in self.disable)
+        get = features.get
+        return sum(w * get(name, 0.0) for name, w in self._active)
 
 
 DEFAULT_RANKING = Ranking()

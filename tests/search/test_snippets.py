@@ -1,0 +1,32 @@
+"""SnippetMaker: the window with the most query words; its fast word search finds exactly
+the matches of the regular expression it stands for."""
+
+import random
+
+from textpile.search.snippets import CLOSE, OPEN, SNIPPET_SCAN, SnippetMaker
+
+
+def marked(text: str | None) -> str | None:
+    return None if text is None else text.replace(OPEN, "[").replace(CLOSE, "]")
+
+
+def test_the_window_with_most_words_is_shown():
+    maker = SnippetMaker([["heron"], ["egret"]])
+    assert marked(maker.snippet("A heron. " + "x " * 200 + "The egret and the herons.")) == (
+        "…" + "x " * 27 + "The [egret] and the [herons].")
+    # a word form matches as a word prefix only, case aside
+    assert marked(maker.snippet("Reheron; EGRETS_two, heron")) == "Reheron; [EGRETS_two], [heron]"
+    assert maker.snippet("w " * SNIPPET_SCAN + "an egret") is None  # beyond the scanned part
+
+
+def test_fast_word_search_gives_the_regular_expression_result():
+    rng = random.Random(5)
+    pieces = ["index", "indexes", "reindex", "the", "create", "Création", "über", "straße", "a_b", "ﬁle",
+              "İstanbul", "naïve", "12", "__init__", "-", ".", " ", "\n", "Σ"]
+    forms = ["index", "the", "creat", "über", "a", "straß", "ﬁ", "i", "12", "init", "_init"]
+    for _ in range(1500):
+        text = "".join(rng.choice(pieces) + rng.choice([" ", "", ".", "_", "-"]) for _ in range(rng.randint(0, 300)))
+        maker = SnippetMaker([[rng.choice(forms)] for _ in range(rng.randint(1, 3))])
+        fast = maker.snippet(text)
+        maker._plain = []  # the plain regular expression scan
+        assert fast == maker.snippet(text), text
