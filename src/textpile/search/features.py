@@ -134,8 +134,14 @@ class QueryMatcher:
         """The best coverage x precision among the lines of ``lines`` (anchor texts,
         analyzed); only lines holding a query term are matched."""
         best = 0.0
-        for found in self._stemmed.lines.finditer(lines):
-            m = self.match(found.group())
+        end = -1
+        for found in self._stemmed.inside.finditer(lines):
+            if found.start() <= end:
+                continue  # a line already matched
+            start = lines.rfind("\n", 0, found.start()) + 1
+            end = lines.find("\n", found.start())
+            end = len(lines) if end == -1 else end
+            m = self.match(lines[start:end])
             best = max(best, m.cover * m.precision)
             if best >= 1.0:
                 break
@@ -158,9 +164,6 @@ class _Compiled:
         #: Any term of any alternative as a substring: rules out most fields at once.
         terms = sorted({t for alts in (*alternatives, *joined) for a in alts for t in a}, key=len, reverse=True)
         self.inside = re.compile("|".join(re.escape(t) for t in terms) if terms else "(?!)")
-        #: A whole line (of a field of lines) with any such term in it.
-        self.lines = re.compile("(?m)^[^\n]*(?:" + "|".join(re.escape(t) for t in terms) + ")[^\n]*" if terms
-                                else "(?!)")
 
     def match(self, words: list[str], n: int) -> Match:
         present = set(words)
