@@ -180,18 +180,31 @@ def encode_metadata(language: str, markers: list[Marker] | tuple[Marker, ...]) -
 
     Raises ValueError for a marker with end < start or negative offsets.
     """
-    ordered = sorted(markers, key=lambda m: (m[0], -m[1], m[2]))
+    # sorted as (start, -end, kind) tuples: no key function called per marker
+    ordered = sorted([(start, -end, kind) for start, end, kind in markers])
     out = bytearray((METADATA_FORMAT_VERSION,))
     out += encode_string(language)
     _append_varint(out, len(ordered))
     previous = 0
-    append = _append_varint
-    for start, end, kind in ordered:
-        if start < 0 or end < start:
-            raise ValueError(f"invalid marker {Marker(start, end, kind)}")
-        append(out, kind)
-        append(out, start - previous)
-        append(out, end - start)
+    append, add = _append_varint, out.append
+    for start, neg_end, kind in ordered:
+        length = -neg_end - start
+        if start < 0 or length < 0:
+            raise ValueError(f"invalid marker {Marker(start, -neg_end, kind)}")
+        # most values are below 0x80: one byte, no call
+        if 0 <= kind < 0x80:
+            add(kind)
+        else:
+            append(out, kind)
+        delta = start - previous
+        if delta < 0x80:
+            add(delta)
+        else:
+            append(out, delta)
+        if length < 0x80:
+            add(length)
+        else:
+            append(out, length)
         previous = start
     return bytes(out)
 
@@ -223,15 +236,21 @@ def encode_segmentation_cache(language: str, segments: list[Segment] | tuple[Seg
     out = bytearray((SEGMENTATION_CACHE_FORMAT_VERSION,))
     out += encode_string(language)
     _append_varint(out, len(segments))
-    append = _append_varint
+    append, add = _append_varint, out.append
     for length, relevance, sentences in segments:
         if relevance != 0 and relevance != 1:
             raise ValueError(f"relevance must be 0 or 1, got {relevance}")
-        append(out, length)
-        out.append(relevance)
+        if 0 <= length < 0x80:  # most values are below 0x80: one byte, no call
+            add(length)
+        else:
+            append(out, length)
+        add(relevance)
         append(out, len(sentences))
         for sentence in sentences:
-            append(out, sentence)
+            if 0 <= sentence < 0x80:
+                add(sentence)
+            else:
+                append(out, sentence)
     return bytes(out)
 
 

@@ -154,14 +154,17 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
                 target = resolver.resolve(key.strip())
             except UrlError:
                 target = None
+            # with the destination type of an a/area without a type attribute (most links)
             found = parsed[key] = None if target is None or target.scheme in SKIPPED_SCHEMES else \
-                (target, int(link_locality(page, target)))
+                (target, int(link_locality(page, target)), int(destination_type("a", target, _NO_REL, None)))
         if found is None:
             continue
-        target, locality = found
+        target, locality, anchor_type = found
         el = raw.element
+        tag = raw.tag
         rel_value = el.get("rel")
         rel = frozenset(rel_value.lower().split()) if rel_value else _NO_REL
+        type_attr = el.get("type")
         text = raw.text or raw.fallback_text
         if not text:
             for attr in ("title", "aria-label", "alt"):
@@ -176,10 +179,10 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
             rel_tag="tag" in rel,
             location=raw.location,
             contains_headline=raw.contains_headline,
-            destination_type=int(destination_type(raw.tag, target, rel, el.get("type"), raw.parent_media,
-                                              el.get("as"))),
+            destination_type=anchor_type if (tag == "a" or tag == "area") and type_attr is None else
+            int(destination_type(tag, target, rel, type_attr, raw.parent_media, el.get("as"))),
             link_locality=locality,
-            html_tag_name=raw.tag,
+            html_tag_name=tag,
             text=text or None,
         ))
     return links

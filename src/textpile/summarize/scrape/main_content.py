@@ -96,30 +96,45 @@ class _Tally:
         self.clean = [0] * n  # the same, not under a negative container
         self.score = [0.0] * n
         self.near = [False] * n  # a paragraph stands in it directly or one level down
+        parents = [container.parent for container in containers]
+        # The integer sums go to each line's own container first, then up the tree once
+        # (a container's parent comes before it); the scores, floats added in line order,
+        # go up at most ANCESTOR_LEVELS from each paragraph.
+        own_clean = [0] * n  # paragraph code points of the lines standing directly in it
         for line in lines:
-            length = len(line.text)
-            inner = length - line.link_chars
-            paragraph = (line.block in PARAGRAPH_BLOCKS and inner >= MIN_PARAGRAPH_CHARS
-                         and not _boilerplate(line))
-            points = _paragraph_score(line.text) if paragraph else 0.0
-            negative = False
-            level = 0
             c = line.container
-            while c >= 0:
-                self.chars[c] += length
-                self.links[c] += line.link_chars
-                if paragraph:
-                    self.paragraphs[c] += inner
-                    if not negative:
-                        self.clean[c] += inner
-                    if level < ANCESTOR_LEVELS:
-                        self.score[c] += points / (1 if level == 0 else 2 if level == 1 else level * 3)
-                        if level <= 1:
-                            self.near[c] = True
-                if containers[c].weight < 0:
-                    negative = True
-                c = containers[c].parent
-                level += 1
+            if c < 0:
+                continue
+            length = len(line.text)
+            link_chars = line.link_chars
+            self.chars[c] += length
+            self.links[c] += link_chars
+            inner = length - link_chars
+            if not (line.block in PARAGRAPH_BLOCKS and inner >= MIN_PARAGRAPH_CHARS and not _boilerplate(line)):
+                continue
+            own_clean[c] += inner
+            points = _paragraph_score(line.text)
+            self.near[c] = True
+            self.score[c] += points / 1
+            c = parents[c]
+            if c >= 0:
+                self.near[c] = True
+                self.score[c] += points / 2
+                for level in range(2, ANCESTOR_LEVELS):
+                    c = parents[c]
+                    if c < 0:
+                        break
+                    self.score[c] += points / (level * 3)
+        self.paragraphs = own_clean[:]
+        self.clean = own_clean[:]
+        for c in range(n - 1, -1, -1):
+            parent = parents[c]
+            if parent >= 0:
+                self.chars[parent] += self.chars[c]
+                self.links[parent] += self.links[c]
+                self.paragraphs[parent] += self.paragraphs[c]
+                if containers[c].weight >= 0:
+                    self.clean[parent] += self.clean[c]
 
     def link_density(self, c: int) -> float:
         return self.links[c] / self.chars[c] if self.chars[c] else 0.0

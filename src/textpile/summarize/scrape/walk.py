@@ -87,7 +87,7 @@ _REGION_BITS = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     """One line of visible text: ``start`` is its code point offset in the joined text,
     ``heading`` the level (1-6) of the innermost enclosing headline or 0, ``regions``
@@ -221,326 +221,306 @@ _LINK_TAGS = ("a", "area")
 _PLAIN_PRE = etree.XPath("//pre[not(.//*[not(self::span)])]")
 
 
-class _Walker:
-    def __init__(self) -> None:
-        self.result = WalkResult()
-        self.buf: list[str] = []
-        self.cur_len = 0
-        self.pending_space = False
-        self.total_len = 0  # length of the joined flushed lines
-        self.flag_counts = [0] * len(LOCATION_FLAGS)
-        self.flag_mask = 0
-        self.region_counts = {bit: 0 for bit in _REGION_BITS.values()}
-        self.region_mask = 0
-        self.headings: list[int] = []
-        self.pre = 0
-        self.blockquote = 0
-        self.code = 0
-        self.q = 0
-        self.suppressed = 0
-        self.in_link = 0
-        self.cur_link = 0
-        self.containers: list[int] = [-1]
-        self.blocks: list[str] = [""]
-        self.captures: list[_Capture] = []
-        self.locations: dict[int, frozenset[str]] = {}
-        # per open element: (tag, action, capture-or-None, span-start-or-None, raw-link-or-None,
-        # section-start-or-None as (anchor, level, start)); None for an element that
-        # changes nothing but its text (most inline elements)
-        self.stack: list[tuple | None] = []
-        # Elements are kept as keys (not id()): a live lxml proxy is reused, a freed one is not.
-        self.claimed: set[etree._Element] = set()  # enclosing elements whose id a heading took
-        self.open_definitions: dict[etree._Element, int] = {}  # a dl -> index of its open dt section
-
-    # --- positions and lines -------------------------------------------------
-    def _base(self) -> int:
-        return self.total_len + 1 if self.total_len else 0
-
-    def start_pos(self) -> int:
-        if self.cur_len == 0:
-            return self._base()
-        return self._base() + self.cur_len
-
-    def end_pos(self) -> int:
-        if self.cur_len == 0:
-            return self.total_len
-        return self._base() + self.cur_len
-
-    def flush(self) -> None:
-        self.pending_space = False
-        if not self.cur_len:
-            return
-        text = "".join(self.buf)
-        start = self._base()
-        self.result.lines.append(
-            Line(text, start, self.headings[-1] if self.headings else 0, self.pre > 0,
-                 self.blockquote > 0, self.region_mask, False, self.containers[-1], self.cur_link, self.blocks[-1])
-        )
-        self.total_len = start + len(text)
-        self.buf = []
-        self.cur_len = 0
-        self.cur_link = 0
-
-    def add_text(self, s: str | None) -> None:
-        if not s or self.suppressed:
-            return
-        for cap in self.captures:
-            cap.parts.append(s)
-        if self.pre:
-            pieces = s.split("\n")
-            for i, piece in enumerate(pieces):
-                if i:
-                    self.flush()
-                self._add_collapsed(piece)
-        else:
-            self._add_collapsed(s)
-
-    def _add_collapsed(self, s: str) -> None:
-        if not s:
-            return
-        words = s.split()
-        if not words:
-            if self.cur_len:
-                self.pending_space = True
-            return
-        joined = " ".join(words)
-        if self.cur_len and (self.pending_space or s[0].isspace()):
-            self.buf.append(" ")
-            self.cur_len += 1
-        self.buf.append(joined)
-        self.cur_len += len(joined)
-        if self.in_link:
-            self.cur_link += len(joined)
-        self.pending_space = s[-1].isspace()
-
-    # --- events ---------------------------------------------------------------
-    def location(self) -> frozenset[str]:
-        mask = self.flag_mask
-        found = self.locations.get(mask)
-        if found is None:
-            found = self.locations[mask] = frozenset(
-                name for i, name in enumerate(LOCATION_FLAGS) if mask & (1 << i))
-        return found
-
-    def start(self, el: etree._Element, tag: str, action: tuple) -> None:
-        """An element with an action (see _ACTIONS) starts."""
-        block, container, heading, kind, flag, region, link_attribute, special = action
-        if block or tag == "br":
-            self.flush()
-            if block:
-                self.blocks.append(tag)
-                if container:
-                    self.containers.append(len(self.result.containers))
-                    # A section's id is mostly its heading's slug ("what-gui-toolkits-exist"):
-                    # it says nothing about the content.
-                    identifier = None if tag in ("section", "article") else el.get("id")
-                    self.result.containers.append(
-                        Container(tag, self.containers[-2], class_weight(el.get("class"), identifier)))
-        capture = None
-        raw_link = None
-        section = None
-        if heading:
-            self.headings.append(heading)
-            for cap in self.captures:
-                cap.saw_headline = True
-            capture = _Capture()
-            if len(self.result.sections) < MAX_SECTIONS:
-                section = (heading_anchor(el, self.claimed), heading, self.start_pos())
-        elif special:
-            if special == _DT:
-                anchor = own_anchor(el)
-                if anchor is not None:
-                    self._close_definition(el.getparent(), self.start_pos())
-                    if len(self.result.sections) < MAX_SECTIONS:
-                        capture = _Capture()
-                        section = (anchor, DEFINITION_LEVEL, self.start_pos())
-            elif special == _PRE:
-                self.pre += 1
-            elif special == _BLOCKQUOTE:
-                self.blockquote += 1
-            elif special == _CODE:
-                if not self.pre and not self.code:
-                    capture = _Capture()
-                self.code += 1
-            elif special == _Q:
-                if not self.blockquote and not self.q:
-                    capture = _Capture()
-                self.q += 1
-            elif special == _HEAD:
-                self.suppressed += 1
-            elif special == _IMG and self.captures:
-                alt = collapse(el.get("alt"))
-                if alt:
-                    for cap in self.captures:
-                        if cap.img_alt is None:
-                            cap.img_alt = alt
-        if link_attribute is not None:
-            target = el.get(link_attribute)
-            if target is not None and target.strip():
-                parent = el.getparent()
-                raw_link = RawLink(
-                    el, tag, target, self.location(),
-                    parent_media=parent.tag if parent is not None and isinstance(parent.tag, str) else None,
-                )
-                self.result.links.append(raw_link)
-                if tag in _LINK_TAGS:
-                    capture = _Capture()
-                    self.in_link += 1
-        if flag >= 0:
-            self.flag_counts[flag] += 1
-            self.flag_mask |= 1 << flag
-        if region:
-            self.region_counts[region] += 1
-            self.region_mask |= region
-        span_start = self.start_pos() if kind else None
-        if capture is not None:
-            self.captures.append(capture)
-        self.stack.append((tag, action, capture, span_start, raw_link, section))
-        text = el.text
-        if text:
-            self.add_text(text)
-
-    def _close_definition(self, dl: etree._Element | None, end: int) -> None:
-        index = self.open_definitions.pop(dl, None) if dl is not None else None
-        if index is not None:
-            s = self.result.sections[index]
-            self.result.sections[index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, end))
-
-    def end(self, el: etree._Element, entry: tuple) -> None:
-        """An element with an action ends; ``entry`` is what its start pushed."""
-        tag, action, capture, span_start, raw_link, section = entry
-        block, container, heading, kind, flag, region, _link_attribute, special = action
-        if block:
-            self.flush()
-            self.blocks.pop()
-            if container:
-                self.containers.pop()
-        if self.open_definitions and el in self.open_definitions:
-            self._close_definition(el, self.end_pos())
-        if section is not None and capture is not None:
-            title = clean_title(capture.text())
-            if title:
-                anchor, level, start = section
-                self.result.sections.append(Section(anchor, title, level, start, start))
-                if level == DEFINITION_LEVEL and el.getparent() is not None:
-                    self.open_definitions[el.getparent()] = len(self.result.sections) - 1
-        if span_start is not None:
-            self.result.spans.append((kind, span_start, self.end_pos()))
-        if capture is not None:
-            self.captures.remove(capture)
-            text = capture.text()
-            if raw_link is not None:
-                if tag in _LINK_TAGS:
-                    self.in_link -= 1
-                raw_link.text = text or None
-                raw_link.contains_headline = capture.saw_headline
-                raw_link.fallback_text = capture.img_alt
-            if tag == "h1" and text:
-                self.result.h1s.append(
-                    Headline(
-                        text,
-                        bool(self.region_mask & (REGION_MAIN | REGION_ARTICLE)),
-                        bool(self.region_mask & (REGION_HEADER | REGION_NAV)),
-                    )
-                )
-            elif special == _CODE and text:
-                self.result.code_items.append(text)
-            elif special == _Q and text:
-                self.result.quote_items.append(text)
-        if heading:
-            self.headings.pop()
-        elif special:
-            if special == _PRE:
-                self.pre -= 1
-            elif special == _BLOCKQUOTE:
-                self.blockquote -= 1
-            elif special == _CODE:
-                self.code -= 1
-            elif special == _Q:
-                self.q -= 1
-            elif special == _HEAD:
-                self.suppressed -= 1
-        if flag >= 0:
-            self.flag_counts[flag] -= 1
-            if not self.flag_counts[flag]:
-                self.flag_mask &= ~(1 << flag)
-        if region:
-            self.region_counts[region] -= 1
-            if not self.region_counts[region]:
-                self.region_mask &= ~region
-        tail = el.tail
-        if tail:
-            self.add_text(tail)
-
-
 def walk_document(root: etree._Element) -> WalkResult:
     """Walk ``root`` (an lxml document element) once; see the module docstring.
 
     Never raises for odd markup: unknown tags are inline, comments are skipped.
+
+    One function with the walk's state in local variables: this loop runs for every
+    element of every page (about 2,000 per documentation page), and method calls and
+    attribute look-ups were most of its time.
     """
-    walker = _Walker()
+    result = WalkResult()
+    lines, spans, raw_links, sections = result.lines, result.spans, result.links, result.sections
+    out_containers, h1s = result.containers, result.h1s
+    # the current line: its pieces, their length, whether a space is due before the next word
+    buf: list[str] = []
+    cur_len = 0
+    pending_space = False
+    total_len = 0  # length of the joined flushed lines
+    cur_link = 0  # code points of the current line inside links
+    in_link = 0
+    flag_counts = [0] * len(LOCATION_FLAGS)
+    flag_mask = 0
+    region_counts = dict.fromkeys(_REGION_BITS.values(), 0)
+    region_mask = 0
+    headings: list[int] = []
+    pre = blockquote = code = q = suppressed = 0
+    container_stack: list[int] = [-1]
+    block_stack: list[str] = [""]
+    captures: list[_Capture] = []
+    locations: dict[int, frozenset[str]] = {}
+    weights: dict[tuple[str | None, str | None], int] = {}  # class_weight by (class, id): pages repeat them
+    # per open element: (action, capture-or-None, span-start-or-None, raw-link-or-None,
+    # section-start-or-None as (anchor, level, start)); None for an element that changes
+    # nothing but its text (most inline elements)
+    stack: list[tuple | None] = []
+    # Elements are kept as keys (not id()): a live lxml proxy is reused, a freed one is not.
+    claimed: set[etree._Element] = set()  # enclosing elements whose id a heading took
+    open_definitions: dict[etree._Element, int] = {}  # a dl -> index of its open dt section
+
+    def flush() -> None:
+        nonlocal pending_space, cur_len, total_len, cur_link
+        pending_space = False
+        if not cur_len:
+            return
+        text = "".join(buf)
+        start = total_len + 1 if total_len else 0
+        lines.append(Line(text, start, headings[-1] if headings else 0, pre > 0, blockquote > 0, region_mask,
+                          False, container_stack[-1], cur_link, block_stack[-1]))
+        total_len = start + len(text)
+        buf.clear()
+        cur_len = 0
+        cur_link = 0
+
+    def add_collapsed(s: str) -> None:
+        # s is not empty
+        nonlocal cur_len, pending_space, cur_link
+        words = s.split()
+        if not words:
+            if cur_len:
+                pending_space = True
+            return
+        joined = words[0] if len(words) == 1 else " ".join(words)
+        if cur_len and (pending_space or s[0].isspace()):
+            buf.append(" ")
+            cur_len += 1
+        buf.append(joined)
+        cur_len += len(joined)
+        if in_link:
+            cur_link += len(joined)
+        pending_space = s[-1].isspace()
+
+    def add_text(s: str) -> None:
+        # s is not empty
+        if suppressed:
+            return
+        if captures:
+            for cap in captures:
+                cap.parts.append(s)
+        if pre:
+            for i, piece in enumerate(s.split("\n")):
+                if i:
+                    flush()
+                if piece:
+                    add_collapsed(piece)
+        else:
+            add_collapsed(s)
+
+    def location() -> frozenset[str]:
+        found = locations.get(flag_mask)
+        if found is None:
+            found = locations[flag_mask] = frozenset(
+                name for i, name in enumerate(LOCATION_FLAGS) if flag_mask & (1 << i))
+        return found
+
+    def close_definition(dl: etree._Element | None, end: int) -> None:
+        index = open_definitions.pop(dl, None) if dl is not None else None
+        if index is not None:
+            s = sections[index]
+            sections[index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, end))
+
     hidden = {el for el in _MAYBE_HIDDEN(root) if _hidden(el)}
     plain_pres = set(_PLAIN_PRE(root))
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skipping = False  # the next "end" event closes a skipped element
-    start, end, add_text, stack = walker.start, walker.end, walker.add_text, walker.stack
     actions = _ACTIONS
+    push, pop = stack.append, stack.pop
     for event, el in events:
         tag = el.tag
         if tag.__class__ is not str:  # comment, processing instruction, entity
             if event == "comment" or event == "pi":
-                add_text(el.tail)
+                tail = el.tail
+                if tail:
+                    add_text(tail)
             continue
         if event == "start":
             if tag in SKIP_TAGS or (hidden and el in hidden):
                 if tag == "script" and el.get("src"):
                     target = el.get("src")
                     if target.strip():
-                        walker.result.links.append(RawLink(el, "script", target, walker.location()))
+                        raw_links.append(RawLink(el, "script", target, location()))
                 if tag in BLOCK_TAGS:
-                    walker.flush()
+                    flush()
                 events.skip_subtree()
                 skipping = True
                 continue
             action = actions.get(tag)
             if action is None:  # an inline element without semantics (span, font ...): its text
-                stack.append(None)
+                push(None)
                 text = el.text
                 if text:
                     add_text(text)
                 continue
-            start(el, tag, action)
+            # --- an element with an action (see _ACTIONS) starts
+            block, container, heading, kind, flag, region, link_attribute, special = action
+            if block or tag == "br":
+                flush()
+                if block:
+                    block_stack.append(tag)
+                    if container:
+                        container_stack.append(len(out_containers))
+                        # A section's id is mostly its heading's slug ("what-gui-toolkits-exist"):
+                        # it says nothing about the content.
+                        identifier = None if tag == "section" or tag == "article" else el.get("id")
+                        key = (el.get("class"), identifier)
+                        weight = weights.get(key)
+                        if weight is None:
+                            weight = weights[key] = class_weight(*key)
+                        out_containers.append(Container(tag, container_stack[-2], weight))
+            capture = raw_link = section = None
+            if heading:
+                headings.append(heading)
+                for cap in captures:
+                    cap.saw_headline = True
+                capture = _Capture()
+                if len(sections) < MAX_SECTIONS:
+                    section = (heading_anchor(el, claimed), heading, (total_len + 1 if total_len else 0) + cur_len)
+            elif special:
+                if special == _CODE:
+                    if not pre and not code:
+                        capture = _Capture()
+                    code += 1
+                elif special == _PRE:
+                    pre += 1
+                elif special == _DT:
+                    anchor = own_anchor(el)
+                    if anchor is not None:
+                        close_definition(el.getparent(), (total_len + 1 if total_len else 0) + cur_len)
+                        if len(sections) < MAX_SECTIONS:
+                            capture = _Capture()
+                            section = (anchor, DEFINITION_LEVEL, (total_len + 1 if total_len else 0) + cur_len)
+                elif special == _BLOCKQUOTE:
+                    blockquote += 1
+                elif special == _Q:
+                    if not blockquote and not q:
+                        capture = _Capture()
+                    q += 1
+                elif special == _HEAD:
+                    suppressed += 1
+                elif special == _IMG and captures:
+                    alt = collapse(el.get("alt"))
+                    if alt:
+                        for cap in captures:
+                            if cap.img_alt is None:
+                                cap.img_alt = alt
+            if link_attribute is not None:
+                target = el.get(link_attribute)
+                if target is not None and target.strip():
+                    parent = el.getparent()
+                    raw_link = RawLink(
+                        el, tag, target, location(),
+                        parent_media=parent.tag if parent is not None and isinstance(parent.tag, str) else None,
+                    )
+                    raw_links.append(raw_link)
+                    if tag == "a" or tag == "area":
+                        capture = _Capture()
+                        in_link += 1
+            if flag >= 0:
+                flag_counts[flag] += 1
+                flag_mask |= 1 << flag
+            if region:
+                region_counts[region] += 1
+                region_mask |= region
+            if capture is not None:
+                captures.append(capture)
+            push((action, capture, (total_len + 1 if total_len else 0) + cur_len if kind else None,
+                  raw_link, section))
+            text = el.text
+            if text:
+                add_text(text)
             if plain_pres and el in plain_pres:
-                # start() took el.text; the rest of its text in one piece
-                add_text("".join(el.itertext())[len(el.text or ""):])
+                # el.text is taken; the rest of its text in one piece
+                rest = "".join(el.itertext())[len(el.text or ""):]
+                if rest:
+                    add_text(rest)
                 events.skip_subtree()  # its own end event follows: an ordinary end below
         elif skipping:
             skipping = False
             if tag in BLOCK_TAGS:
-                walker.flush()
-            add_text(el.tail)
+                flush()
+            tail = el.tail
+            if tail:
+                add_text(tail)
         else:
-            entry = stack.pop()
-            if entry is None:
-                tail = el.tail
-                if tail:
-                    add_text(tail)
-            else:
-                end(el, entry)
-    walker.flush()
-    result = walker.result
+            entry = pop()
+            if entry is not None:
+                # --- an element with an action ends; ``entry`` is what its start pushed
+                action, capture, span_start, raw_link, section = entry
+                block, container, heading, kind, flag, region, _link_attribute, special = action
+                if block:
+                    flush()
+                    block_stack.pop()
+                    if container:
+                        container_stack.pop()
+                if open_definitions and el in open_definitions:
+                    close_definition(el, (total_len + 1 if total_len else 0) + cur_len if cur_len else total_len)
+                if section is not None and capture is not None:
+                    title = clean_title(capture.text())
+                    if title:
+                        anchor, level, start = section
+                        sections.append(Section(anchor, title, level, start, start))
+                        if level == DEFINITION_LEVEL and el.getparent() is not None:
+                            open_definitions[el.getparent()] = len(sections) - 1
+                if span_start is not None:
+                    spans.append((kind, span_start, (total_len + 1 if total_len else 0) + cur_len if cur_len
+                                  else total_len))
+                if capture is not None:
+                    captures.remove(capture)
+                    text = capture.text()
+                    if raw_link is not None:
+                        if tag == "a" or tag == "area":
+                            in_link -= 1
+                        raw_link.text = text or None
+                        raw_link.contains_headline = capture.saw_headline
+                        raw_link.fallback_text = capture.img_alt
+                    if tag == "h1" and text:
+                        h1s.append(Headline(
+                            text,
+                            bool(region_mask & (REGION_MAIN | REGION_ARTICLE)),
+                            bool(region_mask & (REGION_HEADER | REGION_NAV)),
+                        ))
+                    elif special == _CODE and text:
+                        result.code_items.append(text)
+                    elif special == _Q and text:
+                        result.quote_items.append(text)
+                if heading:
+                    headings.pop()
+                elif special:
+                    if special == _CODE:
+                        code -= 1
+                    elif special == _PRE:
+                        pre -= 1
+                    elif special == _BLOCKQUOTE:
+                        blockquote -= 1
+                    elif special == _Q:
+                        q -= 1
+                    elif special == _HEAD:
+                        suppressed -= 1
+                if flag >= 0:
+                    flag_counts[flag] -= 1
+                    if not flag_counts[flag]:
+                        flag_mask &= ~(1 << flag)
+                if region:
+                    region_counts[region] -= 1
+                    if not region_counts[region]:
+                        region_mask &= ~region
+            tail = el.tail
+            if tail:
+                add_text(tail)
+    flush()
     text = result.text
-    for dl_index in list(walker.open_definitions.values()):
-        s = result.sections[dl_index]
-        result.sections[dl_index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, len(text)))
-    result.sections = close_heading_spans(result.sections, len(text))
-    spans = []
-    for kind, start_, end_ in result.spans:
+    for dl_index in list(open_definitions.values()):
+        s = sections[dl_index]
+        sections[dl_index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, len(text)))
+    result.sections = close_heading_spans(sections, len(text))
+    trimmed = []
+    for kind, start_, end_ in spans:
         while start_ < end_ and text[start_] in " \n":
             start_ += 1
         while end_ > start_ and text[end_ - 1] in " \n":
             end_ -= 1
         if end_ > start_:
-            spans.append((kind, start_, end_))
-    result.spans = spans
+            trimmed.append((kind, start_, end_))
+    result.spans = trimmed
     return result
