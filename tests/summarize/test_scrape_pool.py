@@ -45,7 +45,8 @@ def test_workers_write_the_same_rows_as_one_process(tmp_path):
     alone = _results(batch)
     with ScrapePool(2) as pool:
         pooled = scrape_batch(batch, pool=pool)
-        assert pool._executor is not None and len(pool._executor._processes) == 2  # workers did the work
+        assert pool.workers_used == 2  # workers did the work
+        assert pool._executor is None  # and ended with the batch: their memory is free for integration
     assert inline == pooled == (PAGES + 1, PAGES * 3, 0, 0)
     assert _results(batch) == alone
     files = alone["scrape_file"]
@@ -87,7 +88,7 @@ def test_chunks_in_flight_are_bounded():
 def test_one_chunk_is_scraped_without_workers():
     with ScrapePool(2) as pool:
         assert list(pool.map(len, [[1, 2, 3]])) == [3]
-        assert pool._executor is None
+        assert pool._executor is None and pool.workers_used == 0
 
 
 def test_a_dead_worker_is_a_clear_error(tmp_path):

@@ -4,7 +4,11 @@
 results back in the order of the chunks, with a bounded number of chunks handed out at
 once: memory stays bounded by that window (and the batch being scraped), never by the
 corpus. The summarizer makes one pool per run and scrapes every batch with it
-(:func:`textpile.summarize.scrape_stage.scrape_batch`).
+(:func:`textpile.summarize.scrape_stage.scrape_batch`). The workers live for one
+:meth:`ScrapePool.map` (one batch): they end when it is done, so the memory they took
+for the batch's pages is given back before the batch is integrated, and a worker's heap
+never grows over more than one batch (``max_tasks_per_child`` would do the same, but it
+deadlocks ProcessPoolExecutor on Python 3.11, cpython issue 115634).
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from textpile.errors import TextpileError
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: Modules the scraping workers need, imported once in the forkserver.
-WORKER_MODULES = ["textpile.summarize.scrape_stage", "textpile.summarize.scrape.document"]
+#: Modules the scraping workers need, imported once in the forkserver: the scrape and
+#: pyarrow for the rows (:mod:`textpile.summarize.scrape_rows`), not DuckDB, which the
+#: stage around them uses (about 20 MiB more resident in every worker).
+WORKER_MODULES = ["textpile.summarize.scrape_rows", "textpile.summarize.scrape.document"]
 
 #: Chunks handed to the workers at once, per worker: one being scraped and one at hand.
 CHUNKS_PER_WORKER = 2
@@ -49,6 +55,8 @@ class ScrapePool:
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 0:
             raise ValueError(f"scraping processes: found {processes!r}; expected a whole number >= 0")
         self.processes = processes
+        #: worker processes the last :meth:`map` ran (0: it ran in this process)
+        self.workers_used = 0
         self._executor: ProcessPoolExecutor | None = None
 
     def _start(self) -> ProcessPoolExecutor:
@@ -63,13 +71,15 @@ class ScrapePool:
         """``function(chunk)`` for each chunk, in the order of ``chunks``; ``function``
         must be a module-level function (it is pickled by name) and never see a module
         patched in this process only. At most ``CHUNKS_PER_WORKER`` chunks per worker are
-        taken from ``chunks`` ahead of the result being given back.
+        taken from ``chunks`` ahead of the result being given back. The workers end when
+        the last result was given back (or the iterator is closed).
 
         Raises:
             what ``function`` raises; TextpileError when a worker process died (killed,
             out of memory): nothing of the chunks in flight was given back.
         """
         chunks = iter(chunks)
+        self.workers_used = 0
         if self.processes == 0:
             yield from map(function, chunks)
             return
@@ -97,6 +107,9 @@ class ScrapePool:
         finally:
             for future in pending:
                 future.cancel()
+            if self._executor is not None:
+                self.workers_used = len(self._executor._processes)
+            self.close()
 
     def close(self) -> None:
         """Stop the workers (chunks not started are dropped)."""
