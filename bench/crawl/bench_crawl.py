@@ -16,8 +16,11 @@ polite crawler (bench/crawl/run_scrapy.py). From the server's log it prints per 
   the next arrival (textpile's rule: it must never be below 1);
 - longest silence/delay: the longest time any origin got no request while it was being
   crawled, over the delay;
-- CPU per request (ms, the crawler process and its children), peak RSS (MiB, process
-  tree), and the load average (1 min) before and after the run.
+- CPU per request (ms, the crawler process and its children; the benchmark's own
+  sampler left out) and the part of it spent in the crawler's main process (for
+  textpile: the event loop, which one core must carry at the politeness bound), peak
+  RSS (MiB, summed over the process tree) and peak PSS (shared pages counted once), and
+  the load average (1 min) before and after the run.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ class RunFigures:
     min_gap_after_answer: float
     longest_silence: float
     cpu_ms_per_request: float
+    loop_ms_per_request: float
     peak_rss_mib: float
+    peak_pss_mib: float
     wall_s: float
     load_before: float
     load_after: float
@@ -102,19 +107,23 @@ def run_once(crawler: str, command: list[str], root: Path, origins: int, delay_m
     figures = log_figures(rows, origins, delay_ms / 1000.0)
     return RunFigures(crawler, origins, delay_ms / 1000.0, len(rows), figures["rate_over_bound"],
                       figures["min_gap"], figures["min_gap_after_answer"], figures["longest_silence"],
-                      1000 * result["cpu_s"] / max(len(rows), 1), result["peak_rss"] / 2**20,
+                      1000 * result["cpu_s"] / max(len(rows), 1),
+                      1000 * result.get("cpu_loop_s", float("nan")) / max(len(rows), 1),
+                      result["peak_rss"] / 2**20, result.get("peak_pss", float("nan")) / 2**20,
                       result["wall_s"], load_before, load_after)
 
 
 def print_table(runs: list[RunFigures]) -> None:
     header = (f"{'crawler':<16} {'N':>5} {'delay':>6} {'requests':>8} {'rate/bound':>10} {'min gap':>8} "
-              f"{'gap/answer':>10} {'silence':>8} {'CPU ms/req':>10} {'RSS MiB':>8} {'wall s':>7} {'load':>10}")
+              f"{'gap/answer':>10} {'silence':>8} {'CPU ms/req':>10} {'main ms/req':>11} {'RSS MiB':>8} {'PSS MiB':>8} "
+              f"{'wall s':>7} {'load':>10}")
     print(header)
     print("-" * len(header))
     for r in runs:
         print(f"{r.crawler:<16} {r.origins:>5} {r.delay_s:>5g}s {r.requests:>8} {r.rate_over_bound:>10.3f} "
               f"{r.min_gap:>8.3f} {r.min_gap_after_answer:>10.3f} {r.longest_silence:>8.2f} "
-              f"{r.cpu_ms_per_request:>10.2f} {r.peak_rss_mib:>8.0f} {r.wall_s:>7.1f} "
+              f"{r.cpu_ms_per_request:>10.2f} {r.loop_ms_per_request:>11.2f} {r.peak_rss_mib:>8.0f} "
+              f"{r.peak_pss_mib:>8.0f} {r.wall_s:>7.1f} "
               f"{r.load_before:>4.1f}-{r.load_after:<4.1f}")
 
 

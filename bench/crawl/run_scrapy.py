@@ -79,7 +79,7 @@ def main() -> None:
     })
     crawler = process.create_crawler(DocSpider)
     started = time.monotonic()
-    with ProcessTree() as tree:
+    with ProcessTree(pss_every=10) as tree:
         process.crawl(crawler)
         process.start()
     wall = time.monotonic() - started
@@ -87,8 +87,8 @@ def main() -> None:
     stats = crawler.stats.get_stats()
     requests = int(stats.get("downloader/request_count", 0))
     pages = int(stats.get("downloader/response_status_count/200", 0))
-    print(json.dumps({"requests": requests, "pages": pages, "wall_s": wall, "cpu_s": cpu,
-                      "peak_rss": tree.peak_rss, "exit_codes": {}}))
+    print(json.dumps({"requests": requests, "pages": pages, "wall_s": wall, "cpu_s": cpu, "cpu_loop_s": tree.own_cpu_s(),
+                      "peak_rss": tree.peak_rss, "peak_pss": tree.peak_pss, "exit_codes": {}}))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@
 
 Crawls ``http://127.0.0.1:<port>/index.html`` for every port with ``crawl_async`` (the
 crawl loop without the end's optimize and vacuum) and prints one JSON line: requests,
-wall seconds, CPU seconds of this process and its children (page readers), and the
-peak resident memory of the process tree (sampled every 0.1 s). ``--textpile-src``
+wall seconds, CPU seconds of the process tree (this process, the event loop's, and its
+workers: page readers, the crawler database process; the sampler's own CPU left out)
+and of this process alone, and the peak resident memory of the process tree (RSS
+summed, sampled every 0.1 s; PSS, shared pages counted once, every 1 s). ``--textpile-src``
 puts another checkout's ``src`` first on ``sys.path`` (to measure an older version).
 """
 
@@ -38,6 +40,7 @@ def main() -> None:
     from textpile.crawl.config import CrawlConfig
     from textpile.crawl.crawldb import CrawlerDb
     from textpile.crawl.run import CrawlReport, crawl_async
+    from textpile.crawl import run as crawl_run
     from textpile.ids import uuid7
     from textpile.store.database import open_crawler_db
 
@@ -50,14 +53,18 @@ def main() -> None:
     db.start_agent(uuid7(), "bench", config.user_agent)
     report = CrawlReport(agent_uuid=uuid7())
     started = time.monotonic()
-    with ProcessTree() as tree:
-        asyncio.run(crawl_async(config, db, report))
+    with ProcessTree(pss_every=10) as tree:
+        coroutine = crawl_async(config, db, report)
+        if hasattr(crawl_run, "run_event_loop"):  # as run_crawl runs it (older checkouts: asyncio's loop)
+            crawl_run.run_event_loop(coroutine)
+        else:
+            asyncio.run(coroutine)
     wall = time.monotonic() - started
     cpu = tree.cpu_s()
     db.finish_agent()
     conn.close()
     print(json.dumps({"requests": report.total_requests, "pages": report.ingested_files, "wall_s": wall,
-                      "cpu_s": cpu, "peak_rss": tree.peak_rss, "exit_codes": report.exit_code_counts}))
+                      "cpu_s": cpu, "cpu_loop_s": tree.own_cpu_s(), "peak_rss": tree.peak_rss, "peak_pss": tree.peak_pss, "exit_codes": report.exit_code_counts}))
 
 
 if __name__ == "__main__":
