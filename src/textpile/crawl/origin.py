@@ -34,8 +34,6 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-import httpx
-
 from textpile.crawl.charset import codec_for_label
 from textpile.crawl.config import CrawlConfig
 from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, RedirectRecord, RequestRecord
@@ -44,7 +42,7 @@ from textpile.crawl.packed import unpack_links
 from textpile.crawl.records import Listing, MetaCandidate, SiteLinks
 from textpile.crawl.sitemaps import MAX_SITEMAP_DEPTH, WELL_KNOWN_SITEMAPS
 from textpile.crawl.delay import CrawlDelay, parse_retry_after
-from textpile.crawl.fetch import (FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
+from textpile.crawl.fetch import (CrawlClient, FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
                                   is_valid_header_value, parse_http_date)
 from textpile.crawl.headers import header_canonical, header_feeds, header_refresh, parse_link_header, x_robots_tag
 from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives, usable_link
@@ -116,7 +114,7 @@ class RunState:
 
     config: CrawlConfig
     db: CrawlerDb
-    client: httpx.AsyncClient
+    client: CrawlClient
     token: str
     seed_origins: frozenset[str]
     commands_left: int

@@ -15,13 +15,13 @@ import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 
 from textpile.crawl.config import CrawlConfig
 from textpile.crawl.crawldb import FLUSH_INTERVAL_S, CrawlerDb
-from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, FetchLimits, FetchResult
+from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, CrawlClient, FetchLimits, FetchResult
 from textpile.crawl.origin import OriginCrawler, RunState
 from textpile.crawl.pools import PerOriginTransport, keepalive_budget, shared_ssl_context
 from textpile.crawl.reader import PageReader
@@ -35,6 +35,27 @@ from textpile.store.database import open_crawler_db, optimize_and_vacuum, sqlite
 from textpile.store.locks import exclusive_lock, lock_holder
 from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
 from textpile.store.urls import parse_url
+
+def crawl_event_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The event loop factory of a crawl: uvloop's (libuv) where it is installed (a
+    dependency on every platform but Windows), else None (asyncio's default loop).
+
+    The crawl's event loop process carries every request of every origin on one core;
+    uvloop's sockets, timers and callbacks cost less CPU than asyncio's pure-Python
+    selector loop (measured with bench/crawl: see bench/README.md)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def run_event_loop(main: Any) -> Any:
+    """Run the coroutine ``main`` to its end on a new :func:`crawl_event_loop` loop, as
+    ``asyncio.run`` does (Ctrl+C cancels it and raises KeyboardInterrupt after)."""
+    with asyncio.Runner(loop_factory=crawl_event_loop()) as runner:
+        return runner.run(main)
+
 
 #: Requests in flight at once over all origins (each origin has its own connection pool,
 #: see :mod:`textpile.crawl.pools`, and sends one request at a time).
@@ -216,7 +237,7 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
             for closed in report.closed_runs:
                 display.warn(closed.describe())
             try:
-                asyncio.run(_crawl(config, db, report, display, force_recrawl=force_recrawl,
+                run_event_loop(_crawl(config, db, report, display, force_recrawl=force_recrawl,
                                    transport=transport, limits=limits or FetchLimits(),
                                    max_connections=max_connections, page_readers=page_readers, watch=watch))
             except KeyboardInterrupt:
@@ -274,8 +295,7 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
     if transport is None:
         transport = _origin_pools(config, len(origins), display)
     headers = {"User-Agent": config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
-    async with httpx.AsyncClient(transport=transport, follow_redirects=False, trust_env=False,
-                                 headers=headers, timeout=httpx.Timeout(limits.deadline_s)) as client:
+    async with CrawlClient(transport, headers=headers, timeout=httpx.Timeout(limits.deadline_s)) as client:
         with PageReader(page_readers) as reader:
             state = RunState(config=config, db=db, client=client, token=user_agent_token(config.user_agent),
                              seed_origins=frozenset(origins), commands_left=config.max_commands_per_run,
