@@ -94,8 +94,8 @@ class CrawlerDb:
         self._executor: Executor | None = None
         self._inflight: set[asyncio.Future] = set()
         self._busy = False
-        self._writes: deque = deque()
-        self._queries: deque = deque()
+        #: entry writes and due-candidate queries, in the order asked for
+        self._jobs: deque = deque()
         self._links: OrderedDict[str, deque] = OrderedDict()
 
     @property
@@ -149,33 +149,36 @@ class CrawlerDb:
         if len(self._pending) >= MAX_PENDING_ENTRIES and self.full is not None:
             self.full.set()
 
-    # The database process does one job at a time, chosen here: queued entry writes
-    # first, then due-candidate queries (one waits only for the links of its own
-    # origin's big pages), then the links of big pages in chunks. So one origin's page
-    # with 20,000 links never keeps another origin waiting for its next candidates.
+    # The database process does one job at a time, chosen here: entry writes and
+    # due-candidate queries in the order they were asked for (a query waits for the
+    # writes queued before it, whose candidates it must see, never for later ones; and
+    # for the links of its own origin's big pages), then the links of big pages in
+    # chunks. So neither a stream of other origins' writes nor one origin's page with
+    # 20,000 links keeps an origin waiting for its next candidates.
 
     def _enqueue(self, lane: str, origin: str, method: str, *args,
                  on_error: Callable[[BaseException], None] | None = None) -> asyncio.Future:
         """Queue ``CrawlStore.<method>(*args)`` for the database process in ``lane``
-        (``write``, ``query`` or ``links``; ``origin`` for the last two)."""
+        (``write`` and ``query`` share one queue; ``links`` has one per ``origin``;
+        ``origin`` names a query's origin too)."""
         future = asyncio.get_running_loop().create_future()
-        job = (origin, method, args, future, on_error)
+        job = (origin if lane != "write" else "", method, args, future, on_error)
         if lane == "links":
             self._links.setdefault(origin, deque()).append(job)
         else:
-            (self._writes if lane == "write" else self._queries).append(job)
+            self._jobs.append(job)
         self._pump()
         return future
 
     def _next_job(self):
-        if self._writes:
-            return self._writes.popleft()
-        for index, job in enumerate(self._queries):
-            if job[0] not in self._links:
-                del self._queries[index]
+        for index, job in enumerate(self._jobs):
+            # the first write, or query not waiting for its own origin's links (every
+            # write before it was taken first)
+            if not job[0] or job[0] not in self._links:
+                del self._jobs[index]
                 return job
-        if self._queries:  # every query waits for links of its own origin: those first
-            origin = self._queries[0][0]
+        if self._jobs:  # every query waits for links of its own origin: those first
+            origin = self._jobs[0][0]
         elif self._links:
             origin = next(iter(self._links))
         else:
@@ -237,8 +240,15 @@ class CrawlerDb:
         more than :data:`LINKS_PER_JOB` after them, in chunks of that many), and call
         their ``done`` (for a chunk of links the database refused too). Cancelling the caller does not cancel the write: its outcome is
         still delivered (see :meth:`drain`)."""
+        future = self._send_pending()
+        if future is not None:
+            await asyncio.shield(future)
+
+    def _send_pending(self) -> asyncio.Future | None:
+        """Queue the write job of the entries queued so far (see :meth:`flush`) and
+        return its future; None when nothing is queued."""
         if not self._pending:
-            return
+            return None
         batch, self._pending = self._pending, []
         if self.full is not None:
             self.full.clear()
@@ -265,7 +275,7 @@ class CrawlerDb:
             _deliver(batch, done_future.result() if error is None else [error] * len(batch))
 
         future.add_done_callback(deliver)
-        await asyncio.shield(future)
+        return future
 
     async def due_candidates(self, str_origin: str, *, recrawl_interval_s: int, force: bool,
                              limit: int, now_unix: int | None = None,
@@ -273,19 +283,20 @@ class CrawlerDb:
         """Up to ``limit`` due candidates of ``str_origin``, put on the ignore list (see
         :meth:`CrawlStore.due_candidates`), from the database process after the entries
         queued so far and the links of this origin's pages are written (so the
-        candidates they add count).
+        candidates they add count): the query is queued right behind their write, in
+        one round trip.
 
         Raises:
             sqlite3.Error: the database refused the query.
         """
-        await self.flush()
+        self._send_pending()
         return await self._enqueue("query", str_origin, "due_candidates", str_origin, recrawl_interval_s, force,
                                    limit, now_unix, feed_interval_s)
 
     async def drain(self) -> None:
         """Flush, wait for every job under way, and stop the database process."""
         await self.flush()
-        while self._inflight or self._busy or self._writes or self._queries or self._links:
+        while self._inflight or self._busy or self._jobs or self._links:
             if self._inflight:
                 await asyncio.gather(*list(self._inflight), return_exceptions=True)
             else:
