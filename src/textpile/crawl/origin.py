@@ -15,8 +15,9 @@ Pages are read while the loop goes on: a 2xx text answer is handed to the run's 
 reader (a worker process) and the origin crawler waits out its delay and sends its next
 request meanwhile (at most :data:`MAX_READS_PER_ORIGIN` pages of one origin, and
 :data:`MAX_READ_BACKLOG_BYTES` of all, wait to be read). Its crawl log entries are still
-queued in request order (an outbox per origin), and before it looks for new candidates
-it waits for its pages' links.
+queued in request order (an outbox per origin). With its todo list empty it waits for
+its oldest page's links (asking the readers to hurry: :meth:`PageReader.hurry`), then
+looks for new candidates, page after page.
 
 Hostile sites: whatever handling one robots.txt fetch or one URL raises (other than a
 database error, Ctrl+C or cancellation) is logged as that entry's -999 unknown_error
@@ -78,29 +79,42 @@ MAX_READ_BACKLOG_BYTES = 128 * 1024 * 1024
 class ReadBacklog:
     """The body bytes fetched and waiting for the page readers. Requests wait while
     they exceed ``limit``, so memory stays near it (plus the answers on their way);
-    one asyncio thread: no locks."""
+    one asyncio thread: no locks.
+
+    Fair to origins with small pages: an origin that has pages of its own waiting to be
+    read stops sending at :data:`FAIR_SHARE` of the limit already, so the rest of it
+    stays for the origins that have none waiting, and one origin's big pages (a run of
+    them on many origins at once) do not silence every other origin."""
+
+    #: the share of the limit at which origins with pages of their own waiting stop
+    FAIR_SHARE = 0.75
 
     def __init__(self, limit: int = MAX_READ_BACKLOG_BYTES) -> None:
         self.limit = limit
         self.size = 0
         self._room = asyncio.Event()
         self._room.set()
+        self._fair_room = asyncio.Event()
+        self._fair_room.set()
 
-    async def room(self) -> None:
-        """Wait until the backlog is below its limit."""
-        await self._room.wait()
+    async def room(self, reading: bool = False) -> None:
+        """Wait until the backlog is below its limit; with ``reading`` (the caller's
+        origin has pages waiting to be read) below :data:`FAIR_SHARE` of it."""
+        await (self._fair_room if reading else self._room).wait()
+
+    def _update(self) -> None:
+        (self._room.set if self.size < self.limit else self._room.clear)()
+        (self._fair_room.set if self.size < self.FAIR_SHARE * self.limit else self._fair_room.clear)()
 
     def add(self, size: int) -> None:
         """``size`` bytes wait to be read."""
         self.size += size
-        if self.size >= self.limit:
-            self._room.clear()
+        self._update()
 
     def release(self, size: int) -> None:
         """``size`` bytes were read."""
         self.size -= size
-        if self.size < self.limit:
-            self._room.set()
+        self._update()
 
 
 @dataclass
@@ -213,6 +227,13 @@ class OriginCrawler:
         while self.reads:
             await asyncio.gather(*list(self.reads), return_exceptions=True)
 
+    async def next_read_done(self) -> None:
+        """Wait until the oldest page of this origin being read is read, its readers
+        asked to hurry (:meth:`~textpile.crawl.reader.PageReader.hurry`)."""
+        if self.reads:
+            self.state.reader.hurry(self.str_origin)
+            await asyncio.wait([self.reads[0]])
+
     async def _wait_for_candidates(self) -> bool:
         """Idle until a due candidate appears (True) or every crawler is idle (False)."""
         state = self.state
@@ -257,8 +278,13 @@ class OriginCrawler:
                 await self.guarded(self.robots_url(), CrawlType.robotstxt_fetch, self.fetch_robots)
                 continue
             if not self.todo:
-                if self.reads:  # their links may be the next candidates; their outcome may end it
-                    await self.reads_done()
+                if self.reads:
+                    # The oldest page's links may be the next candidates (its outcome may
+                    # end the origin): wait for it alone, asking the readers to hurry,
+                    # then look for candidates before waiting for the next one.
+                    await self.next_read_done()
+                    if self.patience > 0 and not state.out_of_commands:
+                        await self.fill_todo()
                     continue
                 if not await self.fill_todo() and not await self._wait_for_candidates():
                     state.display.note(f"Finished {self.str_origin}")
@@ -528,7 +554,7 @@ class OriginCrawler:
     async def crawl(self, candidate: Candidate, url: ParsedUrl) -> None:
         """Crawl ``url`` with a conditional request when the candidate allows one, and
         log the outcome with its data tree. Waits first while the run's read backlog is
-        full."""
+        full (:class:`ReadBacklog`: sooner while pages of this origin wait to be read)."""
         headers = {}
         # A stored validator that is not a valid header value (a hostile ETag) is not sent.
         if is_valid_header_value(candidate.last_contentful_http_etag):
@@ -537,7 +563,7 @@ class OriginCrawler:
             # The stored Last-Modified of the last contentful answer (RFC 9110 13.1.3),
             # never the time of the crawl.
             headers["If-Modified-Since"] = http_date(candidate.server_last_modified_unix)
-        await self.state.backlog.room()
+        await self.state.backlog.room(reading=bool(self.reads))
         started = time.time()
         t0 = time.monotonic()
         results = await self.request_with_retry(url.str_url, headers)
@@ -587,7 +613,7 @@ class OriginCrawler:
         and reserve its place in the outbox; wait first while this origin has
         :data:`MAX_READS_PER_ORIGIN` pages being read."""
         while len(self.reads) >= MAX_READS_PER_ORIGIN:
-            await asyncio.wait([self.reads[0]])
+            await self.next_read_done()
         size = len(results[-1].body or b"")
         self.state.backlog.add(size)
         slot: list = [None]

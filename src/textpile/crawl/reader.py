@@ -144,7 +144,11 @@ class PageReader:
     Pages wait in a queue of their own per origin and are handed out round-robin over
     the origins, two per worker at most, and one origin never has more than all
     workers but one (with two or more) handed out, so one origin's big pages never make
-    another origin's page wait for a free worker.
+    another origin's page wait for a free worker. An origin that can do nothing until a
+    page of its own is read (its next candidates are that page's links) says so with
+    :meth:`hurry`: such origins get their next page handed out first, in the order they
+    asked, so that while the workers are behind, the origins waiting on them resume
+    first.
     Workers are started by :meth:`start` or the first :meth:`read`, from a forkserver
     (no fork of a process with threads and an event loop). They ignore SIGINT, and end
     by themselves within a second when the process owning the reader is killed
@@ -166,6 +170,8 @@ class PageReader:
         self._waiting: OrderedDict[str, deque] = OrderedDict()
         self._reading = 0
         self._reading_by_origin: dict[str, int] = {}
+        #: origins waiting for a page of their own to be read, in the order they asked
+        self._hurried: dict[str, None] = {}
         #: pages of one origin read at once
         self.per_origin = max(1, processes - 1)
         #: pages handed to the workers at once: two per worker, so that a worker finds
@@ -223,11 +229,15 @@ class PageReader:
         loop = asyncio.get_running_loop()
         skipped = 0  # origins passed over in this round because they read enough already
         while self._waiting and self._reading < self.in_flight and skipped < len(self._waiting):
-            origin, pages = self._waiting.popitem(last=False)
-            if self._reading_by_origin.get(origin, 0) >= self.per_origin:
-                self._waiting[origin] = pages
-                skipped += 1
-                continue
+            origin = self._hurried_origin()
+            if origin is not None:
+                pages = self._waiting.pop(origin)
+            else:
+                origin, pages = self._waiting.popitem(last=False)
+                if self._reading_by_origin.get(origin, 0) >= self.per_origin:
+                    self._waiting[origin] = pages
+                    skipped += 1
+                    continue
             skipped = 0
             (function, args), future = pages.popleft()
             if pages:
@@ -242,6 +252,26 @@ class PageReader:
             self._reading += 1
             self._reading_by_origin[origin] = self._reading_by_origin.get(origin, 0) + 1
             work.add_done_callback(lambda done, future=future, origin=origin: self._finished(done, future, origin))
+
+    def hurry(self, origin: str) -> None:
+        """``origin`` (a ``str_origin`` given to :meth:`read`) can do nothing until a page
+        of its own is read: hand its next waiting page out before the round-robin's
+        (origins that asked earlier first). Nothing happens when none of its pages waits."""
+        if origin in self._waiting:
+            self._hurried.setdefault(origin, None)
+            if self._executor is not None:
+                self._hand_out()
+
+    def _hurried_origin(self) -> str | None:
+        """The first origin that asked to :meth:`hurry`, still has a page waiting and
+        may have one more read at once; it leaves the list (it asks again if need be)."""
+        for origin in list(self._hurried):
+            if origin not in self._waiting:
+                del self._hurried[origin]
+            elif self._reading_by_origin.get(origin, 0) < self.per_origin:
+                del self._hurried[origin]
+                return origin
+        return None
 
     def _finished(self, work: asyncio.Future, future: asyncio.Future, origin: str) -> None:
         self._reading -= 1
@@ -259,6 +289,7 @@ class PageReader:
             for _args, future in pages:
                 future.cancel()
         self._waiting.clear()
+        self._hurried.clear()
         if self._executor is not None:
             executor, self._executor = self._executor, None
             executor.shutdown(wait=True, cancel_futures=True)
