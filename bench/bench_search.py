@@ -45,6 +45,8 @@ from systems import searchable_documents  # noqa: E402
 
 from textpile.search.engine import search  # noqa: E402
 from textpile.store.database import open_summary_db  # noqa: E402
+from textpile.store.links import store_links  # noqa: E402
+from textpile.store.text_piles import store_gen1  # noqa: E402
 from textpile.store.urls import intern_url  # noqa: E402
 from textpile.summarize.fts import rebuild_fts_in  # noqa: E402
 
@@ -121,14 +123,11 @@ def _copy_site(out: sqlite3.Connection, src: Path, copy: int, limit: int) -> int
             row = out.execute("SELECT text, secondary_text, big_headlines, small_headlines, code_text, quote_text "
                               "FROM src.text_pile WHERE text_pile_id = ?", (tp1,)).fetchone()
             fields = [_vary(f, copy) for f in row]
-            digest = os.urandom(64)
-            new_tp1 = out.execute("INSERT INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, "
-                                  "small_headlines, code_text, quote_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                  (digest, *fields)).lastrowid
             g2 = out.execute("SELECT text, metadata, segmentation_cache FROM src.text_pile_v0_2 WHERE text_pile_id = ?",
                              (tp2,)).fetchone()
             new_tp2 = out.execute("INSERT INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) "
                                   "VALUES (?, ?, ?, ?)", (os.urandom(64), *g2)).lastrowid if g2 else None
+            new_tp1 = store_gen1(out, os.urandom(64), fields, new_tp2, g2[0] if g2 else None)
             new_id = out.execute(
                 "INSERT INTO entity_generation(entity_generation_uuid, url_id, url_fragment, first_seen_unix_utc, "
                 "last_seen_unix_utc, confirmed_end_unix_utc, marked_duplicate, text_pile_id, text_pile_v0_2_id) "
@@ -154,12 +153,7 @@ def _copy_site(out: sqlite3.Connection, src: Path, copy: int, limit: int) -> int
                 "ls.contains_headline, ls.destination_type, ls.link_locality, ls.html_tag_name, ls.text "
                 "FROM src.link_summary ls JOIN src.url u ON u.url_id = ls.link_to_url "
                 "WHERE ls.entity_generation_id = ?", (eg_id,)).fetchall()
-            out.executemany(
-                "INSERT INTO link_summary(entity_generation_id, link_to_url, link_to_fragment, rel_nofollow, rel_me, "
-                "rel_tag, in_header, in_footer, in_aside, in_nav, in_form, in_main, in_article, in_section, in_table, "
-                "in_figure, in_address, in_code, in_headline, in_list, in_paragraph, contains_headline, "
-                "destination_type, link_locality, html_tag_name, text) VALUES (?" + ", ?" * 25 + ")",
-                [(new_id, url_map[r[0]], *r[1:]) for r in rows if r[0] in url_map])
+            store_links(out, new_id, [(url_map[r[0]], *r[1:]) for r in rows if r[0] in url_map])
         return len(gens)
     finally:
         out.commit()

@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS entity_generation (
     last_seen_unix_utc INTEGER NOT NULL, -- last known existence, moved by every crawl that finds it unchanged
     confirmed_end_unix_utc INTEGER, -- when the generation was known to be closed (the next generation's first_seen, or the 404/410); NULL while it is open
     marked_duplicate BOOL NOT NULL, -- 1 when duplicate_summary flags it as an exact duplicate (a cache of that table)
-    text_pile_id INTEGER REFERENCES text_pile(text_pile_id), -- its Gen1 text pile; NULL when it has no searchable text (redirects, errors, non-HTML)
+    text_pile_id INTEGER REFERENCES text_pile_gen1(text_pile_id), -- its Gen1 text pile (the text_pile view's row; the reference names the table behind it); NULL when it has no searchable text (redirects, errors, non-HTML)
     text_pile_v0_2_id INTEGER REFERENCES text_pile_v0_2(text_pile_id), -- its Gen2 text pile; NULL when it has no searchable text
     CHECK (first_seen_unix_utc <= last_seen_unix_utc)
 );
@@ -73,38 +73,62 @@ CREATE TABLE IF NOT EXISTS redirect_summary (
     to_url_fragment TEXT -- the fragment of the target; NULL when it has none (the crawler database keeps none, so always NULL)
 );
 
--- Links parsed out of a generation's file. The seed marks entity_generation_id
--- "Primary Key" as well; it is a reference (many links per generation), so it is not.
-CREATE TABLE IF NOT EXISTS link_summary (
-    link_summary_id INTEGER NOT NULL PRIMARY KEY, -- internal id
-    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation the link is part of
-    link_to_url INTEGER NOT NULL REFERENCES url(url_id), -- the URL the link points at, without fragment
-    link_to_fragment TEXT, -- the fragment the link points at; NULL when it has none
-    rel_nofollow BOOL NOT NULL, -- 1 when rel contains nofollow
-    rel_me BOOL NOT NULL, -- 1 when rel contains me
-    rel_tag BOOL NOT NULL, -- 1 when rel contains tag
-    in_header BOOL NOT NULL, -- location signature: inside <header>
-    in_footer BOOL NOT NULL, -- location signature: inside <footer>
-    in_aside BOOL NOT NULL, -- location signature: inside <aside>
-    in_nav BOOL NOT NULL, -- location signature: inside <nav>
-    in_form BOOL NOT NULL, -- location signature: inside <form>
-    in_main BOOL NOT NULL, -- location signature: inside <main>
-    in_article BOOL NOT NULL, -- location signature: inside <article>
-    in_section BOOL NOT NULL, -- location signature: inside <section>
-    in_table BOOL NOT NULL, -- location signature: inside <table>
-    in_figure BOOL NOT NULL, -- location signature: inside <figure>
-    in_address BOOL NOT NULL, -- location signature: inside <address>
-    in_code BOOL NOT NULL, -- location signature: inside <code>
-    in_headline BOOL NOT NULL, -- location signature: inside <h1> to <h6>
-    in_list BOOL NOT NULL, -- location signature: inside <ul>, <ol> or <dl>
-    in_paragraph BOOL NOT NULL, -- location signature: inside <p>
-    contains_headline BOOL NOT NULL, -- 1 when the link element contains a headline element
-    destination_type INTEGER, -- link destination type: 0 file, 1 document, 2 feed, 3 stylesheet, 4 script, 100-103 media, 1000 communication; NULL when it could not be derived
-    link_locality INTEGER NOT NULL, -- link locality: 0 self, 1 in, 2 out
-    html_tag_name VARCHAR, -- the HTML element the link appeared in, such as a or link; NULL when not from HTML
-    text VARCHAR -- human readable text describing the link; NULL when it had none
+-- Links parsed out of a generation's file: the documented link_summary, a view over two
+-- compact textpile tables (textpile.store.links), because a site's pages repeat the same
+-- links (navigation, sidebars, footers). The seed marks entity_generation_id "Primary
+-- Key" as well; it is a reference (many links per generation), so it is not.
+
+-- Each distinct link once: where it points, how it is marked up, its text.
+CREATE TABLE IF NOT EXISTS link_target (
+    link_target_id INTEGER NOT NULL PRIMARY KEY, -- internal id
+    link_to_url INTEGER NOT NULL REFERENCES url(url_id), -- link_summary.link_to_url
+    link_to_fragment TEXT, -- link_summary.link_to_fragment
+    flags INTEGER NOT NULL, -- link_summary's booleans as bits, from bit 0: rel_nofollow, rel_me, rel_tag, in_header, in_footer, in_aside, in_nav, in_form, in_main, in_article, in_section, in_table, in_figure, in_address, in_code, in_headline, in_list, in_paragraph, contains_headline
+    destination_type INTEGER, -- link_summary.destination_type
+    link_locality INTEGER NOT NULL, -- link_summary.link_locality
+    html_tag_name VARCHAR, -- link_summary.html_tag_name
+    text VARCHAR -- link_summary.text
 );
-CREATE INDEX IF NOT EXISTS link_summary_by_entity_generation ON link_summary(entity_generation_id);
+CREATE INDEX IF NOT EXISTS link_target_by_url ON link_target(link_to_url);
+
+-- The links of one generation, in document order.
+CREATE TABLE IF NOT EXISTS link_list (
+    entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the generation the links are part of
+    first_link_summary_id INTEGER NOT NULL UNIQUE, -- the link_summary_id of its first link; the others follow one by one
+    link_target_ids TEXT NOT NULL -- JSON array of link_target_id, one per link, in document order
+);
+
+-- Links parsed out of a generation's file (the documented link_summary table), one row per
+-- link: link_list and link_target joined back.
+CREATE VIEW IF NOT EXISTS link_summary AS
+SELECT l.first_link_summary_id + j.key AS link_summary_id, -- internal id
+       l.entity_generation_id AS entity_generation_id, -- the generation the link is part of
+       t.link_to_url AS link_to_url, -- the URL the link points at, without fragment
+       t.link_to_fragment AS link_to_fragment, -- the fragment the link points at; NULL when it has none
+       (t.flags >> 0) & 1 AS rel_nofollow, -- 1 when rel contains nofollow
+       (t.flags >> 1) & 1 AS rel_me, -- 1 when rel contains me
+       (t.flags >> 2) & 1 AS rel_tag, -- 1 when rel contains tag
+       (t.flags >> 3) & 1 AS in_header, -- location signature: inside <header>
+       (t.flags >> 4) & 1 AS in_footer, -- location signature: inside <footer>
+       (t.flags >> 5) & 1 AS in_aside, -- location signature: inside <aside>
+       (t.flags >> 6) & 1 AS in_nav, -- location signature: inside <nav>
+       (t.flags >> 7) & 1 AS in_form, -- location signature: inside <form>
+       (t.flags >> 8) & 1 AS in_main, -- location signature: inside <main>
+       (t.flags >> 9) & 1 AS in_article, -- location signature: inside <article>
+       (t.flags >> 10) & 1 AS in_section, -- location signature: inside <section>
+       (t.flags >> 11) & 1 AS in_table, -- location signature: inside <table>
+       (t.flags >> 12) & 1 AS in_figure, -- location signature: inside <figure>
+       (t.flags >> 13) & 1 AS in_address, -- location signature: inside <address>
+       (t.flags >> 14) & 1 AS in_code, -- location signature: inside <code>
+       (t.flags >> 15) & 1 AS in_headline, -- location signature: inside <h1> to <h6>
+       (t.flags >> 16) & 1 AS in_list, -- location signature: inside <ul>, <ol> or <dl>
+       (t.flags >> 17) & 1 AS in_paragraph, -- location signature: inside <p>
+       (t.flags >> 18) & 1 AS contains_headline, -- 1 when the link element contains a headline element
+       t.destination_type AS destination_type, -- link destination type: 0 file, 1 document, 2 feed, 3 stylesheet, 4 script, 100-103 media, 1000 communication; NULL when it could not be derived
+       t.link_locality AS link_locality, -- link locality: 0 self, 1 in, 2 out
+       t.html_tag_name AS html_tag_name, -- the HTML element the link appeared in, such as a or link; NULL when not from HTML
+       t.text AS text -- human readable text describing the link; NULL when it had none
+FROM link_list l, json_each(l.link_target_ids) j JOIN link_target t ON t.link_target_id = j.value;
 
 -- Document metadata, derived best effort.
 CREATE TABLE IF NOT EXISTS document_description (
@@ -118,18 +142,6 @@ CREATE TABLE IF NOT EXISTS document_description (
     indexiness INTEGER NOT NULL -- indexiness score: negative for leaf pages, positive for navigation pages
 );
 
--- Text piles Gen1, stored once per digest (deprecated upstream, kept for the FTS index).
-CREATE TABLE IF NOT EXISTS text_pile (
-    text_pile_id INTEGER NOT NULL PRIMARY KEY, -- internal id
-    blake2b512_digest BLOB NOT NULL UNIQUE, -- BLAKE2b-512 of the six fields joined by three line breaks, in column order
-    text TEXT NOT NULL, -- main content, one line per paragraph; empty string when none
-    secondary_text TEXT NOT NULL, -- everything not main content; empty string when none
-    big_headlines TEXT NOT NULL, -- h1 and h2 headlines, one per line; empty string when none
-    small_headlines TEXT NOT NULL, -- h3 to h6 headlines, one per line; empty string when none
-    code_text TEXT NOT NULL, -- text marked up as code; empty string when none
-    quote_text TEXT NOT NULL -- text marked up as quote; empty string when none
-);
-
 -- Text piles Gen2, stored once per digest. Encoding: schemas/summary/text_pile_v0_2.md.
 CREATE TABLE IF NOT EXISTS text_pile_v0_2 (
     text_pile_id INTEGER NOT NULL PRIMARY KEY, -- internal id
@@ -138,6 +150,64 @@ CREATE TABLE IF NOT EXISTS text_pile_v0_2 (
     metadata BLOB NOT NULL, -- semantic markers and document language, encoded as documented
     segmentation_cache BLOB NOT NULL -- segment lengths, relevance markers, sentence lengths, guessed language, encoded as documented
 );
+
+-- Text piles Gen1, stored once per digest (deprecated upstream, kept for the FTS index), as
+-- spans of a Gen2 text (textpile.store.text_piles): every Gen1 field is made of lines of
+-- the Gen2 text of the same page, so the text is stored once, in text_pile_v0_2. Each
+-- *_spans column is a JSON array; its elements joined by a line break give the field: an
+-- element [start, length] is length bytes of the UTF-8 text_pile_v0_2.text from byte start
+-- (from 0; bytes, as substr over a BLOB jumps there where over TEXT it walks every
+-- character before), a JSON string is that text itself (a line the Gen2 text lacks, or
+-- one shorter written out).
+CREATE TABLE IF NOT EXISTS text_pile_gen1 (
+    text_pile_id INTEGER NOT NULL PRIMARY KEY, -- internal id (text_pile.text_pile_id)
+    blake2b512_digest BLOB NOT NULL UNIQUE, -- BLAKE2b-512 of the six fields joined by three line breaks, in column order
+    text_pile_v0_2_id INTEGER REFERENCES text_pile_v0_2(text_pile_id), -- the Gen2 text the spans point into; NULL when every element is written out
+    text_spans TEXT NOT NULL, -- JSON spans of text: the main content lines
+    secondary_text_spans TEXT NOT NULL, -- JSON spans of secondary_text: the other lines
+    big_headlines_spans TEXT NOT NULL, -- JSON spans of big_headlines
+    small_headlines_spans TEXT NOT NULL, -- JSON spans of small_headlines
+    code_text_spans TEXT NOT NULL, -- JSON spans of code_text
+    quote_text_spans TEXT NOT NULL -- JSON spans of quote_text
+);
+
+-- Text piles Gen1 (the documented text_pile table; deprecated upstream, kept for the FTS
+-- index), one row per digest: the fields read from their spans in text_pile_gen1, in plain
+-- SQL, so Datasette, the sqlite3 shell and FTS5 external content read it as a table.
+CREATE VIEW IF NOT EXISTS text_pile AS
+SELECT g1.text_pile_id AS text_pile_id, -- internal id
+       g1.blake2b512_digest AS blake2b512_digest, -- BLAKE2b-512 of the six fields joined by three line breaks, in column order
+       (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
+                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                               char(10)), '') FROM json_each(g1.text_spans) s) AS text, -- main content, one line per paragraph; empty string when none
+       (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
+                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                               char(10)), '') FROM json_each(g1.secondary_text_spans) s) AS secondary_text, -- everything not main content; empty string when none
+       (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
+                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                               char(10)), '') FROM json_each(g1.big_headlines_spans) s) AS big_headlines, -- h1 and h2 headlines, one per line; empty string when none
+       (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
+                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                               char(10)), '') FROM json_each(g1.small_headlines_spans) s) AS small_headlines, -- h3 to h6 headlines, one per line; empty string when none
+       (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
+                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                               char(10)), '') FROM json_each(g1.code_text_spans) s) AS code_text, -- text marked up as code; empty string when none
+       (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
+                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                               char(10)), '') FROM json_each(g1.quote_text_spans) s) AS quote_text -- text marked up as quote; empty string when none
+FROM text_pile_gen1 g1 LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id;
+
+-- Plain SQL clients may insert into text_pile as into the documented table: the fields are
+-- stored written out (textpile's integration stores spans, textpile.store.text_piles).
+-- INSERT OR IGNORE keeps the row of an existing digest, as for a table.
+CREATE TRIGGER IF NOT EXISTS text_pile_insert INSTEAD OF INSERT ON text_pile
+BEGIN
+    INSERT INTO text_pile_gen1(text_pile_id, blake2b512_digest, text_pile_v0_2_id, text_spans, secondary_text_spans,
+                               big_headlines_spans, small_headlines_spans, code_text_spans, quote_text_spans)
+    VALUES (NEW.text_pile_id, NEW.blake2b512_digest, NULL, json_array(NEW.text), json_array(NEW.secondary_text),
+            json_array(NEW.big_headlines), json_array(NEW.small_headlines), json_array(NEW.code_text),
+            json_array(NEW.quote_text));
+END;
 
 -- Token index (experimental): the tokens.
 CREATE TABLE IF NOT EXISTS token (
@@ -148,7 +218,7 @@ CREATE TABLE IF NOT EXISTS token (
 -- Token index (experimental): how often each token occurs in each Gen1 text pile.
 CREATE TABLE IF NOT EXISTS token_statistics (
     token_id INTEGER NOT NULL REFERENCES token(token_id), -- the token
-    text_pile_id INTEGER NOT NULL REFERENCES text_pile(text_pile_id), -- the text pile
+    text_pile_id INTEGER NOT NULL REFERENCES text_pile_gen1(text_pile_id), -- the Gen1 text pile (a row of the text_pile view)
     occurances INTEGER NOT NULL, -- occurrences of the token in the text pile (the seed's spelling)
     UNIQUE (token_id, text_pile_id)
 );

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS embedding_model (
 CREATE TABLE IF NOT EXISTS page_embedding (
     entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the searchable generation
     embedding_model_id INTEGER NOT NULL REFERENCES embedding_model(embedding_model_id), -- the model that made the vector
-    text_pile_id INTEGER NOT NULL REFERENCES text_pile(text_pile_id), -- the Gen1 text pile the generation had when embedded; another one means embed again
+    text_pile_id INTEGER NOT NULL REFERENCES text_pile_gen1(text_pile_id), -- the Gen1 text pile the generation had when embedded; another one means embed again
     vector BLOB NOT NULL -- int8 components, one byte per dimension (see the head of this file)
 );
 

@@ -14,6 +14,7 @@ from textpile.ids import uuid7_bytes
 from textpile.search.analysis import Analyzer
 from textpile.search.index import rebuild_search_index
 from textpile.store.database import open_summary_db
+from textpile.store.text_piles import store_gen1
 from textpile.store.urls import intern_url, parse_url
 
 PILE_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
@@ -54,15 +55,7 @@ class SummaryBuilder:
         values = dict(text=text, secondary_text=secondary_text, big_headlines=big_headlines,
                       small_headlines=small_headlines, code_text=code_text, quote_text=quote_text)
         digest = hashlib.blake2b("\n\n\n".join(values[f] for f in PILE_FIELDS).encode("utf-8"), digest_size=64).digest()
-        row = conn.execute("SELECT text_pile_id FROM text_pile WHERE blake2b512_digest = ?", (digest,)).fetchone()
-        if row:
-            pile_id = row[0]
-        else:
-            pile_id = conn.execute(
-                "INSERT INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, small_headlines, code_text, quote_text)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (digest, *(values[f] for f in PILE_FIELDS)),
-            ).lastrowid
+        pile_id = store_gen1(conn, digest, [values[f] for f in PILE_FIELDS], None, None)
         eg_id = conn.execute(
             "INSERT INTO entity_generation(entity_generation_uuid, url_id, url_fragment, first_seen_unix_utc,"
             " last_seen_unix_utc, confirmed_end_unix_utc, marked_duplicate, text_pile_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

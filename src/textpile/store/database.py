@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from textpile.errors import DatabaseError
+from textpile.store import migrations
 from textpile.store.creation import NameTaken, create_atomically
 
 BASE_SCHEMA_VERSION = "0.1.0"
@@ -397,8 +398,11 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
     if not read_only:
         try:
             # Idempotent: creates only what a database of this version may lack
-            # (textpile's own extra indexes).
+            # (textpile's own extra indexes). A summary database whose text_pile or
+            # link_summary is still a table (an older textpile's) is moved first.
             with sqlite_errors(path, timeout_s=timeout_s):
+                if kind == "summary" and migrations.needs_migration(conn):
+                    migrations.migrate(conn, schema_sql(kind, schema_version) + "\n" + extension_sql(kind))
                 conn.executescript(schema_sql(kind, schema_version))
                 conn.executescript(extension_sql(kind))
         except BaseException:

@@ -3,9 +3,10 @@
 Per batch, in one SQLite transaction: export what the batch needs from the summary
 database (already integrated crawl uuids, the latest generation of each URL) through
 Arrow into DuckDB, let :mod:`textpile.summarize.events` decide, then write
-entity_generation, text_pile, text_pile_v0_2, file_summary, document_description,
-link_summary, redirect_summary, crawl_summary and http_summary rows, close generations,
-and reconcile exact duplicates (:mod:`textpile.summarize.duplicates`). A batch is
+entity_generation, text_pile_v0_2, text_pile (as spans of the Gen2 text: text_pile_gen1),
+file_summary, document_description, link_summary (link_target and link_list: each distinct
+link once), redirect_summary, crawl_summary and http_summary rows, close generations, and
+reconcile exact duplicates (:mod:`textpile.summarize.duplicates`). A batch is
 either wholly integrated or not at all, so an interrupted run leaves a consistent
 database and the next run continues; crawls already summarized are skipped, so
 integrating the same batch twice changes nothing.
@@ -36,7 +37,9 @@ import duckdb
 
 from textpile.errors import TextpileError
 from textpile.ids import uuid7_bytes
+from textpile.store.links import LinkStore
 from textpile.store.mimetypes import intern_mimetype
+from textpile.store.text_piles import GEN1_FIELDS, store_gen1
 from textpile.store.urls import UrlError, intern_url
 from textpile.summarize import duplicates
 from textpile.summarize.events import INTEGRATED_SCHEMA, PRIOR_SCHEMA, decide_batch
@@ -139,21 +142,18 @@ def export_prior(conn: sqlite3.Connection, str_urls: list[str]) -> pa.Table:
 
 
 def _store_text_piles(conn: sqlite3.Connection, s: dict) -> tuple[int, int]:
-    conn.execute(
-        "INSERT OR IGNORE INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, small_headlines,"
-        " code_text, quote_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (s["gen1_digest"], s["gen1_text"], s["gen1_secondary_text"], s["gen1_big_headlines"],
-         s["gen1_small_headlines"], s["gen1_code_text"], s["gen1_quote_text"]))
-    tp1 = conn.execute("SELECT text_pile_id FROM text_pile WHERE blake2b512_digest = ?", (s["gen1_digest"],)).fetchone()[0]
+    """Store the scraped file's Gen2 and Gen1 text piles once per digest; return their ids.
+    Gen1 is stored as spans of the Gen2 text (:mod:`textpile.store.text_piles`)."""
     conn.execute(
         "INSERT OR IGNORE INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) VALUES (?, ?, ?, ?)",
         (s["gen2_digest"], s["gen2_text"], s["gen2_metadata"], s["gen2_segmentation_cache"]))
     tp2 = conn.execute("SELECT text_pile_id FROM text_pile_v0_2 WHERE blake2b512_digest = ?",
                        (s["gen2_digest"],)).fetchone()[0]
+    tp1 = store_gen1(conn, s["gen1_digest"], [s[f"gen1_{name}"] for name in GEN1_FIELDS], tp2, s["gen2_text"])
     return tp1, tp2
 
 
-def _store_links(conn: sqlite3.Connection, interner: _Interner, generation_id: int, links: list[dict],
+def _store_links(links_store: LinkStore, interner: _Interner, generation_id: int, links: list[dict],
                  result: IntegrationReport) -> None:
     rows = []
     for link in links:
@@ -164,13 +164,10 @@ def _store_links(conn: sqlite3.Connection, interner: _Interner, generation_id: i
             if len(result.skipped_link_examples) < 5:
                 result.skipped_link_examples.append(str(exc))
             continue
-        rows.append((generation_id, to_url_id, link["fragment"], link["rel_nofollow"], link["rel_me"], link["rel_tag"],
+        rows.append((to_url_id, link["fragment"], link["rel_nofollow"], link["rel_me"], link["rel_tag"],
                      *(link[f] for f in LOCATION_FLAGS), link["contains_headline"], link["destination_type"],
                      link["link_locality"], link["html_tag_name"], link["text"]))
-    columns = ("entity_generation_id, link_to_url, link_to_fragment, rel_nofollow, rel_me, rel_tag, "
-               + ", ".join(LOCATION_FLAGS) + ", contains_headline, destination_type, link_locality, html_tag_name, text")
-    placeholders = ", ".join("?" * (len(LOCATION_FLAGS) + 11))
-    conn.executemany(f"INSERT INTO link_summary({columns}) VALUES ({placeholders})", rows)
+    links_store.store(generation_id, rows)
 
 
 def _insert_generation(conn: sqlite3.Connection, url_id: int, first_seen: int, last_seen: int,
@@ -242,6 +239,7 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> Integrat
 def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch_dir: Path,
                  result: IntegrationReport) -> None:
     interner = _Interner(conn)
+    links_store = LinkStore(conn)
     generations = _fetch_dicts(con, """
         SELECT g.*, e.file_id, e.file_size, e.str_mimetype, e.canonical_str_url, e.redirect_to,
                e.information_source, e.by_security_policy, e.gen2_digest IS NOT NULL AS has_pile
@@ -313,7 +311,7 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
                 " primary_language, title, primary_headline, description, indexiness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (gen_id, s["time_created_unix_utc"], s["time_updated_unix_utc"], s["primary_language"], s["title"],
                  s["primary_headline"], s["description"], s["indexiness"]))
-            _store_links(conn, interner, gen_id, links.get(g["file_id"], []), result)
+            _store_links(links_store, interner, gen_id, links.get(g["file_id"], []), result)
             conn.executemany(
                 "INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
                 " start_offset, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)",

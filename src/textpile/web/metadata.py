@@ -13,7 +13,8 @@ import re
 
 from textpile.store.database import BASE_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION, schema_sql
 
-_CREATE = re.compile(r"^\s*CREATE\s+(?:VIRTUAL\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+_CREATE = re.compile(r"^\s*CREATE\s+(?:VIRTUAL\s+)?(TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+_VIEW_COLUMN = re.compile(r"\bAS\s+(\w+),?\s*--\s*(.+?)\s*$", re.IGNORECASE)
 _COLUMN = re.compile(r"^\s*(\w+)\b[^-]*?--\s*(.+?)\s*$")
 _NOT_COLUMNS = {"CHECK", "UNIQUE", "PRIMARY", "FOREIGN", "CONSTRAINT", "TOKENIZE"}
 
@@ -58,18 +59,22 @@ CANNED_QUERIES = {
 def parse_schema_comments(ddl: str) -> dict[str, dict]:
     """Return {table: {"description": str, "columns": {column: str}}} from commented DDL.
 
-    The description is the block of ``--`` lines right above ``CREATE TABLE``; column
-    descriptions are the trailing ``--`` comments of the column lines inside it.
+    The description is the block of ``--`` lines right above ``CREATE TABLE`` (or
+    ``CREATE VIEW``: the documented tables textpile keeps as views, such as text_pile);
+    column descriptions are the trailing ``--`` comments of the column lines inside it
+    (in a view: of the lines ending ``AS column``).
     """
     tables: dict[str, dict] = {}
     pending: list[str] = []
     current: str | None = None
+    is_view = False
     for line in ddl.splitlines():
         stripped = line.strip()
         if current is None:
             match = _CREATE.match(line)
             if match:
-                current = match.group(1)
+                is_view = match.group(1).upper() == "VIEW"
+                current = match.group(2)
                 tables[current] = {"description": " ".join(pending).strip(), "columns": {}}
                 pending = []
                 if stripped.endswith(";"):
@@ -79,6 +84,13 @@ def parse_schema_comments(ddl: str) -> dict[str, dict]:
                 pending.append(stripped[2:].strip())
             else:
                 pending = []
+            continue
+        if is_view:
+            match = _VIEW_COLUMN.search(line)
+            if match:
+                tables[current]["columns"][match.group(1)] = match.group(2)
+            if stripped.split("--")[0].rstrip().endswith(";"):
+                current = None
             continue
         if stripped.startswith(")") and stripped.endswith(";"):
             current = None

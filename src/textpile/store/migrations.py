@@ -1,0 +1,110 @@
+"""Moving a summary database made by an older textpile to how this one stores it.
+
+Two documented tables became views over compact textpile tables (same columns, same
+values): ``text_pile`` over ``text_pile_gen1`` (:mod:`textpile.store.text_piles`: the
+Gen1 text as spans of the Gen2 text) and ``link_summary`` over ``link_target`` and
+``link_list`` (:mod:`textpile.store.links`). A database whose text_pile or link_summary
+is still a table is moved when it is opened for writing, in one transaction: a kill or an
+error leaves it as it was, and a database opened read-only is read as it is (both
+layouts have the documented tables and columns).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from textpile.errors import DatabaseError
+from textpile.store import links, text_piles
+
+
+@dataclass(frozen=True)
+class Move:
+    """One documented table that became a view: whether a database needs the move, the
+    step before the schema is applied (the old table out of the way) and the one after
+    (rows moved and checked, old table dropped; returns the rows moved)."""
+
+    table: str
+    needed: Callable[[sqlite3.Connection], bool]
+    prepare: Callable[[sqlite3.Connection], None]
+    finish: Callable[[sqlite3.Connection], int]
+
+
+MOVES = (
+    Move("text_pile", text_piles.needs_migration, text_piles.prepare_migration, text_piles.finish_migration),
+    Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
+)
+
+
+def split_statements(script: str) -> list[str]:
+    """The SQL statements of ``script`` in order (``sqlite3.complete_statement`` decides
+    where each ends, so trigger bodies stay whole)."""
+    statements, current = [], []
+    for line in script.splitlines(keepends=True):
+        current.append(line)
+        text = "".join(current)
+        if sqlite3.complete_statement(text):
+            statements.append(text.strip())
+            current = []
+    return statements
+
+
+def needs_migration(conn: sqlite3.Connection) -> bool:
+    """True when a documented table of :data:`MOVES` is still a table in ``conn``."""
+    return any(move.needed(conn) for move in MOVES)
+
+
+def migrate(conn: sqlite3.Connection, schema: str) -> dict[str, int]:
+    """Apply every :data:`MOVES` step ``conn`` needs and the summary ``schema`` (its DDL,
+    idempotent) in one ``BEGIN IMMEDIATE`` transaction; return the rows moved per table.
+
+    Views are dropped first (renaming a table rewrites or refuses the views reading it)
+    and made again: the schema's by the schema, any other from its own SQL, after the
+    moves. Foreign keys are off for the transaction (an old table is dropped while rows
+    still reference its ids); ``PRAGMA foreign_key_check`` must find nothing before the
+    commit.
+
+    Raises:
+        DatabaseError: rows would not read back through a view, or references would break
+            (nothing is changed then).
+    """
+    saved_isolation = conn.isolation_level
+    conn.isolation_level = None
+    conn.execute("PRAGMA foreign_keys=OFF")
+    moved: dict[str, int] = {}
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            todo = [move for move in MOVES if move.needed(conn)]  # another process may have moved it meanwhile
+            if not todo:
+                conn.execute("ROLLBACK")
+                return moved
+            views = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY rowid").fetchall()
+            for name, _sql in views:
+                conn.execute(f'DROP VIEW "{name}"')
+            for move in todo:
+                move.prepare(conn)
+            for statement in split_statements(schema):
+                conn.execute(statement)
+            schema_views = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")}
+            for move in todo:
+                try:
+                    moved[move.table] = move.finish(conn)
+                except sqlite3.IntegrityError as exc:
+                    raise DatabaseError(str(exc)) from exc
+            for name, sql in views:
+                if name not in schema_views:
+                    conn.execute(sql)
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise DatabaseError(f"moving {', '.join(moved)} would break references: {broken[:5]}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.isolation_level = saved_isolation
+    return moved

@@ -1,0 +1,209 @@
+"""Text Piles Gen1 stored as spans of the Gen2 text, so that each text is stored once.
+
+Source: unobtanium-documentation.txt, pages "Text Pile Gen1" (six fields; ``text`` and
+``secondary_text`` together hold all of the page's content, the other fields repeat parts
+of it) and "Text Pile Gen2" (the page text in reading order). A Gen1 field is a list of
+lines of the Gen2 text of the same page (the main content lines, the other lines, the
+headlines, the lines inside ``pre`` ...), so textpile keeps only where those lines are.
+
+Storage (schemas/summary/0.0.0.sql): the table ``text_pile_gen1`` holds per Gen1 text pile
+its id, its digest, the Gen2 text pile its spans point into, and per field a JSON array
+whose elements, joined by ``"\\n"``, give the field:
+
+- ``[start, length]``: ``length`` bytes of the UTF-8 text ``text_pile_v0_2.text`` from
+  byte ``start`` (from 0): in SQL ``CAST(substr(CAST(text AS BLOB), start + 1, length)
+  AS TEXT)``. Bytes, not code points, because ``substr`` over a BLOB jumps to its offset,
+  where over TEXT it walks every character before it (5x slower on big pages);
+- a JSON string: that text itself (a line not found in the Gen2 text, or shorter written
+  out than as a span).
+
+``text_pile`` is a view over it with the documented columns (plain SQL: ``json_each``,
+``substr``, ``group_concat``), read by the FTS5 index through ``full_text_entity_source``,
+by Datasette and by the sqlite3 shell as before. An ``INSERT`` into the view (plain SQL
+clients) stores each field as one literal; :func:`store_gen1` stores spans.
+
+The elements are concatenated in array order by ``group_concat`` over ``json_each``, which
+SQLite 3.40 produces in that order but does not promise; :func:`store_gen1` therefore
+reads each new pile back through the view and refuses to store one that does not read
+back exactly (:class:`TextPileStoreError`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from textpile.errors import DatabaseError
+
+#: The Gen1 fields, in the seed's (and the digest's) order.
+GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
+#: The column of text_pile_gen1 that holds each field's spans.
+SPAN_COLUMNS = tuple(f"{name}_spans" for name in GEN1_FIELDS)
+
+
+class TextPileStoreError(DatabaseError):
+    """A Gen1 text pile would not read back exactly as given through the text_pile view."""
+
+
+class Gen2Lines:
+    """The lines of one Gen2 text, UTF-8 encoded, with their byte offsets (for :func:`encode_field`)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.data = text.encode("utf-8")
+        self.starts: dict[bytes, list[int]] = {}
+        position = 0
+        for line in self.data.split(b"\n") if self.data else ():
+            self.starts.setdefault(line, []).append(position)
+            position += len(line) + 1
+
+    def find(self, part: bytes, cursor: int) -> int:
+        """Byte offset of ``part`` in the text, -1 when absent: a whole line at or after
+        ``cursor`` first, then any line, then any substring at or after ``cursor``, then
+        anywhere. (A match of UTF-8 in UTF-8 always starts on a character.)"""
+        starts = self.starts.get(part)
+        if starts:
+            for start in starts:
+                if start >= cursor:
+                    return start
+            return starts[0]
+        found = self.data.find(part, cursor)
+        return found if found >= 0 else self.data.find(part)
+
+
+def encode_field(value: str, lines: Gen2Lines | None) -> str:
+    """The JSON spans of one Gen1 field ``value`` over the Gen2 text of ``lines`` (None: no
+    Gen2 text, every line is written out). Consecutive lines of the Gen2 text become one
+    span; decoding (the view, or :func:`decode_field`) gives ``value`` back exactly."""
+    if not value:
+        return "[]"
+    elements: list[list[int] | str] = []
+    cursor = 0
+    data = lines.data if lines is not None else b""
+    for text_part in value.split("\n"):
+        part = text_part.encode("utf-8")
+        last = elements[-1] if elements else None
+        if isinstance(last, list):
+            end = last[0] + last[1]
+            if part and data.startswith(b"\n" + part, end):
+                last[1] += 1 + len(part)
+                cursor = end + 1 + len(part)
+                continue
+        start = lines.find(part, cursor) if lines is not None and part else -1
+        if start < 0 or len(json.dumps(text_part, ensure_ascii=False)) <= len(f"[{start},{len(part)}]"):
+            elements.append(text_part)
+            continue
+        elements.append([start, len(part)])
+        cursor = start + len(part)
+    return json.dumps(elements, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_field(spans: str, gen2_text: str | None) -> str:
+    """The field given by the JSON ``spans`` over ``gen2_text`` (what the view computes)."""
+    data = (gen2_text or "").encode("utf-8")
+    parts = []
+    for element in json.loads(spans):
+        if isinstance(element, str):
+            parts.append(element)
+        else:
+            start, length = element
+            parts.append(data[start:start + length].decode("utf-8"))
+    return "\n".join(parts)
+
+
+def store_gen1(conn: sqlite3.Connection, digest: bytes, fields: Sequence[str], gen2_id: int | None,
+               gen2_text: str | None) -> int:
+    """Store the Gen1 text pile ``fields`` (the six :data:`GEN1_FIELDS`, in order) with its
+    ``digest`` once, as spans of the Gen2 text pile ``gen2_id`` whose text is ``gen2_text``
+    (both None: written out); return its text_pile_id (the existing one when the digest is
+    stored already). Runs inside the caller's transaction.
+
+    Raises:
+        TextPileStoreError: the pile would not read back as ``fields`` through the view.
+    """
+    row = conn.execute("SELECT text_pile_id FROM text_pile_gen1 WHERE blake2b512_digest = ?", (digest,)).fetchone()
+    if row is not None:
+        return row[0]
+    if gen2_text is None or gen2_id is None:
+        gen2_id, lines = None, None
+    else:
+        lines = Gen2Lines(gen2_text)
+    spans = [encode_field(value, lines) for value in fields]
+    pile_id = conn.execute(
+        f"INSERT INTO text_pile_gen1(blake2b512_digest, text_pile_v0_2_id, {', '.join(SPAN_COLUMNS)})"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (digest, gen2_id, *spans)).lastrowid
+    stored = conn.execute(f"SELECT {', '.join(GEN1_FIELDS)} FROM text_pile WHERE text_pile_id = ?",
+                          (pile_id,)).fetchone()
+    if tuple(stored) != tuple(fields):
+        wrong = [name for name, a, b in zip(GEN1_FIELDS, stored, fields) if a != b]
+        raise TextPileStoreError(
+            f"text pile {digest.hex()[:16]}: {', '.join(wrong)} would not read back through the text_pile view "
+            f"(SQLite {sqlite3.sqlite_version}); nothing stored")
+    return pile_id
+
+
+_LEGACY_GEN2 = """
+SELECT tp.text_pile_id, tp.blake2b512_digest, {fields},
+       (SELECT eg.text_pile_v0_2_id FROM entity_generation eg
+        WHERE eg.text_pile_id = tp.text_pile_id AND eg.text_pile_v0_2_id IS NOT NULL
+        ORDER BY eg.entity_generation_id LIMIT 1) AS gen2_id
+FROM text_pile_legacy tp ORDER BY tp.text_pile_id
+""".format(fields=", ".join(f"tp.{name}" for name in GEN1_FIELDS))
+
+
+def needs_migration(conn: sqlite3.Connection) -> bool:
+    """True when ``text_pile`` is a table holding the Gen1 text itself (a summary database
+    made by a textpile before text_pile_gen1)."""
+    row = conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile'").fetchone()
+    return row is not None and row[0] == "table"
+
+
+def prepare_migration(conn: sqlite3.Connection) -> None:
+    """Step 1 of moving an older database (inside :func:`textpile.store.migrations.migrate`):
+    the text_pile table out of the view's way. Its references (entity_generation,
+    token_statistics, page_embedding) follow it to the name text_pile_gen1 (SQLite's ALTER
+    TABLE RENAME rewrites them), then the table moves on to text_pile_legacy without them
+    (legacy_alter_table, foreign keys off), so every text_pile_id keeps pointing at the
+    same pile, now in text_pile_gen1."""
+    conn.execute("ALTER TABLE text_pile RENAME TO text_pile_gen1")
+    conn.execute("PRAGMA legacy_alter_table=ON")
+    try:
+        conn.execute("ALTER TABLE text_pile_gen1 RENAME TO text_pile_legacy")
+    finally:
+        conn.execute("PRAGMA legacy_alter_table=OFF")
+
+
+def finish_migration(conn: sqlite3.Connection) -> int:
+    """Step 2, after the schema made text_pile_gen1 and the view: every old pile as spans
+    of the Gen2 text of the first generation that has both piles (ids kept), each checked
+    to read back exactly through the view, then the old table dropped; return the piles moved.
+
+    Raises:
+        TextPileStoreError: a pile would not read back exactly (nothing is changed).
+    """
+    rows = conn.execute(_LEGACY_GEN2).fetchall()
+    gen2_texts: dict[int, str] = {}
+    for pile_id, digest, *fields, gen2_id in rows:
+        gen2_text = None
+        if gen2_id is not None:
+            gen2_text = gen2_texts.get(gen2_id)
+            if gen2_text is None:
+                gen2_texts.clear()
+                gen2_text = gen2_texts[gen2_id] = conn.execute(
+                    "SELECT text FROM text_pile_v0_2 WHERE text_pile_id = ?", (gen2_id,)).fetchone()[0]
+        lines = Gen2Lines(gen2_text) if gen2_text is not None else None
+        spans = [encode_field(value, lines) for value in fields]
+        if [decode_field(s, gen2_text) for s in spans] != fields:
+            raise TextPileStoreError(f"text pile {pile_id}: its spans would not give its text back; nothing changed")
+        conn.execute(
+            f"INSERT INTO text_pile_gen1(text_pile_id, blake2b512_digest, text_pile_v0_2_id, {', '.join(SPAN_COLUMNS)})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (pile_id, digest, gen2_id if lines else None, *spans))
+    different = conn.execute(
+        "SELECT count(*) FROM text_pile_legacy o LEFT JOIN text_pile n USING (text_pile_id) WHERE n.text_pile_id IS NULL"
+        " OR " + " OR ".join(f"o.{name} IS NOT n.{name}" for name in ("blake2b512_digest", *GEN1_FIELDS))).fetchone()[0]
+    if different:
+        raise TextPileStoreError(f"{different} text piles would not read back through the text_pile view "
+                                 f"(SQLite {sqlite3.sqlite_version}); nothing changed")
+    conn.execute("DROP TABLE text_pile_legacy")
+    return len(rows)
