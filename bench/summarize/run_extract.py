@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from multiprocessing import get_context
@@ -48,6 +49,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.textpile_src is not None:
         sys.path.insert(0, str(args.textpile_src))
+        # Worker processes come from a forkserver, a new interpreter that imports the installed
+        # textpile before it takes this sys.path: PYTHONPATH puts the other checkout first there too.
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(args.textpile_src), os.environ.get("PYTHONPATH"))))
     from extractors import EXTRACTORS, f1
 
     extract = EXTRACTORS[args.extractor]

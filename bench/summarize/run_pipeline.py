@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -71,6 +72,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.textpile_src is not None:
         sys.path.insert(0, str(args.textpile_src))
+        # Worker processes come from a forkserver, a new interpreter that imports the installed
+        # textpile before it takes this sys.path: PYTHONPATH puts the other checkout first there too.
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(args.textpile_src), os.environ.get("PYTHONPATH"))))
     from textpile.summarize.pipeline import summarize
 
     started = time.monotonic()
