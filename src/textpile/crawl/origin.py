@@ -71,15 +71,16 @@ IDLE_POLL_S = 0.05
 MAX_ERROR_MESSAGE_CHARS = 500
 #: Pages of one origin waiting to be read (or being read) before it sends no more requests.
 MAX_READS_PER_ORIGIN = 4
-#: Body bytes of all origins waiting to be read before origins send no more requests
-#: (memory bound).
+#: Body bytes of all origins waiting to be read, or read and their text waiting to be
+#: written, before origins send no more requests (memory bound).
 MAX_READ_BACKLOG_BYTES = 128 * 1024 * 1024
 
 
 class ReadBacklog:
-    """The body bytes fetched and waiting for the page readers. Requests wait while
-    they exceed ``limit``, so memory stays near it (plus the answers on their way);
-    one asyncio thread: no locks.
+    """The body bytes fetched and not yet both read by the page readers and written
+    (their text) by the crawler database process. Requests wait while they exceed
+    ``limit``, so memory stays near it (plus the answers on their way), also while the
+    database process is behind; one asyncio thread: no locks.
 
     Fair to origins with small pages: an origin that has pages of its own waiting to be
     read stops sending at :data:`FAIR_SHARE` of the limit already, so the rest of it
@@ -216,9 +217,9 @@ class OriginCrawler:
                     task.cancel()
                 await asyncio.gather(*self.reads, return_exceptions=True)
                 self.reads.clear()
-                for slot in self.outbox:
-                    if slot[0] is not None:
-                        self.state.db.queue_entry(slot[0], self.written)
+                for entry, held in self.outbox:
+                    if entry is not None:
+                        self.state.db.queue_entry(entry, self._done_callback(held))
                 self.outbox.clear()
             self.state.busy -= 1
 
@@ -616,7 +617,7 @@ class OriginCrawler:
             await self.next_read_done()
         size = len(results[-1].body or b"")
         self.state.backlog.add(size)
-        slot: list = [None]
+        slot: list = [None, size]  # [its entry when read, bytes it holds in the backlog]
         self.outbox.append(slot)
         task = asyncio.create_task(self._read(slot, url, results, started, t0, size, candidate),
                                    name=f"read {url.str_url[:100]}")
@@ -626,20 +627,23 @@ class OriginCrawler:
     async def _read(self, slot: list, url: ParsedUrl, results: list[FetchResult], started: float, t0: float,
                     size: int, candidate: Candidate | None = None) -> None:
         """Read one page into its outbox ``slot`` (the safety net of :meth:`guarded`
-        applies), then queue the entries that are ready."""
+        applies), then queue the entries that are ready. The page's ``size`` stays in
+        the read backlog until its entry (its text) is written (see :class:`ReadBacklog`)."""
         try:
             entry = await self.interpret(url, results, candidate)
             entry.time_started_unix = int(started)
             entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         except (sqlite3.Error, DatabaseError) as exc:
+            self.state.backlog.release(size)
             self.outbox.remove(slot)
             self.database_error(url, exc)
             self._send_ready()
             return
         except Exception as exc:  # noqa: BLE001 - the one safety net, logged as -999
             entry = self.unknown_error(url, CrawlType.file_crawl, exc, started, t0)
-        finally:
+        except BaseException:  # cancelled
             self.state.backlog.release(size)
+            raise
         slot[0] = entry
         self._send_ready()
 
@@ -647,7 +651,19 @@ class OriginCrawler:
         """Queue the outbox's leading ready entries, in request order."""
         outbox = self.outbox
         while outbox and outbox[0][0] is not None:
-            self.state.db.queue_entry(outbox.popleft()[0], self.written)
+            entry, held = outbox.popleft()
+            self.state.db.queue_entry(entry, self._done_callback(held))
+
+    def _done_callback(self, held: int):
+        """:meth:`written`, releasing ``held`` bytes of the read backlog first (none: as it is)."""
+        if not held:
+            return self.written
+
+        def written(entry: LogEntry, error: sqlite3.Error | None) -> None:
+            self.state.backlog.release(held)
+            self.written(entry, error)
+
+        return written
 
     def request_record(self, result: FetchResult, code: ExitCode) -> RequestRecord:
         """The request row of ``result`` with exit code ``code``."""
@@ -840,7 +856,7 @@ class OriginCrawler:
         :meth:`~textpile.crawl.crawldb.CrawlerDb.queue_entry`) after this origin's
         earlier entries still being read; :meth:`written` counts it then."""
         if self.outbox:
-            self.outbox.append([entry])
+            self.outbox.append([entry, 0])
             self._send_ready()
         else:
             self.state.db.queue_entry(entry, self.written)
