@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.textpile_src is not None:
         sys.path.insert(0, str(args.textpile_src))
+        # The workers (page readers, the crawler database process) come from a forkserver,
+        # a new interpreter that imports the installed textpile before it takes this
+        # sys.path: PYTHONPATH puts the other checkout first there too.
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(args.textpile_src),
+                                                                 os.environ.get("PYTHONPATH"))))
     import asyncio
 
     from textpile.crawl.config import CrawlConfig
