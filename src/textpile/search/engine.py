@@ -45,6 +45,7 @@ from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.snippets import SNIPPET_SCAN, SnippetMaker, leading_text, marked_to_html, marked_to_text
 from textpile.search.spelling import did_you_mean
+from textpile.store.text_piles import decode_field
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -446,12 +447,16 @@ def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None
         if s.info.entity_generation_id not in out and s.info.text_pile_id is not None:
             piles.setdefault(s.info.text_pile_id, []).append(s.info.entity_generation_id)
     if piles:
+        # Read as the text_pile view computes it (decode_field), but each Gen2 text once: the
+        # view reads the Gen2 text again for every span of a field.
         marks = ", ".join("?" * len(piles))
-        for pile, text in conn.execute(
-                "SELECT text_pile_id, CASE WHEN text != '' THEN substr(text, 1, ?) ELSE substr(secondary_text, 1, ?) "
-                f"END FROM text_pile WHERE text_pile_id IN ({marks})", [SNIPPET_SCAN, SNIPPET_SCAN, *piles]):
+        for pile, text_spans, secondary_spans, gen2 in conn.execute(
+                "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text FROM text_pile_gen1 g1 "
+                "LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
+                f"WHERE g1.text_pile_id IN ({marks})", list(piles)):
+            text = decode_field(text_spans, gen2) or decode_field(secondary_spans, gen2)
             for eg_id in piles[pile]:
-                out[eg_id] = text or ""
+                out[eg_id] = text[:SNIPPET_SCAN]
     for s, _ in shown:
         out.setdefault(s.info.entity_generation_id, "")
     return out
