@@ -30,3 +30,22 @@ def test_fast_word_search_gives_the_regular_expression_result():
         fast = maker.snippet(text)
         maker._plain = []  # the plain regular expression scan
         assert fast == maker.snippet(text), text
+
+
+def test_snippet_texts_are_the_text_pile_view_text_in_both_layouts(tmp_path):
+    import sqlite3
+
+    from search.fixture_site import html_page, summarized_site
+    from textpile.search.engine import _main_texts
+
+    conn = summarized_site(tmp_path, {
+        "https://a.example/one": html_page("One", "<p>First paragraph.</p><p>Second one, é and 漢字.</p>"),
+        "https://a.example/two": html_page("Two", "<p>Only this.</p>"),
+    })
+    view = dict(conn.execute("SELECT text_pile_id, text FROM text_pile"))
+    assert len(view) == 2 and all(view.values())
+    assert dict(_main_texts(conn, list(view))) == view
+    old = sqlite3.connect(":memory:")  # the older layout: text_pile is a table
+    old.execute("CREATE TABLE text_pile (text_pile_id INTEGER PRIMARY KEY, text TEXT, secondary_text TEXT)")
+    old.executemany("INSERT INTO text_pile VALUES (?, ?, ?)", [(1, "main text", ""), (2, "", "side text")])
+    assert dict(_main_texts(old, [1, 2])) == {1: "main text", 2: "side text"}

@@ -447,19 +447,30 @@ def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None
         if s.info.entity_generation_id not in out and s.info.text_pile_id is not None:
             piles.setdefault(s.info.text_pile_id, []).append(s.info.entity_generation_id)
     if piles:
-        # Read as the text_pile view computes it (decode_field), but each Gen2 text once: the
-        # view reads the Gen2 text again for every span of a field.
-        marks = ", ".join("?" * len(piles))
-        for pile, text_spans, secondary_spans, gen2 in conn.execute(
-                "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text FROM text_pile_gen1 g1 "
-                "LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
-                f"WHERE g1.text_pile_id IN ({marks})", list(piles)):
-            text = decode_field(text_spans, gen2) or decode_field(secondary_spans, gen2)
+        for pile, text in _main_texts(conn, list(piles)):
             for eg_id in piles[pile]:
                 out[eg_id] = text[:SNIPPET_SCAN]
     for s, _ in shown:
         out.setdefault(s.info.entity_generation_id, "")
     return out
+
+
+def _main_texts(conn: sqlite3.Connection, piles: list[int]):
+    """Yield ``(text_pile_id, text)`` for ``piles``: each pile's main text, else its
+    secondary text. Read as the ``text_pile`` view computes it (:func:`decode_field`) but
+    each Gen2 text once (the view reads it again for every span of a field); a database
+    of the older layout, where ``text_pile`` is a table, is read from that table."""
+    marks = ", ".join("?" * len(piles))
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_pile_gen1'").fetchone():
+        for pile, text_spans, secondary_spans, gen2 in conn.execute(
+                "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text FROM text_pile_gen1 g1 "
+                "LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
+                f"WHERE g1.text_pile_id IN ({marks})", piles):
+            yield pile, decode_field(text_spans, gen2) or decode_field(secondary_spans, gen2)
+        return
+    yield from conn.execute(
+        "SELECT text_pile_id, CASE WHEN text != '' THEN substr(text, 1, ?) ELSE substr(secondary_text, 1, ?) END "
+        f"FROM text_pile WHERE text_pile_id IN ({marks})", [SNIPPET_SCAN, SNIPPET_SCAN, *piles])
 
 
 def _result(s: Scored, hit: SectionHit | None, text: str, maker: SnippetMaker) -> SearchResult:
