@@ -156,7 +156,7 @@ def parse_http_date(value: str | None) -> int | None:
         if when.tzinfo is None:
             return int(when.replace(tzinfo=datetime.timezone.utc).timestamp())
         return int(when.timestamp())
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, OSError):
         return None
 
 

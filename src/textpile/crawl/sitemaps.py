@@ -18,7 +18,6 @@ Everything here is pure: bytes in, a :class:`Sitemap` out. The crawl resolves th
 from __future__ import annotations
 
 import datetime
-import email.utils
 import io
 import re
 import zlib
@@ -26,6 +25,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import lxml.etree
+
+from textpile.crawl.fetch import parse_http_date
 
 #: Where a site's sitemap is looked for when robots.txt names none.
 WELL_KNOWN_SITEMAPS = ("/sitemap.xml", "/sitemap_index.xml")
@@ -88,18 +89,14 @@ def parse_lastmod(text: str | None, now_unix: int) -> int | None:
     value = text.strip()
     when = _iso(value)
     if when is None:
+        unix = parse_http_date(value)  # RFC 2822, as HTTP dates are written
+        if unix is None:
+            return None
+    else:
         try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError, OverflowError):
+            unix = int(when.timestamp())
+        except (OverflowError, OSError, ValueError):
             return None
-        if when is None:
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=datetime.timezone.utc)
-    try:
-        unix = int(when.timestamp())
-    except (OverflowError, OSError, ValueError):
-        return None
     if unix < EARLIEST_UNIX_UTC or unix > now_unix + MAX_FUTURE_S:
         return None
     return unix
