@@ -3,7 +3,7 @@ the matches of the regular expression it stands for."""
 
 import random
 
-from textpile.search.snippets import CLOSE, OPEN, SNIPPET_SCAN, SnippetMaker
+from textpile.search.snippets import CLOSE, OPEN, SNIPPET_SCAN, SnippetMaker, _paired_to_html, marked_to_html
 
 
 def marked(text: str | None) -> str | None:
@@ -49,3 +49,12 @@ def test_snippet_texts_are_the_text_pile_view_text_in_both_layouts(tmp_path):
     old.execute("CREATE TABLE text_pile (text_pile_id INTEGER PRIMARY KEY, text TEXT, secondary_text TEXT)")
     old.executemany("INSERT INTO text_pile VALUES (?, ?, ?)", [(1, "main text", ""), (2, "", "side text")])
     assert dict(_main_texts(old, [1, 2])) == {1: "main text", 2: "side text"}
+
+
+def test_marked_html_is_escaped_and_balanced_whatever_the_markers():
+    assert marked_to_html(f"a <b> & {OPEN}c\"{CLOSE} d") == "a &lt;b&gt; &amp; <mark>c&quot;</mark> d"
+    assert marked_to_html(f"{CLOSE}x{OPEN}{OPEN}y") == "x<mark>y</mark>"  # strays ignored, closed at the end
+    rng = random.Random(3)
+    for _ in range(2000):
+        text = "".join(rng.choice(["a", " ", "<", "&", "'", OPEN, CLOSE]) for _ in range(rng.randint(0, 12)))
+        assert marked_to_html(text) == _paired_to_html(text), repr(text)

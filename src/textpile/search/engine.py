@@ -433,15 +433,19 @@ def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None
     text, else the start of its main text (else of its secondary text); two queries for
     the whole page of results."""
     out: dict[int, str] = {}
-    spans = [(s.info.entity_generation_id, s.info.text_pile_v0_2_id, hit.start + 1,
-              min(max(hit.end - hit.start, 0), SNIPPET_SCAN))
-             for s, hit in shown if hit is not None and s.info.text_pile_v0_2_id is not None]
+    spans: dict[tuple[int, int, int], list[int]] = {}  # (pile, start, length) -> the results showing it
+    for s, hit in shown:
+        if hit is not None and s.info.text_pile_v0_2_id is not None:
+            span = (s.info.text_pile_v0_2_id, hit.start + 1, min(max(hit.end - hit.start, 0), SNIPPET_SCAN))
+            spans.setdefault(span, []).append(s.info.entity_generation_id)
     if spans:
-        values = ", ".join("(?, ?, ?, ?)" for _ in spans)
-        out.update((eg_id, text) for eg_id, text in conn.execute(
-            f"WITH want(eg_id, pile, start, length) AS (VALUES {values}) "
-            "SELECT want.eg_id, substr(g.text, want.start, want.length) FROM want "
-            "JOIN text_pile_v0_2 g ON g.text_pile_id = want.pile", [v for span in spans for v in span]) if text)
+        values = ", ".join("(?, ?, ?)" for _ in spans)
+        for pile, start, length, text in conn.execute(
+                f"WITH want(pile, start, length) AS (VALUES {values}) "
+                "SELECT want.pile, want.start, want.length, substr(g.text, want.start, want.length) FROM want "
+                "JOIN text_pile_v0_2 g ON g.text_pile_id = want.pile", [v for span in spans for v in span]):
+            if text:
+                out.update((eg_id, text) for eg_id in spans[(pile, start, length)])
     piles: dict[int, list[int]] = {}  # text pile -> the results reading it (generations may share one)
     for s, _ in shown:
         if s.info.entity_generation_id not in out and s.info.text_pile_id is not None:
@@ -457,16 +461,18 @@ def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None
 
 def _main_texts(conn: sqlite3.Connection, piles: list[int]):
     """Yield ``(text_pile_id, text)`` for ``piles``: each pile's main text, else its
-    secondary text. Read as the ``text_pile`` view computes it (:func:`decode_field`) but
-    each Gen2 text once (the view reads it again for every span of a field); a database
-    of the older layout, where ``text_pile`` is a table, is read from that table."""
+    secondary text, its first :data:`SNIPPET_SCAN` characters. Read as the ``text_pile``
+    view computes it (:func:`decode_field`) but each Gen2 text once, as bytes (the view
+    reads it again for every span of a field, and decodes all of it); a database of the
+    older layout, where ``text_pile`` is a table, is read from that table."""
     marks = ", ".join("?" * len(piles))
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_pile_gen1'").fetchone():
         for pile, text_spans, secondary_spans, gen2 in conn.execute(
-                "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text FROM text_pile_gen1 g1 "
-                "LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
+                "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, CAST(g2.text AS BLOB) "
+                "FROM text_pile_gen1 g1 LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
                 f"WHERE g1.text_pile_id IN ({marks})", piles):
-            yield pile, decode_field(text_spans, gen2) or decode_field(secondary_spans, gen2)
+            yield pile, (decode_field(text_spans, gen2, SNIPPET_SCAN)
+                         or decode_field(secondary_spans, gen2, SNIPPET_SCAN))[:SNIPPET_SCAN]
         return
     yield from conn.execute(
         "SELECT text_pile_id, CASE WHEN text != '' THEN substr(text, 1, ?) ELSE substr(secondary_text, 1, ?) END "

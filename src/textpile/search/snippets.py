@@ -24,6 +24,14 @@ _MARKERS = re.compile(f"([{OPEN}{CLOSE}])")
 
 def marked_to_html(marked: str) -> str:
     """Return ``marked`` (text with OPEN/CLOSE markers) as escaped HTML with ``<mark>``."""
+    markers = _MARKERS.findall(marked)
+    if markers == [OPEN, CLOSE] * (len(markers) // 2):  # well paired (escaping leaves markers alone)
+        return html.escape(marked, quote=True).replace(OPEN, "<mark>").replace(CLOSE, "</mark>")
+    return _paired_to_html(marked)
+
+
+def _paired_to_html(marked: str) -> str:
+    """:func:`marked_to_html` for any markers: paired as they come, a stray one ignored."""
     out: list[str] = []
     is_open = False
     for piece in _MARKERS.split(marked):
@@ -99,7 +107,8 @@ class SnippetMaker:
         if cjk:  # CJK has no word boundaries: the form itself
             parts.append("(?:" + "|".join(cjk) + ")")
         self._pattern = re.compile("|".join(parts))  # over the lower-cased text
-        self._pattern_any_case = re.compile("|".join(parts), re.IGNORECASE)
+        self._source = "|".join(parts)
+        self._pattern_any_case: re.Pattern | None = None  # compiled when first needed (rare)
         self._wanted = len([g for g in self._groups if g])
         self._plain = [] if cjk else [f for f in forms if f[:1].isalnum() or f[:1] == "_"]
 
@@ -148,6 +157,8 @@ class SnippetMaker:
         lowered = text.lower()
         pattern = self._pattern
         if len(lowered) != len(text):  # a rare character whose lower case is longer
+            if self._pattern_any_case is None:
+                self._pattern_any_case = re.compile(self._source, re.IGNORECASE)
             lowered, pattern = text, self._pattern_any_case
         matches: list[tuple[int, int, int]] = []
         window: dict[int, int] = {}

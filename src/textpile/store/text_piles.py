@@ -99,16 +99,23 @@ def encode_field(value: str, lines: Gen2Lines | None) -> str:
     return json.dumps(elements, ensure_ascii=False, separators=(",", ":"))
 
 
-def decode_field(spans: str, gen2_text: str | None) -> str:
-    """The field given by the JSON ``spans`` over ``gen2_text`` (what the view computes)."""
-    data = (gen2_text or "").encode("utf-8")
+def decode_field(spans: str, gen2_text: str | bytes | None, limit: int | None = None) -> str:
+    """The field given by the JSON ``spans`` over ``gen2_text`` (what the view computes;
+    the Gen2 text as str, or as its UTF-8 bytes: ``CAST(text AS BLOB)`` reads it without
+    decoding all of it). With ``limit`` (characters) the field is decoded only until it
+    is that long: its start, at least ``limit`` characters of it when it has them."""
+    data = gen2_text if isinstance(gen2_text, bytes) else (gen2_text or "").encode("utf-8")
     parts = []
+    length = 0
     for element in json.loads(spans):
         if isinstance(element, str):
             parts.append(element)
         else:
-            start, length = element
-            parts.append(data[start:start + length].decode("utf-8"))
+            start, size = element
+            parts.append(data[start:start + size].decode("utf-8"))
+        length += len(parts[-1]) + 1
+        if limit is not None and length > limit:
+            break
     return "\n".join(parts)
 
 
