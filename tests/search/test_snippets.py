@@ -58,3 +58,18 @@ def test_marked_html_is_escaped_and_balanced_whatever_the_markers():
     for _ in range(2000):
         text = "".join(rng.choice(["a", " ", "<", "&", "'", OPEN, CLOSE]) for _ in range(rng.randint(0, 12)))
         assert marked_to_html(text) == _paired_to_html(text), repr(text)
+
+
+def test_the_first_part_scanned_first_gives_the_whole_text_scan(monkeypatch):
+    from textpile.search import snippets
+
+    rng = random.Random(11)
+    words = ["heron", "egret", "Heron", "stork", "x", "İ", "water", "herons"]
+    cases = []
+    for _ in range(300):
+        text = " ".join(rng.choices(words, weights=[3, 2, 1, 1, 300, 1, 2, 1], k=rng.randint(500, 6000)))
+        cases.append((text, [[rng.choice(["heron", "egret", "stork", "wat"])] for _ in range(rng.randint(1, 3))]))
+    two_part = [SnippetMaker(w).snippet(t) for t, w in cases]
+    monkeypatch.setattr(snippets, "SNIPPET_FIRST", 10 ** 9)  # one scan of the whole text
+    assert [SnippetMaker(w).snippet(t) for t, w in cases] == two_part
+    assert sum(s is not None and "[" in marked(s) for s in two_part) > 250

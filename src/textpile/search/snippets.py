@@ -112,24 +112,25 @@ class SnippetMaker:
         self._wanted = len([g for g in self._groups if g])
         self._plain = [] if cjk else [f for f in forms if f[:1].isalnum() or f[:1] == "_"]
 
-    def _matches(self, lowered: str, pattern: re.Pattern) -> Iterator[re.Match]:
-        """``pattern.finditer(lowered)``, found faster: each word form is looked for with
-        ``str.find`` (in C, far faster than trying the alternation at every position) and
-        a hit is confirmed with ``pattern.match`` there, which sees the character before
-        it (``\\b``) and extends the match to the end of the word. A form found inside a
-        confirmed match (a longer form, the rest of the word) is not a match of its own,
-        as in finditer; forms that do not start with a word character use finditer."""
+    def _matches(self, lowered: str, pattern: re.Pattern, start: int = 0) -> Iterator[re.Match]:
+        """``pattern.finditer(lowered, start)``, found faster: each word form is looked for
+        with ``str.find`` (in C, far faster than trying the alternation at every position)
+        and a hit is confirmed with ``pattern.match`` there, which sees the character
+        before it (``\\b``) and extends the match to the end of the word. A form found
+        inside a confirmed match (a longer form, the rest of the word) is not a match of
+        its own, as in finditer; forms that do not start with a word character use
+        finditer."""
         if not self._plain or pattern is not self._pattern:
-            yield from pattern.finditer(lowered)
+            yield from pattern.finditer(lowered, start)
             return
 
         def hits(form: str) -> Iterator[int]:
-            at = lowered.find(form)
+            at = lowered.find(form, start)
             while at != -1:
                 yield at
                 at = lowered.find(form, at + 1)
 
-        end = 0
+        end = start
         for at in heapq.merge(*(hits(f) for f in self._plain)):
             if at < end:
                 continue
@@ -137,6 +138,16 @@ class SnippetMaker:
             if m is not None:
                 end = m.end()
                 yield m
+
+    def _lowered(self, text: str) -> tuple[str, re.Pattern]:
+        """``text`` lower-cased and the pattern for it; a text with a rare character whose
+        lower case is longer is searched as it is, case-insensitively."""
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            return lowered, self._pattern
+        if self._pattern_any_case is None:
+            self._pattern_any_case = re.compile(self._source, re.IGNORECASE)
+        return text, self._pattern_any_case
 
     def _group_of(self, found: str) -> int:
         found = found.lower()
@@ -146,43 +157,50 @@ class SnippetMaker:
             self._known[found] = got
         return got
 
-    def _best_window(self, text: str, starts_before: int):
-        """Scan ``text`` (lower-cased) for the matches starting before ``starts_before``,
-        in text order, for the window (from a match, :data:`SNIPPET_CHARS` -
-        :data:`SNIPPET_LEAD` characters) with the most distinct query words, earliest
-        first. Returns ``(lowered, pattern, matches, best, settled)``: the text searched
-        and the pattern used on it, the matches ``(start, end, group)`` seen, the index of
-        the one starting the best window, and whether the scan settled it (a window holds
-        every word, or the scan reached its cap of 120 matches)."""
-        lowered = text.lower()
-        pattern = self._pattern
-        if len(lowered) != len(text):  # a rare character whose lower case is longer
-            if self._pattern_any_case is None:
-                self._pattern_any_case = re.compile(self._source, re.IGNORECASE)
-            lowered, pattern = text, self._pattern_any_case
+    def _best_window(self, text: str):
+        """Scan ``text`` (lower-cased) for its matches in text order, for the window (from
+        a match, :data:`SNIPPET_CHARS` - :data:`SNIPPET_LEAD` characters) with the most
+        distinct query words, earliest first; the scan stops when a window holds every
+        word, or at its cap of 120 matches. Most texts hold every word early: the first
+        :data:`SNIPPET_FIRST` characters are lower-cased and scanned first, the rest only
+        when the scan goes on (from where it stopped: the matches are the same). Returns
+        ``(lowered, pattern, matches, best)``: the text searched and the pattern used on
+        it, the matches ``(start, end, group)`` seen and the index of the one starting
+        the best window."""
+        cut = SNIPPET_FIRST if len(text) > SNIPPET_FIRST + SNIPPET_CHARS else None
+        lowered, pattern = self._lowered(text[:SNIPPET_FIRST + SNIPPET_CHARS] if cut else text)
         matches: list[tuple[int, int, int]] = []
         window: dict[int, int] = {}
         first = 0
         best, best_count = 0, 0
         width = SNIPPET_CHARS - SNIPPET_LEAD
-        for m in self._matches(lowered, pattern):
-            if m.start() >= starts_before:
-                break
-            matches.append((m.start(), m.end(), self._group_of(m.group())))
-            window[matches[-1][2]] = window.get(matches[-1][2], 0) + 1
-            while matches[first][0] + width <= m.start():
-                group = matches[first][2]
-                window[group] -= 1
-                if not window[group]:
-                    del window[group]
-                first += 1
-            if len(window) > best_count:
-                best, best_count = first, len(window)
-                if best_count >= self._wanted:
-                    return lowered, pattern, matches, best, True
-            if len(matches) >= 120:
-                return lowered, pattern, matches, best, True
-        return lowered, pattern, matches, best, False
+        resume = 0  # where the scan goes on in the whole text: after the last match taken
+        while True:
+            for m in self._matches(lowered, pattern, resume):
+                if cut is not None and (m.start() >= cut or m.end() >= len(lowered)):
+                    break  # beyond the first part (or a word it may cut): for the whole text
+                matches.append((m.start(), m.end(), self._group_of(m.group())))
+                resume = m.end()
+                window[matches[-1][2]] = window.get(matches[-1][2], 0) + 1
+                while matches[first][0] + width <= m.start():
+                    group = matches[first][2]
+                    window[group] -= 1
+                    if not window[group]:
+                        del window[group]
+                    first += 1
+                if len(window) > best_count:
+                    best, best_count = first, len(window)
+                    if best_count >= self._wanted:
+                        return lowered, pattern, matches, best
+                if len(matches) >= 120:
+                    return lowered, pattern, matches, best
+            if cut is None:
+                return lowered, pattern, matches, best
+            cut = None
+            whole, whole_pattern = self._lowered(text)
+            if whole_pattern is not pattern:  # searched another way: from the start again
+                matches, window, first, best, best_count, resume = [], {}, 0, 0, 0, 0
+            lowered, pattern = whole, whole_pattern
 
     def snippet(self, text: str) -> str | None:
         """A marked snippet (OPEN/CLOSE around matches) of ``text``, or None when none of
@@ -190,14 +208,7 @@ class SnippetMaker:
         if self._pattern is None or not text:
             return None
         text = text[:SNIPPET_SCAN]
-        # Most texts hold every word early: the first SNIPPET_FIRST characters are looked at
-        # first, the rest only when a window with every word was not found there (the
-        # window is the same either way: the scan takes the first one holding them all).
-        got = self._best_window(text[:SNIPPET_FIRST + SNIPPET_CHARS], SNIPPET_FIRST) if (
-            len(text) > SNIPPET_FIRST + SNIPPET_CHARS) else None
-        if got is None or not got[4]:
-            got = self._best_window(text, len(text))
-        lowered, pattern, matches, best, _ = got
+        lowered, pattern, matches, best = self._best_window(text)
         if not matches:
             return None
         start = max(0, matches[best][0] - SNIPPET_LEAD)
