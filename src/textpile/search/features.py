@@ -134,17 +134,17 @@ class QueryMatcher:
         """The best coverage x precision among the lines of ``lines`` (anchor texts,
         analyzed); only lines holding a query term are matched."""
         best = 0.0
-        end = -1
-        for found in self._stemmed.finder().finditer(lines):
-            if found.start() <= end:
-                continue  # a line already matched
-            start = lines.rfind("\n", 0, found.start()) + 1
-            end = lines.find("\n", found.start())
-            end = len(lines) if end == -1 else end
-            m = self.match(lines[start:end])
+        search = self._stemmed.finder().search
+        found = search(lines)
+        while found is not None:
+            at = found.start()
+            start = lines.rfind("\n", 0, at) + 1
+            end = lines.find("\n", at)
+            m = self.match(lines[start:end] if end != -1 else lines[start:])
             best = max(best, m.cover * m.precision)
-            if best >= 1.0:
+            if best >= 1.0 or end == -1:
                 break
+            found = search(lines, end + 1)  # the next line holding a query term
         return best
 
     def exact_cover(self, *lines: str) -> float:
