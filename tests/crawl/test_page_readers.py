@@ -42,7 +42,7 @@ def test_read_body_keeps_links_of_the_given_origins():
     assert reading.text == html
     assert read_body(b"\xff\xd8", "image/jpeg", None, "https://h.example/i", TOKEN, frozenset()).text is None
     plain = read_body("grüße".encode(), "text/plain", None, "https://h.example/t", TOKEN, frozenset())
-    assert (plain.text, plain.links) == ("grüße", "")
+    assert (plain.text, plain.text_is_body, plain.links) == (None, True, "")  # the text is the body
 
 
 def test_page_reader_processes_give_the_same_reading():

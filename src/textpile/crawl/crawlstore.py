@@ -307,7 +307,11 @@ class CrawlStore:
                  f.last_modified_unix, f.size,
                  intern_mimetype(conn, f.media_type), canonical_id),
             )
-            if f.text is not None:
+            if isinstance(f.text, bytes):
+                # UTF-8 bytes bound as TEXT: the same value as the str they encode.
+                conn.execute("INSERT INTO file_text(file_id, text) VALUES (?, CAST(? AS TEXT))",
+                             (cur.lastrowid, f.text))
+            elif f.text is not None:
                 conn.execute("INSERT INTO file_text(file_id, text) VALUES (?, ?)", (cur.lastrowid, f.text))
         if entry.redirect is not None:
             r = entry.redirect

@@ -798,9 +798,10 @@ class OriginCrawler:
             if state.is_seed_origin(canonical):
                 entry.new_candidates.append(canonical)
             return ExitCode.not_canonical
+        text = body if reading.text_is_body else reading.text
         entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
-                                last_modified_unix=file_modified, canonical_url=canonical, text=reading.text)
-        return ExitCode.file_ingested if reading.text is not None else ExitCode.file_of_unknown_type
+                                last_modified_unix=file_modified, canonical_url=canonical, text=text)
+        return ExitCode.file_ingested if text is not None else ExitCode.file_of_unknown_type
 
     def read_listing(self, entry: LogEntry, file: FileRecord, meta: MetaReading, depth: int,
                      nofollow: bool) -> ExitCode:

@@ -112,7 +112,7 @@ _ELEMENTS = "base[href], meta[name], meta[http-equiv], link[rel], a[href], area[
 
 def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
     """Read links, base, robots meta directives and canonical from the HTML ``text``
-    (str, or UTF-8 bytes) fetched from ``page_url``, for the crawler whose robots token
+    (str, or UTF-8 bytes: invalid sequences are read as U+FFFD) fetched from ``page_url``, for the crawler whose robots token
     is ``token``. The document is parsed as browsers parse it (the HTML standard's
     parser, lexbor through selectolax). Feeds and meta refresh as :class:`PageInfo` says
     (the refresh content read by :func:`textpile.crawl.refresh.parse_refresh`).
@@ -126,8 +126,6 @@ def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
         UrlError: ``page_url`` is not an absolute URL.
     """
     info = PageInfo(base_url=page_url)
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
     page = _LinkResolver(page_url)
     names = {"robots", token.lower()}
     base: str | None = None
@@ -135,14 +133,20 @@ def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
     refresh = None
     feeds: list[str] = []
     hrefs: list[str] = []
+    append_href = hrefs.append
+    # Bytes go to lexbor as they are (it reads them as UTF-8): no copy of a big page.
     for node in LexborHTMLParser(text).css(_ELEMENTS):
         tag = node.tag
-        attributes = node.attributes
         if tag == "a" or tag == "area":
-            rel = attributes.get("rel")
+            # Two lookups on the attributes' view cost less than the dict of them all,
+            # and a page's links are most of its elements.
+            attrs = node.attrs
+            rel = attrs.get("rel")
             if rel is None or "nofollow" not in rel.lower().split():
-                hrefs.append(attributes.get("href") or "")
-        elif tag == "meta":
+                append_href(attrs.get("href") or "")
+            continue
+        attributes = node.attributes
+        if tag == "meta":
             if (attributes.get("name") or "").strip().lower() in names:
                 info.robots = info.robots | directives_from_tokens(attributes.get("content") or "")
             elif refresh is None and (attributes.get("http-equiv") or "").strip().lower() == "refresh":

@@ -39,7 +39,9 @@ class PageReading:
     """What :func:`read_body` found in one body.
 
     ``text`` is the decoded text (None unless the media type is one of
-    :data:`TEXT_TYPES`). For HTML: ``links`` are the usable links (see
+    :data:`TEXT_TYPES`), or None with ``text_is_body`` when the body is its text in
+    UTF-8 (valid UTF-8 without a byte order mark): the caller holds those bytes, and a
+    big page's text does not cross back from the worker process. For HTML: ``links`` are the usable links (see
     :func:`textpile.crawl.page.read_page`) whose origin is one of the given origins, in
     document order without duplicates, packed (:mod:`textpile.crawl.packed`);
     ``link_count`` counts them and ``other_links`` the usable links left out because
@@ -50,6 +52,7 @@ class PageReading:
     """
 
     text: str | None = None
+    text_is_body: bool = False
     links: str = ""
     link_count: int = 0
     other_links: int = 0
@@ -76,10 +79,15 @@ def read_body(body: bytes, essence: str, charset: str | None, url: str, token: s
     if essence not in TEXT_TYPES:
         return PageReading()
     is_html = essence in HTML_TYPES
-    text = decode_body(body, charset, is_html=is_html).text
-    reading = PageReading(text=text)
+    decoded = decode_body(body, charset, is_html=is_html)
+    text = decoded.text
+    # The body is its text in UTF-8 unless it had a BOM or broken sequences (replaced;
+    # a U+FFFD of its own only costs this shortcut).
+    is_body = decoded.encoding == "utf-8" and decoded.source != "bom" and "\ufffd" not in text
+    reading = PageReading(text=None, text_is_body=True) if is_body else PageReading(text=text)
     if is_html:
-        info = read_page(text, url, token)
+        # Such a body goes to the parser as it is: a big page's text is not encoded again.
+        info = read_page(body if is_body else text, url, token)
         if session:
             _strip_session_ids(info, session)
         reading.robots = info.robots

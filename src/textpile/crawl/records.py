@@ -32,14 +32,16 @@ class RequestRecord:
 class FileRecord:
     """A fetched file (rows of ``file`` and, when ``text`` is set, ``file_text``);
     ``request_index`` points into the entry's requests; None for a file read from a
-    dump (no request)."""
+    dump (no request). ``text`` is a str, or bytes that are the text in UTF-8 (a body
+    that is valid UTF-8 is stored as it came, never decoded and encoded again on its
+    way through the crawl's processes); both give the same TEXT value."""
 
     request_index: int | None
     media_type: MediaType
     size: int | None
     last_modified_unix: int | None
     canonical_url: ParsedUrl | None = None
-    text: str | None = None
+    text: str | bytes | None = None
 
 
 @dataclass
