@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import ssl
 
+import httpcore
 import httpx
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.ssrf import ALLOW_HINT, BlockedAddressError, describe_refusal, make_transport, refusal_reason
+from textpile.crawl.ssrf import (ALLOW_HINT, READ_CHUNK_BYTES, BlockedAddressError, CrawlStream, describe_refusal,
+                                 make_transport, refusal_reason)
 
 
 async def fetch(url: str, **transport_kwargs) -> httpx.Response:
@@ -158,3 +161,46 @@ def test_refusal_reason_rejects_non_addresses():
 ])
 def test_describe_refusal(address, text):
     assert describe_refusal(address, refusal_reason(address)) == text
+
+
+class _RecordingStream(httpcore.AsyncNetworkStream):
+    """A stream that records what was asked of it."""
+
+    def __init__(self) -> None:
+        self.asked: list[int] = []
+        self.tls: list[str | None] = []
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        self.asked.append(max_bytes)
+        return b"data"
+
+    async def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.AsyncNetworkStream:
+        self.tls.append(server_hostname)
+        return _RecordingStream()
+
+    def get_extra_info(self, info: str):
+        return f"info {info}"
+
+
+def test_connections_read_what_arrived_up_to_the_chunk_size_also_after_tls():
+    async def run():
+        inner = _RecordingStream()
+        stream = CrawlStream(inner)
+        assert await stream.read(65536) == b"data"
+        assert await stream.read(2 * READ_CHUNK_BYTES) == b"data"
+        secure = await stream.start_tls(ssl.create_default_context(), "h.example")
+        await secure.read(65536)
+        return inner, stream, secure
+
+    inner, stream, secure = asyncio.run(run())
+    assert inner.asked == [READ_CHUNK_BYTES, 2 * READ_CHUNK_BYTES]
+    assert inner.tls == ["h.example"]
+    assert isinstance(secure, CrawlStream) and secure.stream.asked == [READ_CHUNK_BYTES]
+    assert stream.get_extra_info("socket") == "info socket"
+
+
+def test_a_big_body_arrives_whole_through_the_transport():
+    body = bytes(range(256)) * 12_000  # 3 MB
+    with SiteServer({"/big": Response(200, body, {"Content-Type": "application/octet-stream"})}) as server:
+        response = asyncio.run(fetch(server.base_url + "/big", allow_private_addresses=True))
+    assert response.status_code == 200 and response.content == body
