@@ -18,6 +18,7 @@ from textpile_dagster.assets.summary import fts_index, summary_db
 from textpile_dagster.assets.tables import table
 from textpile_dagster.resources import CrawlerDatabaseResource, SummaryDatabaseResource
 from textpile.errors import DatabaseError
+from textpile.store.gen2_piles import register_functions
 from textpile.summarize.fts import ROWIDS_SQL as FTS_ROWIDS_SQL, fts_row_count
 from textpile.store.database import (
     BASE_SCHEMA_VERSION,
@@ -174,7 +175,7 @@ def documented_columns(kind: str, version: str) -> dict[str, list[str]]:
     by sqlite-utils from an in-memory database made with that DDL (FTS shadow tables left
     out). A documented table that textpile keeps as a view (text_pile, link_summary)
     is listed with the view's columns; the views are part of the DDL."""
-    with closing(sqlite3.connect(":memory:")) as conn:
+    with closing(register_functions(sqlite3.connect(":memory:"))) as conn:  # the views' columns need it
         conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
         conn.executescript(schema_sql(kind, version))
         db = sqlite_utils.Database(conn)

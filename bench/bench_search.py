@@ -125,8 +125,13 @@ def _copy_site(out: sqlite3.Connection, src: Path, copy: int, limit: int) -> int
             fields = [_vary(f, copy) for f in row]
             g2 = out.execute("SELECT text, metadata, segmentation_cache FROM src.text_pile_v0_2 WHERE text_pile_id = ?",
                              (tp2,)).fetchone()
-            new_tp2 = out.execute("INSERT INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) "
-                                  "VALUES (?, ?, ?, ?)", (os.urandom(64), *g2)).lastrowid if g2 else None
+            new_tp2 = None
+            if g2:  # an INSERT into the text_pile_v0_2 view (it packs the values) sets no lastrowid
+                digest = os.urandom(64)
+                out.execute("INSERT INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) "
+                            "VALUES (?, ?, ?, ?)", (digest, *g2))
+                new_tp2 = out.execute("SELECT text_pile_id FROM text_pile_gen2 WHERE blake2b512_digest = ?",
+                                      (digest,)).fetchone()[0]
             new_tp1 = store_gen1(out, os.urandom(64), fields, new_tp2, g2[0] if g2 else None)
             new_id = out.execute(
                 "INSERT INTO entity_generation(entity_generation_uuid, url_id, url_fragment, first_seen_unix_utc, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from textpile.store.gen2_piles import register_functions
 from contextlib import closing
 from pathlib import Path
 
@@ -15,7 +16,7 @@ def crawl_log_entries(db: Path) -> int:
     if not Path(db).exists():
         return 0
     try:
-        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        with closing(register_functions(sqlite3.connect(f"file:{db}?mode=ro", uri=True))) as conn:
             return conn.execute("SELECT count(*) FROM crawl_log").fetchone()[0]
     except sqlite3.Error:
         return 0

@@ -7,6 +7,7 @@ import sys
 
 from textpile.demo import DEFAULT_PORT, PydocServer, demo_config_text
 from textpile.summarize.fts import fts_row_count
+from textpile.store.gen2_piles import register_functions
 
 
 def _free_port() -> int:
@@ -41,17 +42,17 @@ def test_demo_runs_twice_and_finds_the_example_queries(tmp_path):
     assert "Three queries to try:" in first.stdout
     assert f"first: Pydoc: package json <http://127.0.0.1:{port}/json.html>" in first.stdout
     published = tmp_path / "demo" / "published" / "summary.db"
-    conn = sqlite3.connect(published)
+    conn = register_functions(sqlite3.connect(published))
     pages_first = fts_row_count(conn)
     conn.close()
     assert pages_first > 20
     # Running it again reuses the data folder: a second crawl run continues the crawl.
     second = subprocess.run([*cmd, "-m", "20"], capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr[-3000:]
-    crawler = sqlite3.connect(tmp_path / "demo" / "crawler.db")
+    crawler = register_functions(sqlite3.connect(tmp_path / "demo" / "crawler.db"))
     assert crawler.execute("SELECT count(*) FROM agent").fetchone()[0] == 2
     crawler.close()
-    conn = sqlite3.connect(published)
+    conn = register_functions(sqlite3.connect(published))
     assert fts_row_count(conn) > pages_first
     conn.close()
 

@@ -41,6 +41,7 @@ from systems import Tantivy, Textpile, Unobtanium, searchable_documents  # noqa:
 
 from textpile.semantic.embed import embed_summary  # noqa: E402
 from textpile.semantic.modes import MODES, Semantic  # noqa: E402
+from textpile.store.gen2_piles import register_functions  # noqa: E402
 from textpile.summarize.fts import rebuild_fts  # noqa: E402
 
 
@@ -110,7 +111,7 @@ def main() -> int:
         started = time.monotonic()
         rows = rebuild_fts(summary_db)
         print(f"== {site.name}: search index rebuilt ({rows} pages, {time.monotonic() - started:.1f} s)", flush=True)
-        conn = sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True)
+        conn = register_functions(sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True))  # the text_pile view unpacks
         indexed = {page_path(r[0]) for r in searchable_documents(conn)}
         conn.close()
         queries, dropped = sample(site_queries(site, root), indexed, args.per_class)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from textpile.semantic.modes import Semantic, search_mode
 from textpile.semantic.vectors import has_vectors
+from textpile.store.gen2_piles import register_functions
 
 UNOBTANIUM_BM25 = "bm25(full_text_entity_index, 0, 0, 5.0, 1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)"
 _SEARCHABLE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL")
@@ -28,7 +29,8 @@ _WORD = re.compile(r"\w+")
 
 
 def _connect(summary_db: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True, check_same_thread=False)
+    # The text_pile views unpack the compressed Gen2 texts with it (textpile.store.gen2_piles).
+    return register_functions(sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True, check_same_thread=False))
 
 
 def searchable_documents(conn: sqlite3.Connection):

@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS entity_generation (
     confirmed_end_unix_utc INTEGER, -- when the generation was known to be closed (the next generation's first_seen, or the 404/410); NULL while it is open
     marked_duplicate BOOL NOT NULL, -- 1 when duplicate_summary flags it as an exact duplicate (a cache of that table)
     text_pile_id INTEGER REFERENCES text_pile_gen1(text_pile_id), -- its Gen1 text pile (the text_pile view's row; the reference names the table behind it); NULL when it has no searchable text (redirects, errors, non-HTML)
-    text_pile_v0_2_id INTEGER REFERENCES text_pile_v0_2(text_pile_id), -- its Gen2 text pile; NULL when it has no searchable text
+    text_pile_v0_2_id INTEGER REFERENCES text_pile_gen2(text_pile_id), -- its Gen2 text pile (the text_pile_v0_2 view's row; the reference names the table behind it); NULL when it has no searchable text
     CHECK (first_seen_unix_utc <= last_seen_unix_utc)
 );
 CREATE INDEX IF NOT EXISTS entity_generation_by_uuid ON entity_generation(entity_generation_uuid);
@@ -142,14 +142,47 @@ CREATE TABLE IF NOT EXISTS document_description (
     indexiness INTEGER NOT NULL -- indexiness score: negative for leaf pages, positive for navigation pages
 );
 
--- Text piles Gen2, stored once per digest. Encoding: schemas/summary/text_pile_v0_2.md.
-CREATE TABLE IF NOT EXISTS text_pile_v0_2 (
-    text_pile_id INTEGER NOT NULL PRIMARY KEY, -- internal id
+-- Text piles Gen2, stored once per digest, compressed (textpile.store.gen2_piles). Encoding
+-- of the values: schemas/summary/text_pile_v0_2.md. Each *_packed column holds its value
+-- as the SQLite archive (sqlar) format stores a file: the zlib stream (RFC 1950) of its
+-- bytes, or the bytes themselves when compressing would not make them shorter; *_size is
+-- the value's length in bytes (equal to the packed length when kept as it is). So
+-- sqlar_uncompress(packed, size) gives the value back: a function of the sqlite3 shell
+-- (built with zlib; it has sqlar_compress too) that textpile registers on its own
+-- connections and Datasette's.
+CREATE TABLE IF NOT EXISTS text_pile_gen2 (
+    text_pile_id INTEGER NOT NULL PRIMARY KEY, -- internal id (text_pile_v0_2.text_pile_id)
     blake2b512_digest BLOB NOT NULL UNIQUE, -- BLAKE2b-512 over the encoded text and metadata (not the cache): exact duplicate detection
-    text TEXT NOT NULL, -- the page text in reading order
-    metadata BLOB NOT NULL, -- semantic markers and document language, encoded as documented
-    segmentation_cache BLOB NOT NULL -- segment lengths, relevance markers, sentence lengths, guessed language, encoded as documented
+    text_packed BLOB NOT NULL, -- text_pile_v0_2.text (UTF-8), packed
+    text_size INTEGER NOT NULL, -- its length in bytes
+    metadata_packed BLOB NOT NULL, -- text_pile_v0_2.metadata, packed
+    metadata_size INTEGER NOT NULL, -- its length in bytes
+    segmentation_cache_packed BLOB NOT NULL, -- text_pile_v0_2.segmentation_cache, packed
+    segmentation_cache_size INTEGER NOT NULL -- its length in bytes
 );
+
+-- Text piles Gen2 (the documented text_pile_v0_2 table), one row per digest: the values
+-- unpacked from text_pile_gen2.
+CREATE VIEW IF NOT EXISTS text_pile_v0_2 AS
+SELECT g2.text_pile_id AS text_pile_id, -- internal id
+       g2.blake2b512_digest AS blake2b512_digest, -- BLAKE2b-512 over the encoded text and metadata (not the cache): exact duplicate detection
+       CAST(sqlar_uncompress(g2.text_packed, g2.text_size) AS TEXT) AS text, -- the page text in reading order
+       sqlar_uncompress(g2.metadata_packed, g2.metadata_size) AS metadata, -- semantic markers and document language, encoded as documented
+       sqlar_uncompress(g2.segmentation_cache_packed, g2.segmentation_cache_size) AS segmentation_cache -- segment lengths, relevance markers, sentence lengths, guessed language, encoded as documented
+FROM text_pile_gen2 g2;
+
+-- Inserting into text_pile_v0_2 as into the documented table (textpile's integration and
+-- any SQL client) stores the values packed (sqlar_compress keeps a value that would not get
+-- shorter as it is). INSERT OR IGNORE keeps the row of an existing digest, as for a table.
+CREATE TRIGGER IF NOT EXISTS text_pile_v0_2_insert INSTEAD OF INSERT ON text_pile_v0_2
+BEGIN
+    INSERT INTO text_pile_gen2(text_pile_id, blake2b512_digest, text_packed, text_size, metadata_packed, metadata_size,
+                               segmentation_cache_packed, segmentation_cache_size)
+    VALUES (NEW.text_pile_id, NEW.blake2b512_digest,
+            sqlar_compress(CAST(NEW.text AS BLOB)), length(CAST(NEW.text AS BLOB)),
+            sqlar_compress(CAST(NEW.metadata AS BLOB)), length(CAST(NEW.metadata AS BLOB)),
+            sqlar_compress(CAST(NEW.segmentation_cache AS BLOB)), length(CAST(NEW.segmentation_cache AS BLOB)));
+END;
 
 -- Text piles Gen1, stored once per digest (deprecated upstream, kept for the FTS index), as
 -- spans of a Gen2 text (textpile.store.text_piles): every Gen1 field is made of lines of
@@ -157,12 +190,12 @@ CREATE TABLE IF NOT EXISTS text_pile_v0_2 (
 -- *_spans column is a JSON array; its elements joined by a line break give the field: an
 -- element [start, length] is length bytes of the UTF-8 text_pile_v0_2.text from byte start
 -- (from 0; bytes, as substr over a BLOB jumps there where over TEXT it walks every
--- character before), a JSON string is that text itself (a line the Gen2 text lacks, or
+-- character before; the view reads the unpacked bytes of text_pile_gen2), a JSON string is that text itself (a line the Gen2 text lacks, or
 -- one shorter written out).
 CREATE TABLE IF NOT EXISTS text_pile_gen1 (
     text_pile_id INTEGER NOT NULL PRIMARY KEY, -- internal id (text_pile.text_pile_id)
     blake2b512_digest BLOB NOT NULL UNIQUE, -- BLAKE2b-512 of the six fields joined by three line breaks, in column order
-    text_pile_v0_2_id INTEGER REFERENCES text_pile_v0_2(text_pile_id), -- the Gen2 text the spans point into; NULL when every element is written out
+    text_pile_v0_2_id INTEGER REFERENCES text_pile_gen2(text_pile_id), -- the Gen2 text the spans point into; NULL when every element is written out
     text_spans TEXT NOT NULL, -- JSON spans of text: the main content lines
     secondary_text_spans TEXT NOT NULL, -- JSON spans of secondary_text: the other lines
     big_headlines_spans TEXT NOT NULL, -- JSON spans of big_headlines
@@ -178,24 +211,24 @@ CREATE VIEW IF NOT EXISTS text_pile AS
 SELECT g1.text_pile_id AS text_pile_id, -- internal id
        g1.blake2b512_digest AS blake2b512_digest, -- BLAKE2b-512 of the six fields joined by three line breaks, in column order
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
-                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                                    ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
                                char(10)), '') FROM json_each(g1.text_spans) s) AS text, -- main content, one line per paragraph; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
-                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                                    ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
                                char(10)), '') FROM json_each(g1.secondary_text_spans) s) AS secondary_text, -- everything not main content; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
-                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                                    ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
                                char(10)), '') FROM json_each(g1.big_headlines_spans) s) AS big_headlines, -- h1 and h2 headlines, one per line; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
-                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                                    ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
                                char(10)), '') FROM json_each(g1.small_headlines_spans) s) AS small_headlines, -- h3 to h6 headlines, one per line; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
-                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                                    ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
                                char(10)), '') FROM json_each(g1.code_text_spans) s) AS code_text, -- text marked up as code; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
-                                    ELSE CAST(substr(CAST(g2.text AS BLOB), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
+                                    ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
                                char(10)), '') FROM json_each(g1.quote_text_spans) s) AS quote_text -- text marked up as quote; empty string when none
-FROM text_pile_gen1 g1 LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id;
+FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id;
 
 -- Plain SQL clients may insert into text_pile as into the documented table: the fields are
 -- stored written out (textpile's integration stores spans, textpile.store.text_piles).

@@ -13,6 +13,7 @@ from archive_samples import pywb_warcs
 from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS, ARCHIVE_ASSETS, CRAWL_RUNS, archive_import
 from textpile_dagster.resources import PipelineSettings, build_resources
 from textpile.search.engine import search
+from textpile.store.gen2_piles import register_functions
 
 EVERYTHING = [*ALL_ASSETS, *ARCHIVE_ASSETS, *ALL_CHECKS]
 
@@ -36,13 +37,13 @@ def test_archive_import_adds_a_crawl_run_partition_that_is_summarized(tmp_path):
         [row] = events["archive_import"].event_specific_data.materialization.metadata["archives"].records
         assert row.data == {"archive": str(warc), "kind": "warc", "crawl_run": key, "crawl_log_entries": 171,
                             "problems": 0}
-        with closing(sqlite3.connect(settings.crawler_db)) as conn:
+        with closing(register_functions(sqlite3.connect(settings.crawler_db))) as conn:
             assert conn.execute("SELECT name FROM agent WHERE agent_uuid = ?", (bytes.fromhex(key),)).fetchone() == (
                 "import iana.warc.gz",)
         summarized = dg.materialize(EVERYTHING, instance=instance, resources=resources, partition_key=key,
                                     selection=["crawl_log_staging", "scrape_results", "summary_db", "fts_index"])
         assert summarized.success
-        with closing(sqlite3.connect(f"file:{settings.summary_db}?mode=ro", uri=True)) as conn:
+        with closing(register_functions(sqlite3.connect(f"file:{settings.summary_db}?mode=ro", uri=True))) as conn:
             assert search(conn, "root zone database").results[0].url == "http://www.iana.org/domains/root/db"
         # the same archive again: nothing imported, no new partition
         again = dg.materialize(EVERYTHING, instance=instance, resources=resources, selection=[archive_import],

@@ -12,6 +12,7 @@ from textpile_dagster.assets.checks import schema_versions, summary_outcomes
 from conftest import ChangingSite, page, write_config
 from textpile_dagster.resources import PipelineSettings, RecordedHttpFetcher, RecordedResponse, build_resources
 from textpile.search.engine import search
+from textpile.store.gen2_piles import register_functions
 
 EVERYTHING = [*ALL_ASSETS, *ALL_CHECKS]
 
@@ -35,7 +36,7 @@ def _checks(result):
 
 def _dump(path):
     """Every row of every table (FTS included, shadow tables excluded), sorted."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{path}?mode=ro", uri=True))) as conn:
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
             "AND name NOT LIKE 'full_text_entity_index_%' ORDER BY name")]
@@ -47,7 +48,7 @@ def _dump(path):
 
 
 def _generations(path, base_url):
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{path}?mode=ro", uri=True))) as conn:
         rows = conn.execute(
             "SELECT url.str_url, eg.first_seen_unix_utc, eg.last_seen_unix_utc, eg.confirmed_end_unix_utc, "
             "eg.marked_duplicate, eg.text_pile_id IS NOT NULL FROM entity_generation eg "
@@ -88,7 +89,7 @@ def test_two_crawl_runs_a_recrawl_and_a_backfill(tmp_path, site):
         assert all(_checks(result).values()) and len(_checks(result)) == 5
         published = tmp_path / "data" / "published" / "summary.db"
         assert _metadata(result, "published_index")["fts_rows"] == 4
-        with closing(sqlite3.connect(f"file:{published}?mode=ro", uri=True)) as conn:
+        with closing(register_functions(sqlite3.connect(f"file:{published}?mode=ro", uri=True))) as conn:
             hits = search(conn, "pumpernickel")
             assert [h.url for h in hits.results] == [site.base_url + "/b"]
         after_first = _generations(tmp_path / "data" / "summary.db", site.base_url)
@@ -123,7 +124,7 @@ def test_two_crawl_runs_a_recrawl_and_a_backfill(tmp_path, site):
             assert last_seen > old_last  # moved by the self-duplicate crawl
         [(b1_first, _, b1_end, _, b1_pile), (b2_first, _, b2_end, _, b2_pile)] = gens["/b"]
         assert b1_end == b2_first and b2_end is None and b1_pile == b2_pile == 1
-        with closing(sqlite3.connect(f"file:{published}?mode=ro", uri=True)) as conn:
+        with closing(register_functions(sqlite3.connect(f"file:{published}?mode=ro", uri=True))) as conn:
             assert [h.url for h in search(conn, "quinoa").results] == [site.base_url + "/b"]
             assert search(conn, "pumpernickel").results == []
 
@@ -138,7 +139,7 @@ def test_two_crawl_runs_a_recrawl_and_a_backfill(tmp_path, site):
         assert all(_checks(result).values()) and len(_checks(result)) == 5
         assert _dump(tmp_path / "data" / "summary.db") == before
 
-        with closing(sqlite3.connect(tmp_path / "data" / "summary.db")) as conn:
+        with closing(register_functions(sqlite3.connect(tmp_path / "data" / "summary.db"))) as conn:
             assert all(o.passed for o in summary_outcomes(conn).values())
         assert schema_versions(str(tmp_path / "data" / "crawler.db"), str(tmp_path / "data" / "summary.db")).passed
         assert sorted(instance.get_dynamic_partitions(CRAWL_RUNS)) == [first, second]
@@ -174,5 +175,5 @@ def test_offline_crawl_from_recorded_responses(tmp_path):
         assert _metadata(result, "crawl_run")["pages"] == 2
         assert _metadata(result, "fts_index")["rows"] == 2
         assert all(_checks(result).values())
-        with closing(sqlite3.connect(tmp_path / "data" / "published" / "summary.db")) as conn:
+        with closing(register_functions(sqlite3.connect(tmp_path / "data" / "published" / "summary.db"))) as conn:
             assert [h.url for h in search(conn, "narwhal").results] == [f"{origin}/one"]

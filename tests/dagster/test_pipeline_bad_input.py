@@ -24,6 +24,7 @@ from textpile.cli.pipeline import PIPELINE_LOCK_NAME, pipeline_lock_path
 from textpile.cli.pipeline_run import failure_message
 from textpile.publish import publish
 from textpile.store.database import open_summary_db
+from textpile.store.gen2_piles import register_functions
 
 DEFINITIONS = str(REPO / "definitions.py")
 
@@ -216,7 +217,7 @@ def test_second_pipeline_with_wait_runs_after_the_first(tmp_path, changing_site,
     assert elapsed >= 1.0
     assert err.startswith(f"textpile pipeline: another textpile pipeline is running on {data} (lock {lock}); "
                           "waiting for it to finish ...\n")
-    with closing(sqlite3.connect(f"file:{data / 'published' / 'summary.db'}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{data / 'published' / 'summary.db'}?mode=ro", uri=True))) as conn:
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 4, err
     # The lock is free again afterwards.
     with exclusive_lock(lock, wait=False) as held:

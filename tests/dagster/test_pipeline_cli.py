@@ -12,6 +12,7 @@ import dagster as dg
 from conftest import REPO, write_config
 from textpile.cli import main
 from textpile.search.engine import search
+from textpile.store.gen2_piles import register_functions
 
 
 def _textpile(*args, cwd):
@@ -36,7 +37,7 @@ def test_pipeline_on_a_real_documentation_site(tmp_path, real_docs_site):
         assert (data / name).is_file(), name
 
     published = data / "published" / "summary.db"
-    with closing(sqlite3.connect(f"file:{published}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{published}?mode=ro", uri=True))) as conn:
         (pages,) = conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()
         assert 5 <= pages <= 60
         hits = search(conn, "database")
@@ -56,7 +57,7 @@ def test_pipeline_on_a_real_documentation_site(tmp_path, real_docs_site):
         for asset in ("summary_db", "fts_index", "published_index"):
             records = instance.fetch_materializations(dg.AssetKey(asset), limit=10).records
             assert len(records) == 2, asset
-    with closing(sqlite3.connect(f"file:{published}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{published}?mode=ro", uri=True))) as conn:
         agents = conn.execute("SELECT count(DISTINCT agent_uuid) FROM crawl_summary").fetchone()[0]
         assert agents == 2
         assert conn.execute("SELECT count(*) FROM token").fetchone()[0] > 0  # --token-index

@@ -10,6 +10,7 @@ import pytest
 from textpile.errors import DatabaseError
 from textpile.publish import publish
 from textpile.store.database import open_crawler_db, open_summary_db
+from textpile.store.gen2_piles import register_functions
 
 
 def _summary_with_origins(path, hosts):
@@ -20,7 +21,7 @@ def _summary_with_origins(path, hosts):
 
 
 def _origins(path):
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{path}?mode=ro", uri=True))) as conn:
         return [r[0] for r in conn.execute("SELECT host FROM origin ORDER BY host")]
 
 
@@ -34,10 +35,10 @@ def test_publish_copies_and_swaps_atomically(tmp_path):
     assert _origins(target) == ["a.example"]
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
     os.chmod(target, 0o640)
-    with closing(sqlite3.connect(str(target))) as conn:
+    with closing(register_functions(sqlite3.connect(str(target)))) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     # A reader that holds the old file keeps reading it; a new reader sees the new copy.
-    reader = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+    reader = register_functions(sqlite3.connect(f"file:{target}?mode=ro", uri=True))
     reader.execute("BEGIN")
     assert [r[0] for r in reader.execute("SELECT host FROM origin")] == ["a.example"]
     old_inode = target.stat().st_ino

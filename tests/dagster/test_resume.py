@@ -29,6 +29,7 @@ from textpile_dagster.assets.partitions import CRAWL_RUNS, new_crawl_run_key
 from textpile_dagster.resources import PipelineSettings, build_resources
 from textpile_dagster.sensors import recrawl_tick
 from textpile_dagster.sensors.runs import fail_dead_runs, process_tags
+from textpile.store.gen2_piles import register_functions
 
 
 def _started_run(instance, job_name: str, tags: dict[str, str]) -> str:
@@ -119,7 +120,7 @@ def test_crawl_run_materializes_the_partition_of_a_run_it_closed(tmp_path, chang
     (tmp_path / "data").mkdir()
     # A crawl run whose process died: its agent row has no end.
     run_crawl(load_config(config), settings.crawler_db, agent_uuid=uuid.UUID(hex=killed), progress=False)
-    with closing(sqlite3.connect(settings.crawler_db)) as conn, conn:
+    with closing(register_functions(sqlite3.connect(settings.crawler_db))) as conn, conn:
         conn.execute("UPDATE agent SET time_finished_unix_utc = NULL")
         entries = conn.execute("SELECT count(*) FROM crawl_log").fetchone()[0]
     with dg.instance_for_test() as instance:
@@ -183,12 +184,12 @@ def test_pipeline_killed_during_its_crawl_is_resumed_by_the_next(tmp_path, capsy
         "entries are kept\n"
         f"textpile pipeline: crawl run {killed}: 6 crawl log entries not yet summarized; staging and scraping "
         "them first\n"), err
-    with closing(sqlite3.connect(data / "crawler.db")) as conn:
+    with closing(register_functions(sqlite3.connect(data / "crawler.db"))) as conn:
         crawl_uuids = {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_log")}
         pages_crawled = sorted(r[0] for r in conn.execute(
             "SELECT u.str_url FROM crawl_log l JOIN url u USING(url_id) WHERE crawl_type = 0 AND exit_code = 20"))
     assert pages_crawled == sorted([site.base_url + "/", *(site.base_url + p for p in pages)])  # each once
-    with closing(sqlite3.connect(data / "published" / "summary.db")) as conn:
+    with closing(register_functions(sqlite3.connect(data / "published" / "summary.db"))) as conn:
         assert {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_summary")} == crawl_uuids
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 9
     with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
@@ -236,16 +237,16 @@ def test_pipeline_stopped_by_sigterm_stops_its_crawl_cleanly_and_is_resumed(tmp_
         assert err.endswith(f"textpile pipeline: interrupted during crawl_run (run {stopped.run_id}); what was done "
                             "is kept, and the next textpile pipeline resumes from there\ntextpile: interrupted\n"), err
         assert "Traceback" not in err
-        with closing(sqlite3.connect(data / "crawler.db")) as conn:
+        with closing(register_functions(sqlite3.connect(data / "crawler.db"))) as conn:
             assert conn.execute("SELECT count(*) FROM agent WHERE time_finished_unix_utc IS NULL").fetchone() == (0,)
             kept = conn.execute("SELECT count(*) FROM crawl_log").fetchone()[0]
         assert main(["pipeline", "--config", str(config), "--data-dir", str(data), "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert err.startswith(f"textpile pipeline: crawl run {key}: {kept} crawl log entries not yet summarized; "
                           "staging and scraping them first\n"), err
-    with closing(sqlite3.connect(data / "crawler.db")) as conn:
+    with closing(register_functions(sqlite3.connect(data / "crawler.db"))) as conn:
         crawl_uuids = {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_log")}
-    with closing(sqlite3.connect(data / "published" / "summary.db")) as conn:
+    with closing(register_functions(sqlite3.connect(data / "published" / "summary.db"))) as conn:
         assert {r[0] for r in conn.execute("SELECT crawl_uuid FROM crawl_summary")} == crawl_uuids
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 7
 
@@ -273,5 +274,5 @@ def test_pipeline_killed_in_summary_db_frees_its_pool_slot(tmp_path, changing_si
         assert sorted(run.status.value for run in instance.get_runs()) == ["FAILURE", "SUCCESS"]
         info = instance.event_log_storage.get_concurrency_info("textpile_summary_db")
         assert info.claimed_slots == []
-    with closing(sqlite3.connect(data / "published" / "summary.db")) as conn:
+    with closing(register_functions(sqlite3.connect(data / "published" / "summary.db"))) as conn:
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 4

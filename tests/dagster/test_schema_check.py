@@ -5,6 +5,7 @@ from contextlib import closing
 
 from textpile.store.database import open_crawler_db, open_summary_db
 from textpile_dagster.assets.checks import documented_columns, schema_versions
+from textpile.store.gen2_piles import register_functions
 
 
 def test_documented_columns_come_from_the_ddl():
@@ -20,7 +21,7 @@ def test_missing_table_and_column_are_named(tmp_path):
     open_crawler_db(crawler).close()
     open_summary_db(summary).close()
     assert schema_versions(str(crawler), str(summary)).passed
-    with closing(sqlite3.connect(summary)) as conn:
+    with closing(register_functions(sqlite3.connect(summary))) as conn:
         conn.execute("DROP TABLE token_statistics")
         conn.execute("ALTER TABLE document_description DROP COLUMN primary_language")
         conn.execute("CREATE TABLE textpile_extension (x)")  # extra tables are allowed

@@ -13,6 +13,7 @@ from textpile.summarize.versions import EXTRACTION_VERSION
 from textpile_dagster.assets import ALL_ASSETS, ALL_CHECKS, CRAWL_RUNS, new_crawl_run_key
 from textpile_dagster.assets import summary as summary_assets
 from textpile_dagster.resources import PipelineSettings, StagingAreaResource, build_resources
+from textpile.store.gen2_piles import register_functions
 
 EVERYTHING = [*ALL_ASSETS, *ALL_CHECKS]
 SUMMARY_STEPS = ["crawl_log_staging", "scrape_results", "summary_db", "fts_index"]
@@ -34,7 +35,7 @@ def _metadata(result, asset):
 
 
 def _titles(path):
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{path}?mode=ro", uri=True))) as conn:
         return sorted(r[0] for r in conn.execute("SELECT title FROM document_description"))
 
 

@@ -19,6 +19,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from textpile.store.gen2_piles import register_functions
 
 from dagster_sites import ChangingSite, write_config
 
@@ -113,7 +114,7 @@ def test_installed_pipeline_runs_outside_the_checkout(installed, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "(definitions textpile_dagster.definitions, DAGSTER_HOME " in out.stderr
     assert "[7/7] published_index: " in out.stderr
-    with closing(sqlite3.connect(f"file:{tmp_path / 'data' / 'published' / 'summary.db'}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{tmp_path / 'data' / 'published' / 'summary.db'}?mode=ro", uri=True))) as conn:
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 4
     found = subprocess.run([str(bin_dir / "textpile"), "search", "-s", "data/published/summary.db", "quinoa OR "
                             "pumpernickel", "--format", "json"], cwd=tmp_path, env=env, capture_output=True,
@@ -150,5 +151,5 @@ def test_installed_demo_runs_outside_the_checkout(installed, tmp_path):
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Three queries to try:" in out.stdout
-    with closing(sqlite3.connect(f"file:{tmp_path / 'demo' / 'published' / 'summary.db'}?mode=ro", uri=True)) as conn:
+    with closing(register_functions(sqlite3.connect(f"file:{tmp_path / 'demo' / 'published' / 'summary.db'}?mode=ro", uri=True))) as conn:
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] > 5

@@ -13,6 +13,7 @@ from pathlib import Path
 from summarize.summary_fixtures import CrawlerRows
 
 from textpile.summarize.pipeline import summarize
+from textpile.store.gen2_piles import register_functions
 
 
 def html_page(title: str, body: str, *, lang: str = "en", head: str = "") -> str:
@@ -31,4 +32,4 @@ def summarized_site(tmp_path: Path, pages: dict[str, str]) -> sqlite3.Connection
             rows.crawl(agent, url, 1_700_000_000 + i, html=html)
     summary_db = tmp_path / "summary.db"
     summarize(crawler_db, summary_db, progress=False)
-    return sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True)
+    return register_functions(sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True))

@@ -8,6 +8,7 @@ from search.fixture_site import html_page, summarized_site
 from textpile.search import candidates, engine
 from textpile.search.engine import search
 from textpile.search.index import rebuild_search_index
+from textpile.store.gen2_piles import register_functions
 
 FILLER = "Other words fill this paragraph so that the page is of an ordinary length for a page. "
 
@@ -29,10 +30,10 @@ def urls(results):
 
 def tiered(tmp_path, top_tier_pages: int = 10) -> sqlite3.Connection:
     """The site's summary database with its search index rebuilt with a first tier."""
-    with sqlite3.connect(tmp_path / "summary.db") as conn:
+    with register_functions(sqlite3.connect(tmp_path / "summary.db")) as conn:
         report = rebuild_search_index(conn, top_tier_pages=top_tier_pages)
     assert report.pages == 30 and report.top_tier_pages == top_tier_pages
-    return sqlite3.connect(f"file:{tmp_path / 'summary.db'}?mode=ro", uri=True)
+    return register_functions(sqlite3.connect(f"file:{tmp_path / 'summary.db'}?mode=ro", uri=True))
 
 
 def test_the_first_tier_is_built_only_for_a_large_index(tmp_path):

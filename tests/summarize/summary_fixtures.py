@@ -14,6 +14,7 @@ from textpile.ids import uuid7
 from textpile.store.database import open_crawler_db
 from textpile.store.mimetypes import intern_mimetype
 from textpile.store.urls import intern_url
+from textpile.store.gen2_piles import register_functions
 
 NO_REQUEST_CODES = {170, 172, 173}
 
@@ -107,7 +108,7 @@ SUMMARY_TABLES = ("url", "origin", "mimetype", "mime_parameter", "entity_generat
 
 def dump_db(path: str | Path) -> dict[str, list[tuple]]:
     """Every row of every summary table (and the FTS rows), sorted, for equality checks."""
-    conn = sqlite3.connect(str(path))
+    conn = register_functions(sqlite3.connect(str(path)))
     try:
         out = {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in SUMMARY_TABLES}
         out["full_text_entity_index"] = sorted(
@@ -121,7 +122,7 @@ def dump_db(path: str | Path) -> dict[str, list[tuple]]:
 def semantic_dump(path: str | Path) -> dict[str, list[tuple]]:
     """The summary database's meaning without ids or UUIDs: generations by URL and time,
     duplicates by URL, crawl summaries by crawl uuid, FTS rows by URL."""
-    conn = sqlite3.connect(str(path))
+    conn = register_functions(sqlite3.connect(str(path)))
     try:
         gens = conn.execute("""
             SELECT u.str_url, eg.first_seen_unix_utc, eg.last_seen_unix_utc, eg.confirmed_end_unix_utc,
@@ -154,7 +155,7 @@ def semantic_dump(path: str | Path) -> dict[str, list[tuple]]:
 
 def generations(path: str | Path) -> list[tuple]:
     """(str_url, first_seen, last_seen, confirmed_end, marked_duplicate, has_text_pile) by URL and time."""
-    conn = sqlite3.connect(str(path))
+    conn = register_functions(sqlite3.connect(str(path)))
     try:
         return conn.execute("""
             SELECT u.str_url, eg.first_seen_unix_utc, eg.last_seen_unix_utc, eg.confirmed_end_unix_utc,

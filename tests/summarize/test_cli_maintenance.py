@@ -6,6 +6,7 @@ import sqlite3
 
 from textpile.cli import main
 from textpile.summarize.pipeline import summarize
+from textpile.store.gen2_piles import register_functions
 
 from .summary_fixtures import CrawlerRows, page
 
@@ -13,7 +14,7 @@ BASE = "http://site.test"
 
 
 def counts(path):
-    conn = sqlite3.connect(str(path))
+    conn = register_functions(sqlite3.connect(str(path)))
     try:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                 for t in ("crawl_log", "request", "file", "file_text", "redirect", "crawl_candidate")}
@@ -57,7 +58,7 @@ def test_delete_old_crawl_log_entries_simulates_then_applies(tmp_path, capsys):
     assert out[-1] == ("Deleted 2 file_text, 2 file, 1 redirect, 3 request, 3 crawl_log "
                        "(keeping the latest 1 crawl log entries per URL).")
     assert counts(db) == {"crawl_log": 3, "request": 3, "file": 2, "file_text": 2, "redirect": 1, "crawl_candidate": 3}
-    conn = sqlite3.connect(str(db))
+    conn = register_functions(sqlite3.connect(str(db)))
     assert conn.execute("SELECT time_started_unix_utc FROM crawl_log ORDER BY 1").fetchall() == [(120,), (250,), (300,)]
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     conn.close()
@@ -76,7 +77,7 @@ def test_delete_errors(tmp_path, capsys):
         assert capsys.readouterr().err == (
             "textpile delete old-crawl-log-entries: --keep-latest must be 1 or more (0 would delete every crawl "
             f"log entry), got {bad}\n")
-    conn = sqlite3.connect(str(tmp_path / "c.db"))
+    conn = register_functions(sqlite3.connect(str(tmp_path / "c.db")))
     assert conn.execute("SELECT count(*) FROM crawl_log").fetchone() == (6,)  # nothing deleted
     conn.close()
 
@@ -88,7 +89,7 @@ def test_optimize_db_both_kinds(tmp_path, capsys):
     assert capsys.readouterr().out == f"Optimized and vacuumed {tmp_path / 'c.db'} (crawler database).\n"
     assert main(["optimize-db", "--database", str(tmp_path / "s.db")]) == 0
     assert capsys.readouterr().out == f"Optimized and vacuumed {tmp_path / 's.db'} (summary database).\n"
-    conn = sqlite3.connect(str(tmp_path / "s.db"))
+    conn = register_functions(sqlite3.connect(str(tmp_path / "s.db")))
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone() == (1,)
     conn.close()
     assert main(["optimize-db", "-c", str(tmp_path / "missing.db")]) == 1
@@ -103,7 +104,7 @@ def test_regenerate_token_index(tmp_path, capsys):
     summarize(tmp_path / "c.db", tmp_path / "s.db", progress=False)
     assert main(["regenerate-token-index", "-s", str(tmp_path / "s.db")]) == 0
     out = capsys.readouterr().out
-    conn = sqlite3.connect(str(tmp_path / "s.db"))
+    conn = register_functions(sqlite3.connect(str(tmp_path / "s.db")))
     piles, tokens, stats = conn.execute(
         "SELECT (SELECT count(*) FROM text_pile), (SELECT count(*) FROM token), (SELECT count(*) FROM token_statistics)"
     ).fetchone()

@@ -7,6 +7,7 @@ import sqlite3
 from textpile.store.database import open_summary_db
 from textpile.summarize.pipeline import rebuild_fts, summarize
 from textpile.summarize.tokens import regenerate_token_index, tokenize
+from textpile.store.gen2_piles import register_functions
 
 from search.builder import SummaryBuilder
 
@@ -16,7 +17,7 @@ BASE = "http://site.test"
 
 
 def q(path, sql, params=()):
-    conn = sqlite3.connect(str(path))
+    conn = register_functions(sqlite3.connect(str(path)))
     try:
         return conn.execute(sql, params).fetchall()
     finally:
@@ -95,7 +96,7 @@ def test_fts_keeps_no_copy_of_the_text_and_an_old_table_is_made_anew(tmp_path):
     b = SummaryBuilder(summary)
     b.add_page("https://a.example/x", title="Xylophone", text="A xylophone is struck with mallets.")
     b.close()
-    conn = sqlite3.connect(summary)
+    conn = register_functions(sqlite3.connect(summary))
     # the table an older textpile made: it stored its own copy of every text
     conn.executescript("DROP TABLE full_text_vocabulary; DROP TABLE full_text_entity_index;"
                        "CREATE VIRTUAL TABLE full_text_entity_index USING fts5(text_pile_id UNINDEXED, any, title,"
@@ -103,7 +104,7 @@ def test_fts_keeps_no_copy_of_the_text_and_an_old_table_is_made_anew(tmp_path):
                        " tokenize = 'unicode61 remove_diacritics 2');")
     conn.close()
     assert rebuild_fts(summary) == 1
-    conn = sqlite3.connect(summary)
+    conn = register_functions(sqlite3.connect(summary))
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'").fetchone()[0]
     assert "content = 'full_text_entity_source'" in sql
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'full_text_entity_index_content'").fetchone() == (0,)

@@ -14,6 +14,7 @@ from .summary_fixtures import CrawlerRows, dump_db, generations, page
 
 from textpile.summarize.pipeline import summarize
 from textpile.summarize.fts import ROWIDS_SQL
+from textpile.store.gen2_piles import register_functions
 
 BASE = "http://site.test"
 BODY_A = "<p>The xylophone plays a long melody for everyone in the hall today.</p>"
@@ -35,7 +36,7 @@ def run(rows, summary, **kw):
 
 
 def q(summary, sql, params=()):
-    conn = sqlite3.connect(str(summary))
+    conn = register_functions(sqlite3.connect(str(summary)))
     try:
         return conn.execute(sql, params).fetchall()
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from textpile.store.gen2_piles import register_functions
 from textpile.summarize.pipeline import integrate_staged, rebuild_fts, scrape_staged, stage_crawl_log, summarize
 
 from .summary_fixtures import CrawlerRows, dump_db, page, semantic_dump
@@ -98,7 +99,7 @@ def test_resume_after_half(tmp_path):
     # the first half: only the crawl log entries that existed before run 2
     half = tmp_path / "half.db"
     stage_dir = tmp_path / "stage"
-    conn = sqlite3.connect(str(tmp_path / "c.db"))
+    conn = register_functions(sqlite3.connect(str(tmp_path / "c.db")))
     (first_agent,) = conn.execute("SELECT agent_uuid FROM agent ORDER BY agent_id LIMIT 1").fetchone()
     conn.close()
     stage_crawl_log(tmp_path / "c.db", stage_dir, agent_uuid=uuid.UUID(bytes=first_agent), progress=False)
@@ -156,7 +157,7 @@ def test_kill_inside_a_batch_transaction_resumes(tmp_path):
     proc = subprocess.run([sys.executable, "-c", KILLER, str(tmp_path / "c.db"), str(summary)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 9, proc.stderr
-    conn = sqlite3.connect(str(summary))
+    conn = register_functions(sqlite3.connect(str(summary)))
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert conn.execute("SELECT count(*) FROM crawl_summary").fetchone() == (4,)  # only batch 1 committed
     assert conn.execute("SELECT count(*) FROM crawl_summary cs LEFT JOIN entity_generation eg "

@@ -26,6 +26,7 @@ import textpile.summarize.scrape_stage as scrape_stage
 from textpile.summarize.interrupts import duckdb_interrupts, is_duckdb_interrupt
 from textpile.summarize.pipeline import summarize
 from textpile.summarize.fts import fts_row_count
+from textpile.store.gen2_piles import register_functions
 
 from .summary_fixtures import CrawlerRows, page, semantic_dump
 
@@ -51,7 +52,7 @@ def build_crawler_db(path: Path, pages: int) -> Path:
 
 def check_consistent(summary: Path) -> int:
     """Integrity ok, FTS rows = searchable generations; return the crawl_summary count."""
-    conn = sqlite3.connect(summary)
+    conn = register_functions(sqlite3.connect(summary))
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

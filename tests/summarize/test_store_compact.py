@@ -13,6 +13,7 @@ import pytest
 
 from textpile.errors import DatabaseError
 from textpile.store.database import BASE_SCHEMA_VERSION, extension_sql, open_summary_db, schema_sql
+from textpile.store.gen2_piles import register_functions
 from textpile.store.links import FLAG_COLUMNS, LinkStore, store_links
 from textpile.store.text_piles import (
     GEN1_FIELDS, Gen2Lines, TextPileStoreError, decode_field, encode_field, store_gen1,
@@ -68,9 +69,10 @@ pour()</pre><blockquote><p>Tea is liquid wisdom, said someone once upon a time.<
 def _store_page(conn):
     result = scrape_document(PAGE, "https://tea.example/green.html", now_unix_utc=1_800_000_000)
     g1, g2 = result.text_pile, result.text_pile_v0_2
-    gen2_id = conn.execute("INSERT INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache)"
-                           " VALUES (?, ?, ?, ?)", (g2.blake2b512_digest, g2.text, g2.metadata,
-                                                    g2.segmentation_cache)).lastrowid
+    conn.execute("INSERT INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) VALUES (?, ?, ?, ?)",
+                 (g2.blake2b512_digest, g2.text, g2.metadata, g2.segmentation_cache))
+    gen2_id = conn.execute("SELECT text_pile_id FROM text_pile_v0_2 WHERE blake2b512_digest = ?",
+                           (g2.blake2b512_digest,)).fetchone()[0]
     fields = [getattr(g1, name) for name in GEN1_FIELDS]
     return store_gen1(conn, g1.blake2b512_digest, fields, gen2_id, g2.text), g1, g2, fields
 
@@ -119,6 +121,9 @@ OLD_LINK_SUMMARY = (
     + "".join(f"    {name} BOOL NOT NULL,\n" for name in FLAG_COLUMNS)
     + "    destination_type INTEGER,\n    link_locality INTEGER NOT NULL,\n    html_tag_name VARCHAR,\n"
     "    text VARCHAR\n);\nCREATE INDEX IF NOT EXISTS link_summary_by_entity_generation ON link_summary(entity_generation_id);\n\n")
+OLD_TEXT_PILE_V0_2 = ("CREATE TABLE IF NOT EXISTS text_pile_v0_2 (\n    text_pile_id INTEGER NOT NULL PRIMARY KEY,\n"
+                      "    blake2b512_digest BLOB NOT NULL UNIQUE,\n    text TEXT NOT NULL,\n"
+                      "    metadata BLOB NOT NULL,\n    segmentation_cache BLOB NOT NULL\n);\n\n")
 OLD_TEXT_PILE = ("CREATE TABLE IF NOT EXISTS text_pile (\n    text_pile_id INTEGER NOT NULL PRIMARY KEY,\n"
                  "    blake2b512_digest BLOB NOT NULL UNIQUE,\n"
                  + ",\n".join(f"    {name} TEXT NOT NULL" for name in GEN1_FIELDS) + "\n);\n\n")
@@ -130,13 +135,15 @@ OLD_LINKS = [
 
 
 def _old_summary_db(path):
-    """A summary database as textpile wrote it before text_pile_gen1 and link_target
-    (text_pile and link_summary tables), with one page, two piles and two links."""
+    """A summary database as textpile wrote it before text_pile_gen2, text_pile_gen1 and
+    link_target (text_pile_v0_2, text_pile and link_summary tables), with one page, two
+    piles and two links."""
     ddl = schema_sql("summary", "0.0.0")
     links_at, links_end = ddl.index("-- Links parsed out of"), ddl.index("-- Document metadata, derived best effort.")
-    piles_at, piles_end = ddl.index("-- Text piles Gen1, stored once per digest"), ddl.index("-- Token index (experimental)")
-    ddl = (ddl[:links_at] + OLD_LINK_SUMMARY + ddl[links_end:piles_at] + OLD_TEXT_PILE + ddl[piles_end:]
-           + extension_sql("summary")).replace("REFERENCES text_pile_gen1(", "REFERENCES text_pile(")
+    piles_at, piles_end = ddl.index("-- Text piles Gen2, stored once per digest"), ddl.index("-- Token index (experimental)")
+    ddl = (ddl[:links_at] + OLD_LINK_SUMMARY + ddl[links_end:piles_at] + OLD_TEXT_PILE_V0_2 + OLD_TEXT_PILE
+           + ddl[piles_end:] + extension_sql("summary")).replace(
+        "REFERENCES text_pile_gen1(", "REFERENCES text_pile(").replace("REFERENCES text_pile_gen2(", "REFERENCES text_pile_v0_2(")
     with closing(sqlite3.connect(path)) as conn:
         conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
         conn.executescript(ddl)
@@ -170,9 +177,12 @@ def test_an_older_database_moves_its_text_pile_table_into_spans(tmp_path):
     g1 = _old_summary_db(path)
     with closing(sqlite3.connect(path)) as conn:
         before = conn.execute("SELECT * FROM text_pile ORDER BY text_pile_id").fetchall()
+        gen2_before = conn.execute("SELECT * FROM text_pile_v0_2").fetchall()
     assert rebuild_fts(path) == 1  # opens for writing: the text_pile table becomes spans first
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(register_functions(sqlite3.connect(path))) as conn:
         assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile'").fetchone() == ("view",)
+        assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile_v0_2'").fetchone() == ("view",)
+        assert conn.execute("SELECT * FROM text_pile_v0_2").fetchall() == gen2_before
         assert conn.execute("SELECT * FROM link_summary ORDER BY 1").fetchall() == OLD_LINKS
         assert conn.execute("SELECT * FROM link_list").fetchall() == [(1, 1, "[1,2]")]
         assert conn.execute("SELECT link_target_id, link_to_fragment, flags, text FROM link_target").fetchall() == [
@@ -186,7 +196,8 @@ def test_an_older_database_moves_its_text_pile_table_into_spans(tmp_path):
         references = " ".join(sql for (sql,) in conn.execute(
             "SELECT sql FROM sqlite_master WHERE name IN ('entity_generation', 'token_statistics', 'page_embedding')"))
         assert references.count('REFERENCES "text_pile_gen1"(text_pile_id)') == 3
-        assert "REFERENCES text_pile(" not in references
+        assert references.count('REFERENCES "text_pile_gen2"(text_pile_id)') == 1  # entity_generation's
+        assert "REFERENCES text_pile(" not in references and "REFERENCES text_pile_v0_2(" not in references
         assert conn.execute("SELECT * FROM my_piles ORDER BY 1").fetchall() == [(5, len(g1.text)), (6, 12)]
         assert conn.execute("SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH"
                             " 'oxidised'").fetchall() == [(1,)]

@@ -45,7 +45,8 @@ from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.snippets import SNIPPET_SCAN, SnippetMaker, leading_text, marked_to_html, marked_to_text
 from textpile.search.spelling import did_you_mean
-from textpile.store.text_piles import decode_field
+from textpile.store.gen2_piles import gen2_text_parts, has_packed_texts, register_functions
+from textpile.store.text_piles import decode_field, main_text_prefixes
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -438,7 +439,12 @@ def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None
         if hit is not None and s.info.text_pile_v0_2_id is not None:
             span = (s.info.text_pile_v0_2_id, hit.start + 1, min(max(hit.end - hit.start, 0), SNIPPET_SCAN))
             spans.setdefault(span, []).append(s.info.entity_generation_id)
-    if spans:
+    packed = has_packed_texts(conn)
+    if spans and packed:  # each text inflated only as far as its parts reach (textpile.store.gen2_piles)
+        for span, text in gen2_text_parts(conn, [(span, span[0], span[1] - 1, span[2]) for span in spans]):
+            if text:
+                out.update((eg_id, text) for eg_id in spans[span])
+    elif spans:
         values = ", ".join("(?, ?, ?)" for _ in spans)
         for pile, start, length, text in conn.execute(
                 f"WITH want(pile, start, length) AS (VALUES {values}) "
@@ -451,7 +457,8 @@ def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None
         if s.info.entity_generation_id not in out and s.info.text_pile_id is not None:
             piles.setdefault(s.info.text_pile_id, []).append(s.info.entity_generation_id)
     if piles:
-        for pile, text in _main_texts(conn, list(piles)):
+        for pile, text in (main_text_prefixes(conn, list(piles), SNIPPET_SCAN) if packed
+                           else _main_texts(conn, list(piles))):
             for eg_id in piles[pile]:
                 out[eg_id] = text[:SNIPPET_SCAN]
     for s, _ in shown:
@@ -464,7 +471,8 @@ def _main_texts(conn: sqlite3.Connection, piles: list[int]):
     secondary text, its first :data:`SNIPPET_SCAN` characters. Read as the ``text_pile``
     view computes it (:func:`decode_field`) but each Gen2 text once, as bytes (the view
     reads it again for every span of a field, and decodes all of it); a database of the
-    older layout, where ``text_pile`` is a table, is read from that table."""
+    older layout, where ``text_pile`` is a table, is read from that table. (A database
+    with packed Gen2 texts is read by :func:`textpile.store.text_piles.main_text_prefixes`.)"""
     marks = ", ".join("?" * len(piles))
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_pile_gen1'").fetchone():
         for pile, text_spans, secondary_spans, gen2 in conn.execute(
@@ -553,6 +561,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
         sqlite3.Error: other database problems (a missing table, a locked file).
     """
     page, per_page = clamp_paging(page, per_page)
+    register_functions(conn)  # snippets read text_pile_v0_2, whose view unpacks (textpile.store.gen2_piles)
     if disable:
         ranking = Ranking(ranking.features, ranking.page_columns, ranking.section_columns, frozenset(disable))
     parsed = parse_query(query if isinstance(query, str) else str(query))

@@ -55,6 +55,7 @@ import regex
 from textpile.search.analysis import Analyzer
 from textpile.errors import DatabaseError
 from textpile.store.database import extension_sql
+from textpile.store.gen2_piles import register_functions
 
 SEARCHABLE = ("{eg}.confirmed_end_unix_utc IS NULL AND NOT {eg}.marked_duplicate"
               " AND {eg}.text_pile_id IS NOT NULL")
@@ -260,6 +261,7 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
     """
     analyzer = Analyzer()
     report = IndexReport(languages={})
+    register_functions(conn)  # the text_pile view unpacks the Gen2 texts (textpile.store.gen2_piles)
     ensure_current_tables(conn)
     with conn:
         for table in ("search_index", "section_search_index", "search_index_top", "section_search_index_top"):

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from textpile.errors import DatabaseError
 from textpile.store import migrations
 from textpile.store.creation import NameTaken, create_atomically
+from textpile.store.gen2_piles import register_functions
 
 BASE_SCHEMA_VERSION = "0.1.0"
 CRAWLER_SCHEMA_VERSION = "1.0.0"
@@ -94,6 +95,7 @@ _SQLITE_READONLY_RECOVERY, _SQLITE_READONLY_ROLLBACK = 264, 776
 def _configure(conn: sqlite3.Connection, timeout_s: float) -> None:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+    register_functions(conn)  # the text_pile_v0_2 and text_pile views unpack with it
 
 
 def _folder_writable(path: Path) -> bool:

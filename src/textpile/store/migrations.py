@@ -1,10 +1,12 @@
 """Moving a summary database made by an older textpile to how this one stores it.
 
-Two documented tables became views over compact textpile tables (same columns, same
-values): ``text_pile`` over ``text_pile_gen1`` (:mod:`textpile.store.text_piles`: the
-Gen1 text as spans of the Gen2 text) and ``link_summary`` over ``link_target`` and
-``link_list`` (:mod:`textpile.store.links`). A database whose text_pile or link_summary
-is still a table is moved when it is opened for writing, in one transaction: a kill or an
+Three documented tables became views over compact textpile tables (same columns, same
+values): ``text_pile_v0_2`` over ``text_pile_gen2`` (:mod:`textpile.store.gen2_piles`:
+the values compressed), ``text_pile`` over ``text_pile_gen1``
+(:mod:`textpile.store.text_piles`: the Gen1 text as spans of the Gen2 text) and
+``link_summary`` over ``link_target`` and ``link_list`` (:mod:`textpile.store.links`). A
+database where one of them is still a table is moved when it is opened for writing, in
+one transaction: a kill or an
 error leaves it as it was, and a database opened read-only is read as it is (both
 layouts have the documented tables and columns).
 """
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from textpile.errors import DatabaseError
-from textpile.store import links, text_piles
+from textpile.store import gen2_piles, links, text_piles
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,9 @@ class Move:
     finish: Callable[[sqlite3.Connection], int]
 
 
+#: In this order: the Gen1 move reads the Gen2 texts through the text_pile_v0_2 view.
 MOVES = (
+    Move("text_pile_v0_2", gen2_piles.needs_migration, gen2_piles.prepare_migration, gen2_piles.finish_migration),
     Move("text_pile", text_piles.needs_migration, text_piles.prepare_migration, text_piles.finish_migration),
     Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )

@@ -35,6 +35,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from textpile.errors import DatabaseError
+from textpile.store.gen2_piles import PackedText
 
 #: The Gen1 fields, in the seed's (and the digest's) order.
 GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
@@ -117,6 +118,41 @@ def decode_field(spans: str, gen2_text: str | bytes | None, limit: int | None = 
         if limit is not None and length > limit:
             break
     return "\n".join(parts)
+
+
+def decode_field_prefix(spans: str, gen2_text: PackedText | None, chars: int) -> str:
+    """The first ``chars`` code points of the field given by the JSON ``spans`` over the
+    packed Gen2 text ``gen2_text`` (``decode_field(spans, text)[:chars]``), inflating the
+    text only as far as those code points need."""
+    parts: list[str] = []
+    count = 0
+    for element in json.loads(spans):
+        if parts:
+            count += 1  # the line break before it
+        if isinstance(element, str):
+            part = element
+        else:
+            start, length = element
+            part = gen2_text.read(start, start + length).decode("utf-8") if gen2_text is not None else ""
+        parts.append(part)
+        count += len(part)
+        if count >= chars:
+            break
+    return "\n".join(parts)[:chars]
+
+
+def main_text_prefixes(conn: sqlite3.Connection, piles: Sequence[int], chars: int):
+    """Yield ``(text_pile_id, text)`` for the Gen1 ``piles``: the first ``chars`` code
+    points of each pile's main text, else of its secondary text (as the text_pile view
+    gives them), reading each packed Gen2 text once and only as far as needed. Needs
+    ``text_pile_gen2`` (:func:`textpile.store.gen2_piles.has_packed_texts`)."""
+    marks = ", ".join("?" * len(piles))
+    for pile, text_spans, secondary_spans, packed, size in conn.execute(
+            "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text_packed, g2.text_size "
+            "FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
+            f"WHERE g1.text_pile_id IN ({marks})", list(piles)):
+        text = PackedText(packed, size) if packed is not None else None
+        yield pile, decode_field_prefix(text_spans, text, chars) or decode_field_prefix(secondary_spans, text, chars)
 
 
 def store_gen1(conn: sqlite3.Connection, digest: bytes, fields: Sequence[str], gen2_id: int | None,

@@ -20,6 +20,7 @@ import sqlite3
 from pathlib import Path
 
 from textpile.store.database import SUMMARY_SCHEMA_VERSION, extension_sql, open_summary_db, schema_sql, sqlite_errors
+from textpile.store.gen2_piles import register_functions
 
 SEARCHABLE_WHERE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate"
                     " AND eg.text_pile_id IS NOT NULL")
@@ -64,6 +65,7 @@ def rebuild_fts_in(conn: sqlite3.Connection, *, on_page=None) -> int:
     """
     from textpile.search.index import rebuild_search_index
 
+    register_functions(conn)  # its external content reads the text_pile view, which unpacks
     _make_external(conn)
     with conn:
         conn.execute("INSERT INTO full_text_entity_index(full_text_entity_index) VALUES ('delete-all')")

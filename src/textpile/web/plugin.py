@@ -20,6 +20,7 @@ from __future__ import annotations
 from datasette import hookimpl
 from jinja2 import ChoiceLoader, FileSystemLoader
 
+from textpile.store.gen2_piles import register_functions
 from textpile.web.errors import error_response, is_datasette_default_handler
 from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
@@ -65,6 +66,9 @@ def prepare_connection(conn, database, datasette):
     # huge strings or blobs or return huge results (textpile.web.limits).
     if find_target(datasette) is not None:
         limit_explorer_connection(conn)
+    # The text_pile_v0_2 and text_pile views unpack the compressed Gen2 texts with it
+    # (textpile.store.gen2_piles), capped at the connection's length limit set just above.
+    register_functions(conn)
 
 
 @hookimpl
