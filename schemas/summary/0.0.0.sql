@@ -95,7 +95,9 @@ CREATE INDEX IF NOT EXISTS link_target_by_url ON link_target(link_to_url);
 CREATE TABLE IF NOT EXISTS link_list (
     entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the generation the links are part of
     first_link_summary_id INTEGER NOT NULL UNIQUE, -- the link_summary_id of its first link; the others follow one by one
-    link_target_ids TEXT NOT NULL -- JSON array of link_target_id, one per link, in document order
+    link_count INTEGER NOT NULL, -- how many links it has (the next generation's ids start after them)
+    link_target_ids_packed BLOB NOT NULL, -- the JSON array of link_target_id, one per link, in document order, packed as text_pile_gen2's values are
+    link_target_ids_size INTEGER NOT NULL -- the JSON array's length in bytes
 );
 
 -- Links parsed out of a generation's file (the documented link_summary table), one row per
@@ -128,7 +130,8 @@ SELECT l.first_link_summary_id + j.key AS link_summary_id, -- internal id
        t.link_locality AS link_locality, -- link locality: 0 self, 1 in, 2 out
        t.html_tag_name AS html_tag_name, -- the HTML element the link appeared in, such as a or link; NULL when not from HTML
        t.text AS text -- human readable text describing the link; NULL when it had none
-FROM link_list l, json_each(l.link_target_ids) j JOIN link_target t ON t.link_target_id = j.value;
+FROM link_list l, json_each(CAST(sqlar_uncompress(l.link_target_ids_packed, l.link_target_ids_size) AS TEXT)) j
+JOIN link_target t ON t.link_target_id = j.value;
 
 -- Document metadata, derived best effort.
 CREATE TABLE IF NOT EXISTS document_description (

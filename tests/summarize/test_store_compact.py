@@ -184,7 +184,7 @@ def test_an_older_database_moves_its_text_pile_table_into_spans(tmp_path):
         assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile_v0_2'").fetchone() == ("view",)
         assert conn.execute("SELECT * FROM text_pile_v0_2").fetchall() == gen2_before
         assert conn.execute("SELECT * FROM link_summary ORDER BY 1").fetchall() == OLD_LINKS
-        assert conn.execute("SELECT * FROM link_list").fetchall() == [(1, 1, "[1,2]")]
+        assert conn.execute(LINK_LIST).fetchall() == [(1, 1, 2, "[1,2]")]
         assert conn.execute("SELECT link_target_id, link_to_fragment, flags, text FROM link_target").fetchall() == [
             (1, None, (1 << 3) | (1 << 16), "Home"), (2, "brewing", (1 << 8) | (1 << 17), None)]
         assert conn.execute("SELECT * FROM text_pile ORDER BY text_pile_id").fetchall() == before
@@ -227,6 +227,11 @@ def test_a_move_that_fails_changes_nothing(tmp_path, monkeypatch):
 
 # --- links ---------------------------------------------------------------------------
 
+#: link_list's rows with the ids unpacked.
+LINK_LIST = ("SELECT entity_generation_id, first_link_summary_id, link_count,"
+             " CAST(sqlar_uncompress(link_target_ids_packed, link_target_ids_size) AS TEXT) FROM link_list ORDER BY 1")
+
+
 def _link(url_id, fragment=None, text=None, *, flags=(), tag="a", destination=1, locality=1):
     return (url_id, fragment, *(name in flags for name in FLAG_COLUMNS), destination, locality, tag, text)
 
@@ -245,7 +250,9 @@ def test_each_distinct_link_is_stored_once_and_reads_back(tmp_path):
         assert store.store(1, [nav, own, nav]) == 3
         assert store.store(2, [nav]) == 1
         assert store_links(conn, 3, []) == 0
-        assert conn.execute("SELECT * FROM link_list ORDER BY 1").fetchall() == [(1, 1, "[1,2,1]"), (2, 4, "[1]")]
+        assert conn.execute(LINK_LIST).fetchall() == [(1, 1, 3, "[1,2,1]"), (2, 4, 1, "[1]")]
+        assert conn.execute("SELECT link_target_ids_packed, link_target_ids_size FROM link_list WHERE"
+                            " entity_generation_id = 1").fetchone() == (b"[1,2,1]", 7)  # too short to compress
         flags = conn.execute("SELECT flags FROM link_target ORDER BY 1").fetchall()
         assert flags == [((1 << 6) | (1 << 16),), (1 | (1 << 8) | (1 << 17),)]
         assert conn.execute("SELECT * FROM link_summary ORDER BY link_summary_id").fetchall() == [
@@ -276,3 +283,37 @@ def test_the_store_and_the_scrape_agree_on_the_gen1_fields():
     from textpile.summarize.scrape import piles
 
     assert GEN1_FIELDS == piles.GEN1_FIELDS  # the digest's order is the columns' order
+
+
+def test_a_link_list_with_plain_ids_is_packed_when_opened_for_writing(tmp_path):
+    path = tmp_path / "s.db"
+    with closing(open_summary_db(path)) as conn:
+        conn.execute("INSERT INTO origin VALUES (1, 443, 'https', 'tea.example', 'https://tea.example')")
+        conn.execute("INSERT INTO url(url_id, origin_id, str_url) VALUES (1, 1, 'https://tea.example/')")
+        conn.execute("INSERT INTO entity_generation VALUES (1, x'00', 1, NULL, 10, 20, NULL, 0, NULL, NULL)")
+        conn.execute("INSERT INTO entity_generation VALUES (2, x'01', 1, NULL, 30, 40, NULL, 0, NULL, NULL)")
+        many = [_link(1, f"f{i % 50}", "Tea") for i in range(300)]
+        LinkStore(conn).store(1, many)
+        LinkStore(conn).store(2, many[:2])
+        conn.commit()
+        before = conn.execute("SELECT * FROM link_summary ORDER BY link_summary_id").fetchall()
+        assert conn.execute("SELECT length(link_target_ids_packed) < link_target_ids_size FROM link_list"
+                            " ORDER BY entity_generation_id").fetchall() == [(1,), (0,)]
+        lists = conn.execute(LINK_LIST).fetchall()
+    with closing(sqlite3.connect(path)) as conn:  # link_list as textpile wrote it before its ids were packed
+        register_functions(conn)
+        conn.executescript("DROP VIEW link_summary; ALTER TABLE link_list RENAME TO packed;"
+                           " CREATE TABLE link_list (entity_generation_id INTEGER NOT NULL PRIMARY KEY,"
+                           " first_link_summary_id INTEGER NOT NULL UNIQUE, link_target_ids TEXT NOT NULL);")
+        conn.execute("INSERT INTO link_list SELECT entity_generation_id, first_link_summary_id,"
+                     " CAST(sqlar_uncompress(link_target_ids_packed, link_target_ids_size) AS TEXT) FROM packed")
+        conn.execute("DROP TABLE packed")
+        conn.execute("CREATE VIEW link_summary AS SELECT l.first_link_summary_id + j.key AS link_summary_id,"
+                     " l.entity_generation_id AS entity_generation_id FROM link_list l, json_each(l.link_target_ids) j")
+        conn.commit()
+    with closing(open_summary_db(path)) as conn:
+        assert conn.execute(LINK_LIST).fetchall() == lists
+        assert conn.execute("SELECT * FROM link_summary ORDER BY link_summary_id").fetchall() == before
+        assert LinkStore(conn).next_id == 303
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'link_list%'").fetchall() == [
+            ("link_list",)]

@@ -10,7 +10,9 @@ row of 27 columns costs about 70 bytes. So textpile keeps (schemas/summary/0.0.0
   locality and its 19 booleans as the bits of ``flags`` (bit *i* is the *i*-th name of
   :data:`FLAG_COLUMNS`, the documented column order);
 - ``link_list``: per generation with links, the JSON array of its link_target ids in
-  document order and the link_summary_id of the first (the others follow one by one).
+  document order, packed as the Gen2 texts are (:mod:`textpile.store.gen2_piles`: the
+  view reads it with ``sqlar_uncompress``), its length and the link_summary_id of the
+  first link (the others follow one by one).
 
 ``link_summary`` is a view over both with the documented columns and values (booleans
 0 or 1), read by plain SQL as before. It cannot be inserted into: :func:`store_links`
@@ -23,6 +25,8 @@ import itertools
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+
+from textpile.store.gen2_piles import pack
 
 #: The boolean columns of link_summary in the documented order: bit i of link_target.flags.
 FLAG_COLUMNS = (
@@ -58,7 +62,7 @@ class LinkStore:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.targets: dict[tuple, int] = {}
-        row = conn.execute("SELECT first_link_summary_id + json_array_length(link_target_ids) FROM link_list"
+        row = conn.execute("SELECT first_link_summary_id + link_count FROM link_list"
                            " ORDER BY first_link_summary_id DESC LIMIT 1").fetchone()
         self.next_id = row[0] if row is not None else 1
 
@@ -82,8 +86,10 @@ class LinkStore:
         ids = [self.target_id(_target(link)) for link in links]
         if not ids:
             return 0
-        self.conn.execute("INSERT INTO link_list(entity_generation_id, first_link_summary_id, link_target_ids)"
-                          " VALUES (?, ?, ?)", (generation_id, self.next_id, json.dumps(ids, separators=(",", ":"))))
+        self.conn.execute(
+            "INSERT INTO link_list(entity_generation_id, first_link_summary_id, link_count, link_target_ids_packed,"
+            " link_target_ids_size) VALUES (?, ?, ?, ?, ?)",
+            (generation_id, self.next_id, len(ids), *pack(json.dumps(ids, separators=(",", ":")).encode())))
         self.next_id += len(ids)
         return len(ids)
 
@@ -97,6 +103,41 @@ def needs_migration(conn: sqlite3.Connection) -> bool:
     """True when ``link_summary`` is a table (a summary database made before link_target)."""
     row = conn.execute("SELECT type FROM sqlite_master WHERE name = 'link_summary'").fetchone()
     return row is not None and row[0] == "table"
+
+
+def list_needs_migration(conn: sqlite3.Connection) -> bool:
+    """True when ``link_list`` keeps its ids as plain JSON text (made by a textpile before
+    they were packed)."""
+    return conn.execute("SELECT 1 FROM pragma_table_info('link_list') WHERE name = 'link_target_ids'").fetchone() is not None
+
+
+def prepare_list_migration(conn: sqlite3.Connection) -> None:
+    """Step 1 of packing an older link_list (:func:`textpile.store.migrations.migrate`): the
+    table out of the way (nothing references it)."""
+    conn.execute("ALTER TABLE link_list RENAME TO link_list_legacy")
+
+
+def finish_list_migration(conn: sqlite3.Connection) -> int:
+    """Step 2, after the schema made the new link_list: every row packed, checked to give
+    its ids back exactly, the old table dropped; return the rows moved.
+
+    Raises:
+        sqlite3.IntegrityError: a row would not read back (nothing is changed).
+    """
+    conn.execute("INSERT INTO link_list(entity_generation_id, first_link_summary_id, link_count, link_target_ids_packed,"
+                 " link_target_ids_size) SELECT entity_generation_id, first_link_summary_id,"
+                 " json_array_length(link_target_ids), sqlar_compress(CAST(link_target_ids AS BLOB)),"
+                 " length(CAST(link_target_ids AS BLOB)) FROM link_list_legacy ORDER BY entity_generation_id")
+    different = conn.execute(
+        "SELECT count(*) FROM link_list_legacy o LEFT JOIN link_list n USING (entity_generation_id)"
+        " WHERE n.entity_generation_id IS NULL OR n.first_link_summary_id IS NOT o.first_link_summary_id"
+        " OR CAST(sqlar_uncompress(n.link_target_ids_packed, n.link_target_ids_size) AS TEXT) IS NOT o.link_target_ids"
+        ).fetchone()[0]
+    if different:
+        raise sqlite3.IntegrityError(f"link_list: {different} lists would not read back packed; not moving them")
+    moved = conn.execute("SELECT count(*) FROM link_list_legacy").fetchone()[0]
+    conn.execute("DROP TABLE link_list_legacy")
+    return moved
 
 
 def prepare_migration(conn: sqlite3.Connection) -> None:

@@ -4,7 +4,7 @@ Three documented tables became views over compact textpile tables (same columns,
 values): ``text_pile_v0_2`` over ``text_pile_gen2`` (:mod:`textpile.store.gen2_piles`:
 the values compressed), ``text_pile`` over ``text_pile_gen1``
 (:mod:`textpile.store.text_piles`: the Gen1 text as spans of the Gen2 text) and
-``link_summary`` over ``link_target`` and ``link_list`` (:mod:`textpile.store.links`). A
+``link_summary`` over ``link_target`` and ``link_list`` (:mod:`textpile.store.links`; link_list's ids packed since). A
 database where one of them is still a table is moved when it is opened for writing, in
 one transaction: a kill or an
 error leaves it as it was, and a database opened read-only is read as it is (both
@@ -37,6 +37,7 @@ class Move:
 MOVES = (
     Move("text_pile_v0_2", gen2_piles.needs_migration, gen2_piles.prepare_migration, gen2_piles.finish_migration),
     Move("text_pile", text_piles.needs_migration, text_piles.prepare_migration, text_piles.finish_migration),
+    Move("link_list", links.list_needs_migration, links.prepare_list_migration, links.finish_list_migration),
     Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )
 
