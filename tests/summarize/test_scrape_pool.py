@@ -57,6 +57,49 @@ def test_workers_write_the_same_rows_as_one_process(tmp_path):
                                                 "scrape_link.parquet", "scrape_section.parquet"])
 
 
+def test_texts_are_staged_and_read_in_small_row_groups(tmp_path, monkeypatch):
+    """file_text is written ROW_GROUP_ROWS files to a row group, and the scrape reads it
+    row group by row group: no more texts in memory than a row group and the chunks."""
+    from textpile.summarize import scrape_stage, staging
+
+    monkeypatch.setitem(staging.ROW_GROUP_ROWS, "file_text", 4)
+    crawler = build_crawler_db(tmp_path / "c.db")
+    stage_crawl_log(crawler, tmp_path / "stage", progress=False)
+    [batch] = batch_dirs(tmp_path / "stage")
+    texts = pq.ParquetFile(batch / "file_text.parquet")
+    assert [texts.metadata.row_group(i).num_rows for i in range(texts.num_row_groups)] == [4] * 7 + [2]
+    assert texts.read().column("file_id").to_pylist() == sorted(texts.read().column("file_id").to_pylist())
+    read = []
+    real = pq.ParquetFile.read_row_group
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group",
+                        lambda self, i, **kw: read.append(i) or real(self, i, **kw))
+    chunks = scrape_stage.iter_files_to_scrape(batch, 3)
+    first = next(chunks)
+    assert len(first) == 3 and first[0][1] == f"{BASE}/p0.html" and read == [0]  # one row group read so far
+    rest = list(chunks)
+    assert read == list(range(8)) and sum(map(len, rest)) == PAGES + 1 - 3
+    assert [row[0] for chunk in [first, *rest] for row in chunk] == texts.read().column("file_id").to_pylist()
+
+
+def test_worker_columns_are_the_tables_columns():
+    """The workers' rows (no pyarrow there) come in the order of the tables' schemas."""
+    import subprocess
+    import sys
+
+    from textpile.summarize import scrape_rows
+    from textpile.summarize.scrape_stage import SCRAPE_FILE_SCHEMA, SCRAPE_LINK_SCHEMA, SCRAPE_SECTION_SCHEMA
+
+    assert tuple(SCRAPE_FILE_SCHEMA.names) == scrape_rows.FILE_COLUMNS
+    assert tuple(SCRAPE_LINK_SCHEMA.names) == scrape_rows.LINK_COLUMNS
+    assert tuple(SCRAPE_SECTION_SCHEMA.names) == scrape_rows.SECTION_COLUMNS
+    imported = subprocess.run(
+        [sys.executable, "-c", "import sys; from textpile.summarize.scrape_pool import WORKER_MODULES\n"
+         "for m in WORKER_MODULES: __import__(m)\n"
+         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyarrow', 'duckdb'}))"],
+        capture_output=True, text=True, check=True).stdout
+    assert imported == "[]\n"
+
+
 def test_summaries_are_the_same_with_and_without_workers(tmp_path):
     crawler = build_crawler_db(tmp_path / "c.db")
     summarize(crawler, tmp_path / "one.db", progress=False, scrape_processes=0)

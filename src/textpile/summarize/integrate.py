@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from textpile.errors import TextpileError
 from textpile.ids import uuid7_bytes
@@ -186,6 +188,31 @@ def _fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None =
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
+class _RowsByFile:
+    """The rows of an Arrow table sorted by ``file_id``, given out as dicts one file at a
+    time: a batch's scrape results stay columnar (a link as a dict is about 1.4 KB, 240 MiB
+    for the 175,000 links of 526 documentation pages; as Arrow about 30 MiB)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.spans: dict[int, tuple[int, int]] = {}
+        start = 0
+        for file_id, run in groupby(table.column("file_id").to_pylist()):
+            count = sum(1 for _ in run)
+            self.spans[file_id] = (start, count)
+            start += count
+
+    def rows(self, file_id: int) -> list[dict]:
+        """The rows of ``file_id`` in table order (none: an empty list)."""
+        start, count = self.spans.get(file_id, (0, 0))
+        return self.table.slice(start, count).to_pylist() if count else []
+
+    def one(self, file_id: int) -> dict:
+        """The one row of ``file_id`` (KeyError when it has none)."""
+        start, _ = self.spans[file_id]
+        return self.table.slice(start, 1).to_pylist()[0]
+
+
 def _check_batch(batch_dir: Path) -> None:
     for name in ("crawl_log", "request", "file", "redirect", "scrape_file", "scrape_link", "scrape_section"):
         if not table_path(batch_dir, name).exists():
@@ -245,16 +272,14 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
                e.information_source, e.by_security_policy, e.gen2_digest IS NOT NULL AS has_pile
         FROM generations g LEFT JOIN events e ON e.crawl_log_id = g.opening_crawl_log_id
         ORDER BY g.str_url, g.gen_seq""")
-    scraped = {row["file_id"]: row for row in _fetch_dicts(con, """
+    scraped = _RowsByFile(con.sql("""
         SELECT s.* FROM read_parquet(?) s
-        WHERE s.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)""",
-        [str(table_path(batch_dir, "scrape_file"))])}
-    links: dict[int, list[dict]] = {}
-    for row in _fetch_dicts(con, """
+        WHERE s.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
+        ORDER BY s.file_id""", params=[str(table_path(batch_dir, "scrape_file"))]).to_arrow_table())
+    links = _RowsByFile(con.sql("""
             SELECT l.* FROM read_parquet(?) l
             WHERE l.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
-            ORDER BY l.file_id, l.link_index""", [str(table_path(batch_dir, "scrape_link"))]):
-        links.setdefault(row["file_id"], []).append(row)
+            ORDER BY l.file_id, l.link_index""", params=[str(table_path(batch_dir, "scrape_link"))]).to_arrow_table())
     sections: dict[int, list[tuple]] = {}
     for row in con.execute("""
             SELECT file_id, section_index, anchor, title, level, start_offset, end_offset FROM read_parquet(?)
@@ -287,7 +312,7 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
         url_id = interner.url(g["str_url"])
         tp1 = tp2 = None
         if g["has_pile"]:
-            tp1, tp2 = _store_text_piles(conn, scraped[g["file_id"]])
+            tp1, tp2 = _store_text_piles(conn, scraped.one(g["file_id"]))
         first_seen = g["first_seen"]
         last_seen = max(first_seen, g["extend_to"] or first_seen)
         gen_id = generation_ids[key] = _insert_generation(conn, url_id, first_seen, last_seen, end, tp1, tp2)
@@ -305,13 +330,13 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
         conn.execute("INSERT INTO file_summary(entity_generation_id, file_size, mimetype_id, canonical_url_id)"
                      " VALUES (?, ?, ?, ?)", (gen_id, g["file_size"], mimetype_id, canonical_id))
         if g["has_pile"]:
-            s = scraped[g["file_id"]]
+            s = scraped.one(g["file_id"])
             conn.execute(
                 "INSERT INTO document_description(entity_generation_id, time_created_unix_utc, time_updated_unix_utc,"
                 " primary_language, title, primary_headline, description, indexiness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (gen_id, s["time_created_unix_utc"], s["time_updated_unix_utc"], s["primary_language"], s["title"],
                  s["primary_headline"], s["description"], s["indexiness"]))
-            _store_links(links_store, interner, gen_id, links.get(g["file_id"], []), result)
+            _store_links(links_store, interner, gen_id, links.rows(g["file_id"]), result)
             conn.executemany(
                 "INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
                 " start_offset, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -25,8 +25,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 #: Modules the scraping workers need, imported once in the forkserver: the scrape and
-#: pyarrow for the rows (:mod:`textpile.summarize.scrape_rows`), not DuckDB, which the
-#: stage around them uses (about 20 MiB more resident in every worker).
+#: its rows (:mod:`textpile.summarize.scrape_rows`), not pyarrow or DuckDB, which the
+#: stage around them uses (about 36 and 20 MiB more resident in every worker).
 WORKER_MODULES = ["textpile.summarize.scrape_rows", "textpile.summarize.scrape.document"]
 
 #: Chunks handed to the workers at once, per worker: one being scraped and one at hand.

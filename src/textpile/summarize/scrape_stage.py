@@ -18,15 +18,42 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textpile.enums import CrawlType, ExitCode
 from textpile.summarize.interrupts import duckdb_interrupts
+from textpile.summarize.scrape.result import LOCATION_FLAGS
 from textpile.summarize.scrape_pool import ScrapePool
-from textpile.summarize.scrape_rows import (  # noqa: F401 - the stage's tables, made in the workers
-    SCRAPE_FILE_SCHEMA, SCRAPE_LINK_SCHEMA, SCRAPE_SECTION_SCHEMA, ScrapedChunk, scrape_chunk,
-)
+from textpile.summarize.scrape_rows import FILE_COLUMNS, LINK_COLUMNS, SECTION_COLUMNS, scrape_chunk
 from textpile.summarize.staging import table_path, temporary_path
+
+# The tables the workers' columns become: the same names, in the same order, as
+# textpile.summarize.scrape_rows.FILE_COLUMNS, LINK_COLUMNS and SECTION_COLUMNS.
+SCRAPE_FILE_SCHEMA = pa.schema([
+    ("file_id", pa.int64()),
+    ("scrape_error", pa.string()),  # NULL when scraping worked
+    ("noindex", pa.bool_()),
+    ("gen1_digest", pa.binary()), ("gen1_text", pa.string()), ("gen1_secondary_text", pa.string()),
+    ("gen1_big_headlines", pa.string()), ("gen1_small_headlines", pa.string()),
+    ("gen1_code_text", pa.string()), ("gen1_quote_text", pa.string()),
+    ("gen2_digest", pa.binary()), ("gen2_text", pa.string()), ("gen2_metadata", pa.binary()),
+    ("gen2_segmentation_cache", pa.binary()),
+    ("title", pa.string()), ("primary_headline", pa.string()), ("description", pa.string()),
+    ("primary_language", pa.string()), ("time_created_unix_utc", pa.int64()),
+    ("time_updated_unix_utc", pa.int64()), ("indexiness", pa.int64()),
+])
+SCRAPE_LINK_SCHEMA = pa.schema(
+    [("file_id", pa.int64()), ("link_index", pa.int64()), ("to_url", pa.string()), ("fragment", pa.string()),
+     ("rel_nofollow", pa.bool_()), ("rel_me", pa.bool_()), ("rel_tag", pa.bool_())]
+    + [(flag, pa.bool_()) for flag in LOCATION_FLAGS]
+    + [("contains_headline", pa.bool_()), ("destination_type", pa.int64()), ("link_locality", pa.int64()),
+       ("html_tag_name", pa.string()), ("text", pa.string())]
+)
+SCRAPE_SECTION_SCHEMA = pa.schema([
+    ("file_id", pa.int64()), ("section_index", pa.int64()), ("anchor", pa.string()), ("title", pa.string()),
+    ("level", pa.int64()), ("start_offset", pa.int64()), ("end_offset", pa.int64()),
+])
 
 # Media types whose file_text is scraped into text piles.
 SCRAPED_MEDIA_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
@@ -58,29 +85,48 @@ def count_files_to_scrape(batch_dir: Path) -> int:
 
 _FILES_TO_SCRAPE_SQL = (
     "SELECT f.file_id, f.str_url, f.mime_essence, f.last_modified_unix_utc, "
-    "coalesce(r.time_sent_unix_utc, cl.time_started_unix_utc) AS now_unix_utc, ft.text "
+    "coalesce(r.time_sent_unix_utc, cl.time_started_unix_utc) AS now_unix_utc "
     + _SCRAPED_FILES_SQL + " ORDER BY f.file_id"
 )
 
 
 def iter_files_to_scrape(batch_dir: Path, chunk_size: int) -> Iterator[list[tuple]]:
     """The ``(file_id, str_url, mime_essence, last_modified, now, text)`` rows of the files
-    of a batch to scrape, in chunks of up to ``chunk_size`` (file_id order), fetched from
-    DuckDB chunk by chunk (the staged crawl_log, file, request and file_text tables joined). Ctrl+C inside a DuckDB call is a KeyboardInterrupt
+    of a batch to scrape, in chunks of up to ``chunk_size``, in the order of the staged
+    ``file_text`` (file_id order).
+
+    What to scrape and with what URL and times comes from DuckDB (the staged crawl_log,
+    file, request and file_text tables joined, no text read); the texts are then read from
+    ``file_text.parquet`` one row group at a time (:data:`textpile.summarize.staging.ROW_GROUP_ROWS`),
+    so memory holds one row group of texts and the chunks in flight, never the batch's
+    texts. Ctrl+C inside a DuckDB call is a KeyboardInterrupt
     (:func:`textpile.summarize.interrupts.duckdb_interrupts`)."""
     with duckdb_interrupts():
         con = duckdb.connect()
+        try:
+            files = {row[0]: row for row in con.execute(_FILES_TO_SCRAPE_SQL, _scraped_files_params(batch_dir)).fetchall()}
+        finally:
+            con.close()
+    if not files:
+        return
+    chunk: list[tuple] = []
+    texts = pq.ParquetFile(table_path(batch_dir, "file_text"))
     try:
-        with duckdb_interrupts():
-            result = con.execute(_FILES_TO_SCRAPE_SQL, _scraped_files_params(batch_dir))
-        while True:
-            with duckdb_interrupts():
-                rows = result.fetchmany(chunk_size)
-            if not rows:
-                return
-            yield rows
+        for group in range(texts.num_row_groups):
+            table = texts.read_row_group(group, columns=["file_id", "text"], use_threads=False)
+            for file_id, text in zip(table.column(0).to_pylist(), table.column(1).to_pylist()):
+                row = files.get(file_id)
+                if row is None:
+                    continue
+                chunk.append((*row, text))
+                if len(chunk) >= chunk_size:
+                    yield chunk
+                    chunk = []
+            del table
+        if chunk:
+            yield chunk
     finally:
-        con.close()
+        texts.close()
 
 
 #: Files per chunk handed to a scraping worker (about 0.2 s of work on documentation pages).
@@ -113,15 +159,15 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
     writers = [pq.ParquetWriter(path, schema, compression="zstd") for path, (_, schema) in zip(temporary, tables)]
     try:
         for chunk in pool.map(scrape_chunk, iter_files_to_scrape(batch_dir, CHUNK_FILES)):
-            for writer, table in zip(writers, (chunk.files, chunk.links, chunk.sections)):
-                if table.num_rows:
-                    writer.write_table(table)
-            files += chunk.files.num_rows
-            links += chunk.links.num_rows
+            for writer, (_, schema), columns in zip(writers, tables, (chunk.files, chunk.links, chunk.sections)):
+                if columns["file_id"]:
+                    writer.write_table(pa.Table.from_pydict(columns, schema=schema))
+            files += chunk.file_count
+            links += chunk.link_count
             noindex += chunk.noindex
             errors += chunk.errors
             if on_file is not None:
-                for _ in range(chunk.files.num_rows):
+                for _ in range(chunk.file_count):
                     on_file()
         for writer in writers:
             writer.close()
