@@ -90,6 +90,11 @@ def _json_values(node: object, key: str, depth: int = 0) -> Iterator[str]:
             yield from _json_values(child, key, depth + 1)
 
 
+#: Every itemprop attribute, in document order (its element is its parent): cheaper than
+#: ``//*[@itemprop]``, which tests every element.
+_ITEMPROP = etree.XPath("//@itemprop")
+
+
 class PageDateSources:
     """The date candidates found in one document's markup, collected once."""
 
@@ -104,7 +109,7 @@ class PageDateSources:
                 continue
         self.itemprops: dict[str, list[str]] = {"datepublished": [], "datemodified": []}
         self.meta: dict[str, list[str]] = {}
-        for el in root.xpath("//*[@itemprop]"):
+        for el in (value.getparent() for value in _ITEMPROP(root)):
             for prop in (el.get("itemprop") or "").lower().split():
                 if prop in self.itemprops:
                     value = el.get("content") or el.get("datetime") or el.get("value") or "".join(el.itertext())

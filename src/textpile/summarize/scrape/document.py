@@ -9,6 +9,7 @@ main content decision works on what the walk collected
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 
@@ -115,6 +116,22 @@ def scrape_document(
         textpile.store.urls.UrlError: ``url`` is not an absolute URL.
         ValueError: ``mime_type`` is neither HTML nor text.
     """
+    # The scrape makes some 100,000 short-lived objects per documentation page and frees
+    # them without cycles when it returns: the cyclic garbage collector, triggered every 700
+    # allocations, found nothing to free and took 5-10% of the CPU. It is paused for the
+    # page (and restored as it was); a cycle made meanwhile waits for the next collection.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _scrape_document(body, url, mime_type, last_modified_unix_utc, now_unix_utc)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc: int | None,
+                     now_unix_utc: int | None) -> ScrapeResult:
     now = int(time.time()) if now_unix_utc is None else int(now_unix_utc)
     page = parse_url(url)
     media = parse_media_type(mime_type)

@@ -178,8 +178,9 @@ def _hidden(el: etree._Element) -> bool:
     return False
 
 
-#: Elements that may be hidden, found by one XPath search (then checked by _hidden).
-_MAYBE_HIDDEN = etree.XPath("//*[@hidden or @aria-hidden or contains(@style, 'isplay')]")
+#: The attributes that can hide an element (then checked by _hidden on their element): one
+#: XPath search over the attribute axis, about half the CPU of ``//*[@hidden or ...]``.
+_HIDING_ATTRIBUTES = etree.XPath("//@hidden | //@aria-hidden | //@style")
 
 
 class _Capture:
@@ -218,7 +219,7 @@ _ACTIONS = {tag: _action(tag) for tag in
 _LINK_TAGS = ("a", "area")
 #: ``pre`` elements holding nothing but spans (syntax highlighting): their text is taken
 #: in one piece, not element by element.
-_PLAIN_PRE = etree.XPath("//pre[not(.//*[not(self::span)])]")
+_PLAIN_PRE = etree.XPath("descendant-or-self::pre[not(descendant::*[not(self::span)])]")
 
 
 def walk_document(root: etree._Element) -> WalkResult:
@@ -320,7 +321,7 @@ def walk_document(root: etree._Element) -> WalkResult:
             s = sections[index]
             sections[index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, end))
 
-    hidden = {el for el in _MAYBE_HIDDEN(root) if _hidden(el)}
+    hidden = {el for el in {value.getparent() for value in _HIDING_ATTRIBUTES(root)} if _hidden(el)}
     plain_pres = set(_PLAIN_PRE(root))
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skipping = False  # the next "end" event closes a skipped element
