@@ -45,7 +45,7 @@ from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.snippets import SNIPPET_SCAN, SnippetMaker, leading_text, marked_to_html, marked_to_text
 from textpile.search.spelling import did_you_mean
-from textpile.store.gen2_piles import gen2_text_parts, has_packed_texts, register_functions
+from textpile.store.gen2_piles import ensure_functions, gen2_text_parts, has_packed_texts
 from textpile.store.text_piles import decode_field, main_text_prefixes
 
 DEFAULT_PER_PAGE = 20
@@ -561,7 +561,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
         sqlite3.Error: other database problems (a missing table, a locked file).
     """
     page, per_page = clamp_paging(page, per_page)
-    register_functions(conn)  # snippets read text_pile_v0_2, whose view unpacks (textpile.store.gen2_piles)
+    ensure_functions(conn)  # the text_pile_v0_2 and text_pile views unpack (textpile.store.gen2_piles)
     if disable:
         ranking = Ranking(ranking.features, ranking.page_columns, ranking.section_columns, frozenset(disable))
     parsed = parse_query(query if isinstance(query, str) else str(query))
