@@ -200,26 +200,6 @@ def has_packed_texts(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_pile_gen2'").fetchone() is not None
 
 
-def needs_migration(conn: sqlite3.Connection) -> bool:
-    """True when ``text_pile_v0_2`` is a table holding the values as they are (a summary
-    database made by a textpile before text_pile_gen2)."""
-    row = conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile_v0_2'").fetchone()
-    return row is not None and row[0] == "table"
-
-
-def prepare_migration(conn: sqlite3.Connection) -> None:
-    """Step 1 of moving an older database (inside :func:`textpile.store.migrations.migrate`):
-    the text_pile_v0_2 table out of the view's way. Its references (entity_generation,
-    text_pile_gen1) follow it to the name text_pile_gen2 (ALTER TABLE RENAME rewrites
-    them), then it moves on to text_pile_v0_2_legacy without them (legacy_alter_table)."""
-    conn.execute("ALTER TABLE text_pile_v0_2 RENAME TO text_pile_gen2")
-    conn.execute("PRAGMA legacy_alter_table=ON")
-    try:
-        conn.execute("ALTER TABLE text_pile_gen2 RENAME TO text_pile_v0_2_legacy")
-    finally:
-        conn.execute("PRAGMA legacy_alter_table=OFF")
-
-
 def finish_migration(conn: sqlite3.Connection) -> int:
     """Step 2, after the schema made text_pile_gen2 and the view: every old row inserted
     into the view (ids kept; its trigger packs them), checked to read back exactly through

@@ -99,12 +99,6 @@ def store_links(conn: sqlite3.Connection, generation_id: int, links: Iterable[Se
     return LinkStore(conn).store(generation_id, links)
 
 
-def needs_migration(conn: sqlite3.Connection) -> bool:
-    """True when ``link_summary`` is a table (a summary database made before link_target)."""
-    row = conn.execute("SELECT type FROM sqlite_master WHERE name = 'link_summary'").fetchone()
-    return row is not None and row[0] == "table"
-
-
 def list_needs_migration(conn: sqlite3.Connection) -> bool:
     """True when ``link_list`` keeps its ids as plain JSON text (made by a textpile before
     they were packed)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from textpile.errors import DatabaseError
 from textpile.store import gen2_piles, links, text_piles
@@ -33,12 +34,35 @@ class Move:
     finish: Callable[[sqlite3.Connection], int]
 
 
+def still_a_table(name: str, conn: sqlite3.Connection) -> bool:
+    """True when the documented ``name`` is still a table in ``conn`` (a summary database
+    made by a textpile before it became a view)."""
+    row = conn.execute("SELECT type FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    return row is not None and row[0] == "table"
+
+
+def set_aside(table: str, successor: str, legacy: str, conn: sqlite3.Connection) -> None:
+    """Step 1 of a move: the old ``table`` out of the view's way. Its references (foreign
+    keys of other tables) follow it to the name ``successor``, the compact table the schema
+    makes next (SQLite's ALTER TABLE RENAME rewrites them), then it moves on to ``legacy``
+    without them (legacy_alter_table), so every id keeps pointing at the same row, now in
+    ``successor``."""
+    conn.execute(f'ALTER TABLE "{table}" RENAME TO "{successor}"')
+    conn.execute("PRAGMA legacy_alter_table=ON")
+    try:
+        conn.execute(f'ALTER TABLE "{successor}" RENAME TO "{legacy}"')
+    finally:
+        conn.execute("PRAGMA legacy_alter_table=OFF")
+
+
 #: In this order: the Gen1 move reads the Gen2 texts through the text_pile_v0_2 view.
 MOVES = (
-    Move("text_pile_v0_2", gen2_piles.needs_migration, gen2_piles.prepare_migration, gen2_piles.finish_migration),
-    Move("text_pile", text_piles.needs_migration, text_piles.prepare_migration, text_piles.finish_migration),
+    Move("text_pile_v0_2", partial(still_a_table, "text_pile_v0_2"),
+         partial(set_aside, "text_pile_v0_2", "text_pile_gen2", "text_pile_v0_2_legacy"), gen2_piles.finish_migration),
+    Move("text_pile", partial(still_a_table, "text_pile"),
+         partial(set_aside, "text_pile", "text_pile_gen1", "text_pile_legacy"), text_piles.finish_migration),
     Move("link_list", links.list_needs_migration, links.prepare_list_migration, links.finish_list_migration),
-    Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
+    Move("link_summary", partial(still_a_table, "link_summary"), links.prepare_migration, links.finish_migration),
 )
 
 

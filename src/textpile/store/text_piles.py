@@ -195,28 +195,6 @@ FROM text_pile_legacy tp ORDER BY tp.text_pile_id
 """.format(fields=", ".join(f"tp.{name}" for name in GEN1_FIELDS))
 
 
-def needs_migration(conn: sqlite3.Connection) -> bool:
-    """True when ``text_pile`` is a table holding the Gen1 text itself (a summary database
-    made by a textpile before text_pile_gen1)."""
-    row = conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile'").fetchone()
-    return row is not None and row[0] == "table"
-
-
-def prepare_migration(conn: sqlite3.Connection) -> None:
-    """Step 1 of moving an older database (inside :func:`textpile.store.migrations.migrate`):
-    the text_pile table out of the view's way. Its references (entity_generation,
-    token_statistics, page_embedding) follow it to the name text_pile_gen1 (SQLite's ALTER
-    TABLE RENAME rewrites them), then the table moves on to text_pile_legacy without them
-    (legacy_alter_table, foreign keys off), so every text_pile_id keeps pointing at the
-    same pile, now in text_pile_gen1."""
-    conn.execute("ALTER TABLE text_pile RENAME TO text_pile_gen1")
-    conn.execute("PRAGMA legacy_alter_table=ON")
-    try:
-        conn.execute("ALTER TABLE text_pile_gen1 RENAME TO text_pile_legacy")
-    finally:
-        conn.execute("PRAGMA legacy_alter_table=OFF")
-
-
 def finish_migration(conn: sqlite3.Connection) -> int:
     """Step 2, after the schema made text_pile_gen1 and the view: every old pile as spans
     of the Gen2 text of the first generation that has both piles (ids kept), each checked
