@@ -44,7 +44,7 @@ from sites import SITES, ensure_site  # noqa: E402
 from systems import searchable_documents  # noqa: E402
 
 from textpile.search.engine import search  # noqa: E402
-from textpile.store.database import open_summary_db  # noqa: E402
+from textpile.store.database import connect, map_for_reading, open_summary_db  # noqa: E402
 from textpile.store.links import store_links  # noqa: E402
 from textpile.store.text_piles import store_gen1  # noqa: E402
 from textpile.store.urls import intern_url  # noqa: E402
@@ -169,7 +169,7 @@ class BareFts:
     """A bare FTS5 bm25 MATCH of the query's words (AND) over full_text_entity_index."""
 
     def __init__(self, db: Path) -> None:
-        self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        self.conn = map_for_reading(sqlite3.connect(f"file:{db}?mode=ro", uri=True))  # as textpile reads
 
     def search(self, text: str) -> int:
         words = [w for w in _WORD.findall(text)]
@@ -220,8 +220,10 @@ class Tantivy:
 
 
 class Textpile:
+    """textpile's library call on a connection opened as its readers open one."""
+
     def __init__(self, db: Path) -> None:
-        self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        self.conn = connect(db, read_only=True)
 
     def search(self, text: str) -> int:
         return len(search(self.conn, text).results)

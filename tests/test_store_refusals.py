@@ -16,7 +16,7 @@ import pytest
 
 from textpile.cli import main
 from textpile.errors import DatabaseError
-from textpile.store.database import open_crawler_db, open_summary_db, sqlite_uri
+from textpile.store.database import READ_MMAP_BYTES, open_crawler_db, open_summary_db, sqlite_uri
 
 from summarize.summary_fixtures import CrawlerRows, page
 
@@ -202,3 +202,20 @@ def test_read_only_open_of_missing_file_is_refused(tmp_path):
     with pytest.raises(DatabaseError, match="no such crawler database"):
         open_crawler_db(tmp_path / "missing.db", read_only=True)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_read_only_connections_map_the_file_and_writers_do_not(tmp_path):
+    db = _textpile_db(tmp_path / "s.db", "summary")
+    probe = sqlite3.connect(tmp_path / "probe.db")
+    granted = probe.execute(f"PRAGMA mmap_size={READ_MMAP_BYTES}").fetchone()[0]  # this build's cap
+    probe.close()
+    if not granted:
+        pytest.skip("this SQLite build cannot map files into memory")
+    reader = open_summary_db(db, create=False, read_only=True)
+    writer = open_summary_db(db, create=False)
+    try:
+        assert reader.execute("PRAGMA mmap_size").fetchone()[0] == granted
+        assert writer.execute("PRAGMA mmap_size").fetchone()[0] == 0
+    finally:
+        reader.close()
+        writer.close()

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from datasette.database import Database
 
-from textpile.store.database import sqlite_uri
+from textpile.store.database import map_for_reading, sqlite_uri
 from textpile.semantic.modes import SemanticCache
 
 # Seconds an old file's connections stay open after a swap, for queries still running.
@@ -88,6 +88,7 @@ class SummaryDatabase(Database):
         uri = sqlite_uri(self.path, mode="ro") if self.is_mutable else sqlite_uri(self.path, immutable=True)
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._opened.append(conn)
+        map_for_reading(conn)
         return conn
 
     async def execute_fn(self, fn):

@@ -36,7 +36,7 @@ from textpile.semantic.modes import (
     more_like_this,
     search_mode,
 )
-from textpile.store.database import sqlite_uri
+from textpile.store.database import map_for_reading, sqlite_uri
 from textpile.web.limits import limit_search_connection
 from textpile.web.access import may_view_summary
 from textpile.web.state import find_target, refresh_if_swapped
@@ -59,7 +59,7 @@ def run_search_file(path: Path, query: str, page: int, per_page: int,
     """
     conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=10)
     try:
-        limit_search_connection(conn)
+        map_for_reading(limit_search_connection(conn))
         loaded = None
         if semantic is not None and (like or check_mode(mode) != "keyword"):
             loaded = semantic.get(conn, with_model=not like)
