@@ -164,6 +164,18 @@ CREATE TABLE IF NOT EXISTS text_pile_gen2 (
     segmentation_cache_size INTEGER NOT NULL -- its length in bytes
 );
 
+-- Restart points of the packed Gen2 texts longer than 64 KiB: text_packed is one zlib stream
+-- with a full flush about every 64 KiB of text, so a reader of a part deep in a long text (a
+-- search result's section) inflates it from the nearest point before that part, not from
+-- the start (textpile.store.gen2_piles.pack_text). Texts without rows are read from the start.
+CREATE TABLE IF NOT EXISTS text_pile_gen2_block (
+    text_pile_id INTEGER NOT NULL REFERENCES text_pile_gen2(text_pile_id), -- the packed text
+    char_offset INTEGER NOT NULL, -- code points of the text before the point
+    byte_offset INTEGER NOT NULL, -- UTF-8 bytes of the text before the point
+    packed_offset INTEGER NOT NULL, -- bytes of text_packed before the point (raw deflate data starts there)
+    PRIMARY KEY (text_pile_id, char_offset)
+) WITHOUT ROWID;
+
 -- Text piles Gen2 (the documented text_pile_v0_2 table), one row per digest: the values
 -- unpacked from text_pile_gen2.
 CREATE VIEW IF NOT EXISTS text_pile_v0_2 AS

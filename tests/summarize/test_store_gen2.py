@@ -235,3 +235,66 @@ def test_parts_and_main_text_prefixes_read_as_the_views_do(tmp_path):
         for chars in (1, 50, 10**6):
             assert dict(main_text_prefixes(conn, [gen1_id, gen1_id + 1], chars)) == {
                 gen1_id: g1.text[:chars], gen1_id + 1: "only secondary"[:chars]}
+
+
+# --- restart points: long texts read from the nearest point before a part ------------
+
+LONGER = "\n".join(f"Zeile {i}: Grüße, 緑茶 and 🍵 at {i % 97} °C." for i in range(12000))  # about 480 KB
+
+
+def test_a_long_text_is_one_zlib_stream_with_restart_points_at_code_points():
+    from textpile.store.gen2_piles import BLOCK_BYTES, pack_text
+
+    data = LONGER.encode()
+    packed, size, points = pack_text(data)
+    assert size == len(data) and zlib.decompress(packed) == data and unpack(packed, size) == data
+    assert len(points) == len(data) // BLOCK_BYTES
+    previous = 0
+    for chars, byte, offset in points:
+        assert 0 < byte - previous <= BLOCK_BYTES and (data[byte] & 0xC0) != 0x80  # a code point's first byte
+        assert chars == len(data[:byte].decode())
+        assert zlib.decompressobj(-zlib.MAX_WBITS).decompress(packed[offset:]).startswith(data[byte:byte + 4096])
+        previous = byte
+    assert pack_text(b"short text")[2] == [] and pack_text(LONG.encode())[:2] == pack(LONG.encode())
+
+
+@pytest.mark.parametrize("step", [7, 16384])
+def test_parts_of_a_long_text_read_from_the_nearest_restart_point(monkeypatch, step):
+    import random
+
+    from textpile.store.gen2_piles import BLOCK_BYTES, PackedText, pack_text
+
+    monkeypatch.setattr(PackedText, "STEP", step)
+    data = LONGER.encode()
+    packed, size, points = pack_text(data)
+    deep = len(LONGER) - 100
+    text = PackedText(packed, size, points)
+    assert text.text(deep, 50) == LONGER[deep:deep + 50]
+    assert len(text.data) <= BLOCK_BYTES + 200 + step  # inflated from the last point only
+    assert text.read(len(data) - 30, len(data)) == data[-30:]
+    rng = random.Random(4)
+    for _ in range(200 if step > 7 else 40):
+        start, length = rng.randrange(len(LONGER) + 10), rng.choice([0, 1, 40, 3000, 70000])
+        assert text.text(start, length) == LONGER[start:start + length], (start, length)
+        begin = rng.randrange(len(data))
+        assert text.read(begin, begin + 100) == data[begin:begin + 100]
+    assert PackedText(packed, size).text(deep, 50) == LONGER[deep:deep + 50]  # without points: from the start
+
+
+def test_stored_gen2_texts_keep_their_restart_points_and_read_back_through_the_view(tmp_path):
+    from textpile.store.gen2_piles import gen2_text_parts, pack_text, store_gen2
+
+    with closing(open_summary_db(tmp_path / "s.db")) as conn:
+        long_id = store_gen2(conn, b"\x01" * 64, LONGER, b"meta", b"")
+        short_id = store_gen2(conn, b"\x02" * 64, "short", "m", b"cache")
+        assert store_gen2(conn, b"\x01" * 64, "other text", b"", b"") == long_id  # once per digest
+        conn.commit()
+        points = pack_text(LONGER.encode())[2]
+        assert conn.execute("SELECT text_pile_id, char_offset, byte_offset, packed_offset FROM text_pile_gen2_block"
+                            " ORDER BY 1, 2").fetchall() == [(long_id, *p) for p in points]
+        assert conn.execute("SELECT text_pile_id, text, metadata, segmentation_cache FROM text_pile_v0_2 ORDER BY 1"
+                            ).fetchall() == [(long_id, LONGER, b"meta", b""), (short_id, "short", b"m", b"cache")]
+        deep = len(LONGER) - 2000
+        assert dict(gen2_text_parts(conn, [("deep", long_id, deep, 500), ("start", long_id, 0, 9),
+                                           ("short", short_id, 1, 3)])) == {
+            "deep": LONGER[deep:deep + 500], "start": LONGER[:9], "short": "hor"}

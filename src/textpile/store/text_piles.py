@@ -35,7 +35,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from textpile.errors import DatabaseError
-from textpile.store.gen2_piles import PackedText
+from textpile.store.gen2_piles import PackedText, restart_points
 
 #: The Gen1 fields, in the seed's (and the digest's) order.
 GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
@@ -147,11 +147,13 @@ def main_text_prefixes(conn: sqlite3.Connection, piles: Sequence[int], chars: in
     gives them), reading each packed Gen2 text once and only as far as needed. Needs
     ``text_pile_gen2`` (:func:`textpile.store.gen2_piles.has_packed_texts`)."""
     marks = ", ".join("?" * len(piles))
-    for pile, text_spans, secondary_spans, packed, size in conn.execute(
-            "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text_packed, g2.text_size "
-            "FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
-            f"WHERE g1.text_pile_id IN ({marks})", list(piles)):
-        text = PackedText(packed, size) if packed is not None else None
+    rows = conn.execute(
+        "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text_pile_id, g2.text_packed, g2.text_size "
+        "FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
+        f"WHERE g1.text_pile_id IN ({marks})", list(piles)).fetchall()
+    points = restart_points(conn, [row[3] for row in rows if row[3] is not None])
+    for pile, text_spans, secondary_spans, gen2, packed, size in rows:
+        text = PackedText(packed, size, points.get(gen2, ())) if packed is not None else None
         yield pile, decode_field_prefix(text_spans, text, chars) or decode_field_prefix(secondary_spans, text, chars)
 
 

@@ -39,6 +39,7 @@ import pyarrow as pa
 
 from textpile.errors import TextpileError
 from textpile.ids import uuid7_bytes
+from textpile.store.gen2_piles import store_gen2
 from textpile.store.links import LinkStore
 from textpile.store.mimetypes import intern_mimetype
 from textpile.store.text_piles import GEN1_FIELDS, store_gen1
@@ -145,12 +146,9 @@ def export_prior(conn: sqlite3.Connection, str_urls: list[str]) -> pa.Table:
 
 def _store_text_piles(conn: sqlite3.Connection, s: dict) -> tuple[int, int]:
     """Store the scraped file's Gen2 and Gen1 text piles once per digest; return their ids.
-    Gen1 is stored as spans of the Gen2 text (:mod:`textpile.store.text_piles`)."""
-    conn.execute(
-        "INSERT OR IGNORE INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) VALUES (?, ?, ?, ?)",
-        (s["gen2_digest"], s["gen2_text"], s["gen2_metadata"], s["gen2_segmentation_cache"]))
-    tp2 = conn.execute("SELECT text_pile_id FROM text_pile_v0_2 WHERE blake2b512_digest = ?",
-                       (s["gen2_digest"],)).fetchone()[0]
+    Gen2 is stored packed (:func:`textpile.store.gen2_piles.store_gen2`), Gen1 as spans of
+    the Gen2 text (:mod:`textpile.store.text_piles`)."""
+    tp2 = store_gen2(conn, s["gen2_digest"], s["gen2_text"], s["gen2_metadata"], s["gen2_segmentation_cache"])
     tp1 = store_gen1(conn, s["gen1_digest"], [s[f"gen1_{name}"] for name in GEN1_FIELDS], tp2, s["gen2_text"])
     return tp1, tp2
 
