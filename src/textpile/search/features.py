@@ -33,6 +33,7 @@ the analyzed words of the field, so it is stemmed and case- and diacritic-free.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from dataclasses import dataclass
@@ -132,27 +133,28 @@ class QueryMatcher:
 
     def best_anchor(self, lines: str) -> float:
         """The best coverage x precision among the lines of ``lines`` (anchor texts,
-        analyzed); only lines holding a query term (as a substring) are matched, found
-        with one ``str.find`` per term from where the last line ended."""
+        analyzed); only lines holding a query term (as a substring) are matched: each
+        term's next occurrence is found with ``str.find``, the nearest one first (a heap),
+        and after a line every term found in it is looked for again after its end."""
         best = 0.0
         terms = self._stemmed.terms
-        if not terms:
-            return best
-        next_at = {t: lines.find(t) for t in terms}  # each term's next occurrence (-1: none left)
-        while True:
-            found = [at for at in next_at.values() if at != -1]
-            if not found:
-                break
-            at = min(found)
+        upcoming = [(at, i) for i, term in enumerate(terms) if (at := lines.find(term)) != -1]
+        heapq.heapify(upcoming)
+        while upcoming:
+            at = upcoming[0][0]
             start = lines.rfind("\n", 0, at) + 1
             end = lines.find("\n", at)
             m = self.match(lines[start:end] if end != -1 else lines[start:])
             best = max(best, m.cover * m.precision)
             if best >= 1.0 or end == -1:
                 break
-            for t, t_at in next_at.items():  # the next line holding a query term
-                if t_at != -1 and t_at <= end:
-                    next_at[t] = lines.find(t, end + 1)
+            while upcoming and upcoming[0][0] <= end:  # the next line holding a query term
+                i = upcoming[0][1]
+                at = lines.find(terms[i], end + 1)
+                if at == -1:
+                    heapq.heappop(upcoming)
+                else:
+                    heapq.heapreplace(upcoming, (at, i))
         return best
 
     def exact_cover(self, *lines: str) -> float:
