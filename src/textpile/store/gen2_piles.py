@@ -225,6 +225,9 @@ class PackedText:
     def read(self, start: int, end: int) -> bytes:
         """Bytes ``start`` to ``end`` (from 0, ``end`` exclusive) of the value: fewer when
         it is shorter."""
+        run = self._run
+        if run is not None and run.byte0 <= start and end - run.byte0 <= len(run.data):  # inflated already
+            return bytes(run.data[start - run.byte0:end - run.byte0])
         point = bisect.bisect_right(self.points, start, key=lambda p: p[1]) - 1
         run = self._reader(point, start)
         run.inflate(end - run.byte0)
