@@ -85,6 +85,12 @@ SNIPPET_SCAN = 12_000
 SNIPPET_FIRST = 4_000
 
 
+#: Word forms this long at least are looked for one by one (:meth:`SnippetMaker._matches`);
+#: with a shorter one (``a``, ``of``: found inside most words, each find a false hit) the
+#: expression's scan is faster.
+_FIND_FORM_CHARS = 3
+
+
 class SnippetMaker:
     """Makes snippets for one query: the part of a text with the most of its words.
 
@@ -113,6 +119,8 @@ class SnippetMaker:
         self._pattern_any_case: re.Pattern | None = None  # compiled when first needed (rare)
         self._wanted = len([g for g in self._groups if g])
         self._plain = [] if cjk else [f for f in forms if f[:1].isalnum() or f[:1] == "_"]
+        if any(len(f) < _FIND_FORM_CHARS for f in self._plain):
+            self._plain = []  # a short form is found inside most words: the expression skips them faster
 
     def _matches(self, lowered: str, pattern: re.Pattern, start: int = 0) -> Iterator[re.Match]:
         """``pattern.finditer(lowered, start)``, found faster: each word form is looked for
