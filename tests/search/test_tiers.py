@@ -81,3 +81,29 @@ def test_matches_past_the_first_tier_are_read_from_the_whole_index(tmp_path, mon
     assert seen == ["search_index_top"] and count == 5 and complete
     assert [score for _, score in rows] == [0.0] * 5  # in prior order, unscored
     assert urls(search(conn, "heron")) and sorted(urls(search(conn, "heron"))) == sorted(herons)
+
+
+def test_a_rebuilt_index_is_merged_into_one_segment_per_table(tmp_path, monkeypatch):
+    import pytest
+
+    from textpile.search import index
+    from textpile.summarize.fts import rebuild_fts_in
+
+    conn = summarized_site(tmp_path, pages())
+    conn.close()
+    with register_functions(sqlite3.connect(tmp_path / "summary.db")) as conn:
+        for word in ("one", "two", "three"):  # each commit writes a segment
+            with conn:
+                conn.execute("INSERT INTO search_index(rowid, title) VALUES (?, ?)", (1000 + len(word), word))
+        segments = "SELECT count(DISTINCT segid) FROM search_index_idx"
+        assert conn.execute(segments).fetchone()[0] >= 3
+        index.optimize_fts(conn, "search_index")
+        assert conn.execute(segments).fetchone()[0] == 1
+        assert [r[0] for r in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH 'three'")] == [1005]
+        with pytest.raises(ValueError, match="not an FTS5 table"):
+            index.optimize_fts(conn, "search_page")
+        merged = []
+        real = index.optimize_fts
+        monkeypatch.setattr(index, "optimize_fts", lambda c, table: (merged.append(table), real(c, table)))
+        rebuild_fts_in(conn)
+    assert sorted(merged) == sorted(index.FTS_TABLES)

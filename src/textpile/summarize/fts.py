@@ -63,13 +63,14 @@ def rebuild_fts_in(conn: sqlite3.Connection, *, on_page=None) -> int:
 
     The title column holds the description's title, else its primary headline, else ''.
     """
-    from textpile.search.index import rebuild_search_index
+    from textpile.search.index import optimize_fts, rebuild_search_index
 
     register_functions(conn)  # its external content reads the text_pile view, which unpacks
     _make_external(conn)
     with conn:
         conn.execute("INSERT INTO full_text_entity_index(full_text_entity_index) VALUES ('delete-all')")
         conn.execute(_FILL_SQL)
+        optimize_fts(conn, "full_text_entity_index")
     rebuild_search_index(conn, on_page=on_page)
     return fts_row_count(conn)
 
