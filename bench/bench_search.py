@@ -45,6 +45,7 @@ from systems import searchable_documents  # noqa: E402
 
 from textpile.search.engine import search  # noqa: E402
 from textpile.store.database import connect, map_for_reading, open_summary_db  # noqa: E402
+from textpile.store.gen2_piles import store_gen2  # noqa: E402
 from textpile.store.links import store_links  # noqa: E402
 from textpile.store.text_piles import store_gen1  # noqa: E402
 from textpile.store.urls import intern_url  # noqa: E402
@@ -126,12 +127,8 @@ def _copy_site(out: sqlite3.Connection, src: Path, copy: int, limit: int) -> int
             g2 = out.execute("SELECT text, metadata, segmentation_cache FROM src.text_pile_v0_2 WHERE text_pile_id = ?",
                              (tp2,)).fetchone()
             new_tp2 = None
-            if g2:  # an INSERT into the text_pile_v0_2 view (it packs the values) sets no lastrowid
-                digest = os.urandom(64)
-                out.execute("INSERT INTO text_pile_v0_2(blake2b512_digest, text, metadata, segmentation_cache) "
-                            "VALUES (?, ?, ?, ?)", (digest, *g2))
-                new_tp2 = out.execute("SELECT text_pile_id FROM text_pile_gen2 WHERE blake2b512_digest = ?",
-                                      (digest,)).fetchone()[0]
+            if g2:  # stored as the summarizer stores it (packed, with restart points)
+                new_tp2 = store_gen2(out, os.urandom(64), *g2)
             new_tp1 = store_gen1(out, os.urandom(64), fields, new_tp2, g2[0] if g2 else None)
             new_id = out.execute(
                 "INSERT INTO entity_generation(entity_generation_uuid, url_id, url_fragment, first_seen_unix_utc, "
