@@ -237,7 +237,7 @@ def test_server_errors_are_logged_briefly(ds, capsys, caplog, monkeypatch):
     def boom(*args):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(views, "run_search_file", boom)
+    monkeypatch.setattr(views, "run_search", boom)
     caplog.set_level(logging.DEBUG)
     capsys.readouterr()
     r = get(ds, "/search?search=cats")

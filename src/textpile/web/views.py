@@ -36,39 +36,33 @@ from textpile.semantic.modes import (
     more_like_this,
     search_mode,
 )
-from textpile.store.database import map_for_reading, sqlite_uri
-from textpile.web.limits import limit_search_connection
 from textpile.web.access import may_view_summary
-from textpile.web.state import find_target, refresh_if_swapped
+from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
 STATIC_PREFIX = "/-/textpile/static"
 
 
-def run_search_file(path: Path, query: str, page: int, per_page: int,
-                    budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
-                    like: str | None = None, semantic: SemanticCache | None = None) -> SearchResults:
-    """Open ``path`` read-only, run the search in ``mode`` (or more like ``like``) with the
-    time budget ``budget_ms``, close it (one connection per request). ``semantic`` keeps
-    the model and vectors between requests.
+def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
+               budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
+               like: str | None = None) -> SearchResults:
+    """Run the search in ``mode`` (or more like ``like``) with the time budget
+    ``budget_ms`` on this thread's search connection to ``target``
+    (:meth:`SummaryDatabase.search_connection`); ``target.semantic`` keeps the model and
+    vectors between requests.
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
         textpile.semantic.model.ModelError: the model's package is missing.
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
-    conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, timeout=10)
-    try:
-        map_for_reading(limit_search_connection(conn))
-        loaded = None
-        if semantic is not None and (like or check_mode(mode) != "keyword"):
-            loaded = semantic.get(conn, with_model=not like)
-        if like:
-            return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
-        return search_mode(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page,
-                           budget_ms=budget_ms)
-    finally:
-        conn.close()
+    conn = target.search_connection()
+    loaded = None
+    if like or check_mode(mode) != "keyword":
+        loaded = target.semantic.get(conn, with_model=not like)
+    if like:
+        return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+    return search_mode(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
 
 
 def _query_arg(request) -> str:
@@ -138,8 +132,7 @@ async def search_view(datasette, request):
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = (datasette.plugin_config("textpile") or {}).get("search_time_limit_ms", DEFAULT_BUDGET_MS)
-            results = await asyncio.to_thread(run_search_file, target.path, query, page, per_page, budget_ms,
-                                              named, like, target.semantic)
+            results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like)
         except ModeError as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
