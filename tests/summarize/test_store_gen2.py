@@ -298,3 +298,29 @@ def test_stored_gen2_texts_keep_their_restart_points_and_read_back_through_the_v
         assert dict(gen2_text_parts(conn, [("deep", long_id, deep, 500), ("start", long_id, 0, 9),
                                            ("short", short_id, 1, 3)])) == {
             "deep": LONGER[deep:deep + 500], "start": LONGER[:9], "short": "hor"}
+
+
+def test_restart_points_give_exact_parts_for_any_text_and_block_size(monkeypatch):
+    import random
+
+    from textpile.store import gen2_piles
+    from textpile.store.gen2_piles import PackedText, pack_text
+
+    rng = random.Random(9)
+    alphabet = ["a", " ", "\n", "é", "緑", "🍵", "ß", "x" * 20]
+    with_points = 0
+    for _ in range(300):
+        monkeypatch.setattr(gen2_piles, "BLOCK_BYTES", rng.choice([4, 5, 17, 64, 1000]))
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 400)))
+        data = text.encode()
+        packed, size, points = pack_text(data)
+        assert unpack(packed, size) == data
+        assert all(chars == len(data[:byte].decode()) for chars, byte, _ in points)
+        with_points += bool(points)
+        reader = PackedText(packed, size, points)
+        for _ in range(5):
+            start, length = rng.randrange(len(text) + 2), rng.randrange(60)
+            assert reader.text(start, length) == text[start:start + length]
+            begin = rng.randrange(len(data) + 2)
+            assert reader.read(begin, begin + length) == data[begin:begin + length]
+    assert with_points >= 100  # many texts were packed with restart points (a flush costs bytes: short texts are kept as they are)
