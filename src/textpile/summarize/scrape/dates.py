@@ -96,9 +96,14 @@ _ITEMPROP = etree.XPath("//@itemprop")
 
 
 class PageDateSources:
-    """The date candidates found in one document's markup, collected once."""
+    """The date candidates found in one document's markup, collected once.
 
-    def __init__(self, root: etree._Element) -> None:
+    ``lowered`` is the UTF-8 source ``root`` was parsed from, ASCII-lower-cased, when known:
+    without ``itemprop`` in it (attribute names are ASCII-lower-cased by the parser), the
+    microdata search over the whole tree is skipped.
+    """
+
+    def __init__(self, root: etree._Element, lowered: bytes | None = None) -> None:
         self.json_ld: list[object] = []
         for script in root.iter("script"):
             if (script.get("type") or "").strip().lower() != "application/ld+json":
@@ -109,7 +114,8 @@ class PageDateSources:
                 continue
         self.itemprops: dict[str, list[str]] = {"datepublished": [], "datemodified": []}
         self.meta: dict[str, list[str]] = {}
-        for el in (value.getparent() for value in _ITEMPROP(root)):
+        itemprops = _ITEMPROP(root) if lowered is None or b"itemprop" in lowered else ()
+        for el in (value.getparent() for value in itemprops):
             for prop in (el.get("itemprop") or "").lower().split():
                 if prop in self.itemprops:
                     value = el.get("content") or el.get("datetime") or el.get("value") or "".join(el.itertext())
@@ -157,14 +163,15 @@ class PageDateSources:
 
 
 def page_dates(root: etree._Element | None, last_modified_unix_utc: int | None,
-               now_unix_utc: int) -> tuple[int | None, int | None]:
+               now_unix_utc: int, lowered: bytes | None = None) -> tuple[int | None, int | None]:
     """(time_created, time_updated) in unix seconds per the module docstring.
 
     ``root`` None (plain text) has no markup: created is None, updated the Last-Modified.
+    ``lowered``: the ASCII-lower-cased UTF-8 source of ``root``, when known (see PageDateSources).
     """
     published = modified = None
     if root is not None:
-        sources = PageDateSources(root)
+        sources = PageDateSources(root, lowered)
         published = sources.published(now_unix_utc)
         modified = sources.modified(now_unix_utc)
     if modified is None:

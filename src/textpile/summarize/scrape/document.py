@@ -45,27 +45,31 @@ def clean_body(body: str | bytes) -> str:
     return text.replace("\x00", "")
 
 
-def parse_html(text: str) -> etree._Element | None:
+def parse_html(text: str, data: bytes | None = None) -> etree._Element | None:
     """Parse HTML text into an lxml document (root ``html`` element); None when
     there is no document at all (empty or whitespace-only input, nothing parseable).
+    ``data``: ``text`` already encoded as UTF-8, when the caller has it.
 
     libxml2 stops descending at its nesting limit (256 levels): content nested deeper is
     not in the tree (it is dropped, not an error)."""
     if not text.strip():
         return None
+    if data is None:
+        data = text.encode("utf-8")
     # A parser per call: lxml parsers must not be shared between threads.
     parser = etree.HTMLParser(encoding="utf-8", remove_blank_text=False, remove_comments=True, remove_pis=True)
     try:
-        root = etree.fromstring(text.encode("utf-8"), parser=parser)
+        root = etree.fromstring(data, parser=parser)
     except (etree.ParserError, etree.XMLSyntaxError):  # nothing but comments or the like
         return None
     return root if root is not None and isinstance(root.tag, str) else None
 
 
-def _description(root, h1s, last_modified: int | None, now: int, links, guessed: str | None) -> DocumentDescription:
+def _description(root, h1s, last_modified: int | None, now: int, links, guessed: str | None,
+                 lowered: bytes | None = None) -> DocumentDescription:
     tag = language_tag(desc.html_lang(root)) if root is not None else None
     language = primary_subtag(tag) or guessed
-    created, updated = page_dates(root, last_modified, now)
+    created, updated = page_dates(root, last_modified, now, lowered)
     if root is None:
         return DocumentDescription(None, None, None, language, created, updated,
                                    indexiness(links, created is not None))
@@ -151,7 +155,8 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
             noindex=False,
         )
 
-    root = parse_html(text)
+    data = text.encode("utf-8")
+    root = parse_html(text, data)
     if root is None:
         walk = WalkResult()
         return ScrapeResult(
@@ -161,7 +166,10 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
             links=[],
             noindex=False,
         )
-    walk = walk_document(root)
+    # the source with ASCII lower-cased, as the parser lower-cases names: lets the walk and
+    # the dates skip searches for attributes the page cannot hold
+    lowered = data.lower()
+    walk = walk_document(root, lowered)
     mark_main_content(walk.lines, walk.containers)
 
     base = page.str_url
@@ -174,11 +182,12 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
     links = resolve_links(walk.links, page, base)
 
     lang_tag = language_tag(desc.html_lang(root))
-    guessed = guess_language(walk.text)
+    joined = walk.text
+    guessed = guess_language(joined)
     return ScrapeResult(
         text_pile=build_gen1(walk),
-        text_pile_v0_2=build_gen2(walk.lines, walk.spans, lang_tag or "", guessed or ""),
-        description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed),
+        text_pile_v0_2=build_gen2(walk.lines, walk.spans, lang_tag or "", guessed or "", joined),
+        description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed, lowered),
         links=links,
         noindex=desc.robots_noindex(root),
         sections=walk.sections,

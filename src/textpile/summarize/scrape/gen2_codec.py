@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -231,8 +232,9 @@ def decode_metadata(blob: bytes) -> Gen2Metadata:
 # --- segmentation cache ---------------------------------------------------------
 
 
-def encode_segmentation_cache(language: str, segments: list[Segment] | tuple[Segment, ...]) -> bytes:
-    """Encode a segmentation cache (format version 1)."""
+def encode_segmentation_cache(language: str, segments: Sequence[Segment | tuple[int, int, tuple[int, ...]]]) -> bytes:
+    """Encode a segmentation cache (format version 1). ``segments``: Segments or plain
+    (length, relevance, sentence lengths) tuples."""
     out = bytearray((SEGMENTATION_CACHE_FORMAT_VERSION,))
     out += encode_string(language)
     _append_varint(out, len(segments))

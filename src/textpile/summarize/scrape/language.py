@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from itertools import islice
 from operator import methodcaller
 from types import MappingProxyType
@@ -59,11 +60,34 @@ def primary_subtag(tag: str | None) -> str | None:
     return tag.split("-", 1)[0].lower() if tag else None
 
 
+#: Code points of text read first for the first MAX_WORDS words (documentation pages
+#: average 6-7 code points a word): a long text is not lower-cased and searched to the end.
+_PREFIX_CHARS = 16384
+
+
+def _first_words(text: str) -> list[str] | Iterator[str]:
+    """The first MAX_WORDS ``\\w+`` words of ``text.lower()``, in order.
+
+    In a longer text a prefix is tried first, cut at a space: no word runs across that
+    cut, and ``str.lower`` (whose final-sigma rule looks ahead over case-ignorable code
+    points, which a space is not) lower-cases the prefix as it does in the whole text.
+    """
+    if len(text) <= _PREFIX_CHARS:
+        words = _WORDS.findall(text.lower())
+        return words[:MAX_WORDS] if len(words) > MAX_WORDS else words
+    cut = text.find(" ", _PREFIX_CHARS)
+    if cut > 0:
+        words = _WORDS.findall(text[:cut].lower())
+        if len(words) >= MAX_WORDS:
+            return words[:MAX_WORDS]
+    return map(_GROUP, islice(_WORDS.finditer(text.lower()), MAX_WORDS))
+
+
 def guess_language(text: str) -> str | None:
     """Guess the language of ``text`` by stopwords (see the module docstring); None if unsure."""
     hits = dict.fromkeys(STOPWORDS, 0)
     # the first MAX_WORDS words, counted at C speed; then each distinct word once
-    counts = Counter(map(_GROUP, islice(_WORDS.finditer(text.lower()), MAX_WORDS)))
+    counts = Counter(_first_words(text))
     for word, count in counts.items():
         for lang in _WORD_LANGS.get(word, ()):
             hits[lang] += count

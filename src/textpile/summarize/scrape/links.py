@@ -6,8 +6,6 @@ Sources: unobtanium-documentation.txt, pages "Link Locality", "Link destination 
 
 from __future__ import annotations
 
-import posixpath
-
 from textpile.enums import LinkDestinationType as Dest
 from textpile.enums import LinkLocality
 from textpile.store.urls import DEFAULT_PORTS, ParsedUrl, UrlError, UrlResolver
@@ -42,8 +40,9 @@ _MEDIA_PARENTS = {"audio": Dest.media_audio, "video": Dest.media_video, "picture
 
 
 def _extension(url: ParsedUrl) -> str:
-    name = posixpath.basename(url.path or "")
-    return name.rsplit(".", 1)[1].lower() if "." in name else ""
+    name = (url.path or "").rpartition("/")[2]  # posixpath.basename
+    dot = name.rfind(".")
+    return name[dot + 1:].lower() if dot >= 0 else ""
 
 
 def _type_from_mime(value: str | None) -> Dest | None:
@@ -104,6 +103,14 @@ def destination_type(tag: str, url: ParsedUrl, rel: frozenset[str], type_attr: s
     return _TAG_TYPES.get(tag, Dest.file)
 
 
+def _anchor_type(url: ParsedUrl) -> int:
+    """``destination_type("a", url, no rel, no type)`` as an int: the type of most links."""
+    if url.scheme in COMMUNICATION_SCHEMES:
+        return int(Dest.communication)
+    by_ext = EXTENSION_TYPES.get(_extension(url))
+    return int(by_ext) if by_ext is not None else int(Dest.document)
+
+
 def _explicit_port(url: ParsedUrl) -> int | None:
     """The port as the ``url`` crate's ``port()`` gives it: None when it is the default."""
     return None if url.port == DEFAULT_PORTS.get(url.scheme) else url.port
@@ -156,7 +163,7 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
                 target = None
             # with the destination type of an a/area without a type attribute (most links)
             found = parsed[key] = None if target is None or target.scheme in SKIPPED_SCHEMES else \
-                (target, int(link_locality(page, target)), int(destination_type("a", target, _NO_REL, None)))
+                (target, int(link_locality(page, target)), _anchor_type(target))
         if found is None:
             continue
         target, locality, anchor_type = found

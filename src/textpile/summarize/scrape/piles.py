@@ -11,7 +11,7 @@ import hashlib
 import re
 
 from textpile.summarize.scrape.gen2_codec import (
-    Marker, MarkerKind, Relevance, Segment, encode_metadata, encode_segmentation_cache, gen2_digest,
+    Marker, MarkerKind, Relevance, encode_metadata, encode_segmentation_cache, gen2_digest,
 )
 from textpile.summarize.scrape.result import TextPileGen1, TextPileGen2
 from textpile.summarize.scrape.walk import Line, WalkResult
@@ -96,21 +96,27 @@ def main_content_markers(lines: list[Line]) -> list[Marker]:
     return markers
 
 
+_MAIN_CONTENT = int(Relevance.main_content)
+_BOILERPLATE = int(Relevance.boilerplate)
+
+
 def build_gen2(lines: list[Line], spans: list[tuple[int, int, int]], language: str,
-               guessed_language: str) -> TextPileGen2:
-    """Gen2 text pile: text = the lines joined by ``"\\n"``; metadata = the walk's spans
-    plus main_content markers and the document language; segmentation cache = one
-    segment per line with its relevance (main content or boilerplate), sentence lengths
-    and the guessed language."""
-    text = "\n".join(line.text for line in lines)
+               guessed_language: str, text: str | None = None) -> TextPileGen2:
+    """Gen2 text pile: text = the lines joined by ``"\\n"`` (``text``, when the caller has
+    joined them already); metadata = the walk's spans plus main_content markers and the
+    document language; segmentation cache = one segment per line with its relevance (main
+    content or boilerplate), sentence lengths and the guessed language."""
+    if text is None:
+        text = "\n".join([line.text for line in lines])
     markers = {(start, end, kind) for kind, start, end in spans}
     markers.update(main_content_markers(lines))
     metadata = encode_metadata(language, markers)
+    # (length, relevance, sentence lengths) as plain tuples: the fields of a Segment, without
+    # a named tuple and an enum look-up for each of a page's hundreds of lines
     segments = [
-        Segment(len(line.text),
-                int(Relevance.main_content if line.main else Relevance.boilerplate),
-                sentence_lengths(line.text))
+        (len(line_text), _MAIN_CONTENT if line.main else _BOILERPLATE, sentence_lengths(line_text))
         for line in lines
+        for line_text in (line.text,)
     ]
     cache = encode_segmentation_cache(guessed_language, segments)
     return TextPileGen2(text, metadata, cache, gen2_digest(text, metadata))
