@@ -116,3 +116,9 @@ def _words_of_whole_text(text: str) -> list[str]:
 def test_language_guess_reads_the_same_first_words(text):
     assert list(language._first_words(text)) == _words_of_whole_text(text)
     assert Counter(language._first_words(text)) == Counter(_words_of_whole_text(text))
+
+
+@pytest.mark.parametrize("markup", ['<PRE>a <span>b</span>\nc</PRE>', '<pre class="x">a <span>b</span>\nc</pre>'])
+def test_plain_pre_is_found_in_any_case(markup):
+    root, lowered = _tree(f"<html><body><p>x</p>{markup}</body></html>")
+    assert walk_document(root, lowered).text == "x\na b\nc" == walk_document(root, None).text

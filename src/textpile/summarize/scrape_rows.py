@@ -50,10 +50,15 @@ def _error_row(file_id: int, error: str) -> tuple:
 
 def _link_rows(file_id: int, result: ScrapeResult) -> list[tuple]:
     rows = []
+    # a page's links share a few location signatures: each one's flag columns made once
+    flag_columns: dict[frozenset[str], tuple[bool, ...]] = {}
     for index, link in enumerate(result.links):
         location = link.location
+        flags = flag_columns.get(location)
+        if flags is None:
+            flags = flag_columns[location] = tuple([flag in location for flag in LOCATION_FLAGS])
         rows.append((file_id, index, link.to_url, link.fragment, link.rel_nofollow, link.rel_me, link.rel_tag,
-                     *[flag in location for flag in LOCATION_FLAGS], link.contains_headline,
+                     *flags, link.contains_headline,
                      link.destination_type, int(link.link_locality), link.html_tag_name, link.text))
     return rows
 

@@ -376,7 +376,8 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
             sections[index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, end))
 
     hidden = _hidden_elements(root, lowered)
-    plain_pres = set(_PLAIN_PRE(root))
+    # a tag name cannot hold character references: without "<pre" in the source, no pre
+    plain_pres = set(_PLAIN_PRE(root)) if lowered is None or b"<pre" in lowered else set()
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skipping = False  # the next "end" event closes a skipped element
     actions = _ACTIONS
