@@ -40,6 +40,8 @@ class ProcessTree:
         self.peak_pss = 0
         self._children: list = []
         self._child_cpu: dict[tuple[int, float], float] = {}
+        #: the process name (``comm``) of each child, as last sampled
+        self._child_name: dict[tuple[int, float], str] = {}
         self._start_cpu = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -66,7 +68,9 @@ class ProcessTree:
                     total += rss
                     proportional += _pss(child, rss) if pss else rss
                     times = child.cpu_times()
-                    self._child_cpu[(child.pid, child.create_time())] = times.user + times.system
+                    key = (child.pid, child.create_time())
+                    self._child_cpu[key] = times.user + times.system
+                    self._child_name[key] = child.name()
             except psutil.Error:
                 continue
         self.peak_rss = max(self.peak_rss, total)
@@ -102,6 +106,15 @@ class ProcessTree:
     def children_cpu_s(self) -> float:
         """CPU seconds of the descendants in the same span (as last sampled)."""
         return sum(cpu - self._baseline.get(key, 0.0) for key, cpu in self._child_cpu.items())
+
+    def children_cpu_by_name(self) -> dict[str, float]:
+        """:meth:`children_cpu_s` per process name (``comm``: textpile names its workers
+        by role, see textpile.processes.name_this_process), largest first."""
+        by_name: dict[str, float] = {}
+        for key, cpu in self._child_cpu.items():
+            name = self._child_name.get(key, "?")
+            by_name[name] = by_name.get(name, 0.0) + cpu - self._baseline.get(key, 0.0)
+        return dict(sorted(by_name.items(), key=lambda item: -item[1]))
 
     def cpu_s(self) -> float:
         """CPU seconds (user + system) of this process (less the sampler) and its

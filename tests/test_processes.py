@@ -56,3 +56,19 @@ def test_a_worker_ends_when_its_owner_is_killed():
     while process_alive(worker_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert process_alive(worker_pid) is False
+
+
+NAMED = """
+import sys
+from textpile.processes import name_this_process
+print(name_this_process(sys.argv[1]), flush=True)
+print(open("/proc/self/comm").read().strip(), flush=True)
+"""
+
+
+def test_a_worker_is_named_by_its_role():
+    done = subprocess.run([sys.executable, "-c", NAMED, "textpile-reader-with-a-long-name"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True", "textpile-reader"]  # cut to the 15 characters Linux keeps
+

@@ -15,10 +15,11 @@ polite crawler (bench/crawl/run_scrapy.py). From the server's log it prints per 
   arrival) over the delay, and the same measured from the end of the previous answer to
   the next arrival (textpile's rule: it must never be below 1);
 - longest silence/delay: the longest time any origin got no request while it was being
-  crawled, over the delay;
+  crawled, over the delay (after each run: which origin, when, between which paths);
 - CPU per request (ms, the crawler process and its children; the benchmark's own
   sampler left out) and the part of it spent in the crawler's main process (for
-  textpile: the event loop, which one core must carry at the politeness bound), peak
+  textpile: the event loop, which one core must carry at the politeness bound), for
+  textpile the parts spent in its page readers and its crawler database process, peak
   RSS (MiB, summed over the process tree) and peak PSS (shared pages counted once), and
   the load average (1 min) before and after the run.
 """
@@ -54,27 +55,35 @@ class RunFigures:
     longest_silence: float
     cpu_ms_per_request: float
     loop_ms_per_request: float
+    readers_ms_per_request: float
+    db_ms_per_request: float
     peak_rss_mib: float
     peak_pss_mib: float
     wall_s: float
     load_before: float
     load_after: float
+    silence_where: str = ""
 
 
 def log_figures(rows: list[list], origins: int, delay_s: float) -> dict[str, float]:
     """rate/bound, min gaps and longest silence (all over the delay) from server log rows
     ``[origin, arrival, answered, status, path]``."""
-    by_origin: dict[int, list[tuple[float, float]]] = {}
-    for origin, arrival, answered, _status, _path in rows:
-        by_origin.setdefault(origin, []).append((arrival, answered))
-    min_gap = min_after = longest = float("inf")
+    by_origin: dict[int, list[tuple[float, float, str]]] = {}
+    for origin, arrival, answered, _status, path in rows:
+        by_origin.setdefault(origin, []).append((arrival, answered, path))
+    min_gap = min_after = float("inf")
     longest = 0.0
-    for times in by_origin.values():
+    silence_where = ""
+    first_arrival = min(r[1] for r in rows)
+    for origin, times in by_origin.items():
         times.sort()
-        for (a0, e0), (a1, _e1) in zip(times, times[1:]):
+        for (a0, e0, p0), (a1, _e1, p1) in zip(times, times[1:]):
             min_gap = min(min_gap, a1 - a0)
             min_after = min(min_after, a1 - e0)
-            longest = max(longest, a1 - a0)
+            if a1 - a0 > longest:
+                longest = a1 - a0
+                silence_where = (f"origin {origin}: {a1 - a0:.2f} s from {a0 - first_arrival:.1f} s "
+                                 f"(after {p0}, before {p1})")
     arrivals = sorted(r[1] for r in rows)
     start, end = arrivals[0] + 2 * delay_s, arrivals[-1] - 2 * delay_s
     if end - start < 2 * delay_s:
@@ -82,7 +91,8 @@ def log_figures(rows: list[list], origins: int, delay_s: float) -> dict[str, flo
     in_window = sum(1 for t in arrivals if start <= t <= end)
     rate = in_window / (end - start) if end > start else float("nan")
     return {"rate_over_bound": rate / (origins / delay_s), "min_gap": min_gap / delay_s,
-            "min_gap_after_answer": min_after / delay_s, "longest_silence": longest / delay_s}
+            "min_gap_after_answer": min_after / delay_s, "longest_silence": longest / delay_s,
+            "silence_where": silence_where}
 
 
 def run_once(crawler: str, command: list[str], root: Path, origins: int, delay_ms: int,
@@ -109,20 +119,30 @@ def run_once(crawler: str, command: list[str], root: Path, origins: int, delay_m
                       figures["min_gap"], figures["min_gap_after_answer"], figures["longest_silence"],
                       1000 * result["cpu_s"] / max(len(rows), 1),
                       1000 * result.get("cpu_loop_s", float("nan")) / max(len(rows), 1),
+                      _role_ms(result, "textpile-reader", len(rows)), _role_ms(result, "textpile-writer", len(rows)),
                       result["peak_rss"] / 2**20, result.get("peak_pss", float("nan")) / 2**20,
-                      result["wall_s"], load_before, load_after)
+                      result["wall_s"], load_before, load_after, figures["silence_where"])
+
+
+def _role_ms(result: dict, name: str, requests: int) -> float:
+    """CPU ms per request of the crawler's child processes named ``name`` (NaN when the
+    crawler reports no such role: Scrapy, an older textpile)."""
+    by_role = result.get("cpu_by_role") or {}
+    return 1000 * by_role[name] / max(requests, 1) if name in by_role else float("nan")
 
 
 def print_table(runs: list[RunFigures]) -> None:
     header = (f"{'crawler':<16} {'N':>5} {'delay':>6} {'requests':>8} {'rate/bound':>10} {'min gap':>8} "
-              f"{'gap/answer':>10} {'silence':>8} {'CPU ms/req':>10} {'main ms/req':>11} {'RSS MiB':>8} {'PSS MiB':>8} "
+              f"{'gap/answer':>10} {'silence':>8} {'CPU ms/req':>10} {'main ms/req':>11} {'readers':>7} {'db':>5} "
+              f"{'RSS MiB':>8} {'PSS MiB':>8} "
               f"{'wall s':>7} {'load':>10}")
     print(header)
     print("-" * len(header))
     for r in runs:
         print(f"{r.crawler:<16} {r.origins:>5} {r.delay_s:>5g}s {r.requests:>8} {r.rate_over_bound:>10.3f} "
               f"{r.min_gap:>8.3f} {r.min_gap_after_answer:>10.3f} {r.longest_silence:>8.2f} "
-              f"{r.cpu_ms_per_request:>10.2f} {r.loop_ms_per_request:>11.2f} {r.peak_rss_mib:>8.0f} "
+              f"{r.cpu_ms_per_request:>10.2f} {r.loop_ms_per_request:>11.2f} {r.readers_ms_per_request:>7.2f} "
+              f"{r.db_ms_per_request:>5.2f} {r.peak_rss_mib:>8.0f} "
               f"{r.peak_pss_mib:>8.0f} {r.wall_s:>7.1f} "
               f"{r.load_before:>4.1f}-{r.load_after:<4.1f}")
 
@@ -163,6 +183,7 @@ def main() -> None:
                     figures = run_once(name, command, root, origins, delay_ms, work)
                     runs.append(figures)
                     print_table([figures])
+                    print(f"  longest silence: {figures.silence_where}")
                     sys.stdout.flush()
     print()
     print(f"crawl benchmark: {len(runs)} runs, python3.11-doc pages, 2 cores shared")

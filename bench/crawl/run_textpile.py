@@ -7,7 +7,9 @@ Crawls ``http://127.0.0.1:<port>/index.html`` for every port with ``crawl_async`
 crawl loop without the end's optimize and vacuum) and prints one JSON line: requests,
 wall seconds, CPU seconds of the process tree (this process, the event loop's, and its
 workers: page readers, the crawler database process; the sampler's own CPU left out)
-and of this process alone, and the peak resident memory of the process tree (RSS
+and of this process alone, the children's CPU seconds per process name (textpile names
+its workers by role: ``textpile-reader``, ``textpile-writer``; the forkserver keeps
+python's name), and the peak resident memory of the process tree (RSS
 summed, sampled every 0.1 s; PSS, shared pages counted once, every 1 s). ``--textpile-src``
 puts another checkout's ``src`` first on ``sys.path`` (to measure an older version).
 """
@@ -70,7 +72,8 @@ def main() -> None:
     db.finish_agent()
     conn.close()
     print(json.dumps({"requests": report.total_requests, "pages": report.ingested_files, "wall_s": wall,
-                      "cpu_s": cpu, "cpu_loop_s": tree.own_cpu_s(), "peak_rss": tree.peak_rss, "peak_pss": tree.peak_pss, "exit_codes": report.exit_code_counts}))
+                      "cpu_s": cpu, "cpu_loop_s": tree.own_cpu_s(),
+                      "cpu_by_role": tree.children_cpu_by_name(), "peak_rss": tree.peak_rss, "peak_pss": tree.peak_pss, "exit_codes": report.exit_code_counts}))
 
 
 if __name__ == "__main__":

@@ -164,10 +164,31 @@ def forkserver_context(preload: list[str]) -> multiprocessing.context.BaseContex
     return context
 
 
-def init_worker(owner_pid: int, owner_started: float | None) -> None:
+#: The longest process name Linux keeps (``comm``: 16 bytes with the final NUL).
+MAX_PROCESS_NAME_CHARS = 15
+
+
+def name_this_process(name: str) -> bool:
+    """Give this process the name ``name`` as ``ps``, ``top`` and psutil's ``name()``
+    show it (Linux ``/proc/self/comm``; cut to :data:`MAX_PROCESS_NAME_CHARS`
+    characters), so that a pool's workers, which all share the forkserver's command
+    line, can be told apart by their role. True when it was set; False where the system
+    has no such file (then nothing changes)."""
+    try:
+        with open("/proc/self/comm", "w", encoding="ascii", errors="replace") as fh:
+            fh.write(name[:MAX_PROCESS_NAME_CHARS])
+    except OSError:
+        return False
+    return True
+
+
+def init_worker(owner_pid: int, owner_started: float | None, name: str | None = None) -> None:
     """Initializer of a pool's worker processes: Ctrl+C is the owner's to handle (it
     stops the workers), and a worker ends by itself when the owning process was killed
     (SIGKILL; :func:`exit_with_parent`). Pass the owner's :func:`this_process` pid and
-    start time."""
+    start time, and the workers' role as their process ``name`` (see
+    :func:`name_this_process`; None: the name is left as it is)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if name is not None:
+        name_this_process(name)
     exit_with_parent(owner_pid, owner_started)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from sites import Response, SiteServer
 from textpile.crawl.packed import pack_links, unpack_links
-from textpile.crawl.reader import PageReader, read_body
+from textpile.crawl.reader import READER_PROCESS_NAME, PageReader, read_body
 from textpile.crawl.run import run_crawl
 from textpile.store.urls import parse_url
 
@@ -102,3 +103,14 @@ def test_packed_links_round_trip():
     assert unpack_links("") == [] and pack_links([]) == ""
     with pytest.raises(ValueError, match="never packed: 'https://u:p@h.example/'"):
         pack_links([parse_url("https://u:p@h.example/")])
+
+
+def test_page_readers_are_named_by_their_role():
+    comm = Path("/proc/self/comm")
+
+    async def ask():
+        with PageReader(1) as reader:
+            return await reader._queue("", comm.read_text, ())
+
+    assert asyncio.run(ask()) == f"{READER_PROCESS_NAME}\n"
+

@@ -40,6 +40,8 @@ from textpile.store.urls import ParsedUrl
 FLUSH_INTERVAL_S = 0.25
 #: Queued entries that make the crawl flush at once.
 MAX_PENDING_ENTRIES = 200
+#: The process name of the crawler database process (``ps``, ``top``).
+DATABASE_PROCESS_NAME = "textpile-writer"
 #: Links of a page written in one job of the database process (about 20 ms of work).
 LINKS_PER_JOB = 2000
 
@@ -58,7 +60,7 @@ def _open_process_store(path: str, agent_id: int | None, owner_pid: int, owner_s
     global _PROCESS_STORE
     from textpile.store.database import connect
 
-    init_worker(owner_pid, owner_started)
+    init_worker(owner_pid, owner_started, DATABASE_PROCESS_NAME)
     _PROCESS_STORE = CrawlStore(connect(path), agent_id)
 
 

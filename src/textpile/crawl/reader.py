@@ -32,6 +32,8 @@ from textpile.store.urls import ParsedUrl
 #: Media types whose text the crawler keeps, and those it reads as HTML.
 TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+#: The process name of the page readers (``ps``, ``top``; :func:`textpile.processes.name_this_process`).
+READER_PROCESS_NAME = "textpile-reader"
 
 
 @dataclass
@@ -200,7 +202,7 @@ class PageReader:
             return ThreadPoolExecutor(1, thread_name_prefix="textpile-page-reader")
         owner = this_process()
         return ProcessPoolExecutor(self.processes, mp_context=forkserver_context(), initializer=init_worker,
-                                   initargs=(owner.pid, owner.started_unix))
+                                   initargs=(owner.pid, owner.started_unix, READER_PROCESS_NAME))
 
     async def read(self, body: bytes, essence: str, charset: str | None, url: str, token: str,
                    origins: frozenset[str], origin: str = "",
