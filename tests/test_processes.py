@@ -72,3 +72,31 @@ def test_a_worker_is_named_by_its_role():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["True", "textpile-reader"]  # cut to the 15 characters Linux keeps
 
+
+HEAP = """
+import resource, sys
+from textpile.processes import keep_freed_memory
+if sys.argv[1] == "keep":
+    print(keep_freed_memory(32 * 1024 * 1024, 64 * 1024 * 1024))
+def tree():  # like a parsed page: 40 blocks of 1 MiB, every page touched, then freed
+    blocks = [bytearray(1024 * 1024) for _ in range(40)]
+    del blocks
+tree()  # the first tree's pages are faulted in either way
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(5):
+    tree()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+def test_freed_memory_is_kept_for_the_next_big_structure():
+    pages = 40 * 1024 * 1024 // os.sysconf("SC_PAGE_SIZE")
+    default = subprocess.run([sys.executable, "-c", HEAP, "default"], capture_output=True, text=True, timeout=120)
+    kept = subprocess.run([sys.executable, "-c", HEAP, "keep"], capture_output=True, text=True, timeout=120)
+    assert default.returncode == 0 and kept.returncode == 0, default.stderr + kept.stderr
+    # By default glibc gives the freed 40 MiB back to the system (beyond its trim
+    # threshold) and every later tree faults its pages in again; kept, they are reused.
+    assert int(default.stdout) >= 5 * pages * 0.9
+    flag, faults = kept.stdout.split()
+    assert flag == "True"
+    assert int(faults) < pages / 10

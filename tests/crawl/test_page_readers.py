@@ -114,3 +114,13 @@ def test_page_readers_are_named_by_their_role():
 
     assert asyncio.run(ask()) == f"{READER_PROCESS_NAME}\n"
 
+
+def test_two_page_readers_at_least_also_on_one_cpu(monkeypatch):
+    from textpile import processes
+    from textpile.crawl import reader
+
+    monkeypatch.setattr(processes, "usable_cpus", lambda: 1)
+    assert reader.default_readers() == 2
+    assert PageReader().processes == 2 and PageReader().per_origin == 1
+    monkeypatch.setattr(processes, "usable_cpus", lambda: 8)
+    assert reader.default_readers() == 8

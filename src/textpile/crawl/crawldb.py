@@ -31,8 +31,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 
 from textpile.crawl.futures import pass_outcome
 from textpile.crawl.crawlstore import IGNORE_TABLE, CrawlStore
-from textpile.crawl.reader import forkserver_context
-from textpile.processes import init_worker, this_process
+from textpile.crawl.reader import forkserver_context, init_crawl_worker
+from textpile.processes import this_process
 from textpile.crawl.records import Candidate, FileRecord, LogEntry, RedirectRecord, RequestRecord
 from textpile.store.urls import ParsedUrl
 
@@ -60,7 +60,7 @@ def _open_process_store(path: str, agent_id: int | None, owner_pid: int, owner_s
     global _PROCESS_STORE
     from textpile.store.database import connect
 
-    init_worker(owner_pid, owner_started, DATABASE_PROCESS_NAME)
+    init_crawl_worker(owner_pid, owner_started, DATABASE_PROCESS_NAME)
     _PROCESS_STORE = CrawlStore(connect(path), agent_id)
 
 

@@ -26,7 +26,7 @@ from textpile.crawl.packed import pack_links
 from textpile.crawl.page import PageInfo, RobotsDirectives, read_page
 from textpile.crawl.traps import strip_session_ids
 from textpile import processes
-from textpile.processes import init_worker, this_process
+from textpile.processes import init_worker, keep_freed_memory, this_process
 from textpile.store.urls import ParsedUrl
 
 #: Media types whose text the crawler keeps, and those it reads as HTML.
@@ -34,6 +34,10 @@ TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: The process name of the page readers (``ps``, ``top``; :func:`textpile.processes.name_this_process`).
 READER_PROCESS_NAME = "textpile-reader"
+#: Heap blocks below this size and freed heap up to twice it stay with a worker process
+#: (:func:`textpile.processes.keep_freed_memory`): each page's tree reuses the memory of
+#: the one before, instead of faulting it in again.
+WORKER_HEAP_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -138,13 +142,29 @@ def forkserver_context() -> multiprocessing.context.BaseContext:
     return processes.forkserver_context(WORKER_MODULES)
 
 
+def init_crawl_worker(owner_pid: int, owner_started: float | None, name: str) -> None:
+    """Initializer of the crawl's worker processes (page readers, the crawler database
+    process): :func:`textpile.processes.init_worker` with the process ``name``, and
+    their freed memory kept for the next page (:data:`WORKER_HEAP_BYTES`)."""
+    init_worker(owner_pid, owner_started, name)
+    keep_freed_memory(WORKER_HEAP_BYTES, 2 * WORKER_HEAP_BYTES)
+
+
 def _warm_up() -> None:
     """A no-op run in each worker once, so that it is started."""
 
 
+#: Page reader processes at least, also on one CPU (see :func:`default_readers`).
+MIN_READERS = 2
+
+
 def default_readers() -> int:
-    """The number of page reader processes by default: the CPUs this process may use."""
-    return processes.usable_cpus()
+    """The number of page reader processes by default: the CPUs this process may use,
+    at least :data:`MIN_READERS`. With one reader, an origin's small page waits until
+    another origin's big page (a second of CPU) is read; with two, one origin's pages
+    never hold more than one of them (:class:`PageReader`), and the system shares the
+    CPU between the two, so the small page is read at once."""
+    return max(MIN_READERS, processes.usable_cpus())
 
 
 class PageReader:
@@ -201,7 +221,7 @@ class PageReader:
         if self.processes == 0:
             return ThreadPoolExecutor(1, thread_name_prefix="textpile-page-reader")
         owner = this_process()
-        return ProcessPoolExecutor(self.processes, mp_context=forkserver_context(), initializer=init_worker,
+        return ProcessPoolExecutor(self.processes, mp_context=forkserver_context(), initializer=init_crawl_worker,
                                    initargs=(owner.pid, owner.started_unix, READER_PROCESS_NAME))
 
     async def read(self, body: bytes, essence: str, charset: str | None, url: str, token: str,
