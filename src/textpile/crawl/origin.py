@@ -78,44 +78,111 @@ MAX_READ_BACKLOG_BYTES = 128 * 1024 * 1024
 
 class ReadBacklog:
     """The body bytes fetched and not yet both read by the page readers and written
-    (their text) by the crawler database process. Requests wait while they exceed
-    ``limit``, so memory stays near it (plus the answers on their way), also while the
+    (their text) by the crawler database process, and the bytes reserved for the
+    requests under way. A request waits for room before it is sent, so memory stays
+    near ``limit`` (plus the answers bigger than their reservation), also while the
     database process is behind; one asyncio thread: no locks.
 
+    Requests get room in the order they asked for it (first come, first served), each
+    reserving the mean size of the bodies seen so far (:meth:`estimate`) until its own
+    body is counted: when the readers are behind, room freed by a page read and written
+    goes to the origins that waited longest, a few requests at a time, so every origin
+    slows down alike instead of all stopping until the backlog is drained.
+
     Fair to origins with small pages: an origin that has pages of its own waiting to be
-    read stops sending at :data:`FAIR_SHARE` of the limit already, so the rest of it
-    stays for the origins that have none waiting, and one origin's big pages (a run of
-    them on many origins at once) do not silence every other origin."""
+    read gets room only below :data:`FAIR_SHARE` of the limit, so the rest of it stays
+    for the origins that have none waiting, and one origin's big pages (a run of them on
+    many origins at once) do not silence every other origin. When nothing is held or
+    reserved, a request always gets room (one body bigger than the limit still passes).
+    """
 
     #: the share of the limit at which origins with pages of their own waiting stop
     FAIR_SHARE = 0.75
+    #: the body size reserved for a request before any body was counted, in bytes
+    FIRST_ESTIMATE = 64 * 1024
 
     def __init__(self, limit: int = MAX_READ_BACKLOG_BYTES) -> None:
         self.limit = limit
+        #: bytes of bodies held (waiting to be read, or read and waiting to be written)
         self.size = 0
-        self._room = asyncio.Event()
-        self._room.set()
-        self._fair_room = asyncio.Event()
-        self._fair_room.set()
+        #: bytes reserved for requests under way
+        self.reserved = 0
+        self._bodies = 0
+        self._body_bytes = 0
+        self._order = 0
+        #: waiting requests per class (True: their origin has pages waiting), in order:
+        #: [order, future]
+        self._waiting: dict[bool, deque] = {False: deque(), True: deque()}
 
-    async def room(self, reading: bool = False) -> None:
-        """Wait until the backlog is below its limit; with ``reading`` (the caller's
-        origin has pages waiting to be read) below :data:`FAIR_SHARE` of it."""
-        await (self._fair_room if reading else self._room).wait()
+    def estimate(self) -> int:
+        """The bytes a request reserves: the mean size of the bodies counted so far
+        (:meth:`add`), :data:`FIRST_ESTIMATE` before the first."""
+        return self._body_bytes // self._bodies if self._bodies else self.FIRST_ESTIMATE
 
-    def _update(self) -> None:
-        (self._room.set if self.size < self.limit else self._room.clear)()
-        (self._fair_room.set if self.size < self.FAIR_SHARE * self.limit else self._fair_room.clear)()
+    def _fits(self, reading: bool, amount: int) -> bool:
+        held = self.size + self.reserved
+        return held == 0 or held + amount <= (self.FAIR_SHARE * self.limit if reading else self.limit)
+
+    async def room(self, reading: bool = False) -> int:
+        """Wait until one more request's body fits (with ``reading``, the caller's origin
+        has pages waiting to be read: below :data:`FAIR_SHARE` of the limit), after the
+        requests that asked before; reserve :meth:`estimate` bytes for it and return the
+        amount, which the caller gives back with :meth:`unreserve` once its body is
+        counted with :meth:`add` (or the request failed). Cancelled while waiting, it
+        reserves nothing."""
+        amount = self.estimate()
+        if not self._waiting[False] and not self._waiting[True] and self._fits(reading, amount):
+            self.reserved += amount
+            return amount
+        future = asyncio.get_running_loop().create_future()
+        self._order += 1
+        entry = [self._order, future]
+        self._waiting[reading].append(entry)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.unreserve(future.result())  # room was given, then the caller was cancelled
+            else:
+                try:
+                    self._waiting[reading].remove(entry)
+                except ValueError:
+                    pass
+                self._admit()
+            raise
+
+    def _admit(self) -> None:
+        """Give room to the waiting requests that fit, oldest first."""
+        waiting = self._waiting
+        while True:
+            for queue in waiting.values():
+                while queue and queue[0][1].done():  # cancelled
+                    queue.popleft()
+            heads = [(queue[0][0], reading) for reading, queue in waiting.items()
+                     if queue and self._fits(reading, self.estimate())]
+            if not heads:
+                return
+            _order, reading = min(heads)
+            _order, future = waiting[reading].popleft()
+            amount = self.estimate()
+            self.reserved += amount
+            future.set_result(amount)
 
     def add(self, size: int) -> None:
-        """``size`` bytes wait to be read."""
+        """A body of ``size`` bytes waits to be read (it counts towards :meth:`estimate`)."""
         self.size += size
-        self._update()
+        self._bodies += 1
+        self._body_bytes += size
+
+    def unreserve(self, amount: int) -> None:
+        """Give back ``amount`` bytes :meth:`room` reserved."""
+        self.reserved -= amount
+        self._admit()
 
     def release(self, size: int) -> None:
-        """``size`` bytes were read."""
+        """``size`` bytes were read and written."""
         self.size -= size
-        self._update()
+        self._admit()
 
 
 @dataclass
@@ -554,8 +621,9 @@ class OriginCrawler:
 
     async def crawl(self, candidate: Candidate, url: ParsedUrl) -> None:
         """Crawl ``url`` with a conditional request when the candidate allows one, and
-        log the outcome with its data tree. Waits first while the run's read backlog is
-        full (:class:`ReadBacklog`: sooner while pages of this origin wait to be read)."""
+        log the outcome with its data tree. Waits first for room in the run's read
+        backlog (:class:`ReadBacklog`: its turn, and less room while pages of this origin
+        wait to be read), holding that room until the answer's body is counted."""
         headers = {}
         # A stored validator that is not a valid header value (a hostile ETag) is not sent.
         if is_valid_header_value(candidate.last_contentful_http_etag):
@@ -564,16 +632,20 @@ class OriginCrawler:
             # The stored Last-Modified of the last contentful answer (RFC 9110 13.1.3),
             # never the time of the crawl.
             headers["If-Modified-Since"] = http_date(candidate.server_last_modified_unix)
-        await self.state.backlog.room(reading=bool(self.reads))
-        started = time.time()
-        t0 = time.monotonic()
-        results = await self.request_with_retry(url.str_url, headers)
-        last = results[-1]
-        if last.exit_code is None and 200 <= last.status < 300:
-            # Read while the loop goes on: a 2xx answer changes neither patience nor requeues.
-            self.fluke_streak = False
-            await self.read_later(url, results, started, t0, candidate)
-            return
+        backlog = self.state.backlog
+        reserved = await backlog.room(reading=bool(self.reads))
+        try:
+            started = time.time()
+            t0 = time.monotonic()
+            results = await self.request_with_retry(url.str_url, headers)
+            last = results[-1]
+            if last.exit_code is None and 200 <= last.status < 300:
+                # Read while the loop goes on: a 2xx answer changes neither patience nor requeues.
+                self.fluke_streak = False
+                await self.read_later(url, results, started, t0, candidate)
+                return
+        finally:
+            backlog.unreserve(reserved)  # its body, if any, is counted now
         entry = await self.interpret(url, results, candidate)
         entry.time_started_unix = int(started)
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
