@@ -78,60 +78,67 @@ CREATE TABLE IF NOT EXISTS redirect_summary (
 -- links (navigation, sidebars, footers). The seed marks entity_generation_id "Primary
 -- Key" as well; it is a reference (many links per generation), so it is not.
 
--- Each distinct link once: where it points, how it is marked up, its text.
+-- Each distinct link once: where it points and its text.
 CREATE TABLE IF NOT EXISTS link_target (
     link_target_id INTEGER NOT NULL PRIMARY KEY, -- internal id
     link_to_url INTEGER NOT NULL REFERENCES url(url_id), -- link_summary.link_to_url
     link_to_fragment TEXT, -- link_summary.link_to_fragment
-    flags INTEGER NOT NULL, -- link_summary's booleans as bits, from bit 0: rel_nofollow, rel_me, rel_tag, in_header, in_footer, in_aside, in_nav, in_form, in_main, in_article, in_section, in_table, in_figure, in_address, in_code, in_headline, in_list, in_paragraph, contains_headline
-    destination_type INTEGER, -- link_summary.destination_type
-    link_locality INTEGER NOT NULL, -- link_summary.link_locality
-    html_tag_name VARCHAR, -- link_summary.html_tag_name
     text VARCHAR -- link_summary.text
 );
 CREATE INDEX IF NOT EXISTS link_target_by_url ON link_target(link_to_url);
+
+-- Each distinct markup of a link once: where in the document it was and what it is.
+CREATE TABLE IF NOT EXISTS link_style (
+    link_style_id INTEGER NOT NULL PRIMARY KEY, -- internal id
+    flags INTEGER NOT NULL, -- link_summary's booleans as bits, from bit 0: rel_nofollow, rel_me, rel_tag, in_header, in_footer, in_aside, in_nav, in_form, in_main, in_article, in_section, in_table, in_figure, in_address, in_code, in_headline, in_list, in_paragraph, contains_headline
+    destination_type INTEGER, -- link_summary.destination_type
+    link_locality INTEGER NOT NULL, -- link_summary.link_locality
+    html_tag_name VARCHAR -- link_summary.html_tag_name
+);
+CREATE INDEX IF NOT EXISTS link_style_by_value ON link_style(flags, destination_type, link_locality, html_tag_name);
 
 -- The links of one generation, in document order.
 CREATE TABLE IF NOT EXISTS link_list (
     entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the generation the links are part of
     first_link_summary_id INTEGER NOT NULL UNIQUE, -- the link_summary_id of its first link; the others follow one by one
     link_count INTEGER NOT NULL, -- how many links it has (the next generation's ids start after them)
-    link_target_ids_packed BLOB NOT NULL, -- the JSON array of link_target_id, one per link, in document order, packed as text_pile_gen2's values are
-    link_target_ids_size INTEGER NOT NULL -- the JSON array's length in bytes
+    links_packed BLOB NOT NULL, -- the JSON array of its links in document order, each [link_target_id, link_style_id], packed as text_pile_gen2's values are
+    links_size INTEGER NOT NULL -- the JSON array's length in bytes
 );
 
 -- Links parsed out of a generation's file (the documented link_summary table), one row per
--- link: link_list and link_target joined back.
+-- link: link_list, link_target and link_style joined back.
 CREATE VIEW IF NOT EXISTS link_summary AS
 SELECT l.first_link_summary_id + j.key AS link_summary_id, -- internal id
        l.entity_generation_id AS entity_generation_id, -- the generation the link is part of
        t.link_to_url AS link_to_url, -- the URL the link points at, without fragment
        t.link_to_fragment AS link_to_fragment, -- the fragment the link points at; NULL when it has none
-       (t.flags >> 0) & 1 AS rel_nofollow, -- 1 when rel contains nofollow
-       (t.flags >> 1) & 1 AS rel_me, -- 1 when rel contains me
-       (t.flags >> 2) & 1 AS rel_tag, -- 1 when rel contains tag
-       (t.flags >> 3) & 1 AS in_header, -- location signature: inside <header>
-       (t.flags >> 4) & 1 AS in_footer, -- location signature: inside <footer>
-       (t.flags >> 5) & 1 AS in_aside, -- location signature: inside <aside>
-       (t.flags >> 6) & 1 AS in_nav, -- location signature: inside <nav>
-       (t.flags >> 7) & 1 AS in_form, -- location signature: inside <form>
-       (t.flags >> 8) & 1 AS in_main, -- location signature: inside <main>
-       (t.flags >> 9) & 1 AS in_article, -- location signature: inside <article>
-       (t.flags >> 10) & 1 AS in_section, -- location signature: inside <section>
-       (t.flags >> 11) & 1 AS in_table, -- location signature: inside <table>
-       (t.flags >> 12) & 1 AS in_figure, -- location signature: inside <figure>
-       (t.flags >> 13) & 1 AS in_address, -- location signature: inside <address>
-       (t.flags >> 14) & 1 AS in_code, -- location signature: inside <code>
-       (t.flags >> 15) & 1 AS in_headline, -- location signature: inside <h1> to <h6>
-       (t.flags >> 16) & 1 AS in_list, -- location signature: inside <ul>, <ol> or <dl>
-       (t.flags >> 17) & 1 AS in_paragraph, -- location signature: inside <p>
-       (t.flags >> 18) & 1 AS contains_headline, -- 1 when the link element contains a headline element
-       t.destination_type AS destination_type, -- link destination type: 0 file, 1 document, 2 feed, 3 stylesheet, 4 script, 100-103 media, 1000 communication; NULL when it could not be derived
-       t.link_locality AS link_locality, -- link locality: 0 self, 1 in, 2 out
-       t.html_tag_name AS html_tag_name, -- the HTML element the link appeared in, such as a or link; NULL when not from HTML
+       (s.flags >> 0) & 1 AS rel_nofollow, -- 1 when rel contains nofollow
+       (s.flags >> 1) & 1 AS rel_me, -- 1 when rel contains me
+       (s.flags >> 2) & 1 AS rel_tag, -- 1 when rel contains tag
+       (s.flags >> 3) & 1 AS in_header, -- location signature: inside <header>
+       (s.flags >> 4) & 1 AS in_footer, -- location signature: inside <footer>
+       (s.flags >> 5) & 1 AS in_aside, -- location signature: inside <aside>
+       (s.flags >> 6) & 1 AS in_nav, -- location signature: inside <nav>
+       (s.flags >> 7) & 1 AS in_form, -- location signature: inside <form>
+       (s.flags >> 8) & 1 AS in_main, -- location signature: inside <main>
+       (s.flags >> 9) & 1 AS in_article, -- location signature: inside <article>
+       (s.flags >> 10) & 1 AS in_section, -- location signature: inside <section>
+       (s.flags >> 11) & 1 AS in_table, -- location signature: inside <table>
+       (s.flags >> 12) & 1 AS in_figure, -- location signature: inside <figure>
+       (s.flags >> 13) & 1 AS in_address, -- location signature: inside <address>
+       (s.flags >> 14) & 1 AS in_code, -- location signature: inside <code>
+       (s.flags >> 15) & 1 AS in_headline, -- location signature: inside <h1> to <h6>
+       (s.flags >> 16) & 1 AS in_list, -- location signature: inside <ul>, <ol> or <dl>
+       (s.flags >> 17) & 1 AS in_paragraph, -- location signature: inside <p>
+       (s.flags >> 18) & 1 AS contains_headline, -- 1 when the link element contains a headline element
+       s.destination_type AS destination_type, -- link destination type: 0 file, 1 document, 2 feed, 3 stylesheet, 4 script, 100-103 media, 1000 communication; NULL when it could not be derived
+       s.link_locality AS link_locality, -- link locality: 0 self, 1 in, 2 out
+       s.html_tag_name AS html_tag_name, -- the HTML element the link appeared in, such as a or link; NULL when not from HTML
        t.text AS text -- human readable text describing the link; NULL when it had none
-FROM link_list l, json_each(CAST(sqlar_uncompress(l.link_target_ids_packed, l.link_target_ids_size) AS TEXT)) j
-JOIN link_target t ON t.link_target_id = j.value;
+FROM link_list l, json_each(CAST(sqlar_uncompress(l.links_packed, l.links_size) AS TEXT)) j
+JOIN link_target t ON t.link_target_id = json_extract(j.value, '$[0]')
+JOIN link_style s ON s.link_style_id = json_extract(j.value, '$[1]');
 
 -- Document metadata, derived best effort.
 CREATE TABLE IF NOT EXISTS document_description (
@@ -202,21 +209,28 @@ END;
 -- Text piles Gen1, stored once per digest (deprecated upstream, kept for the FTS index), as
 -- spans of a Gen2 text (textpile.store.text_piles): every Gen1 field is made of lines of
 -- the Gen2 text of the same page, so the text is stored once, in text_pile_v0_2. Each
--- *_spans column is a JSON array; its elements joined by a line break give the field: an
--- element [start, length] is length bytes of the UTF-8 text_pile_v0_2.text from byte start
--- (from 0; bytes, as substr over a BLOB jumps there where over TEXT it walks every
--- character before; the view reads the unpacked bytes of text_pile_gen2), a JSON string is that text itself (a line the Gen2 text lacks, or
--- one shorter written out).
+-- field is a JSON array; its elements joined by a line break give the field: an element
+-- [start, length] is length bytes of the UTF-8 text_pile_v0_2.text from byte start (from
+-- 0; bytes, as substr over a BLOB jumps there where over TEXT it walks every character
+-- before; the view reads the unpacked bytes of text_pile_gen2), a JSON string is that
+-- text itself (a line the Gen2 text lacks, or one shorter written out). The arrays of
+-- text and secondary_text are a few spans (runs of lines) and kept as they are; those of
+-- the other fields, which pick single lines (headlines, code, quotes), are packed as
+-- text_pile_gen2's values are (*_spans_packed and its length *_spans_size).
 CREATE TABLE IF NOT EXISTS text_pile_gen1 (
     text_pile_id INTEGER NOT NULL PRIMARY KEY, -- internal id (text_pile.text_pile_id)
     blake2b512_digest BLOB NOT NULL UNIQUE, -- BLAKE2b-512 of the six fields joined by three line breaks, in column order
     text_pile_v0_2_id INTEGER REFERENCES text_pile_gen2(text_pile_id), -- the Gen2 text the spans point into; NULL when every element is written out
     text_spans TEXT NOT NULL, -- JSON spans of text: the main content lines
     secondary_text_spans TEXT NOT NULL, -- JSON spans of secondary_text: the other lines
-    big_headlines_spans TEXT NOT NULL, -- JSON spans of big_headlines
-    small_headlines_spans TEXT NOT NULL, -- JSON spans of small_headlines
-    code_text_spans TEXT NOT NULL, -- JSON spans of code_text
-    quote_text_spans TEXT NOT NULL -- JSON spans of quote_text
+    big_headlines_spans_packed BLOB NOT NULL, -- the JSON spans of big_headlines, packed
+    big_headlines_spans_size INTEGER NOT NULL, -- their length in bytes
+    small_headlines_spans_packed BLOB NOT NULL, -- the JSON spans of small_headlines, packed
+    small_headlines_spans_size INTEGER NOT NULL, -- their length in bytes
+    code_text_spans_packed BLOB NOT NULL, -- the JSON spans of code_text, packed
+    code_text_spans_size INTEGER NOT NULL, -- their length in bytes
+    quote_text_spans_packed BLOB NOT NULL, -- the JSON spans of quote_text, packed
+    quote_text_spans_size INTEGER NOT NULL -- their length in bytes
 );
 
 -- Text piles Gen1 (the documented text_pile table; deprecated upstream, kept for the FTS
@@ -233,16 +247,16 @@ SELECT g1.text_pile_id AS text_pile_id, -- internal id
                                char(10)), '') FROM json_each(g1.secondary_text_spans) s) AS secondary_text, -- everything not main content; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
                                     ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
-                               char(10)), '') FROM json_each(g1.big_headlines_spans) s) AS big_headlines, -- h1 and h2 headlines, one per line; empty string when none
+                               char(10)), '') FROM json_each(CAST(sqlar_uncompress(g1.big_headlines_spans_packed, g1.big_headlines_spans_size) AS TEXT)) s) AS big_headlines, -- h1 and h2 headlines, one per line; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
                                     ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
-                               char(10)), '') FROM json_each(g1.small_headlines_spans) s) AS small_headlines, -- h3 to h6 headlines, one per line; empty string when none
+                               char(10)), '') FROM json_each(CAST(sqlar_uncompress(g1.small_headlines_spans_packed, g1.small_headlines_spans_size) AS TEXT)) s) AS small_headlines, -- h3 to h6 headlines, one per line; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
                                     ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
-                               char(10)), '') FROM json_each(g1.code_text_spans) s) AS code_text, -- text marked up as code; empty string when none
+                               char(10)), '') FROM json_each(CAST(sqlar_uncompress(g1.code_text_spans_packed, g1.code_text_spans_size) AS TEXT)) s) AS code_text, -- text marked up as code; empty string when none
        (SELECT coalesce(group_concat(CASE s.type WHEN 'text' THEN s.value
                                     ELSE CAST(substr(sqlar_uncompress(g2.text_packed, g2.text_size), json_extract(s.value, '$[0]') + 1, json_extract(s.value, '$[1]')) AS TEXT) END,
-                               char(10)), '') FROM json_each(g1.quote_text_spans) s) AS quote_text -- text marked up as quote; empty string when none
+                               char(10)), '') FROM json_each(CAST(sqlar_uncompress(g1.quote_text_spans_packed, g1.quote_text_spans_size) AS TEXT)) s) AS quote_text -- text marked up as quote; empty string when none
 FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id;
 
 -- Plain SQL clients may insert into text_pile as into the documented table: the fields are
@@ -250,11 +264,22 @@ FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_
 -- INSERT OR IGNORE keeps the row of an existing digest, as for a table.
 CREATE TRIGGER IF NOT EXISTS text_pile_insert INSTEAD OF INSERT ON text_pile
 BEGIN
-    INSERT INTO text_pile_gen1(text_pile_id, blake2b512_digest, text_pile_v0_2_id, text_spans, secondary_text_spans,
-                               big_headlines_spans, small_headlines_spans, code_text_spans, quote_text_spans)
-    VALUES (NEW.text_pile_id, NEW.blake2b512_digest, NULL, json_array(NEW.text), json_array(NEW.secondary_text),
-            json_array(NEW.big_headlines), json_array(NEW.small_headlines), json_array(NEW.code_text),
-            json_array(NEW.quote_text));
+    INSERT INTO text_pile_gen1(text_pile_id, blake2b512_digest, text_pile_v0_2_id,
+                               text_spans, secondary_text_spans,
+                               big_headlines_spans_packed, big_headlines_spans_size,
+                               small_headlines_spans_packed, small_headlines_spans_size,
+                               code_text_spans_packed, code_text_spans_size,
+                               quote_text_spans_packed, quote_text_spans_size)
+    SELECT NEW.text_pile_id, NEW.blake2b512_digest, NULL,
+           json_array(NEW.text), json_array(NEW.secondary_text),
+           sqlar_compress(big_headlines), length(big_headlines),
+           sqlar_compress(small_headlines), length(small_headlines),
+           sqlar_compress(code_text), length(code_text),
+           sqlar_compress(quote_text), length(quote_text)
+    FROM (SELECT CAST(json_array(NEW.big_headlines) AS BLOB) AS big_headlines,
+                 CAST(json_array(NEW.small_headlines) AS BLOB) AS small_headlines,
+                 CAST(json_array(NEW.code_text) AS BLOB) AS code_text,
+                 CAST(json_array(NEW.quote_text) AS BLOB) AS quote_text);
 END;
 
 -- Token index (experimental): the tokens.

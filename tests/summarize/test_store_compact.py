@@ -16,11 +16,18 @@ from textpile.store.database import BASE_SCHEMA_VERSION, extension_sql, open_sum
 from textpile.store.gen2_piles import register_functions
 from textpile.store.links import FLAG_COLUMNS, LinkStore, store_links
 from textpile.store.text_piles import (
-    GEN1_FIELDS, Gen2Lines, TextPileStoreError, decode_field, encode_field, store_gen1,
+    GEN1_FIELDS, PACKED_FIELDS, Gen2Lines, TextPileStoreError, decode_field, encode_field, store_gen1,
 )
 from textpile.summarize.fts import rebuild_fts
 from textpile.summarize.scrape.document import scrape_document
 from textpile.summarize.scrape.piles import gen1_digest
+
+def stored_spans(conn) -> list[tuple]:
+    """text_pile_gen1's rows: (text_pile_id, text_pile_v0_2_id, the six fields' JSON spans, unpacked)."""
+    packed = ", ".join(f"CAST(sqlar_uncompress({name}_spans_packed, {name}_spans_size) AS TEXT)" for name in PACKED_FIELDS)
+    return conn.execute(f"SELECT text_pile_id, text_pile_v0_2_id, text_spans, secondary_text_spans, {packed}"
+                        " FROM text_pile_gen1 ORDER BY 1").fetchall()
+
 
 GEN2 = "Site\nHome\nMy Post\nFirst paragraph of the post.\nSecond paragraph with inline code.\nFooter"
 
@@ -85,8 +92,7 @@ def test_a_scraped_page_reads_back_through_the_view_and_stores_no_text(tmp_path)
         row = conn.execute("SELECT * FROM text_pile").fetchall()
         assert row == [(pile_id, g1.blake2b512_digest, *fields)]
         assert gen1_digest(*row[0][2:]) == g1.blake2b512_digest
-        spans = conn.execute("SELECT text_spans, secondary_text_spans, big_headlines_spans, code_text_spans "
-                             "FROM text_pile_gen1").fetchone()
+        [(_, _, *spans)] = stored_spans(conn)
         main_start = g2.text.encode().index("Green tea\n".encode())
         assert spans[0] == f"[[{main_start},{len(g1.text.encode())}]]"  # the main content lines: one span, in bytes
         for value in spans:
@@ -110,8 +116,7 @@ def test_plain_sql_inserts_into_the_view(tmp_path):
         conn.execute("INSERT OR IGNORE INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines,"
                      " small_headlines, code_text, quote_text) VALUES (x'01', 'other', '', '', '', '', '')")
         assert conn.execute("SELECT * FROM text_pile").fetchall() == [(1, b"\x01", "a\nb", "", "a", "", "", "")]
-        assert conn.execute("SELECT text_spans, secondary_text_spans FROM text_pile_gen1").fetchall() == [
-            ('["a\\nb"]', '[""]')]
+        assert stored_spans(conn) == [(1, None, '["a\\nb"]', '[""]', '["a"]', '[""]', '[""]', '[""]')]
 
 
 OLD_LINK_SUMMARY = (
@@ -184,13 +189,13 @@ def test_an_older_database_moves_its_text_pile_table_into_spans(tmp_path):
         assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile_v0_2'").fetchone() == ("view",)
         assert conn.execute("SELECT * FROM text_pile_v0_2").fetchall() == gen2_before
         assert conn.execute("SELECT * FROM link_summary ORDER BY 1").fetchall() == OLD_LINKS
-        assert conn.execute(LINK_LIST).fetchall() == [(1, 1, 2, "[1,2]")]
-        assert conn.execute("SELECT link_target_id, link_to_fragment, flags, text FROM link_target").fetchall() == [
-            (1, None, (1 << 3) | (1 << 16), "Home"), (2, "brewing", (1 << 8) | (1 << 17), None)]
+        assert conn.execute(LINK_LIST).fetchall() == [(1, 1, 2, "[[1,1],[2,2]]")]
+        assert conn.execute("SELECT * FROM link_target").fetchall() == [(1, 1, None, "Home"), (2, 1, "brewing", None)]
+        assert conn.execute("SELECT * FROM link_style").fetchall() == [
+            (1, (1 << 3) | (1 << 16), 1, 1, "a"), (2, (1 << 8) | (1 << 17), 1, 0, "a")]
         assert conn.execute("SELECT * FROM text_pile ORDER BY text_pile_id").fetchall() == before
         gen2_text = conn.execute("SELECT text FROM text_pile_v0_2").fetchone()[0]
-        assert conn.execute("SELECT text_pile_id, text_pile_v0_2_id, text_spans FROM text_pile_gen1"
-                            " ORDER BY 1").fetchall() == [
+        assert [row[:3] for row in stored_spans(conn)] == [
             (5, 7, f"[[{gen2_text.encode().index(g1.text.encode())},{len(g1.text.encode())}]]"),
             (6, None, '["Only in Gen1"]')]
         references = " ".join(sql for (sql,) in conn.execute(
@@ -227,9 +232,9 @@ def test_a_move_that_fails_changes_nothing(tmp_path, monkeypatch):
 
 # --- links ---------------------------------------------------------------------------
 
-#: link_list's rows with the ids unpacked.
+#: link_list's rows with the [link_target_id, link_style_id] pairs unpacked.
 LINK_LIST = ("SELECT entity_generation_id, first_link_summary_id, link_count,"
-             " CAST(sqlar_uncompress(link_target_ids_packed, link_target_ids_size) AS TEXT) FROM link_list ORDER BY 1")
+             " CAST(sqlar_uncompress(links_packed, links_size) AS TEXT) FROM link_list ORDER BY 1")
 
 
 def _link(url_id, fragment=None, text=None, *, flags=(), tag="a", destination=1, locality=1):
@@ -241,26 +246,32 @@ def test_each_distinct_link_is_stored_once_and_reads_back(tmp_path):
         conn.execute("INSERT INTO origin VALUES (1, 443, 'https', 'tea.example', 'https://tea.example')")
         conn.executemany("INSERT INTO url(url_id, origin_id, str_url) VALUES (?, 1, ?)",
                          [(1, "https://tea.example/"), (2, "https://tea.example/green.html")])
-        for eg in (1, 2):
+        for eg in (1, 2, 3):
             conn.execute("INSERT INTO entity_generation VALUES (?, x'00', ?, NULL, 10, 20, NULL, 0, NULL, NULL)",
-                         (eg, eg))
+                         (eg, min(eg, 2)))
         nav = _link(1, text="Home", flags={"in_nav", "in_list"})
         own = _link(2, "brewing", "Brewing", flags={"in_main", "in_paragraph", "rel_nofollow"}, locality=0)
         store = LinkStore(conn)
         assert store.store(1, [nav, own, nav]) == 3
         assert store.store(2, [nav]) == 1
         assert store_links(conn, 3, []) == 0
-        assert conn.execute(LINK_LIST).fetchall() == [(1, 1, 3, "[1,2,1]"), (2, 4, 1, "[1]")]
-        assert conn.execute("SELECT link_target_ids_packed, link_target_ids_size FROM link_list WHERE"
-                            " entity_generation_id = 1").fetchone() == (b"[1,2,1]", 7)  # too short to compress
-        flags = conn.execute("SELECT flags FROM link_target ORDER BY 1").fetchall()
-        assert flags == [((1 << 6) | (1 << 16),), (1 | (1 << 8) | (1 << 17),)]
+        assert conn.execute(LINK_LIST).fetchall() == [(1, 1, 3, "[[1,1],[2,2],[1,1]]"), (2, 4, 1, "[[1,1]]")]
+        assert conn.execute("SELECT links_packed, links_size FROM link_list WHERE"
+                            " entity_generation_id = 1").fetchone() == (b"[[1,1],[2,2],[1,1]]", 19)  # too short to compress
+        assert conn.execute("SELECT * FROM link_target ORDER BY 1").fetchall() == [
+            (1, 1, None, "Home"), (2, 2, "brewing", "Brewing")]
+        assert conn.execute("SELECT * FROM link_style ORDER BY 1").fetchall() == [
+            (1, (1 << 6) | (1 << 16), 1, 1, "a"), (2, 1 | (1 << 8) | (1 << 17), 1, 0, "a")]
+        same_target = _link(1, text="Home", flags={"in_main"}, tag="area")  # the same target, another style
+        same_style = _link(2, text="Home", flags={"in_nav", "in_list"})  # another target, the same style
+        assert store.store(3, [same_target, same_style]) == 2
+        assert conn.execute(LINK_LIST + " LIMIT 1 OFFSET 2").fetchall() == [(3, 5, 2, "[[1,3],[3,1]]")]
         assert conn.execute("SELECT * FROM link_summary ORDER BY link_summary_id").fetchall() == [
-            (1, 1, *nav), (2, 1, *own), (3, 1, *nav), (4, 2, *nav)]
+            (1, 1, *nav), (2, 1, *own), (3, 1, *nav), (4, 2, *nav), (5, 3, *same_target), (6, 3, *same_style)]
         assert store_links(conn, 1, []) == 0
         with pytest.raises(sqlite3.IntegrityError):  # a generation's links are written once
             store_links(conn, 1, [own])
-        assert LinkStore(conn).next_id == 5  # a new batch runs on
+        assert LinkStore(conn).next_id == 7  # a new batch runs on
         assert conn.execute("SELECT count(*) FROM link_summary WHERE entity_generation_id = 1 AND in_nav").fetchone() \
             == (2,)
 
@@ -283,37 +294,3 @@ def test_the_store_and_the_scrape_agree_on_the_gen1_fields():
     from textpile.summarize.scrape import piles
 
     assert GEN1_FIELDS == piles.GEN1_FIELDS  # the digest's order is the columns' order
-
-
-def test_a_link_list_with_plain_ids_is_packed_when_opened_for_writing(tmp_path):
-    path = tmp_path / "s.db"
-    with closing(open_summary_db(path)) as conn:
-        conn.execute("INSERT INTO origin VALUES (1, 443, 'https', 'tea.example', 'https://tea.example')")
-        conn.execute("INSERT INTO url(url_id, origin_id, str_url) VALUES (1, 1, 'https://tea.example/')")
-        conn.execute("INSERT INTO entity_generation VALUES (1, x'00', 1, NULL, 10, 20, NULL, 0, NULL, NULL)")
-        conn.execute("INSERT INTO entity_generation VALUES (2, x'01', 1, NULL, 30, 40, NULL, 0, NULL, NULL)")
-        many = [_link(1, f"f{i % 50}", "Tea") for i in range(300)]
-        LinkStore(conn).store(1, many)
-        LinkStore(conn).store(2, many[:2])
-        conn.commit()
-        before = conn.execute("SELECT * FROM link_summary ORDER BY link_summary_id").fetchall()
-        assert conn.execute("SELECT length(link_target_ids_packed) < link_target_ids_size FROM link_list"
-                            " ORDER BY entity_generation_id").fetchall() == [(1,), (0,)]
-        lists = conn.execute(LINK_LIST).fetchall()
-    with closing(sqlite3.connect(path)) as conn:  # link_list as textpile wrote it before its ids were packed
-        register_functions(conn)
-        conn.executescript("DROP VIEW link_summary; ALTER TABLE link_list RENAME TO packed;"
-                           " CREATE TABLE link_list (entity_generation_id INTEGER NOT NULL PRIMARY KEY,"
-                           " first_link_summary_id INTEGER NOT NULL UNIQUE, link_target_ids TEXT NOT NULL);")
-        conn.execute("INSERT INTO link_list SELECT entity_generation_id, first_link_summary_id,"
-                     " CAST(sqlar_uncompress(link_target_ids_packed, link_target_ids_size) AS TEXT) FROM packed")
-        conn.execute("DROP TABLE packed")
-        conn.execute("CREATE VIEW link_summary AS SELECT l.first_link_summary_id + j.key AS link_summary_id,"
-                     " l.entity_generation_id AS entity_generation_id FROM link_list l, json_each(l.link_target_ids) j")
-        conn.commit()
-    with closing(open_summary_db(path)) as conn:
-        assert conn.execute(LINK_LIST).fetchall() == lists
-        assert conn.execute("SELECT * FROM link_summary ORDER BY link_summary_id").fetchall() == before
-        assert LinkStore(conn).next_id == 303
-        assert conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'link_list%'").fetchall() == [
-            ("link_list",)]

@@ -35,8 +35,9 @@ PACK_FUNCTION = "sqlar_compress"
 #: zlib's compression level (6, its default: level 9 is 20% slower for 0.2% less on
 #: documentation text).
 PACK_LEVEL = 6
-#: Unpacked values a connection keeps, newest first: the text_pile view unpacks the same
-#: Gen2 text once per span of each field; the shell does the work again each time.
+#: Unpacked values a connection keeps, the most recently used first: the text_pile view
+#: unpacks the same Gen2 text once per span of each field, between the fields' own spans
+#: (packed too); the shell does the work again each time.
 _CACHED = 4
 
 
@@ -154,8 +155,10 @@ class _Unpacker:
 
     def __call__(self, packed, size):
         if isinstance(packed, bytes) and isinstance(size, int) and 0 < size != len(packed):
-            for entry in self.cache:
+            for position, entry in enumerate(self.cache):
                 if entry[1] == size and entry[0] == packed:
+                    if position:  # the most recently used first: a view row reads a Gen2 text between fields
+                        self.cache.insert(0, self.cache.pop(position))
                     return entry[2]
             value = unpack(packed, size, max_size=self.max_size)
             self.cache.insert(0, (packed, size, value))

@@ -3,12 +3,13 @@
 Three documented tables became views over compact textpile tables (same columns, same
 values): ``text_pile_v0_2`` over ``text_pile_gen2`` (:mod:`textpile.store.gen2_piles`:
 the values compressed), ``text_pile`` over ``text_pile_gen1``
-(:mod:`textpile.store.text_piles`: the Gen1 text as spans of the Gen2 text) and
-``link_summary`` over ``link_target`` and ``link_list`` (:mod:`textpile.store.links`; link_list's ids packed since). A
-database where one of them is still a table is moved when it is opened for writing, in
-one transaction: a kill or an
-error leaves it as it was, and a database opened read-only is read as it is (both
-layouts have the documented tables and columns).
+(:mod:`textpile.store.text_piles`: the Gen1 text as spans of the Gen2 text, packed since)
+and ``link_summary`` over ``link_target``, ``link_style`` and ``link_list``
+(:mod:`textpile.store.links`; the markup in its own table and link_list packed since). A
+database where one of them is still a table, or a compact table is in an older layout,
+is moved when it is opened for writing, in one transaction: a kill or an error leaves it
+as it was (the next write-open moves it again from the start), and a database opened
+read-only is read as it is (every layout has the documented tables and columns).
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def set_aside(table: str, successor: str, legacy: str, conn: sqlite3.Connection)
     keys of other tables) follow it to the name ``successor``, the compact table the schema
     makes next (SQLite's ALTER TABLE RENAME rewrites them), then it moves on to ``legacy``
     without them (legacy_alter_table), so every id keeps pointing at the same row, now in
-    ``successor``."""
-    conn.execute(f'ALTER TABLE "{table}" RENAME TO "{successor}"')
+    ``successor``. A ``successor`` equal to ``table`` (the compact table itself changes
+    its layout) keeps the references as they are."""
+    if successor != table:
+        conn.execute(f'ALTER TABLE "{table}" RENAME TO "{successor}"')
     conn.execute("PRAGMA legacy_alter_table=ON")
     try:
         conn.execute(f'ALTER TABLE "{successor}" RENAME TO "{legacy}"')
@@ -55,14 +58,17 @@ def set_aside(table: str, successor: str, legacy: str, conn: sqlite3.Connection)
         conn.execute("PRAGMA legacy_alter_table=OFF")
 
 
-#: In this order: the Gen1 move reads the Gen2 texts through the text_pile_v0_2 view.
+#: In this order: the Gen1 moves read the Gen2 texts through the text_pile_v0_2 view. A
+#: database needs at most one of the two Gen1 moves (text_pile a table, or text_pile_gen1
+#: with a column per field), and one move for its links whatever their older layout.
 MOVES = (
     Move("text_pile_v0_2", partial(still_a_table, "text_pile_v0_2"),
          partial(set_aside, "text_pile_v0_2", "text_pile_gen2", "text_pile_v0_2_legacy"), gen2_piles.finish_migration),
     Move("text_pile", partial(still_a_table, "text_pile"),
          partial(set_aside, "text_pile", "text_pile_gen1", "text_pile_legacy"), text_piles.finish_migration),
-    Move("link_list", links.list_needs_migration, links.prepare_list_migration, links.finish_list_migration),
-    Move("link_summary", partial(still_a_table, "link_summary"), links.prepare_migration, links.finish_migration),
+    Move("text_pile_gen1", text_piles.spans_need_migration, partial(set_aside, "text_pile_gen1", "text_pile_gen1",
+         "text_pile_gen1_legacy"), text_piles.finish_spans_migration),
+    Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )
 
 
@@ -80,7 +86,7 @@ def split_statements(script: str) -> list[str]:
 
 
 def needs_migration(conn: sqlite3.Connection) -> bool:
-    """True when a documented table of :data:`MOVES` is still a table in ``conn``."""
+    """True when ``conn`` needs a move of :data:`MOVES` (an older layout of a documented table)."""
     return any(move.needed(conn) for move in MOVES)
 
 

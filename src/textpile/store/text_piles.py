@@ -17,6 +17,15 @@ whose elements, joined by ``"\\n"``, give the field:
 - a JSON string: that text itself (a line not found in the Gen2 text, or shorter written
   out than as a span).
 
+The arrays of ``text`` and ``secondary_text`` are a few spans each (runs of lines), kept
+as they are (``text_spans``, ``secondary_text_spans``: a snippet reads them, and packing
+them would save 1-5%); the other four fields pick single lines (headlines, lines of
+code, quotes), so their arrays are long: they are kept packed as the Gen2 texts are
+(:func:`textpile.store.gen2_piles.pack`: ``code_text_spans_packed`` and
+``code_text_spans_size`` ...), about 2.5x smaller on documentation. (A database of an
+older textpile kept them plain too, ``code_text_spans`` ...: it is moved when opened for
+writing, :func:`finish_spans_migration`, and read as it is otherwise.)
+
 ``text_pile`` is a view over it with the documented columns (plain SQL: ``json_each``,
 ``substr``, ``group_concat``), read by the FTS5 index through ``full_text_entity_source``,
 by Datasette and by the sqlite3 shell as before. An ``INSERT`` into the view (plain SQL
@@ -35,12 +44,18 @@ import sqlite3
 from collections.abc import Sequence
 
 from textpile.errors import DatabaseError
-from textpile.store.gen2_piles import PackedText, restart_points
+from textpile.store.gen2_piles import PackedText, pack, restart_points
 
 #: The Gen1 fields, in the seed's (and the digest's) order.
 GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
-#: The column of text_pile_gen1 that holds each field's spans.
-SPAN_COLUMNS = tuple(f"{name}_spans" for name in GEN1_FIELDS)
+#: The Gen1 fields whose spans text_pile_gen1 keeps packed (the others as plain JSON).
+PACKED_FIELDS = GEN1_FIELDS[2:]
+#: The columns of text_pile_gen1 that hold the fields' spans, in field order: plain JSON
+#: (``text_spans``), or packed and their length (``code_text_spans_packed``, ``code_text_spans_size``).
+SPAN_COLUMNS = tuple(column for name in GEN1_FIELDS for column in (
+    (f"{name}_spans_packed", f"{name}_spans_size") if name in PACKED_FIELDS else (f"{name}_spans",)))
+#: The columns of an older text_pile_gen1 that held the packed fields' spans as plain JSON.
+LEGACY_SPAN_COLUMNS = tuple(f"{name}_spans" for name in PACKED_FIELDS)
 
 
 class TextPileStoreError(DatabaseError):
@@ -98,6 +113,15 @@ def encode_field(value: str, lines: Gen2Lines | None) -> str:
         elements.append([start, len(part)])
         cursor = start + len(part)
     return json.dumps(elements, ensure_ascii=False, separators=(",", ":"))
+
+
+def pack_spans(spans: Sequence[str]) -> list[str | bytes | int]:
+    """The values of :data:`SPAN_COLUMNS` for the six fields' JSON ``spans`` (in
+    :data:`GEN1_FIELDS` order): as they are, or packed and their length (:data:`PACKED_FIELDS`)."""
+    if len(spans) != len(GEN1_FIELDS):
+        raise ValueError(f"spans of {len(spans)} fields given, a Gen1 text pile has {len(GEN1_FIELDS)}")
+    return [value for name, field in zip(GEN1_FIELDS, spans)
+            for value in (pack(field.encode("utf-8")) if name in PACKED_FIELDS else (field,))]
 
 
 def decode_field(spans: str, gen2_text: str | bytes | None, limit: int | None = None) -> str:
@@ -177,7 +201,7 @@ def store_gen1(conn: sqlite3.Connection, digest: bytes, fields: Sequence[str], g
     spans = [encode_field(value, lines) for value in fields]
     pile_id = conn.execute(
         f"INSERT INTO text_pile_gen1(blake2b512_digest, text_pile_v0_2_id, {', '.join(SPAN_COLUMNS)})"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (digest, gen2_id, *spans)).lastrowid
+        f" VALUES (?, ?{', ?' * len(SPAN_COLUMNS)})", (digest, gen2_id, *pack_spans(spans))).lastrowid
     stored = conn.execute(f"SELECT {', '.join(GEN1_FIELDS)} FROM text_pile WHERE text_pile_id = ?",
                           (pile_id,)).fetchone()
     if tuple(stored) != tuple(fields):
@@ -221,7 +245,8 @@ def finish_migration(conn: sqlite3.Connection) -> int:
             raise TextPileStoreError(f"text pile {pile_id}: its spans would not give its text back; nothing changed")
         conn.execute(
             f"INSERT INTO text_pile_gen1(text_pile_id, blake2b512_digest, text_pile_v0_2_id, {', '.join(SPAN_COLUMNS)})"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (pile_id, digest, gen2_id if lines else None, *spans))
+            f" VALUES (?, ?, ?{', ?' * len(SPAN_COLUMNS)})", (pile_id, digest, gen2_id if lines else None,
+                                                           *pack_spans(spans)))
     different = conn.execute(
         "SELECT count(*) FROM text_pile_legacy o LEFT JOIN text_pile n USING (text_pile_id) WHERE n.text_pile_id IS NULL"
         " OR " + " OR ".join(f"o.{name} IS NOT n.{name}" for name in ("blake2b512_digest", *GEN1_FIELDS))).fetchone()[0]
@@ -230,3 +255,40 @@ def finish_migration(conn: sqlite3.Connection) -> int:
                                  f"(SQLite {sqlite3.sqlite_version}); nothing changed")
     conn.execute("DROP TABLE text_pile_legacy")
     return len(rows)
+
+
+def spans_need_migration(conn: sqlite3.Connection) -> bool:
+    """True when ``conn``'s text_pile_gen1 keeps every field's spans as plain JSON (made by
+    a textpile before the spans of :data:`PACKED_FIELDS` were packed)."""
+    return conn.execute("SELECT 1 FROM pragma_table_info('text_pile_gen1') WHERE name = 'code_text_spans'").fetchone() \
+        is not None
+
+
+def finish_spans_migration(conn: sqlite3.Connection) -> int:
+    """Step 2 of packing an older text_pile_gen1 (set aside as ``text_pile_gen1_legacy``,
+    :func:`textpile.store.migrations.set_aside`), after the schema made the new table and
+    the view: every row copied with the spans of :data:`PACKED_FIELDS` packed (ids,
+    digests, Gen2 references and the other spans kept), each checked to unpack to exactly
+    the old column, then the old table dropped; return the rows moved.
+
+    Raises:
+        TextPileStoreError: a row would not unpack exactly (nothing is changed: the caller rolls back).
+    """
+    values = ", ".join(f"sqlar_compress(CAST(o.{column} AS BLOB)), length(CAST(o.{column} AS BLOB))"
+                       if column in LEGACY_SPAN_COLUMNS else f"o.{column}" for column in (
+                           f"{name}_spans" for name in GEN1_FIELDS))
+    conn.execute(f"INSERT INTO text_pile_gen1(text_pile_id, blake2b512_digest, text_pile_v0_2_id, {', '.join(SPAN_COLUMNS)})"
+                 f" SELECT o.text_pile_id, o.blake2b512_digest, o.text_pile_v0_2_id, {values}"
+                 " FROM text_pile_gen1_legacy o ORDER BY o.text_pile_id")
+    unpacked = " OR ".join(f"CAST(sqlar_uncompress(n.{column}_packed, n.{column}_size) AS TEXT) IS NOT o.{column}"
+                           for column in LEGACY_SPAN_COLUMNS)
+    different = conn.execute(
+        "SELECT count(*) FROM text_pile_gen1_legacy o LEFT JOIN text_pile_gen1 n USING (text_pile_id)"
+        " WHERE n.text_pile_id IS NULL OR n.blake2b512_digest IS NOT o.blake2b512_digest"
+        " OR n.text_pile_v0_2_id IS NOT o.text_pile_v0_2_id OR n.text_spans IS NOT o.text_spans"
+        f" OR n.secondary_text_spans IS NOT o.secondary_text_spans OR {unpacked}").fetchone()[0]
+    if different:
+        raise TextPileStoreError(f"text_pile_gen1: {different} text piles would not read back packed; nothing changed")
+    moved = conn.execute("SELECT count(*) FROM text_pile_gen1_legacy").fetchone()[0]
+    conn.execute("DROP TABLE text_pile_gen1_legacy")
+    return moved
