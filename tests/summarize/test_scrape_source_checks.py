@@ -122,3 +122,19 @@ def test_language_guess_reads_the_same_first_words(text):
 def test_plain_pre_is_found_in_any_case(markup):
     root, lowered = _tree(f"<html><body><p>x</p>{markup}</body></html>")
     assert walk_document(root, lowered).text == "x\na b\nc" == walk_document(root, None).text
+
+
+def test_markup_elements_are_found_in_one_pass_in_document_order():
+    from textpile.summarize.scrape.description import markup_elements
+
+    html = ('<html><head><title>T</title><meta name="a"><script src="x.js"></script></head><body>'
+            '<svg><title>icon</title></svg><noscript><meta name="b"></noscript><base href="/d/">'
+            '<script type="application/ld+json">{}</script><meta name="c"></body></html>')
+    root, _ = _tree(html)
+    found = markup_elements(root)
+    assert [el.text for el in found.titles] == ["T", "icon"]
+    assert [el.get("name") for el in found.metas] == ["a", "b", "c"]
+    assert [el.get("src") or el.get("type") for el in found.scripts] == ["x.js", "application/ld+json"]
+    assert [el.get("href") for el in found.bases] == ["/d/"]
+    result = scrape_document(html, "https://site.example/", now_unix_utc=NOW)
+    assert result.description.title == "T"

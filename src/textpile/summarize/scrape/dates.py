@@ -100,12 +100,15 @@ class PageDateSources:
 
     ``lowered`` is the UTF-8 source ``root`` was parsed from, ASCII-lower-cased, when known:
     without ``itemprop`` in it (attribute names are ASCII-lower-cased by the parser), the
-    microdata search over the whole tree is skipped.
+    microdata search over the whole tree is skipped. ``scripts`` and ``metas``: the
+    document's ``script`` and ``meta`` elements in document order, when the caller has
+    found them (:func:`textpile.summarize.scrape.description.markup_elements`).
     """
 
-    def __init__(self, root: etree._Element, lowered: bytes | None = None) -> None:
+    def __init__(self, root: etree._Element, lowered: bytes | None = None,
+                 scripts: list[etree._Element] | None = None, metas: list[etree._Element] | None = None) -> None:
         self.json_ld: list[object] = []
-        for script in root.iter("script"):
+        for script in root.iter("script") if scripts is None else scripts:
             if (script.get("type") or "").strip().lower() != "application/ld+json":
                 continue
             try:
@@ -120,7 +123,7 @@ class PageDateSources:
                 if prop in self.itemprops:
                     value = el.get("content") or el.get("datetime") or el.get("value") or "".join(el.itertext())
                     self.itemprops[prop].append(value)
-        for el in root.iter("meta"):
+        for el in root.iter("meta") if metas is None else metas:
             name = (el.get("property") or el.get("name") or "").strip().lower()
             if name:
                 self.meta.setdefault(name, []).append(el.get("content") or "")
@@ -163,15 +166,17 @@ class PageDateSources:
 
 
 def page_dates(root: etree._Element | None, last_modified_unix_utc: int | None,
-               now_unix_utc: int, lowered: bytes | None = None) -> tuple[int | None, int | None]:
+               now_unix_utc: int, lowered: bytes | None = None, scripts: list[etree._Element] | None = None,
+               metas: list[etree._Element] | None = None) -> tuple[int | None, int | None]:
     """(time_created, time_updated) in unix seconds per the module docstring.
 
     ``root`` None (plain text) has no markup: created is None, updated the Last-Modified.
-    ``lowered``: the ASCII-lower-cased UTF-8 source of ``root``, when known (see PageDateSources).
+    ``lowered``, ``scripts``, ``metas``: what the caller knows of ``root`` already (see
+    PageDateSources).
     """
     published = modified = None
     if root is not None:
-        sources = PageDateSources(root, lowered)
+        sources = PageDateSources(root, lowered, scripts, metas)
         published = sources.published(now_unix_utc)
         modified = sources.modified(now_unix_utc)
     if modified is None:

@@ -66,17 +66,20 @@ def parse_html(text: str, data: bytes | None = None) -> etree._Element | None:
 
 
 def _description(root, h1s, last_modified: int | None, now: int, links, guessed: str | None,
-                 lowered: bytes | None = None) -> DocumentDescription:
-    tag = language_tag(desc.html_lang(root)) if root is not None else None
-    language = primary_subtag(tag) or guessed
-    created, updated = page_dates(root, last_modified, now, lowered)
+                 lowered: bytes | None = None, elements: desc.MarkupElements | None = None) -> DocumentDescription:
     if root is None:
-        return DocumentDescription(None, None, None, language, created, updated,
+        created, updated = page_dates(None, last_modified, now)
+        return DocumentDescription(None, None, None, guessed, created, updated,
                                    indexiness(links, created is not None))
+    if elements is None:
+        elements = desc.markup_elements(root)
+    tag = language_tag(desc.html_lang(root, elements))
+    language = primary_subtag(tag) or guessed
+    created, updated = page_dates(root, last_modified, now, lowered, elements.scripts, elements.metas)
     return DocumentDescription(
-        title=desc.title(root),
-        primary_headline=desc.primary_headline(h1s, desc.site_name(root)),
-        description=desc.description(root),
+        title=desc.title(elements),
+        primary_headline=desc.primary_headline(h1s, desc.site_name(elements)),
+        description=desc.description(elements),
         primary_language=language,
         time_created_unix_utc=created,
         time_updated_unix_utc=updated,
@@ -172,8 +175,9 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
     walk = walk_document(root, lowered)
     mark_main_content(walk.lines, walk.containers)
 
+    elements = desc.markup_elements(root)
     base = page.str_url
-    declared_base = desc.base_href(root)
+    declared_base = desc.base_href(elements)
     if declared_base is not None:
         try:
             base = parse_url(declared_base, page.str_url).str_url
@@ -181,14 +185,14 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
             base = page.str_url
     links = resolve_links(walk.links, page, base)
 
-    lang_tag = language_tag(desc.html_lang(root))
+    lang_tag = language_tag(desc.html_lang(root, elements))
     joined = walk.text
     guessed = guess_language(joined)
     return ScrapeResult(
         text_pile=build_gen1(walk),
         text_pile_v0_2=build_gen2(walk.lines, walk.spans, lang_tag or "", guessed or "", joined),
-        description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed, lowered),
+        description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed, lowered, elements),
         links=links,
-        noindex=desc.robots_noindex(root),
+        noindex=desc.robots_noindex(elements),
         sections=walk.sections,
     )

@@ -268,9 +268,17 @@ _ACTIONS = {tag: _action(tag) for tag in
             set(BLOCK_TAGS) | set(CONTAINER_TAGS) | set(HEADING_LEVELS) | set(LOCATION_TAGS) | set(MARKER_TAGS)
             | set(LINK_ATTRIBUTE) | set(_SPECIAL) | {"br"}}
 _LINK_TAGS = ("a", "area")
-#: ``pre`` elements holding nothing but spans (syntax highlighting): their text is taken
-#: in one piece, not element by element.
-_PLAIN_PRE = etree.XPath("descendant-or-self::pre[not(descendant::*[not(self::span)])]")
+
+
+def _plain_pres(root: etree._Element, lowered: bytes | None) -> set[etree._Element]:
+    """``pre`` elements holding no element but spans (syntax highlighting): their text is
+    taken in one piece, not element by element. A tag name cannot hold character
+    references: without ``<pre`` in the lower-cased source (``lowered``), there is none.
+    ``root.iter("pre")`` and a look at their descendants cost half the XPath
+    ``descendant-or-self::pre[not(descendant::*[not(self::span)])]``."""
+    if lowered is not None and b"<pre" not in lowered:
+        return set()
+    return {pre for pre in root.iter("pre") if all(el.tag == "span" for el in pre.iterdescendants("*"))}
 
 
 def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkResult:
@@ -376,8 +384,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
             sections[index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, end))
 
     hidden = _hidden_elements(root, lowered)
-    # a tag name cannot hold character references: without "<pre" in the source, no pre
-    plain_pres = set(_PLAIN_PRE(root)) if lowered is None or b"<pre" in lowered else set()
+    plain_pres = _plain_pres(root, lowered)
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skipping = False  # the next "end" event closes a skipped element
     actions = _ACTIONS
