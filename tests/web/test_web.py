@@ -267,3 +267,20 @@ def test_page_past_the_last_one(ds):
     assert data["message"] == "No results on page 1001; there are 2 results on 1 page."
     r = get(ds, "/search?search=marmalade")
     assert "1 result, page 1 of 1" in r.text
+
+
+def test_table_pages_of_the_documented_views_show_their_blobs(ds, summary_path):
+    import sqlite3
+
+    from textpile.store.gen2_piles import register_functions
+
+    db = register_functions(sqlite3.connect(f"file:{summary_path}?mode=ro", uri=True))
+    digest = db.execute("SELECT blake2b512_digest FROM text_pile ORDER BY text_pile_id LIMIT 1").fetchone()[0]
+    db.close()
+    for view in ("text_pile_v0_2", "text_pile", "link_summary"):
+        r = get(ds, f"/summary/{view}?_size=5")
+        assert r.status_code == 200, view
+    r = get(ds, "/summary/text_pile?_size=5")
+    assert f"&lt;Binary:&nbsp;64 bytes&gt; {digest.hex()}" in r.text  # a view's row has no rowid to link to
+    r = get(ds, "/summary/text_pile_gen1?_size=5")
+    assert r.status_code == 200 and 'class="blob-download"' in r.text  # a table's BLOB keeps Datasette's link

@@ -21,6 +21,7 @@ from datasette import hookimpl
 from jinja2 import ChoiceLoader, FileSystemLoader
 
 from textpile.store.gen2_piles import register_functions
+from textpile.web.cells import view_blob_cell
 from textpile.web.errors import error_response, is_datasette_default_handler
 from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
@@ -69,6 +70,20 @@ def prepare_connection(conn, database, datasette):
     # The text_pile_v0_2 and text_pile views unpack the compressed Gen2 texts with it
     # (textpile.store.gen2_piles), capped at the connection's length limit set just above.
     register_functions(conn)
+
+
+@hookimpl
+def render_cell(value, table, database, datasette):
+    # A BLOB in a row of a view: Datasette's download link needs a rowid (textpile.web.cells).
+    if not isinstance(value, bytes) or table is None or database is None:
+        return None
+
+    async def cell():
+        if table not in await datasette.get_database(database).view_names():
+            return None
+        return view_blob_cell(value)
+
+    return cell
 
 
 @hookimpl
