@@ -45,7 +45,7 @@ from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.snippets import SNIPPET_SCAN, SnippetMaker, leading_text, marked_to_html, marked_to_text
 from textpile.search.spelling import did_you_mean
-from textpile.store.gen2_piles import ensure_functions, gen2_text_parts, has_packed_texts
+from textpile.store.gen2_piles import ensure_functions, gen2_text_parts, has_packed_texts, has_table
 from textpile.store.text_piles import decode_field, main_text_prefixes
 
 DEFAULT_PER_PAGE = 20
@@ -477,7 +477,7 @@ def _main_texts(conn: sqlite3.Connection, piles: list[int]):
     older layout, where ``text_pile`` is a table, is read from that table. (A database
     with packed Gen2 texts is read by :func:`textpile.store.text_piles.main_text_prefixes`.)"""
     marks = ", ".join("?" * len(piles))
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_pile_gen1'").fetchone():
+    if has_table(conn, "text_pile_gen1"):
         for pile, text_spans, secondary_spans, gen2 in conn.execute(
                 "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, CAST(g2.text AS BLOB) "
                 "FROM text_pile_gen1 g1 LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "

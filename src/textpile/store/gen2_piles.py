@@ -275,8 +275,9 @@ class _Run:
         end = start + length
         while self.char_count < end:
             begin = self.decoded_bytes - self.byte0
-            self.inflate(begin + max(end - self.char_count, PackedText.STEP))
-            data = bytes(self.data[begin:begin + max(end - self.char_count, PackedText.STEP)])
+            stop = begin + max(end - self.char_count, PackedText.STEP)  # at least one byte per code point
+            self.inflate(stop)
+            data = bytes(self.data[begin:stop])
             if not data:  # the end of the value
                 break
             part = self.decoder.decode(data)
@@ -311,8 +312,7 @@ def restart_points(conn: sqlite3.Connection, piles: Sequence[int]) -> dict[int, 
     """The restart points (:func:`pack_text`) of the packed texts of the Gen2 ``piles`` that
     have some, in order; none in a database made before textpile kept them (its texts are
     read from their start)."""
-    if not piles or conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_pile_gen2_block'").fetchone() is None:
+    if not piles or not has_table(conn, "text_pile_gen2_block"):
         return {}
     out: dict[int, list[RestartPoint]] = {}
     marks = ", ".join("?" * len(piles))
@@ -326,7 +326,13 @@ def restart_points(conn: sqlite3.Connection, piles: Sequence[int]) -> dict[int, 
 def has_packed_texts(conn: sqlite3.Connection) -> bool:
     """True when the database keeps its Gen2 texts packed in ``text_pile_gen2`` (else
     ``text_pile_v0_2`` is a table of an older textpile, opened read-only)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_pile_gen2'").fetchone() is not None
+    return has_table(conn, "text_pile_gen2")
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """True when ``conn``'s main schema has a table called ``name`` (the storage layout of
+    the database: an older textpile's has some tables of this one's as older ones)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def finish_migration(conn: sqlite3.Connection) -> int:
