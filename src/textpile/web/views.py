@@ -31,7 +31,6 @@ from textpile.semantic.modes import (
     DEFAULT_MODE,
     MODES,
     ModeError,
-    SemanticCache,
     check_mode,
     more_like_this,
     search_mode,
