@@ -4,9 +4,12 @@
 -- generation (open, not marked duplicate, with a text pile) is computed once; rows of
 -- generations that stopped being searchable are deleted. They live in the summary database,
 -- so publishing (one SQLite backup, swapped in atomically) carries them with the index.
--- A vector is the model's unit vector quantized to int8: each component multiplied by
+-- A page vector is the model's unit vector quantized to int8: each component multiplied by
 -- 127 / (the largest absolute component) and rounded, stored as one signed byte per
 -- dimension (textpile.semantic.store.encode_vectors); cosine similarity needs no other scale.
+-- A section vector is stored as its binary code: one bit per dimension, set where that int8
+-- component is above 0, most significant bit first (textpile.semantic.store.encode_bits);
+-- the dot product of two codes read as +-1 components is 1 - 2 * Hamming distance / dimensions.
 
 -- The model that made the vectors: one row. When textpile's model changes, every vector is
 -- deleted and made again.
@@ -24,14 +27,22 @@ CREATE TABLE IF NOT EXISTS page_embedding (
     vector BLOB NOT NULL -- int8 components, one byte per dimension (see the head of this file)
 );
 
--- One vector per section of a searchable page: the page title, the section title and the
--- start of the section's text.
-CREATE TABLE IF NOT EXISTS section_embedding (
-    section_summary_id INTEGER NOT NULL PRIMARY KEY REFERENCES section_summary(section_summary_id), -- the section
-    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose page holds the section
-    vector BLOB NOT NULL -- int8 components, one byte per dimension (see the head of this file)
+-- The vectors of the sections of a searchable page (the page title, the section title and
+-- the start of the section's text), one row per page: their binary codes, packed.
+CREATE TABLE IF NOT EXISTS page_section_embedding (
+    entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the generation whose page holds the sections
+    codes BLOB NOT NULL -- the binary code of the section with section_summary.section_index i at byte i * dimensions / 8 (dimensions / 8 bytes each, see the head of this file)
 );
-CREATE INDEX IF NOT EXISTS section_embedding_by_generation ON section_embedding(entity_generation_id, section_summary_id);
+
+-- One row per section vector: section_summary_id, entity_generation_id and vector (its
+-- binary code, dimensions / 8 bytes).
+CREATE VIEW IF NOT EXISTS section_embedding AS
+SELECT s.section_summary_id AS section_summary_id, s.entity_generation_id AS entity_generation_id,
+       substr(p.codes, s.section_index * (m.dimensions / 8) + 1, m.dimensions / 8) AS vector
+FROM page_section_embedding p
+JOIN embedding_model m
+JOIN section_summary s ON s.entity_generation_id = p.entity_generation_id
+WHERE length(p.codes) >= (s.section_index + 1) * (m.dimensions / 8);
 
 -- The coarse partition of the page vectors (an inverted file index, IVF; see
 -- textpile.semantic.partition): centroids computed by spherical k-means over the page

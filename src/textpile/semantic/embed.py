@@ -27,7 +27,7 @@ from pathlib import Path
 from textpile.search.index import SEARCHABLE
 from textpile.semantic.model import Embedder, load_embedder
 from textpile.semantic.partition import MIN_PARTITION_PAGES, update_partition_in
-from textpile.semantic.store import encode_vectors, page_text, section_text
+from textpile.semantic.store import encode_bits, encode_vectors, pack_section_codes, page_text, section_text
 from textpile.store.database import open_summary_db, sqlite_errors
 
 #: Pages embedded (and committed) together.
@@ -40,9 +40,8 @@ LEFT JOIN entity_generation eg ON eg.entity_generation_id = pe.entity_generation
 WHERE eg.entity_generation_id IS NULL OR NOT ({_SEARCHABLE}) OR eg.text_pile_id IS NOT pe.text_pile_id
 """
 _STALE_SECTIONS = """
-DELETE FROM section_embedding WHERE NOT EXISTS (
-    SELECT 1 FROM page_embedding pe WHERE pe.entity_generation_id = section_embedding.entity_generation_id)
- OR NOT EXISTS (SELECT 1 FROM section_summary s WHERE s.section_summary_id = section_embedding.section_summary_id)
+DELETE FROM page_section_embedding WHERE NOT EXISTS (
+    SELECT 1 FROM page_embedding pe WHERE pe.entity_generation_id = page_section_embedding.entity_generation_id)
 """
 _TO_EMBED = f"""
 SELECT eg.entity_generation_id FROM entity_generation eg
@@ -61,7 +60,7 @@ WHERE eg.entity_generation_id IN ({marks})
 ORDER BY eg.entity_generation_id
 """
 _SECTIONS = """
-SELECT entity_generation_id, section_summary_id, title, level, start_offset, end_offset FROM section_summary
+SELECT entity_generation_id, section_index, title, level, start_offset, end_offset FROM section_summary
 WHERE entity_generation_id IN ({marks}) ORDER BY entity_generation_id, section_index
 """
 
@@ -94,7 +93,7 @@ def _model_id(conn: sqlite3.Connection, embedder: Embedder, report: EmbedReport)
     with conn:
         if rows:
             report.model_changed = True
-        conn.execute("DELETE FROM section_embedding")
+        conn.execute("DELETE FROM page_section_embedding")
         conn.execute("DELETE FROM page_embedding_list")
         conn.execute("DELETE FROM page_embedding")
         conn.execute("DELETE FROM embedding_model")
@@ -108,7 +107,7 @@ def _remove_stale(conn: sqlite3.Connection) -> int:
         for start in range(0, len(stale), 500):
             chunk = stale[start:start + 500]
             marks = ", ".join("?" * len(chunk))
-            conn.execute(f"DELETE FROM section_embedding WHERE entity_generation_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM page_section_embedding WHERE entity_generation_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM page_embedding_list WHERE entity_generation_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM page_embedding WHERE entity_generation_id IN ({marks})", chunk)
         conn.execute(_STALE_SECTIONS)
@@ -125,21 +124,26 @@ def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, model_id: int, id
     page_texts, section_rows, section_texts = [], [], []
     for eg_id, _pile, title, description, text in pages:
         own = sections.get(eg_id, [])
-        headings = [t for (_sid, t, level, _s, _e) in own if level < 7]
+        headings = [t for (_index, t, level, _s, _e) in own if level < 7]
         page_texts.append(page_text(title, description, headings, text))
-        for section_id, stitle, _level, start, end in own:
-            section_rows.append((section_id, eg_id))
+        for section_index, stitle, _level, start, end in own:
+            section_rows.append((eg_id, section_index))
             section_texts.append(section_text(title, stitle, text[start:end]))
     page_blobs = encode_vectors(embedder.embed(page_texts))
-    section_blobs = encode_vectors(embedder.embed(section_texts)) if section_texts else []
+    codes = encode_bits(embedder.embed(section_texts)) if section_texts else None
+    by_page: dict[int, tuple[list[int], list[int]]] = {}
+    for row, (eg_id, section_index) in enumerate(section_rows):
+        indexes, rows = by_page.setdefault(eg_id, ([], []))
+        indexes.append(section_index)
+        rows.append(row)
     with conn:
         conn.executemany(
             "INSERT OR REPLACE INTO page_embedding(entity_generation_id, embedding_model_id, text_pile_id, vector)"
             " VALUES (?, ?, ?, ?)",
             [(eg_id, model_id, pile, blob) for (eg_id, pile, *_), blob in zip(pages, page_blobs)])
         conn.executemany(
-            "INSERT OR REPLACE INTO section_embedding(section_summary_id, entity_generation_id, vector)"
-            " VALUES (?, ?, ?)", [(sid, eg_id, blob) for (sid, eg_id), blob in zip(section_rows, section_blobs)])
+            "INSERT OR REPLACE INTO page_section_embedding(entity_generation_id, codes) VALUES (?, ?)",
+            [(eg_id, pack_section_codes(indexes, codes[rows])) for eg_id, (indexes, rows) in by_page.items()])
     report.pages_embedded += len(pages)
     report.sections_embedded += len(section_rows)
     if on_page is not None:

@@ -5,8 +5,10 @@ values): ``text_pile_v0_2`` over ``text_pile_gen2`` (:mod:`textpile.store.gen2_p
 the values compressed), ``text_pile`` over ``text_pile_gen1``
 (:mod:`textpile.store.text_piles`: the Gen1 text as spans of the Gen2 text, packed since)
 and ``link_summary`` over ``link_target``, ``link_style`` and ``link_list``
-(:mod:`textpile.store.links`; the markup in its own table and link_list packed since). A
-database where one of them is still a table, or a compact table is in an older layout,
+(:mod:`textpile.store.links`; the markup in its own table and link_list packed since).
+textpile's own ``section_embedding`` became a view too, over ``page_section_embedding``
+(:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes).
+A database where one of them is still a table, or a compact table is in an older layout,
 is moved when it is opened for writing, in one transaction: a kill or an error leaves it
 as it was (the next write-open moves it again from the start), and a database opened
 read-only is read as it is (every layout has the documented tables and columns).
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from textpile.errors import DatabaseError
+from textpile.semantic import store as vector_store
 from textpile.store import gen2_piles, links, text_piles
 
 
@@ -68,6 +71,8 @@ MOVES = (
          partial(set_aside, "text_pile", "text_pile_gen1", "text_pile_legacy"), text_piles.finish_migration),
     Move("text_pile_gen1", text_piles.spans_need_migration, partial(set_aside, "text_pile_gen1", "text_pile_gen1",
          "text_pile_gen1_legacy"), text_piles.finish_spans_migration),
+    Move("section_embedding", partial(still_a_table, "section_embedding"), vector_store.prepare_section_migration,
+         vector_store.finish_section_migration),
     Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )
 
