@@ -40,13 +40,13 @@ CREATE TABLE IF NOT EXISTS search_page (
 
 -- Per section of a searchable page: its analyzed title and anchor name (rerank features).
 CREATE TABLE IF NOT EXISTS search_section (
-    section_summary_id INTEGER NOT NULL PRIMARY KEY REFERENCES section_summary(section_summary_id), -- the section
-    docid INTEGER NOT NULL UNIQUE, -- its rowid in section_search_index: numbered in the order of its page's docid, then its position
+    section_summary_id INTEGER NOT NULL REFERENCES section_summary(section_summary_id), -- the section (one row each)
+    docid INTEGER NOT NULL PRIMARY KEY, -- its rowid in section_search_index (and this table's): numbered in the order of its page's docid, then its position
     entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose document holds it
     title_terms TEXT NOT NULL, -- section_summary.title, analyzed
-    title_words TEXT NOT NULL, -- section_summary.title analyzed without stemming
+    title_words TEXT, -- section_summary.title analyzed without stemming; NULL when that is title_terms
     name_terms TEXT NOT NULL, -- section_summary.anchor analyzed when it is a name; empty string otherwise
-    name_words TEXT NOT NULL -- the same without stemming
+    name_words TEXT -- the same without stemming; NULL when that is name_terms
 );
 
 -- The stemmer languages of the search index: queries are analyzed in each of them.

@@ -225,7 +225,8 @@ def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[floa
         marks = ", ".join("?" * len(chunk))
         for row in conn.execute(
                 "SELECT t.docid, t.section_summary_id, t.entity_generation_id, s.anchor, s.title, s.level, "
-                "s.start_offset, s.end_offset, t.title_terms, t.title_words, t.name_terms, t.name_words "
+                "s.start_offset, s.end_offset, t.title_terms, coalesce(t.title_words, t.title_terms), t.name_terms, "
+                "coalesce(t.name_words, t.name_terms) "
                 "FROM search_section t JOIN section_summary s ON s.section_summary_id = t.section_summary_id "
                 f"JOIN entity_generation eg ON eg.entity_generation_id = t.entity_generation_id {joins}"
                 f"WHERE t.docid IN ({marks}) AND {_SEARCHABLE}{filter_sql}", [*chunk, *(filter_params or [])]):

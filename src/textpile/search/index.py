@@ -33,7 +33,8 @@ unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
   are mostly links), its most frequent anchor texts, and the analyzed terms of its title
   variants, URL and anchor texts (rerank features, :mod:`textpile.search.features`,
   matched at query time without analyzing again);
-* ``search_section``: the analyzed terms of each section's title and anchor name.
+* ``search_section``: the analyzed terms of each section's title and anchor name (the
+  unstemmed strings NULL where they equal the stemmed ones), its rowid the section's docid.
 
 These tables are derived: when their columns differ from what this code writes (a
 database built by another textpile), they are dropped and made anew before the rebuild.
@@ -430,7 +431,8 @@ def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_
     conn.executemany(
         "INSERT INTO search_section(section_summary_id, docid, entity_generation_id, title_terms, title_words,"
         " name_terms, name_words) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(r[4], r[0], r[5], r[1], r[6], r[2], r[7]) for r in section_rows])
+        [(r[4], r[0], r[5], r[1], None if r[6] == r[1] else r[6], r[2], None if r[7] == r[2] else r[7])
+         for r in section_rows])
     conn.executemany(
         "INSERT INTO search_page(" + ", ".join(DERIVED_TABLES["search_page"]) + ") VALUES (?"
         + ", ?" * (len(DERIVED_TABLES["search_page"]) - 1) + ")", stats_rows)

@@ -7,7 +7,8 @@ the values compressed), ``text_pile`` over ``text_pile_gen1``
 and ``link_summary`` over ``link_target``, ``link_style`` and ``link_list``
 (:mod:`textpile.store.links`; the markup in its own table and link_list packed since).
 textpile's own ``section_embedding`` became a view too, over ``page_section_embedding``
-(:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes).
+(:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes),
+and its derived ``search_section`` changed its layout (:mod:`textpile.search.index`).
 A database where one of them is still a table, or a compact table is in an older layout,
 is moved when it is opened for writing, in one transaction: a kill or an error leaves it
 as it was (the next write-open moves it again from the start), and a database opened
@@ -61,6 +62,38 @@ def set_aside(table: str, successor: str, legacy: str, conn: sqlite3.Connection)
         conn.execute("PRAGMA legacy_alter_table=OFF")
 
 
+_SECTION_COLUMNS = "section_summary_id, docid, entity_generation_id, title_terms, title_words, name_terms, name_words"
+
+
+def search_section_needs_move(conn: sqlite3.Connection) -> bool:
+    """True when textpile's search_section table is in its older layout: keyed by
+    section_summary_id with a UNIQUE docid, and every unstemmed string stored."""
+    row = conn.execute("SELECT pk FROM pragma_table_info('search_section') WHERE name = 'docid'").fetchone()
+    return row is not None and row[0] == 0
+
+
+def finish_search_section_move(conn: sqlite3.Connection) -> int:
+    """The rows of the older search_section in the new one (docid its rowid, an unstemmed
+    string NULL where it equals the stemmed one), checked to read back, the old table
+    dropped; returns the rows moved.
+
+    Raises:
+        sqlite3.IntegrityError: a row would not read back as it was.
+    """
+    conn.execute(f"INSERT INTO search_section({_SECTION_COLUMNS}) SELECT section_summary_id, docid, "
+                 "entity_generation_id, title_terms, nullif(title_words, title_terms), name_terms, "
+                 "nullif(name_words, name_terms) FROM search_section_legacy ORDER BY docid")
+    rows, same = conn.execute(
+        "SELECT count(*), count(t.docid) FROM search_section_legacy l LEFT JOIN search_section t ON t.docid = l.docid "
+        "AND t.section_summary_id = l.section_summary_id AND t.entity_generation_id = l.entity_generation_id "
+        "AND t.title_terms = l.title_terms AND coalesce(t.title_words, t.title_terms) = l.title_words "
+        "AND t.name_terms = l.name_terms AND coalesce(t.name_words, t.name_terms) = l.name_words").fetchone()
+    if rows != same or conn.execute("SELECT count(*) FROM search_section").fetchone()[0] != rows:
+        raise sqlite3.IntegrityError(f"search_section: {rows - same} rows would not read back as they were")
+    conn.execute("DROP TABLE search_section_legacy")
+    return rows
+
+
 #: In this order: the Gen1 moves read the Gen2 texts through the text_pile_v0_2 view. A
 #: database needs at most one of the two Gen1 moves (text_pile a table, or text_pile_gen1
 #: with a column per field), and one move for its links whatever their older layout.
@@ -73,6 +106,8 @@ MOVES = (
          "text_pile_gen1_legacy"), text_piles.finish_spans_migration),
     Move("section_embedding", partial(still_a_table, "section_embedding"), vector_store.prepare_section_migration,
          vector_store.finish_section_migration),
+    Move("search_section", search_section_needs_move,
+         partial(set_aside, "search_section", "search_section", "search_section_legacy"), finish_search_section_move),
     Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )
 

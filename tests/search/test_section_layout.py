@@ -1,0 +1,94 @@
+"""search_section: docid its rowid, the unstemmed strings NULL where they equal the stemmed
+ones; an older database's search_section (keyed by section_summary_id, every string kept)
+moved on its next write-open, and search reads both the same."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from contextlib import closing
+
+from textpile.search.engine import search
+from textpile.search.index import rebuild_search_index
+from textpile.store.database import open_summary_db
+from textpile.store.gen2_piles import register_functions
+
+from search.builder import SummaryBuilder
+
+BASE = "https://docs.example.org"
+
+
+def _site(path) -> dict[str, int]:
+    b = SummaryBuilder(path)
+    ids = {
+        "json": b.add_page(f"{BASE}/json.html", title="json: JSON encoder and decoder", lang="en",
+                           text="Encoding basic Python object hierarchies. json.dumps serializes obj; "
+                                "json.loads deserializes a document. Decoders read documents."),
+        "sorting": b.add_page(f"{BASE}/sorting.html", title="Sorting HOW TO", lang="en",
+                              text="Sorting basics. Key functions are called on each element. Sorts are stable."),
+    }
+    rows = [(ids["json"], 0, "basic-usage", "Basic Usage", 2, 0, 40),
+            (ids["json"], 1, "json.dumps", "json.dumps", 7, 40, 70),
+            (ids["json"], 2, "decoders", "Decoders and encoders", 2, 70, 120),
+            (ids["sorting"], 0, "key-functions", "Key Functions", 2, 0, 40)]
+    b.conn.executemany("INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
+                       " start_offset, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    b.build_fts()
+    b.close()
+    return ids
+
+
+_ROWS = "SELECT section_summary_id, docid, entity_generation_id, title_terms, title_words, name_terms, name_words " \
+        "FROM search_section ORDER BY docid"
+
+
+def test_unstemmed_strings_are_null_where_they_equal_the_stemmed_ones(tmp_path):
+    path = tmp_path / "summary.db"
+    ids = _site(path)
+    with closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute(_ROWS).fetchall()
+        assert conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'search_section' AND type = 'index'"
+                            ).fetchall() == []
+    by_title = {r[3]: r for r in rows}
+    assert sorted(r[2] for r in rows) == sorted([ids["json"]] * 3 + [ids["sorting"]])
+    assert by_title["basic usag"][3:] == ("basic usag", "basic usage", "basic usag", "basic usage")
+    assert by_title["json dump"][3:] == ("json dump", "json dumps", "json dump", "json dumps")
+    assert by_title["decod and encod"][3:] == ("decod and encod", "decoders and encoders", "decod", "decoders")
+    assert by_title["key function"][3:] == ("key function", "key functions", "key function", "key functions")
+    assert [r[1] for r in rows] == [1, 2, 3, 4]
+
+
+_OLD = """
+ALTER TABLE search_section RENAME TO search_section_new;
+CREATE TABLE search_section (
+    section_summary_id INTEGER NOT NULL PRIMARY KEY REFERENCES section_summary(section_summary_id),
+    docid INTEGER NOT NULL UNIQUE,
+    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id),
+    title_terms TEXT NOT NULL, title_words TEXT NOT NULL, name_terms TEXT NOT NULL, name_words TEXT NOT NULL);
+INSERT INTO search_section SELECT section_summary_id, docid, entity_generation_id, title_terms,
+    coalesce(title_words, title_terms), name_terms, coalesce(name_words, name_terms) FROM search_section_new;
+DROP TABLE search_section_new;
+"""
+
+
+def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_open(tmp_path):
+    path = tmp_path / "summary.db"
+    _site(path)
+    queries = ["json dumps", "decoders", "key functions", "basic usage", "encoders"]
+    with closing(open_summary_db(path, read_only=True)) as conn:
+        new = [dataclasses.asdict(search(conn, q)) for q in queries]
+        fresh = conn.execute(_ROWS).fetchall()
+    with closing(register_functions(sqlite3.connect(path))) as conn:
+        conn.executescript(_OLD)
+        old_rows = conn.execute(_ROWS).fetchall()
+    assert all(r[4] is not None and r[6] is not None for r in old_rows)
+    with closing(open_summary_db(path, read_only=True)) as conn:  # the old layout reads as it is
+        assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
+    assert any(r["results"] and r["results"][0]["sections"] for r in new)  # the section path ran
+    with closing(open_summary_db(path)) as conn:  # moved
+        assert conn.execute(_ROWS).fetchall() == fresh
+        assert conn.execute("SELECT pk FROM pragma_table_info('search_section') WHERE name = 'docid'").fetchone() == (1,)
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name LIKE '%legacy%'").fetchall() == []
+        assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
+        rebuild_search_index(conn)  # and rebuilt in the new layout
+        assert conn.execute(_ROWS).fetchall() == fresh
