@@ -62,17 +62,16 @@ from textpile.semantic.model import load_embedder  # noqa: E402
 from textpile.semantic.modes import SEMANTIC_DEPTH  # noqa: E402
 from textpile.semantic.partition import PROBE_LISTS, partition  # noqa: E402
 from textpile.semantic.vectors import PageVectors, load_page_vectors  # noqa: E402
-from textpile.store.database import extension_sql  # noqa: E402
+from textpile.store.database import open_summary_db  # noqa: E402
 from textpile.summarize.fts import rebuild_fts_in  # noqa: E402
 
-EMBEDDING_TABLES = ("page_embedding_list", "page_embedding_centroid", "section_embedding", "page_embedding",
+EMBEDDING_TABLES = ("page_embedding_list", "page_embedding_centroid", "page_section_embedding", "page_embedding",
                     "embedding_model")
 
 
 def _copy_without_vectors(src: Path, dst: Path) -> None:
     shutil.copy(src, dst)
-    conn = sqlite3.connect(dst)
-    conn.executescript(extension_sql("summary"))  # a copy made before the partition tables
+    conn = open_summary_db(dst, create=False)  # a copy of an older layout is moved (textpile.store.migrations)
     with conn:
         for table in EMBEDDING_TABLES:
             conn.execute(f"DELETE FROM {table}")
