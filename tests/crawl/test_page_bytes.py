@@ -98,6 +98,10 @@ TRICKY = [
     # unusable links: other schemes, credentials, empty, fragment only
     '<a href="mailto:x@y"><a href="javascript:void(0)"><a href="http://u:p@h/"><a href=""><a href="#top">'
     '<a href="http://other.example/p">',
+    # hrefs that differ only in their fragment, spellings of one URL, the page itself by
+    # fragment and by name, a link over MAX_URL_CHARS only because of its fragment
+    '<a href="#s1"><a href="t.html#a"><a href="./t.html#b"><a href="page.html"><a href="t.html">'
+    '<a href="%7e/u"><a href="~/u#c"><a href="#s2"><a href="v.html#' + "f" * 8200 + '"><a href="v.html">',
     "",
     "just text, no markup",
 ]

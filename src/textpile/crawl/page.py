@@ -105,6 +105,24 @@ class _LinkResolver:
         result = self.seen[href] = parsed if parsed is not None and usable_link(parsed) else None
         return result
 
+    def links(self, hrefs: list[str]) -> list[ParsedUrl]:
+        """The usable URLs of ``hrefs`` (as :meth:`http_url` gives them), in the order of
+        their first href, without duplicates. Each href is cut at its first "#" and the
+        distinct rest resolved once: a table of contents has thousands of hrefs that
+        differ only in their fragment, and cutting them all before any Python call per
+        href saves most of the time (contents.html: 13,948 hrefs, 490 distinct rests)."""
+        rests = dict.fromkeys([href.partition("#")[0] for href in hrefs if href and len(href) <= MAX_URL_CHARS])
+        found: list[ParsedUrl] = []
+        seen: set[str] = set()
+        http_url = self.http_url
+        for rest in rests:
+            # "" (an href of only a fragment) is the page itself: http_url skips "" as no href
+            target = http_url(rest) if rest else http_url("#")
+            if target is not None and target.str_url not in seen:
+                seen.add(target.str_url)
+                found.append(target)
+        return found
+
 
 #: The elements read_page looks at, found in one pass over the parsed document.
 _ELEMENTS = "base[href], meta[name], meta[http-equiv], link[rel], a[href], area[href]"
@@ -173,10 +191,5 @@ def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
         feed = links.http_url(href)
         if feed is not None and feed not in info.feeds:
             info.feeds.append(feed)
-    seen: set[str] = set()
-    for href in hrefs:
-        target = links.http_url(href)
-        if target is not None and target.str_url not in seen:
-            seen.add(target.str_url)
-            info.links.append(target)
+    info.links = links.links(hrefs)
     return info
