@@ -27,11 +27,12 @@ import sqlite3
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor
 
 from textpile.crawl.futures import pass_outcome
 from textpile.crawl.crawlstore import IGNORE_TABLE, CrawlStore
 from textpile.crawl.reader import forkserver_context, init_crawl_worker
+from textpile.crawl.workers import WorkerProcess
 from textpile.processes import this_process
 from textpile.crawl.records import Candidate, FileRecord, LogEntry, RedirectRecord, RequestRecord
 from textpile.store.urls import ParsedUrl
@@ -93,7 +94,7 @@ class CrawlerDb:
         #: set when MAX_PENDING_ENTRIES are queued (the crawl's flusher waits on it)
         self.full: asyncio.Event | None = None
         self._pending: list[tuple[LogEntry, EntryDone | None]] = []
-        self._executor: Executor | None = None
+        self._worker: WorkerProcess | None = None
         self._inflight: set[asyncio.Future] = set()
         self._busy = False
         #: entry writes and due-candidate queries, in the order asked for
@@ -199,7 +200,7 @@ class CrawlerDb:
                 return
             _origin, method, args, future, _on_error = job
             loop = asyncio.get_running_loop()
-            if self._executor is None:
+            if self._worker is None:
                 path = _database_path(self.conn)
                 if not path:  # an in-memory database, which no other process can reach
                     try:
@@ -209,11 +210,15 @@ class CrawlerDb:
                     self._job_failed(job)
                     continue
                 owner = this_process()
-                self._executor = ProcessPoolExecutor(1, mp_context=forkserver_context(),
-                                                     initializer=_open_process_store,
-                                                     initargs=(path, self.agent_id, owner.pid, owner.started_unix))
+                self._worker = WorkerProcess(forkserver_context(), name="crawler database",
+                                             initializer=_open_process_store,
+                                             initargs=(path, self.agent_id, owner.pid, owner.started_unix))
             self._busy = True
-            work = loop.run_in_executor(self._executor, _in_process, method, *args)
+            try:
+                work = self._worker.call(_in_process, method, *args)
+            except BrokenExecutor as exc:  # the database process died: every job fails with it
+                work = loop.create_future()
+                work.set_exception(exc)
             work.add_done_callback(lambda done, job=job: self._job_done(job, done))
 
     def _job_done(self, job, work: asyncio.Future) -> None:
@@ -303,9 +308,9 @@ class CrawlerDb:
                 await asyncio.gather(*list(self._inflight), return_exceptions=True)
             else:
                 await asyncio.sleep(0.01)
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
 
     def flush_now(self) -> None:
         """Write the queued entries on the caller's connection (outside the event loop)."""

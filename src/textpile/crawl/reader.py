@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 from collections import OrderedDict, deque
-from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from textpile.crawl.charset import decode_body
@@ -25,6 +25,7 @@ from textpile.crawl.meta import MetaReading, read_meta
 from textpile.crawl.packed import pack_links
 from textpile.crawl.page import PageInfo, RobotsDirectives, read_page
 from textpile.crawl.traps import strip_session_ids
+from textpile.crawl.workers import WorkerProcess
 from textpile import processes
 from textpile.processes import init_worker, keep_freed_memory, this_process
 from textpile.store.urls import ParsedUrl
@@ -150,10 +151,6 @@ def init_crawl_worker(owner_pid: int, owner_started: float | None, name: str) ->
     keep_freed_memory(WORKER_HEAP_BYTES, 2 * WORKER_HEAP_BYTES)
 
 
-def _warm_up() -> None:
-    """A no-op run in each worker once, so that it is started."""
-
-
 #: Page reader processes at least, also on one CPU (see :func:`default_readers`).
 MIN_READERS = 2
 
@@ -179,10 +176,15 @@ class PageReader:
     :meth:`hurry`: such origins get their next page handed out first, in the order they
     asked, so that while the workers are behind, the origins waiting on them resume
     first.
+    Each worker is a :class:`~textpile.crawl.workers.WorkerProcess` (the event loop
+    writes its pages to it and reads the readings back itself, no executor threads); a
+    page goes to the worker with the fewest pages handed out, then the fewest body
+    bytes, so a small page does not queue behind a big one while another worker has
+    less to do.
     Workers are started by :meth:`start` or the first :meth:`read`, from a forkserver
     (no fork of a process with threads and an event loop). They ignore SIGINT, and end
-    by themselves within a second when the process owning the reader is killed
-    (:func:`textpile.processes.exit_with_parent`). Use as a context manager or call
+    by themselves when the process owning the reader is killed (their socket closes;
+    also :func:`textpile.processes.exit_with_parent`). Use as a context manager or call
     :meth:`close`.
 
     Raises:
@@ -195,7 +197,10 @@ class PageReader:
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 0:
             raise ValueError(f"page reader processes: found {processes!r}; expected a whole number >= 0")
         self.processes = processes
-        self._executor: Executor | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._workers: list[WorkerProcess] | None = None
+        #: body bytes handed to each worker and not read yet
+        self._worker_bytes: dict[WorkerProcess, int] = {}
         #: origin -> pages waiting (arguments, future); the origins in round-robin order
         self._waiting: OrderedDict[str, deque] = OrderedDict()
         self._reading = 0
@@ -211,18 +216,50 @@ class PageReader:
     def start(self) -> None:
         """Start the workers now (in the background: a crawl starts them while it
         fetches robots.txt, so its first page does not wait for them)."""
-        if self._executor is None:
-            self._executor = self._start()
-            loop = asyncio.get_running_loop()
-            for _ in range(max(1, self.processes)):
-                loop.run_in_executor(self._executor, _warm_up)
+        if not self._started:
+            self._start()
 
-    def _start(self) -> Executor:
+    @property
+    def _started(self) -> bool:
+        return self._executor is not None or self._workers is not None
+
+    def _start(self) -> None:
         if self.processes == 0:
-            return ThreadPoolExecutor(1, thread_name_prefix="textpile-page-reader")
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="textpile-page-reader")
+            return
         owner = this_process()
-        return ProcessPoolExecutor(self.processes, mp_context=forkserver_context(), initializer=init_crawl_worker,
-                                   initargs=(owner.pid, owner.started_unix, READER_PROCESS_NAME))
+        context = forkserver_context()
+        self._workers = [WorkerProcess(context, name="page reader", initializer=init_crawl_worker,
+                                       initargs=(owner.pid, owner.started_unix, READER_PROCESS_NAME))
+                         for _ in range(self.processes)]
+        self._worker_bytes = dict.fromkeys(self._workers, 0)
+        for worker in self._workers:
+            try:
+                worker.start()
+            except BrokenExecutor:  # closed meanwhile: its pages fail when handed out
+                pass
+
+    def _submit(self, function, args: tuple) -> asyncio.Future:
+        """Run ``function(*args)`` in the thread, or in the worker process with the least
+        to do (see the class doc).
+
+        Raises:
+            BrokenExecutor: that worker died or was closed; RuntimeError: the thread's
+                executor is shut down.
+        """
+        if self._workers is None:
+            return asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+        loads = self._worker_bytes
+        worker = min(self._workers, key=lambda w: (w.calls, loads[w]))
+        size = len(args[0]) if args and isinstance(args[0], (bytes, bytearray)) else 0
+        work = worker.call(function, *args)
+        loads[worker] += size
+
+        def done(_work: asyncio.Future) -> None:
+            loads[worker] -= size
+
+        work.add_done_callback(done)
+        return work
 
     async def read(self, body: bytes, essence: str, charset: str | None, url: str, token: str,
                    origins: frozenset[str], origin: str = "",
@@ -254,9 +291,8 @@ class PageReader:
 
     def _hand_out(self) -> None:
         """Give waiting pages to the free workers, one origin after the other."""
-        if self._executor is None:
-            self._executor = self._start()
-        loop = asyncio.get_running_loop()
+        if not self._started:
+            self._start()
         skipped = 0  # origins passed over in this round because they read enough already
         while self._waiting and self._reading < self.in_flight and skipped < len(self._waiting):
             origin = self._hurried_origin()
@@ -275,7 +311,7 @@ class PageReader:
             if future.done():  # its reader was cancelled
                 continue
             try:
-                work = loop.run_in_executor(self._executor, function, *args)
+                work = self._submit(function, args)
             except (BrokenExecutor, RuntimeError) as exc:  # a worker died, or the pool is shut down
                 future.set_exception(exc)
                 continue
@@ -289,7 +325,7 @@ class PageReader:
         (origins that asked earlier first). Nothing happens when none of its pages waits."""
         if origin in self._waiting:
             self._hurried.setdefault(origin, None)
-            if self._executor is not None:
+            if self._started:
                 self._hand_out()
 
     def _hurried_origin(self) -> str | None:
@@ -310,7 +346,7 @@ class PageReader:
             self._reading_by_origin[origin] = count
         if not future.done():
             pass_outcome(work, future)
-        if self._executor is not None:
+        if self._started:
             self._hand_out()
 
     def close(self) -> None:
@@ -323,6 +359,10 @@ class PageReader:
         if self._executor is not None:
             executor, self._executor = self._executor, None
             executor.shutdown(wait=True, cancel_futures=True)
+        if self._workers is not None:
+            workers, self._workers = self._workers, None
+            for worker in workers:
+                worker.close()
 
     def __enter__(self) -> "PageReader":
         return self

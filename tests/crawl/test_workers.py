@@ -1,0 +1,117 @@
+"""A crawl worker process over one socket: calls answered in order, big arguments and
+results whole, the worker's exceptions passed back, a dead worker failing its calls."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from concurrent.futures.process import BrokenProcessPool
+
+import pytest
+
+from textpile.crawl.reader import forkserver_context
+from textpile.crawl.workers import WorkerProcess
+
+
+def _echo(value):
+    return value
+
+
+def _checksum(data: bytes) -> tuple[int, int]:
+    return len(data), sum(data[::4096])
+
+
+def _fail(message: str):
+    raise ValueError(message)
+
+
+def _pid() -> int:
+    return os.getpid()
+
+
+def _sleep_then_pid(seconds: float) -> int:
+    import time
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _worker() -> WorkerProcess:
+    return WorkerProcess(forkserver_context(), name="test worker")
+
+
+def test_calls_are_answered_in_order_with_big_arguments_and_results():
+    big = bytes(range(256)) * (3 * 1024 * 1024 // 256)  # 3 MiB: many sends of a socket buffer each
+
+    async def run():
+        worker = _worker()
+        try:
+            futures = [worker.call(_echo, i) for i in range(50)]
+            futures.append(worker.call(_checksum, big))
+            futures.append(worker.call(_echo, big))
+            futures.append(worker.call(_echo, "after"))
+            assert worker.calls == 53
+            results = await asyncio.gather(*futures)
+            assert worker.calls == 0
+            return results, worker.process.pid, await worker.call(_pid)
+        finally:
+            worker.close()
+
+    results, pid, worker_pid = asyncio.run(run())
+    assert results[:50] == list(range(50))
+    assert results[50] == (len(big), sum(big[::4096]))
+    assert results[51] == big
+    assert results[52] == "after"
+    assert worker_pid == pid != os.getpid()
+
+
+def test_an_exception_in_the_worker_comes_back_to_its_caller():
+    async def run():
+        worker = _worker()
+        try:
+            failed = worker.call(_fail, "bad page")
+            after = worker.call(_echo, 7)
+            with pytest.raises(ValueError, match="^bad page") as caught:
+                await failed
+            return caught.value, await after
+        finally:
+            worker.close()
+
+    exc, after = asyncio.run(run())
+    assert after == 7  # the worker goes on
+    assert any("in the test worker process" in note and "_fail" in note for note in exc.__notes__)
+
+
+def test_a_killed_worker_fails_its_calls_and_every_later_one():
+    async def run():
+        worker = _worker()
+        try:
+            pid = await worker.call(_pid)
+            under_way = worker.call(_sleep_then_pid, 30)
+            await asyncio.sleep(0.2)
+            os.kill(pid, signal.SIGKILL)
+            with pytest.raises(BrokenProcessPool, match="a test worker process died"):
+                await asyncio.wait_for(under_way, 20)
+            with pytest.raises(BrokenProcessPool, match="a test worker process died"):
+                worker.call(_pid)
+        finally:
+            worker.close()
+
+    asyncio.run(run())
+
+
+def test_close_cancels_the_calls_not_answered_and_ends_the_process():
+    async def run():
+        worker = _worker()
+        pid = await worker.call(_pid)
+        waiting = worker.call(_sleep_then_pid, 0.5)
+        worker.close()
+        assert waiting.cancelled()
+        assert worker.process.exitcode is not None
+        with pytest.raises(BrokenProcessPool, match="the test worker process was closed"):
+            worker.call(_pid)
+        return pid
+
+    pid = asyncio.run(run())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
