@@ -37,6 +37,7 @@ import anyio
 import httpcore
 import httpx
 from httpcore._backends.anyio import AnyIOStream
+from httpcore._utils import is_socket_readable
 
 #: Resolver signature: (host, port) -> IP address strings, in preference order.
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -161,10 +162,15 @@ READ_CHUNK_BYTES = 1024 * 1024
 
 class CrawlStream(httpcore.AsyncNetworkStream):
     """A connection's stream (httpcore's anyio stream inside) whose reads take whatever
-    arrived, up to :data:`READ_CHUNK_BYTES` at once; also after TLS starts."""
+    arrived, up to :data:`READ_CHUNK_BYTES` at once; also after TLS starts.
+
+    Its raw socket is looked up once: httpcore asks whether an idle connection is
+    readable (the server closed it) before every request it could take, and anyio's
+    typed attributes build their whole mapping for each lookup."""
 
     def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
         self.stream = stream
+        self._socket = stream.get_extra_info("socket")
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return await self.stream.read(max(max_bytes, READ_CHUNK_BYTES), timeout)
@@ -180,6 +186,10 @@ class CrawlStream(httpcore.AsyncNetworkStream):
         return CrawlStream(await self.stream.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> typing.Any:
+        if info == "is_readable":
+            return is_socket_readable(self._socket)
+        if info == "socket":
+            return self._socket
         return self.stream.get_extra_info(info)
 
 
