@@ -9,7 +9,7 @@ import pytest
 from textpile.summarize.scrape.document import scrape_document
 from textpile.summarize.scrape.gen2_codec import (
     Gen2FormatError, Marker, MarkerKind, Segment, decode_metadata, decode_segmentation_cache,
-    encode_metadata, encode_segmentation_cache, encode_varint, gen2_digest,
+    encode_metadata, encode_ordered_metadata, encode_segmentation_cache, encode_varint, gen2_digest,
 )
 from textpile.summarize.scrape.result import TextPileGen2
 
@@ -35,6 +35,20 @@ def test_metadata_round_trip():
     decoded = decode_metadata(encode_metadata("sv-SE", list(markers)))
     assert decoded.language == "sv-SE"
     assert decoded.markers == markers
+
+
+def test_ordered_metadata_equals_metadata():
+    # the scrape's form: (start, -end, kind) tuples, sorted; long values take varints
+    markers = [Marker(0, 300, MarkerKind.main_content), Marker(6, 200, MarkerKind.paragraph),
+               Marker(0, 5, MarkerKind.heading_2), Marker(400, 400, MarkerKind.link)]
+    ordered = sorted((m.start, -m.end, int(m.kind)) for m in markers)
+    blob = encode_ordered_metadata("en", ordered)
+    assert blob == encode_metadata("en", markers)
+    # (kind 30, +0, len 300), (kind 2, +0, 5), (kind 10, +6, 194), (kind 22, +394, 0)
+    assert blob == b"\x01\x02en\x04" + b"\x1e\x00\xac\x02" + b"\x02\x00\x05" + b"\x0a\x06\xc2\x01" \
+        + b"\x16\x8a\x03\x00"
+    with pytest.raises(ValueError):
+        encode_ordered_metadata("en", [(5, -4, 1)])
 
 
 def test_segmentation_cache_bytes_and_round_trip():

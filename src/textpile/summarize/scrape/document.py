@@ -34,15 +34,24 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def clean_body(body: str | bytes) -> str:
     """``body`` as text lxml can take: bytes decoded as UTF-8 (invalid sequences become
     U+FFFD), lone surrogates replaced by U+FFFD, NUL characters removed."""
+    return _clean_source(body)[0]
+
+
+def _clean_source(body: str | bytes) -> tuple[str, bytes]:
+    """:func:`clean_body`'s text and that text encoded as UTF-8: a page is encoded once."""
     if isinstance(body, (bytes, bytearray, memoryview)):
         text = bytes(body).decode("utf-8", "replace")
     else:
         text = body
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = _SURROGATE.sub("\ufffd", text)
-    return text.replace("\x00", "")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _SURROGATE.sub("\ufffd", text)
+        data = text.encode("utf-8")
+    if b"\x00" in data:
+        text = text.replace("\x00", "")
+        data = data.replace(b"\x00", b"")
+    return text, data
 
 
 def parse_html(text: str, data: bytes | None = None) -> etree._Element | None:
@@ -144,7 +153,7 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
     media = parse_media_type(mime_type)
     if media.essence not in HTML_TYPES and media.mime_type != "text":
         raise ValueError(f"cannot scrape media type {mime_type!r} of {url}: only HTML and text/*")
-    text = clean_body(body)
+    text, data = _clean_source(body)
 
     if media.essence not in HTML_TYPES:
         walk = _plain_text_walk(text)
@@ -158,7 +167,6 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
             noindex=False,
         )
 
-    data = text.encode("utf-8")
     root = parse_html(text, data)
     if root is None:
         walk = WalkResult()

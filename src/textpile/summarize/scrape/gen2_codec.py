@@ -182,7 +182,13 @@ def encode_metadata(language: str, markers: list[Marker] | tuple[Marker, ...]) -
     Raises ValueError for a marker with end < start or negative offsets.
     """
     # sorted as (start, -end, kind) tuples: no key function called per marker
-    ordered = sorted([(start, -end, kind) for start, end, kind in markers])
+    return encode_ordered_metadata(language, sorted([(start, -end, kind) for start, end, kind in markers]))
+
+
+def encode_ordered_metadata(language: str, ordered: list[tuple[int, int, int]]) -> bytes:
+    """:func:`encode_metadata` of markers given as ``(start, -end, kind)`` tuples, already
+    sorted: the scrape makes its markers in that form, with no Marker per span.
+    Raises ValueError as encode_metadata."""
     out = bytearray((METADATA_FORMAT_VERSION,))
     out += encode_string(language)
     _append_varint(out, len(ordered))

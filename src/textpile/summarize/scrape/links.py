@@ -178,18 +178,20 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
                 text = collapse(el.get(attr))
                 if text:
                     break
+        # positional: keyword arguments doubled the cost of a frozen dataclass's __init__,
+        # made for each of a page's hundreds of links (fields in Link's order)
         links.append(Link(
-            to_url=target.str_url,
-            fragment=target.fragment,
-            rel_nofollow="nofollow" in rel,
-            rel_me="me" in rel,
-            rel_tag="tag" in rel,
-            location=raw.location,
-            contains_headline=raw.contains_headline,
-            destination_type=anchor_type if (tag == "a" or tag == "area") and type_attr is None else
-            int(destination_type(tag, target, rel, type_attr, raw.parent_media, el.get("as"))),
-            link_locality=locality,
-            html_tag_name=tag,
-            text=text or None,
+            target.str_url,  # to_url
+            target.fragment,
+            "nofollow" in rel,  # rel_nofollow
+            "me" in rel,  # rel_me
+            "tag" in rel,  # rel_tag
+            raw.location,
+            raw.contains_headline,
+            anchor_type if (tag == "a" or tag == "area") and type_attr is None else
+            int(destination_type(tag, target, rel, type_attr, raw.parent_media, el.get("as"))),  # destination_type
+            locality,  # link_locality
+            tag,  # html_tag_name
+            text or None,
         ))
     return links

@@ -11,7 +11,7 @@ import hashlib
 import re
 
 from textpile.summarize.scrape.gen2_codec import (
-    Marker, MarkerKind, Relevance, encode_metadata, encode_segmentation_cache, gen2_digest,
+    Marker, MarkerKind, Relevance, encode_ordered_metadata, encode_segmentation_cache, gen2_digest,
 )
 from textpile.summarize.scrape.result import TextPileGen1, TextPileGen2
 from textpile.summarize.scrape.walk import Line, WalkResult
@@ -108,9 +108,10 @@ def build_gen2(lines: list[Line], spans: list[tuple[int, int, int]], language: s
     content or boilerplate), sentence lengths and the guessed language."""
     if text is None:
         text = "\n".join([line.text for line in lines])
-    markers = {(start, end, kind) for kind, start, end in spans}
-    markers.update(main_content_markers(lines))
-    metadata = encode_metadata(language, markers)
+    # the markers as a set of (start, -end, kind): encode_metadata's order, each once
+    markers = {(start, -end, kind) for kind, start, end in spans}
+    markers.update([(start, -end, kind) for start, end, kind in main_content_markers(lines)])
+    metadata = encode_ordered_metadata(language, sorted(markers))
     # (length, relevance, sentence lengths) as plain tuples: the fields of a Segment, without
     # a named tuple and an enum look-up for each of a page's hundreds of lines
     segments = [

@@ -110,7 +110,7 @@ class Line:
     block: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Container:
     """A block element that holds other blocks (div, section, td, ul ...), for the main
     content decision: its tag, the index of the container it stands in (-1: none) and
@@ -121,7 +121,7 @@ class Container:
     weight: int
 
 
-@dataclass
+@dataclass(slots=True)
 class RawLink:
     """A link-bearing element as found: target not yet resolved."""
 
@@ -471,10 +471,8 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                 target = el.get(link_attribute)
                 if target is not None and target.strip():
                     parent = el.getparent()
-                    raw_link = RawLink(
-                        el, tag, target, location(),
-                        parent_media=parent.tag if parent is not None and isinstance(parent.tag, str) else None,
-                    )
+                    raw_link = RawLink(el, tag, target, location(), False, None, None,
+                                       parent.tag if parent is not None and isinstance(parent.tag, str) else None)
                     raw_links.append(raw_link)
                     if tag == "a" or tag == "area":
                         capture = _Capture()
@@ -494,7 +492,8 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                 add_text(text)
             if plain_pres and el in plain_pres:
                 # el.text is taken; the rest of its text in one piece
-                rest = "".join(el.itertext())[len(el.text or ""):]
+                # (libxml2's text serialization: a third of the CPU of joining itertext())
+                rest = etree.tostring(el, method="text", encoding=str, with_tail=False)[len(el.text or ""):]
                 if rest:
                     add_text(rest)
                 events.skip_subtree()  # its own end event follows: an ordinary end below
