@@ -178,8 +178,8 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
                 text = collapse(el.get(attr))
                 if text:
                     break
-        # positional: keyword arguments doubled the cost of a frozen dataclass's __init__,
-        # made for each of a page's hundreds of links (fields in Link's order)
+        # positional, fields in Link's order: keyword arguments cost more for each of a
+        # page's hundreds of links
         links.append(Link(
             target.str_url,  # to_url
             target.fragment,

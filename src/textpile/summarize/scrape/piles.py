@@ -21,6 +21,7 @@ GEN1_SEPARATOR = "\n\n\n"
 
 # A sentence ends after . ! ? … (plus closing quotes/brackets) followed by whitespace.
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\s+(?=\S)")
+_SENTENCE_SEARCH = _SENTENCE_END.search
 
 
 def gen1_digest(text: str, secondary_text: str, big_headlines: str, small_headlines: str,
@@ -69,9 +70,13 @@ def sentence_lengths(segment: str) -> tuple[int, ...]:
     A sentence keeps the whitespace after its final punctuation."""
     if not ("." in segment or "!" in segment or "?" in segment or "…" in segment):  # _SENTENCE_MARKS
         return (len(segment),) if segment else ()
+    # most lines with a mark are one sentence ("os.path.join()"): one search says so
+    first = _SENTENCE_SEARCH(segment)
+    if first is None:
+        return (len(segment),)
     lengths = []
     previous = 0
-    for match in _SENTENCE_END.finditer(segment):
+    for match in _SENTENCE_END.finditer(segment, first.start()):  # no look-behind: the same matches
         lengths.append(match.end() - previous)
         previous = match.end()
     if previous < len(segment):

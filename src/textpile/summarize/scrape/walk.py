@@ -157,10 +157,15 @@ class WalkResult:
     h1s: list[Headline] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)  # see textpile.summarize.scrape.sections
     containers: list[Container] = field(default_factory=list)
+    #: the joined text as walk_document left it (its lines are final then), or None
+    joined: str | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str:
-        """All lines joined by a newline: the Gen2 text."""
+        """All lines joined by a newline: the Gen2 text (``joined`` once walk_document
+        has set it: change no line's text after the walk)."""
+        if self.joined is not None:
+            return self.joined
         return "\n".join([line.text for line in self.lines])
 
 
@@ -313,7 +318,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
     block_stack: list[str] = [""]
     captures: list[_Capture] = []
     locations: dict[int, frozenset[str]] = {}
-    weights: dict[tuple[str | None, str | None], int] = {}  # class_weight by (class, id): pages repeat them
+    weights: dict[str, int] = {}  # class_weight of a class or id value: pages repeat them
     # per open element: (action, capture-or-None, span-start-or-None, raw-link-or-None,
     # section-start-or-None as (anchor, level, start)); None for an element that changes
     # nothing but its text (most inline elements)
@@ -425,11 +430,21 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                         container_stack.append(len(out_containers))
                         # A section's id is mostly its heading's slug ("what-gui-toolkits-exist"):
                         # it says nothing about the content.
-                        identifier = None if tag == "section" or tag == "article" else el.get("id")
-                        key = (el.get("class"), identifier)
-                        weight = weights.get(key)
-                        if weight is None:
-                            weight = weights[key] = class_weight(*key)
+                        # class_weight(class, id) adds what each of the two says: each value's
+                        # weight is looked up once a page (ids are mostly unique, classes not)
+                        weight = 0
+                        value = el.get("class")
+                        if value:
+                            found = weights.get(value)
+                            if found is None:
+                                found = weights[value] = class_weight(value, None)
+                            weight = found
+                        value = None if tag == "section" or tag == "article" else el.get("id")
+                        if value:
+                            found = weights.get(value)
+                            if found is None:
+                                found = weights[value] = class_weight(value, None)
+                            weight += found
                         out_containers.append(Container(tag, container_stack[-2], weight))
             capture = raw_link = section = None
             if heading:
@@ -528,7 +543,11 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                     spans.append((kind, span_start, (total_len + 1 if total_len else 0) + cur_len if cur_len
                                   else total_len))
                 if capture is not None:
-                    captures.remove(capture)
+                    # captures nest with their elements: this one is the last but in odd trees
+                    if captures[-1] is capture:
+                        captures.pop()
+                    else:
+                        captures.remove(capture)
                     text = capture.text()
                     if raw_link is not None:
                         if tag == "a" or tag == "area":
@@ -571,7 +590,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
             if tail:
                 add_text(tail)
     flush()
-    text = result.text
+    text = result.joined = result.text
     for dl_index in list(open_definitions.values()):
         s = sections[dl_index]
         sections[dl_index] = Section(s.anchor, s.title, s.level, s.start, max(s.start, len(text)))
