@@ -20,10 +20,18 @@ METRIC_NAMES = (
 def is_relevant(link: Link) -> bool:
     """A link counts for indexiness when it is an HTML ``a`` element, not in_nav, not
     in_aside, and in_main, or in_article, or neither in_footer nor in_header."""
-    loc = link.location
-    if link.html_tag_name != "a" or "in_nav" in loc or "in_aside" in loc:
+    return link.html_tag_name == "a" and _relevant_location(link.location)
+
+
+def _relevant_location(loc: frozenset[str]) -> bool:
+    """:func:`is_relevant` for an ``a`` element with location signature ``loc``."""
+    if "in_nav" in loc or "in_aside" in loc:
         return False
     return "in_main" in loc or "in_article" in loc or not ("in_footer" in loc or "in_header" in loc)
+
+
+_OUT_LINK = int(LinkLocality.out_link)
+_SELF_LINK = int(LinkLocality.self_link)
 
 
 def indexiness_breakdown(links: Iterable[Link], has_publishing_date: bool) -> dict[str, int | bool]:
@@ -41,18 +49,27 @@ def indexiness_breakdown(links: Iterable[Link], has_publishing_date: bool) -> di
     """
     counts = dict.fromkeys(METRIC_NAMES[1:], 0)
     relevant = 0
+    # a page's links share a few location signatures: each is judged once
+    verdicts: dict[frozenset[str], bool] = {}
     for link in links:
-        if not is_relevant(link):
+        if link.html_tag_name != "a":
+            continue
+        location = link.location
+        verdict = verdicts.get(location)
+        if verdict is None:
+            verdict = verdicts[location] = _relevant_location(location)
+        if not verdict:
             continue
         relevant += 1
-        if link.link_locality == LinkLocality.out_link:
+        locality = link.link_locality
+        if locality == _OUT_LINK:
             counts["number_of_outlinks"] += 1
             continue
-        prefix = "selflinks" if link.link_locality == LinkLocality.self_link else "inlinks"
-        if "in_headline" in link.location or link.contains_headline:
-            counts[f"{prefix}_in_headers"] += 1
-        elif "in_list" in link.location:
-            counts[f"{prefix}_in_lists"] += 1
+        self_link = locality == _SELF_LINK
+        if "in_headline" in location or link.contains_headline:
+            counts["selflinks_in_headers" if self_link else "inlinks_in_headers"] += 1
+        elif "in_list" in location:
+            counts["selflinks_in_lists" if self_link else "inlinks_in_lists"] += 1
     score = (
         counts["selflinks_in_headers"] * -20
         + counts["selflinks_in_lists"] * -5
