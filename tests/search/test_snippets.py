@@ -3,7 +3,8 @@ the matches of the regular expression it stands for."""
 
 import random
 
-from textpile.search.snippets import CLOSE, OPEN, SNIPPET_SCAN, SnippetMaker, _paired_to_html, marked_to_html
+from textpile.search.snippets import (CLOSE, OPEN, SNIPPET_CHARS, SNIPPET_FIRST, SNIPPET_SCAN, SnippetMaker,
+                                      _paired_to_html, leading_text, marked_to_html)
 
 
 def marked(text: str | None) -> str | None:
@@ -17,6 +18,35 @@ def test_the_window_with_most_words_is_shown():
     # a word form matches as a word prefix only, case aside
     assert marked(maker.snippet("Reheron; EGRETS_two, heron")) == "Reheron; [EGRETS_two], [heron]"
     assert maker.snippet("w " * SNIPPET_SCAN + "an egret") is None  # beyond the scanned part
+
+
+class Reader:
+    """A text read from its start, recording how far it was asked to read."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.asked = text, []
+
+    def __call__(self, n: int) -> str:
+        self.asked.append(n)
+        return self.text[:n]
+
+
+def test_a_snippet_reads_the_rest_of_a_text_only_when_its_first_part_lacks_a_word():
+    maker = SnippetMaker([["heron"], ["egret"]])
+    both_early = "A heron and an egret. " + "x " * 10_000
+    reader = Reader(both_early)
+    assert marked(maker.snippet(reader)) == marked(maker.snippet(both_early))
+    assert max(reader.asked) == SNIPPET_FIRST + SNIPPET_CHARS + 1
+    both_late = "A heron. " + "x " * 3_000 + "an egret, a heron " + "y " * 5_000
+    reader = Reader(both_late)
+    assert marked(maker.snippet(reader)) == marked(maker.snippet(both_late)) == (
+        "…" + "x " * 28 + "an [egret], a [heron] " + "y " * 82 + "y…")
+    assert reader.asked == [SNIPPET_FIRST + SNIPPET_CHARS + 1, SNIPPET_SCAN]
+    # the start of a text without a match: read as far as 240 characters need
+    spaced = "word " * 30 + " " * 2_000 + "more " * 100
+    reader = Reader(spaced)
+    assert leading_text(reader) == leading_text(spaced) == ("word " * 30 + "more " * 18).strip() + "…"
+    assert reader.asked == [496, 1984, 7936]
 
 
 def test_fast_word_search_gives_the_regular_expression_result():

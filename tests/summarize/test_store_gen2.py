@@ -221,20 +221,26 @@ def test_a_packed_text_gives_exact_parts_inflating_only_what_they_need(monkeypat
     assert PackedText(b"plain", 5).text(1, 3) == "lai"  # kept as it is
 
 
-def test_parts_and_main_text_prefixes_read_as_the_views_do(tmp_path):
-    from textpile.store.gen2_piles import gen2_text_parts, has_packed_texts
-    from textpile.store.text_piles import main_text_prefixes
+def test_parts_and_main_texts_read_as_the_views_do(tmp_path):
+    from textpile.store.gen2_piles import has_packed_texts, packed_texts
+    from textpile.store.text_piles import main_text_readers
 
     with closing(open_summary_db(tmp_path / "s.db")) as conn:
         gen1_id, gen2_id, g1, g2 = _store_page(conn)
         conn.execute("INSERT INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, small_headlines,"
                      " code_text, quote_text) VALUES (x'07', '', 'only secondary', '', '', '', '')")
         assert has_packed_texts(conn)
-        wanted = [("a", gen2_id, 0, 30), ("b", gen2_id, 100, 500), ("c", gen2_id, 10**6, 5), ("d", 999, 0, 5)]
-        assert dict(gen2_text_parts(conn, wanted)) == {"a": g2.text[:30], "b": g2.text[100:600], "c": ""}
+        texts = packed_texts(conn, [gen2_id, 999, gen2_id])
+        assert list(texts) == [gen2_id]  # a pile that does not exist gives nothing
+        assert [texts[gen2_id].text(0, 30), texts[gen2_id].text(100, 500), texts[gen2_id].text(10**6, 5)] == [
+            g2.text[:30], g2.text[100:600], ""]
         for chars in (1, 50, 10**6):
-            assert dict(main_text_prefixes(conn, [gen1_id, gen1_id + 1], chars)) == {
+            assert {pile: r.prefix(chars) for pile, r in main_text_readers(conn, [gen1_id, gen1_id + 1])} == {
                 gen1_id: g1.text[:chars], gen1_id + 1: "only secondary"[:chars]}
+        # one reader asked for more and more (as a snippet does) reads on where it stopped
+        reader = dict(main_text_readers(conn, [gen1_id, gen1_id + 1]))
+        assert [reader[gen1_id].prefix(n) for n in (5, 80, 3, 10**6)] == [g1.text[:5], g1.text[:80], g1.text[:3], g1.text]
+        assert [reader[gen1_id + 1].prefix(n) for n in (4, 100)] == ["only", "only secondary"]
 
 
 # --- restart points: long texts read from the nearest point before a part ------------
@@ -282,7 +288,7 @@ def test_parts_of_a_long_text_read_from_the_nearest_restart_point(monkeypatch, s
 
 
 def test_stored_gen2_texts_keep_their_restart_points_and_read_back_through_the_view(tmp_path):
-    from textpile.store.gen2_piles import gen2_text_parts, pack_text, store_gen2
+    from textpile.store.gen2_piles import pack_text, packed_texts, store_gen2
 
     with closing(open_summary_db(tmp_path / "s.db")) as conn:
         long_id = store_gen2(conn, b"\x01" * 64, LONGER, b"meta", b"")
@@ -295,9 +301,9 @@ def test_stored_gen2_texts_keep_their_restart_points_and_read_back_through_the_v
         assert conn.execute("SELECT text_pile_id, text, metadata, segmentation_cache FROM text_pile_v0_2 ORDER BY 1"
                             ).fetchall() == [(long_id, LONGER, b"meta", b""), (short_id, "short", b"m", b"cache")]
         deep = len(LONGER) - 2000
-        assert dict(gen2_text_parts(conn, [("deep", long_id, deep, 500), ("start", long_id, 0, 9),
-                                           ("short", short_id, 1, 3)])) == {
-            "deep": LONGER[deep:deep + 500], "start": LONGER[:9], "short": "hor"}
+        texts = packed_texts(conn, [long_id, short_id])
+        assert [texts[long_id].text(deep, 500), texts[long_id].text(0, 9), texts[short_id].text(1, 3)] == [
+            LONGER[deep:deep + 500], LONGER[:9], "hor"]
 
 
 def test_restart_points_give_exact_parts_for_any_text_and_block_size(monkeypatch):

@@ -27,6 +27,7 @@ filters lists the pages that satisfy them, most linked first.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sqlite3
 import uuid
@@ -43,10 +44,11 @@ from textpile.search.index import require_search_index
 from textpile.search.plan import QueryPlan, index_languages, plan_query
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
-from textpile.search.snippets import SNIPPET_SCAN, SnippetMaker, leading_text, marked_to_html, marked_to_text
+from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
+                                      marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
-from textpile.store.gen2_piles import ensure_functions, gen2_text_parts, has_packed_texts, has_table
-from textpile.store.text_piles import decode_field, main_text_prefixes
+from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
+from textpile.store.text_piles import MainText, decode_field, main_text_readers
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -432,21 +434,25 @@ def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer
     return out
 
 
-def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None]]) -> dict[int, str]:
-    """The text each shown result's snippet comes from: its section's part of the Gen2
-    text, else the start of its main text (else of its secondary text); two queries for
-    the whole page of results."""
-    out: dict[int, str] = {}
+def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None]]) -> dict[int, TextReader]:
+    """The text each shown result's snippet comes from, as a :data:`TextReader` (read
+    only as far as its snippet needs, at most :data:`SNIPPET_SCAN` characters): its
+    section's part of the Gen2 text, else the start of its main text (else of its
+    secondary text); two queries for the whole page of results."""
+    out: dict[int, TextReader] = {}
     spans: dict[tuple[int, int, int], list[int]] = {}  # (pile, start, length) -> the results showing it
     for s, hit in shown:
         if hit is not None and s.info.text_pile_v0_2_id is not None:
             span = (s.info.text_pile_v0_2_id, hit.start + 1, min(max(hit.end - hit.start, 0), SNIPPET_SCAN))
             spans.setdefault(span, []).append(s.info.entity_generation_id)
     packed = has_packed_texts(conn)
-    if spans and packed:  # each text inflated only as far as its parts reach (textpile.store.gen2_piles)
-        for span, text in gen2_text_parts(conn, [(span, span[0], span[1] - 1, span[2]) for span in spans]):
-            if text:
-                out.update((eg_id, text) for eg_id in spans[span])
+    if spans and packed:  # each text inflated only as far as its snippets read (textpile.store.gen2_piles)
+        texts = packed_texts(conn, [pile for pile, _, _ in spans])
+        for span in sorted(spans):
+            pile, start, length = span
+            if pile in texts and length and texts[pile].text(start - 1, 1):
+                read = functools.partial(_read_part, texts[pile], start - 1, length)
+                out.update((eg_id, read) for eg_id in spans[span])
     elif spans:
         values = ", ".join("(?, ?, ?)" for _ in spans)
         for pile, start, length, text in conn.execute(
@@ -454,19 +460,32 @@ def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None
                 "SELECT want.pile, want.start, want.length, substr(g.text, want.start, want.length) FROM want "
                 "JOIN text_pile_v0_2 g ON g.text_pile_id = want.pile", [v for span in spans for v in span]):
             if text:
-                out.update((eg_id, text) for eg_id in spans[(pile, start, length)])
+                out.update((eg_id, text_reader(text)) for eg_id in spans[(pile, start, length)])
     piles: dict[int, list[int]] = {}  # text pile -> the results reading it (generations may share one)
     for s, _ in shown:
         if s.info.entity_generation_id not in out and s.info.text_pile_id is not None:
             piles.setdefault(s.info.text_pile_id, []).append(s.info.entity_generation_id)
     if piles:
-        for pile, text in (main_text_prefixes(conn, list(piles), SNIPPET_SCAN) if packed
-                           else _main_texts(conn, list(piles))):
+        if packed:
+            readers = ((pile, functools.partial(_read_main, main)) for pile, main in main_text_readers(conn, list(piles)))
+        else:
+            readers = ((pile, text_reader(text[:SNIPPET_SCAN])) for pile, text in _main_texts(conn, list(piles)))
+        for pile, read in readers:
             for eg_id in piles[pile]:
-                out[eg_id] = text[:SNIPPET_SCAN]
+                out[eg_id] = read
     for s, _ in shown:
-        out.setdefault(s.info.entity_generation_id, "")
+        out.setdefault(s.info.entity_generation_id, text_reader(""))
     return out
+
+
+def _read_part(text: PackedText, start: int, length: int, chars: int) -> str:
+    """The first ``chars`` code points of the part of ``text`` at ``start``, ``length`` long."""
+    return text.text(start, min(chars, length))
+
+
+def _read_main(main: MainText, chars: int) -> str:
+    """The first ``chars`` code points of ``main``, at most :data:`SNIPPET_SCAN`."""
+    return main.prefix(min(chars, SNIPPET_SCAN))
 
 
 def _main_texts(conn: sqlite3.Connection, piles: list[int]):
@@ -475,7 +494,7 @@ def _main_texts(conn: sqlite3.Connection, piles: list[int]):
     view computes it (:func:`decode_field`) but each Gen2 text once, as bytes (the view
     reads it again for every span of a field, and decodes all of it); a database of the
     older layout, where ``text_pile`` is a table, is read from that table. (A database
-    with packed Gen2 texts is read by :func:`textpile.store.text_piles.main_text_prefixes`.)"""
+    with packed Gen2 texts is read by :func:`textpile.store.text_piles.main_text_readers`.)"""
     marks = ", ".join("?" * len(piles))
     if has_table(conn, "text_pile_gen1"):
         for pile, text_spans, secondary_spans, gen2 in conn.execute(
@@ -490,7 +509,7 @@ def _main_texts(conn: sqlite3.Connection, piles: list[int]):
         f"FROM text_pile WHERE text_pile_id IN ({marks})", [SNIPPET_SCAN, SNIPPET_SCAN, *piles])
 
 
-def _result(s: Scored, hit: SectionHit | None, text: str, maker: SnippetMaker) -> SearchResult:
+def _result(s: Scored, hit: SectionHit | None, text: TextReader, maker: SnippetMaker) -> SearchResult:
     info = s.info
     page_url = _page_url(info)
     marked = maker.snippet(text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 OPEN = "\x02"
 CLOSE = "\x03"
@@ -60,9 +60,29 @@ def has_mark(marked: str | None) -> bool:
     return bool(marked) and OPEN in marked
 
 
-def leading_text(text: str, max_chars: int = 240) -> str:
-    """Return the start of ``text`` cut at a word boundary, with an ellipsis if cut."""
-    flat = " ".join(text.replace(OPEN, " ").replace(CLOSE, " ").split())
+#: A text read from its start: called with n, the first n code points (fewer when it is
+#: shorter). A snippet reads a page's first part, and more only when it needs it
+#: (:class:`textpile.store.text_piles.MainText` gives one for a stored text).
+TextReader = Callable[[int], str]
+
+
+def text_reader(text: str | TextReader) -> TextReader:
+    """``text`` as a :data:`TextReader` (a string reads as its own prefixes)."""
+    return text if callable(text) else (lambda n: text[:n])
+
+
+def leading_text(text: str | TextReader, max_chars: int = 240) -> str:
+    """Return the start of ``text`` cut at a word boundary, with an ellipsis if cut: the
+    text (a string or a :data:`TextReader`) is read only as far as that needs."""
+    read = text_reader(text)
+    want = 2 * max_chars + 16
+    while True:
+        part = read(want)
+        # the flattened start of a text is the start of the flattened text
+        flat = " ".join(part.replace(OPEN, " ").replace(CLOSE, " ").split())
+        if len(flat) > max_chars or len(part) < want:
+            break
+        want *= 4
     if len(flat) <= max_chars:
         return flat
     cut = flat[:max_chars]
@@ -167,18 +187,21 @@ class SnippetMaker:
             self._known[found] = got
         return got
 
-    def _best_window(self, text: str):
-        """Scan ``text`` (lower-cased) for its matches in text order, for the window (from
-        a match, :data:`SNIPPET_CHARS` - :data:`SNIPPET_LEAD` characters) with the most
-        distinct query words, earliest first; the scan stops when a window holds every
-        word, or at its cap of 120 matches. Most texts hold every word early: the first
-        :data:`SNIPPET_FIRST` characters are lower-cased and scanned first, the rest only
-        when the scan goes on (from where it stopped: the matches are the same). Returns
-        ``(lowered, pattern, matches, best)``: the text searched and the pattern used on
-        it, the matches ``(start, end, group)`` seen and the index of the one starting
-        the best window."""
-        cut = SNIPPET_FIRST if len(text) > SNIPPET_FIRST + SNIPPET_CHARS else None
-        lowered, pattern = self._lowered(text[:SNIPPET_FIRST + SNIPPET_CHARS] if cut else text)
+    def _best_window(self, read: TextReader):
+        """Scan the text ``read`` gives (lower-cased) for its matches in text order, for
+        the window (from a match, :data:`SNIPPET_CHARS` - :data:`SNIPPET_LEAD` characters)
+        with the most distinct query words, earliest first; the scan stops when a window
+        holds every word, or at its cap of 120 matches. Most texts hold every word early:
+        the first :data:`SNIPPET_FIRST` characters are read, lower-cased and scanned
+        first, the rest (to :data:`SNIPPET_SCAN`) only when the scan goes on (from where it
+        stopped: the matches are the same). Returns ``(text, lowered, pattern, matches,
+        best)``: the text read (its first part when the scan ended there), it as searched
+        and the pattern used on it, the matches ``(start, end, group)`` seen and the index
+        of the one starting the best window."""
+        head = SNIPPET_FIRST + SNIPPET_CHARS
+        text = read(head + 1)
+        cut = SNIPPET_FIRST if len(text) > head else None
+        lowered, pattern = self._lowered(text[:head] if cut else text)
         matches: list[tuple[int, int, int]] = []
         window: dict[int, int] = {}
         first = 0
@@ -201,24 +224,25 @@ class SnippetMaker:
                 if len(window) > best_count:
                     best, best_count = first, len(window)
                     if best_count >= self._wanted:
-                        return lowered, pattern, matches, best
+                        return text, lowered, pattern, matches, best
                 if len(matches) >= 120:
-                    return lowered, pattern, matches, best
+                    return text, lowered, pattern, matches, best
             if cut is None:
-                return lowered, pattern, matches, best
+                return text, lowered, pattern, matches, best
             cut = None
+            text = read(SNIPPET_SCAN)
             whole, whole_pattern = self._lowered(text)
             if whole_pattern is not pattern:  # searched another way: from the start again
                 matches, window, first, best, best_count, resume = [], {}, 0, 0, 0, 0
             lowered, pattern = whole, whole_pattern
 
-    def snippet(self, text: str) -> str | None:
-        """A marked snippet (OPEN/CLOSE around matches) of ``text``, or None when none of
-        the query's words occurs in its first :data:`SNIPPET_SCAN` characters."""
-        if self._pattern is None or not text:
+    def snippet(self, text: str | TextReader) -> str | None:
+        """A marked snippet (OPEN/CLOSE around matches) of ``text`` (a string or a
+        :data:`TextReader`), or None when none of the query's words occurs in its first
+        :data:`SNIPPET_SCAN` characters."""
+        if self._pattern is None:
             return None
-        text = text[:SNIPPET_SCAN]
-        lowered, pattern, matches, best = self._best_window(text)
+        text, lowered, pattern, matches, best = self._best_window(text_reader(text))
         if not matches:
             return None
         start = max(0, matches[best][0] - SNIPPET_LEAD)

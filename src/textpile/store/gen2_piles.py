@@ -27,7 +27,7 @@ import bisect
 import codecs
 import sqlite3
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 #: The names under which the sqlite3 shell (sqlar) and textpile provide unpacking and packing.
 UNPACK_FUNCTION = "sqlar_uncompress"
@@ -287,25 +287,17 @@ class _Run:
         return "".join(self.chars)[start - self.char0:end - self.char0]
 
 
-def gen2_text_parts(conn: sqlite3.Connection, wanted: Sequence[tuple[object, int, int, int]]) -> Iterator[tuple[object, str]]:
-    """For each ``(key, gen2_id, start, length)`` of ``wanted``: ``(key, part)``, the code
-    points ``start`` (from 0) to ``start + length`` of that Gen2 pile's text (SQL
-    ``substr(text, start + 1, length)``), inflating each text only as far as the parts
-    asked of it reach. Piles that do not exist give nothing. Needs ``text_pile_gen2``
-    (a database textpile moved or made; check with :func:`has_packed_texts`)."""
-    by_pile: dict[int, list[tuple[object, int, int]]] = {}
-    for key, pile, start, length in wanted:
-        by_pile.setdefault(pile, []).append((key, start, length))
-    if not by_pile:
-        return
-    marks = ", ".join("?" * len(by_pile))
-    points = restart_points(conn, list(by_pile))
-    for pile, packed, size in conn.execute(
-            f"SELECT text_pile_id, text_packed, text_size FROM text_pile_gen2 WHERE text_pile_id IN ({marks})",
-            list(by_pile)):
-        text = PackedText(packed, size, points.get(pile, ()))
-        for key, start, length in by_pile[pile]:
-            yield key, text.text(start, length)
+def packed_texts(conn: sqlite3.Connection, piles: Sequence[int]) -> dict[int, PackedText]:
+    """``{text_pile_id: PackedText}`` of those Gen2 ``piles`` that exist, each to be read in
+    parts (:class:`PackedText`). Needs ``text_pile_gen2`` (a database textpile moved or
+    made; check with :func:`has_packed_texts`)."""
+    piles = list(dict.fromkeys(piles))
+    if not piles:
+        return {}
+    marks = ", ".join("?" * len(piles))
+    points = restart_points(conn, piles)
+    return {pile: PackedText(packed, size, points.get(pile, ())) for pile, packed, size in conn.execute(
+        f"SELECT text_pile_id, text_packed, text_size FROM text_pile_gen2 WHERE text_pile_id IN ({marks})", piles)}
 
 
 def restart_points(conn: sqlite3.Connection, piles: Sequence[int]) -> dict[int, list[RestartPoint]]:

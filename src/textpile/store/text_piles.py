@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from textpile.errors import DatabaseError
 from textpile.store.gen2_piles import PackedText, pack, restart_points
@@ -144,32 +144,67 @@ def decode_field(spans: str, gen2_text: str | bytes | None, limit: int | None = 
     return "\n".join(parts)
 
 
+class FieldPrefix:
+    """A Gen1 field given by the JSON ``spans`` over the packed Gen2 text ``gen2_text``,
+    decoded from its start only as far as asked: :meth:`prefix` reads the spans, and
+    inflates the text, that the code points asked for need, and a later call for more
+    goes on from there (a snippet reads a page's first part, and the rest only when the
+    query's words are not all in it)."""
+
+    def __init__(self, spans: str, gen2_text: PackedText | None) -> None:
+        self._elements = json.loads(spans)
+        self._text = gen2_text
+        self._parts: list[str] = []
+        self._count = 0  # code points of the parts read, with the line breaks between them
+
+    def prefix(self, chars: int) -> str:
+        """The field's first ``chars`` code points (all of it when it is shorter):
+        ``decode_field(spans, text)[:chars]``."""
+        elements, parts = self._elements, self._parts
+        while self._count < chars and len(parts) < len(elements):
+            element = elements[len(parts)]
+            if parts:
+                self._count += 1  # the line break before it
+            if isinstance(element, str):
+                part = element
+            else:
+                start, length = element
+                part = self._text.read(start, start + length).decode("utf-8") if self._text is not None else ""
+            parts.append(part)
+            self._count += len(part)
+        return "\n".join(parts)[:chars]
+
+
 def decode_field_prefix(spans: str, gen2_text: PackedText | None, chars: int) -> str:
     """The first ``chars`` code points of the field given by the JSON ``spans`` over the
     packed Gen2 text ``gen2_text`` (``decode_field(spans, text)[:chars]``), inflating the
     text only as far as those code points need."""
-    parts: list[str] = []
-    count = 0
-    for element in json.loads(spans):
-        if parts:
-            count += 1  # the line break before it
-        if isinstance(element, str):
-            part = element
-        else:
-            start, length = element
-            part = gen2_text.read(start, start + length).decode("utf-8") if gen2_text is not None else ""
-        parts.append(part)
-        count += len(part)
-        if count >= chars:
-            break
-    return "\n".join(parts)[:chars]
+    return FieldPrefix(spans, gen2_text).prefix(chars)
 
 
-def main_text_prefixes(conn: sqlite3.Connection, piles: Sequence[int], chars: int):
-    """Yield ``(text_pile_id, text)`` for the Gen1 ``piles``: the first ``chars`` code
-    points of each pile's main text, else of its secondary text (as the text_pile view
-    gives them), reading each packed Gen2 text once and only as far as needed. Needs
-    ``text_pile_gen2`` (:func:`textpile.store.gen2_piles.has_packed_texts`)."""
+class MainText:
+    """A Gen1 pile's main text, else (when that is empty) its secondary text, as the
+    ``text_pile`` view gives them, read from its start as far as asked (:class:`FieldPrefix`)."""
+
+    def __init__(self, text_spans: str, secondary_spans: str, gen2_text: PackedText | None) -> None:
+        self._main = FieldPrefix(text_spans, gen2_text)
+        self._secondary = secondary_spans
+        self._gen2_text = gen2_text
+
+    def prefix(self, chars: int) -> str:
+        """The first ``chars`` code points (``chars`` >= 1 tells an empty main text)."""
+        got = self._main.prefix(chars)
+        if not got and chars > 0 and isinstance(self._secondary, str):
+            self._main = FieldPrefix(self._secondary, self._gen2_text)  # the main text is empty
+            self._secondary = None
+            got = self._main.prefix(chars)
+        return got
+
+
+def main_text_readers(conn: sqlite3.Connection, piles: Sequence[int]) -> Iterator[tuple[int, MainText]]:
+    """Yield ``(text_pile_id, reader)`` for the Gen1 ``piles``: a :class:`MainText` of
+    each pile, reading each packed Gen2 text once and only as far as its reader is asked.
+    Needs ``text_pile_gen2`` (:func:`textpile.store.gen2_piles.has_packed_texts`)."""
     marks = ", ".join("?" * len(piles))
     rows = conn.execute(
         "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text_pile_id, g2.text_packed, g2.text_size "
@@ -178,7 +213,7 @@ def main_text_prefixes(conn: sqlite3.Connection, piles: Sequence[int], chars: in
     points = restart_points(conn, [row[3] for row in rows if row[3] is not None])
     for pile, text_spans, secondary_spans, gen2, packed, size in rows:
         text = PackedText(packed, size, points.get(gen2, ())) if packed is not None else None
-        yield pile, decode_field_prefix(text_spans, text, chars) or decode_field_prefix(secondary_spans, text, chars)
+        yield pile, MainText(text_spans, secondary_spans, text)
 
 
 def store_gen1(conn: sqlite3.Connection, digest: bytes, fields: Sequence[str], gen2_id: int | None,
