@@ -102,7 +102,7 @@ SNIPPET_LEAD = 60
 #: 2.5 times the text (6% of a search's CPU time).
 SNIPPET_SCAN = 12_000
 #: Characters looked at first (the rest of SNIPPET_SCAN only when not every word is there).
-SNIPPET_FIRST = 4_000
+SNIPPET_FIRST = 2_000
 
 
 #: Word forms this long at least are looked for one by one (:meth:`SnippetMaker._matches`);

@@ -204,7 +204,7 @@ class PackedText:
     a snippet needs a part of a page's text, not all of it. Offsets are the whole value's."""
 
     #: Bytes inflated at least per step.
-    STEP = 16384
+    STEP = 4096
 
     def __init__(self, packed: bytes, size: int, points: Sequence[RestartPoint] = ()) -> None:
         self.packed = packed
