@@ -146,23 +146,37 @@ def decode_field(spans: str, gen2_text: str | bytes | None, limit: int | None = 
 
 class FieldPrefix:
     """A Gen1 field given by the JSON ``spans`` over the packed Gen2 text ``gen2_text``,
-    decoded from its start only as far as asked: :meth:`prefix` reads the spans, and
+    decoded from its start only as far as asked: :meth:`prefix` parses the spans, and
     inflates the text, that the code points asked for need, and a later call for more
     goes on from there (a snippet reads a page's first part, and the rest only when the
-    query's words are not all in it)."""
+    query's words are not all in it; a long page's spans run to thousands)."""
 
     def __init__(self, spans: str, gen2_text: PackedText | None) -> None:
-        self._elements = json.loads(spans)
+        self._spans = spans
+        self._at = spans.index("[") + 1  # where the next element of the JSON array starts
         self._text = gen2_text
         self._parts: list[str] = []
         self._count = 0  # code points of the parts read, with the line breaks between them
 
+    def _next_element(self) -> str | list[int] | None:
+        """The next element of the spans array, None after the last."""
+        spans, at = self._spans, self._at
+        while spans[at] in " \n\t\r,":
+            at += 1
+        if spans[at] == "]":
+            self._at = at
+            return None
+        element, self._at = _JSON.raw_decode(spans, at)
+        return element
+
     def prefix(self, chars: int) -> str:
         """The field's first ``chars`` code points (all of it when it is shorter):
         ``decode_field(spans, text)[:chars]``."""
-        elements, parts = self._elements, self._parts
-        while self._count < chars and len(parts) < len(elements):
-            element = elements[len(parts)]
+        parts = self._parts
+        while self._count < chars:
+            element = self._next_element()
+            if element is None:
+                break
             if parts:
                 self._count += 1  # the line break before it
             if isinstance(element, str):
@@ -173,6 +187,10 @@ class FieldPrefix:
             parts.append(part)
             self._count += len(part)
         return "\n".join(parts)[:chars]
+
+
+#: Parses one JSON value at a time (the spans of :class:`FieldPrefix`).
+_JSON = json.JSONDecoder()
 
 
 def decode_field_prefix(spans: str, gen2_text: PackedText | None, chars: int) -> str:
