@@ -4,6 +4,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 from textpile.demo import DEFAULT_PORT, PydocServer, demo_config_text
 from textpile.summarize.fts import fts_row_count
@@ -113,8 +114,21 @@ def test_demo_configuration_leaves_out_the_test_suites():
     base = f"http://127.0.0.1:{DEFAULT_PORT}"
     blocked = ["/test.html", "/test.support.html", "/test.test_json.html", "/unittest.test.html",
                "/unittest.test.test_case.html", "/lib2to3.tests.html", "/lib2to3.tests.data.html",
-               "/ctypes.test.html", "/idlelib.idle_test.html", "/tkinter.html", "/antigravity.html"]
+               "/ctypes.test.html", "/idlelib.idle_test.html", "/tkinter.html", "/antigravity.html",
+               "/venv.__main__.html", "/json.__main__.html"]
     allowed = ["/", "/json.html", "/unittest.html", "/unittest.case.html", "/doctest.html", "/contextlib.html",
                "/lib2to3.html", "/test_json.html", "/keywords.html", "/topics.html"]
     assert [p for p in blocked if config.policy_verdict(parse_url(base + p)) is None] == []
     assert [p for p in allowed if config.policy_verdict(parse_url(base + p)) is not None] == []
+
+
+def test_the_printed_dagster_command_has_an_absolute_dagster_home(tmp_path, monkeypatch):
+    import shlex
+
+    from textpile.cli.demo import dagster_dev_command
+
+    monkeypatch.chdir(tmp_path)
+    words = shlex.split(dagster_dev_command(Path("data/demo"), Path("data/demo/pydoc-demo.toml")))
+    assert words[0] == f"DAGSTER_HOME={tmp_path / 'data/demo/dagster_home'}"  # Dagster refuses a relative one
+    assert words[1:3] == ["TEXTPILE_DATA_DIR=data/demo", "TEXTPILE_CONFIG=data/demo/pydoc-demo.toml"]
+    assert words[3].endswith("dagster") and words[4:] == ["dev", "-m", "textpile_dagster.definitions"]

@@ -142,7 +142,7 @@ def test_an_older_layout_reads_as_it_is_when_opened_read_only(tmp_path):
 
 
 @pytest.mark.parametrize("plain_ids", [False, True], ids=["packed ids", "plain ids"])
-def test_an_older_layout_is_moved_when_opened_for_writing(tmp_path, plain_ids):
+def test_an_older_layout_is_moved_when_opened_for_writing(tmp_path, plain_ids, caplog):
     path = tmp_path / "old.db"
     fields, rows = _old_database(path, plain_ids=plain_ids)
     with closing(register_functions(sqlite3.connect(path))) as conn:
@@ -169,8 +169,12 @@ def test_an_older_layout_is_moved_when_opened_for_writing(tmp_path, plain_ids):
         assert store.store(2, []) == 0
         with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
             conn.execute("UPDATE entity_generation SET text_pile_id = 99 WHERE entity_generation_id = 2")
+    converted = [r.getMessage() for r in caplog.records if r.name == "textpile.store.database"]
+    assert len(converted) == 1 and converted[0].startswith(f"{path}: converted from an older textpile's layout (")
+    caplog.clear()
     with closing(open_summary_db(path)) as conn:  # and it stays so
         assert _texts_and_links(conn)[1] == rows
+    assert [r for r in caplog.records if r.name == "textpile.store.database"] == []  # nothing moved again
 
 
 def test_a_failed_move_changes_nothing(tmp_path, monkeypatch):

@@ -50,15 +50,16 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def _command_prefix() -> str:
-    """How to type ``textpile`` here: plain when it is on PATH, else the venv's script."""
+def _command_prefix(name: str = "textpile") -> str:
+    """How to type the command ``name`` (a script of this environment) here: plain when it
+    is on PATH, else the venv's script."""
     import shutil
 
-    found = shutil.which("textpile")
-    script = Path(sys.executable).with_name("textpile")
+    found = shutil.which(name)
+    script = Path(sys.executable).with_name(name)
     if found and Path(found).resolve() == script.resolve():
-        return "textpile"
-    return _shown_path(script) if script.exists() else "textpile"
+        return name
+    return _shown_path(script) if script.exists() else name
 
 
 def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIES) -> int:
@@ -88,12 +89,14 @@ def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIE
 
 
 def dagster_dev_command(data_dir: Path, config: Path) -> str:
-    """The ``dagster dev`` command that opens the demo's Dagster instance and data."""
+    """The ``dagster dev`` command that opens the demo's Dagster instance and data
+    (DAGSTER_HOME absolute: Dagster refuses a relative one)."""
     import shlex
 
-    home = shlex.quote(_shown_path(data_dir / "dagster_home"))
+    home = shlex.quote(str((data_dir / "dagster_home").absolute()))
     return (f"DAGSTER_HOME={home} TEXTPILE_DATA_DIR={shlex.quote(_shown_path(data_dir))} "
-            f"TEXTPILE_CONFIG={shlex.quote(_shown_path(config))} dagster dev -m textpile_dagster.definitions")
+            f"TEXTPILE_CONFIG={shlex.quote(_shown_path(config))} {_command_prefix('dagster')} dev "
+            "-m textpile_dagster.definitions")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ the rollback needs, the error says so instead of "read-only".
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -421,7 +422,11 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
             # link_summary is still a table (an older textpile's) is moved first.
             with sqlite_errors(path, timeout_s=timeout_s):
                 if kind == "summary" and migrations.needs_migration(conn):
-                    migrations.migrate(conn, schema_sql(kind, schema_version) + "\n" + extension_sql(kind))
+                    moved = migrations.migrate(conn, schema_sql(kind, schema_version) + "\n" + extension_sql(kind))
+                    if moved:
+                        logging.getLogger(__name__).warning(
+                            "%s: converted from an older textpile's layout (%s)", path,
+                            ", ".join(f"{table}: {rows} rows" for table, rows in sorted(moved.items())))
                 conn.executescript(schema_sql(kind, schema_version))
                 conn.executescript(extension_sql(kind))
         except BaseException:

@@ -36,6 +36,7 @@ from textpile.semantic.modes import (
     search_mode,
 )
 from textpile.web.access import may_view_summary
+from textpile.web.settings import search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -130,7 +131,7 @@ async def search_view(datasette, request):
         mode, error, status = None, str(exc), 400
     if error is None and (query.strip() or like or want_json):
         try:
-            budget_ms = (datasette.plugin_config("textpile") or {}).get("search_time_limit_ms", DEFAULT_BUDGET_MS)
+            budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
             results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like)
         except ModeError as exc:
             error, status = str(exc), 400

@@ -1,0 +1,40 @@
+"""The textpile plugin's Datasette settings (``plugins.textpile`` in Datasette's metadata or
+configuration), checked when Datasette starts so that a bad value stops it with a message
+naming the setting, instead of failing every search.
+
+``search_time_limit_ms``: the time budget of one search in milliseconds, a whole number
+from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS` (default
+:data:`textpile.search.budget.DEFAULT_BUDGET_MS`), as the CLI's ``--search-time-limit-ms``.
+"""
+
+from __future__ import annotations
+
+from datasette.utils import StartupError
+
+from textpile.search.budget import DEFAULT_BUDGET_MS
+
+#: The largest search time limit accepted (the CLI's bound).
+MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
+#: The settings the plugin reads.
+KNOWN_SETTINGS = ("search_time_limit_ms",)
+
+
+def search_time_limit_ms(config: dict | None) -> int:
+    """The search time limit of the plugin ``config`` (``datasette.plugin_config("textpile")``).
+
+    Raises:
+        StartupError: the config is not a table, names an unknown setting, or the value is
+            not a whole number from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS`.
+    """
+    if config is None:
+        return DEFAULT_BUDGET_MS
+    if not isinstance(config, dict):
+        raise StartupError(f"plugins.textpile: expected a table of settings, got {config!r}")
+    unknown = sorted(set(config) - set(KNOWN_SETTINGS))
+    if unknown:
+        raise StartupError(f"plugins.textpile: unknown setting {unknown[0]!r} (known: {', '.join(KNOWN_SETTINGS)})")
+    value = config.get("search_time_limit_ms", DEFAULT_BUDGET_MS)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SEARCH_TIME_LIMIT_MS:
+        raise StartupError("plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
+                           f"{MAX_SEARCH_TIME_LIMIT_MS}, got {value!r}")
+    return value

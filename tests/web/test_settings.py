@@ -1,0 +1,51 @@
+"""The plugin's settings are checked when Datasette starts: a bad value stops it with a
+message naming the setting (not a 500 on every search)."""
+
+import asyncio
+import json
+
+import pytest
+from datasette.app import Datasette
+from datasette.utils import StartupError
+
+from search.builder import sample_site
+
+
+@pytest.fixture(scope="module")
+def summary_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("settings") / "summary.db"
+    sample_site(path)
+    return path
+
+
+def _instance(summary_path, settings):
+    return Datasette(files=[], immutables=[str(summary_path)], metadata={"plugins": {"textpile": settings}})
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"search_time_limit_ms": "abc"}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
+                                      "1000000000, got 'abc'"),
+    ({"search_time_limit_ms": None}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
+                                     "1000000000, got None"),
+    ({"search_time_limit_ms": 0}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
+                                  "1000000000, got 0"),
+    ({"search_time_limit_ms": -5}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
+                                   "1000000000, got -5"),
+    ({"search_time_limit_ms": True}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
+                                     "1000000000, got True"),
+    ({"search_time_limt_ms": 50}, "plugins.textpile: unknown setting 'search_time_limt_ms' "
+                                  "(known: search_time_limit_ms)"),
+    ("fast", "plugins.textpile: expected a table of settings, got 'fast'"),
+])
+def test_a_bad_setting_stops_datasette_naming_it(summary_path, settings, message):
+    with pytest.raises(StartupError) as caught:
+        asyncio.run(_instance(summary_path, settings).invoke_startup())
+    assert str(caught.value) == message
+
+
+def test_a_good_setting_is_the_search_time_limit(summary_path):
+    ds = _instance(summary_path, {"search_time_limit_ms": 250})
+    asyncio.run(ds.invoke_startup())
+    response = asyncio.run(ds.client.get("/search?q=heron&format=json"))
+    assert response.status_code == 200
+    assert json.loads(response.text)["query"] == "heron"
