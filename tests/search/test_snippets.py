@@ -20,6 +20,12 @@ def test_the_window_with_most_words_is_shown():
     assert maker.snippet("w " * SNIPPET_SCAN + "an egret") is None  # beyond the scanned part
 
 
+def test_a_word_of_one_or_two_letters_marks_only_itself():
+    maker = SnippetMaker([["a"], ["io"], ["heron"]])
+    assert marked(maker.snippet("A heron and an ioctl: all access to a io port; herons.")) == (
+        "[A heron] and an ioctl: all access to [a io] port; [herons].")
+
+
 class Reader:
     """A text read from its start, recording how far it was asked to read."""
 

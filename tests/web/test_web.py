@@ -63,7 +63,14 @@ def test_q_parameter_and_messages(ds):
     r = get(ds, "/search?q=%22unbalanced")
     assert r.status_code == 200 and "No results." in r.text
     r = get(ds, "/search?q=quokka+unicornword")
-    assert "any of them" in r.text and "Quokka facts" in r.text
+    assert "Few pages hold all the words; pages holding most of them follow." in r.text and "Quokka facts" in r.text
+
+
+def test_table_pages_suggest_no_facets(ds):
+    # suggested facets query every column: a view such as link_summary took seconds to open
+    assert ds.setting("suggest_facets") is False
+    r = get(ds, "/summary/link_summary.json?_size=1&_extra=suggested_facets")
+    assert r.status_code == 200 and r.json().get("suggested_facets", []) == []
 
 
 def test_json_api_fits_searxng_mapping(ds):

@@ -109,6 +109,9 @@ SNIPPET_FIRST = 2_000
 #: with a shorter one (``a``, ``of``: found inside most words, each find a false hit) the
 #: expression's scan is faster.
 _FIND_FORM_CHARS = 3
+#: Word forms shorter than this mark only themselves, not the words they begin ("a"
+#: would mark "and", "all", "access").
+_WHOLE_WORD_BELOW = 3
 
 
 class SnippetMaker:
@@ -130,8 +133,12 @@ class SnippetMaker:
         cjk = [re.escape(f) for f in forms if _CJK_START.match(f)]
         plain = [re.escape(f) for f in forms if not _CJK_START.match(f)]
         parts = []
-        if plain:  # a word prefix, extended to the end of the word
-            parts.append(r"\b(?:" + "|".join(plain) + r")\w*")
+        longer = [f for f in plain if len(f) >= _WHOLE_WORD_BELOW]
+        short = [f for f in plain if len(f) < _WHOLE_WORD_BELOW]
+        if longer:  # a word prefix, extended to the end of the word
+            parts.append(r"\b(?:" + "|".join(longer) + r")\w*")
+        if short:  # a word of one or two characters: itself only (not every word it starts)
+            parts.append(r"\b(?:" + "|".join(short) + r")(?!\w)")
         if cjk:  # CJK has no word boundaries: the form itself
             parts.append("(?:" + "|".join(cjk) + ")")
         self._pattern = re.compile("|".join(parts))  # over the lower-cased text
