@@ -134,6 +134,10 @@ def test_did_you_mean_from_the_index_vocabulary(tmp_path):
     r = search(conn, "replicaton")
     assert r.total == 0 and r.suggestion == "replication" and r.message == "No results."
     assert search(conn, "replication").suggestion is None
+    # a mistyped word beside words the pages hold: the pages holding most words, and the fix
+    r = search(conn, "database replicaton")
+    assert r.partial_matches and r.total == 3 and r.suggestion == "database replication"
+    assert search(conn, "database replication").suggestion is None
 
 
 def test_time_budget_stops_a_slow_query(tmp_path):

@@ -661,7 +661,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     texts = _texts(conn, with_sections)
     maker = SnippetMaker(_snippet_words(conn, plan, analyzer))
     out.results = [_result(s, hit, texts[s.info.entity_generation_id], maker) for s, hit in with_sections]
-    if out.total < 3 and not out.timed_out:
+    if (out.total < 3 or found.partial) and not out.timed_out:  # a partial match: maybe a word is mistyped
         words = [t.text for t in parsed.positive_terms if not t.phrase]
         suggestion = did_you_mean(conn, words) if words else None
         out.suggestion = suggestion or None
