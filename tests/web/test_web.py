@@ -291,3 +291,13 @@ def test_table_pages_of_the_documented_views_show_their_blobs(ds, summary_path):
     assert f"&lt;Binary:&nbsp;64 bytes&gt; {digest.hex()}" in r.text  # a view's row has no rowid to link to
     r = get(ds, "/summary/text_pile_gen1?_size=5")
     assert r.status_code == 200 and 'class="blob-download"' in r.text  # a table's BLOB keeps Datasette's link
+
+
+def test_paging_values_that_are_not_numbers_are_refused(ds):
+    for name, value in (("page", "abc"), ("page", "1.5"), ("per_page", "abc"), ("per_page", "1e3")):
+        r = get(ds, f"/search?q=cats&format=json&{name}={value}")
+        assert r.status_code == 400, (name, value)
+        assert r.json()["message"] == f"{name}: expected a whole number, got '{value}'"
+        assert r.json()["list"] == []
+    r = get(ds, "/search?q=cats&format=json&page=-1&per_page=0")  # whole numbers: clamped to their range
+    assert r.status_code == 200 and (r.json()["page"], r.json()["per_page"]) == (0, 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 from importlib import resources
 from pathlib import Path
@@ -103,6 +104,9 @@ FORBIDDEN_JSON = {"ok": False, "error": "Permission denied: you may not view thi
                   "status": 403, "title": "Forbidden"}
 
 
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,100}")
+
+
 async def search_view(datasette, request):
     """Handle ``/`` and ``/search``: form, results, pagination, help; JSON with format=json.
 
@@ -129,6 +133,10 @@ async def search_view(datasette, request):
         mode = check_mode(named)
     except ModeError as exc:
         mode, error, status = None, str(exc), 400
+    for name in ("page", "per_page"):  # whole numbers, clamped to their range; anything else is refused
+        value = request.args.get(name)
+        if error is None and value and value.strip() and not _WHOLE_NUMBER.fullmatch(value.strip()):
+            error, status = f"{name}: expected a whole number, got {value!r}", 400
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
