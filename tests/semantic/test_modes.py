@@ -71,6 +71,25 @@ def test_more_like_this_leaves_the_page_out(corpus):
         more_like_this(conn, f"{BASE}/nothing.html")
 
 
+def test_more_like_this_reads_no_query_syntax_in_the_title(corpus, monkeypatch):
+    import dataclasses
+
+    import textpile.semantic.modes as modes
+
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    real = modes.page_infos
+    title = 'smtplib — "SMTP" -client OR site:other.example.com'
+
+    def infos(conn, ids):
+        return {i: dataclasses.replace(info, title=title) for i, info in real(conn, ids).items()}
+
+    monkeypatch.setattr(modes, "page_infos", infos)
+    like = more_like_this(conn, f"{BASE}/smtp.html")
+    assert like.query == title and like.message is None  # no "Ignored ..." about '—', no site: filter
+    assert "smtp.html" not in _pages(like) and len(like.results) == 5
+
+
 def test_unknown_mode_is_refused():
     assert check_mode(None) == check_mode("") == "hybrid"
     with pytest.raises(ModeError, match="unknown search mode 'vector'"):

@@ -325,6 +325,12 @@ def more_like_this(conn: sqlite3.Connection, target: str, *, semantic: Semantic 
         raise ModeError(f"{target!r}: this index has no vector for that page (summarized without embeddings?)")
     info = page_infos(conn, [eg_id])[eg_id]
     title = " ".join((info.title or info.headline or info.url).split())
-    out = search(conn, title, reorder=_Reorder("semantic", semantic, query_vector=vector, exclude=eg_id), **options)
-    out.mode = "semantic"
+    # Its words only, in lower case: a title's quotes, dashes, colons or OR are no query syntax.
+    words = " ".join(_TITLE_WORD.findall(title)).lower() or title
+    out = search(conn, words, reorder=_Reorder("semantic", semantic, query_vector=vector, exclude=eg_id), **options)
+    out.query, out.mode = title, "semantic"
     return out
+
+
+#: A word of a page title, as :func:`more_like_this` searches it.
+_TITLE_WORD = re.compile(r"\w+")
