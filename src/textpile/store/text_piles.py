@@ -193,13 +193,6 @@ class FieldPrefix:
 _JSON = json.JSONDecoder()
 
 
-def decode_field_prefix(spans: str, gen2_text: PackedText | None, chars: int) -> str:
-    """The first ``chars`` code points of the field given by the JSON ``spans`` over the
-    packed Gen2 text ``gen2_text`` (``decode_field(spans, text)[:chars]``), inflating the
-    text only as far as those code points need."""
-    return FieldPrefix(spans, gen2_text).prefix(chars)
-
-
 class MainText:
     """A Gen1 pile's main text, else (when that is empty) its secondary text, as the
     ``text_pile`` view gives them, read from its start as far as asked (:class:`FieldPrefix`)."""
