@@ -215,7 +215,7 @@ def test_crawl_of_a_refused_local_site_says_why_and_fails(tmp_path, capsys):
     assert captured.out.startswith("[Crawl_Statistics_Report]\n"
                                    f'out_of_patience_origins = ["{site.base_url}"]\n'
                                    f'refused_origins = ["{site.base_url}"]\n'
-                                   "total_requests = 1\n")
+                                   "total_requests = 0\n")
     assert f'"{site.base_url}" = "{refusal}"\n' in captured.out
     # the option allows it
     with SiteServer({"/": Response(200, "<p>local</p>")}) as site:

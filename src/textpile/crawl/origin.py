@@ -430,7 +430,8 @@ class OriginCrawler:
     # -- requests -------------------------------------------------------------------
 
     async def request(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
-        """Send one request after waiting out the crawl delay; record its timing.
+        """Send one request after waiting out the crawl delay; record its timing and, when
+        it was sent (not refused by the SSRF filter or the HTTP client), count it.
         While :attr:`reading_robots`, a 2xx body is kept only up to
         :data:`~textpile.crawl.robots.ROBOTS_MAX_BYTES` (see :func:`fetch`)."""
         wait = self.delay.wait_s()
@@ -444,6 +445,8 @@ class OriginCrawler:
             retry_after = parse_retry_after(result.headers.get("retry-after"))
         self.delay.response_received(result.duration_s, rate_limited=result.status == 429,
                                      retry_after_s=retry_after)
+        if result.blocked_address or result.exit_code is ExitCode.blocked_url_by_local_policy:
+            return result  # refused before anything was sent (SSRF filter, a URL the client refuses)
         report = self.state.report
         report.total_requests += 1
         report.bytes_received += result.raw_size
