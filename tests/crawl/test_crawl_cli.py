@@ -148,6 +148,21 @@ def test_cli_subprocess_with_options_only(tmp_path):
     assert site.log[0].headers["User-Agent"] == "probe-bot (for tests)"
 
 
+def test_crawl_log_lines_are_never_wrapped_when_stderr_is_no_terminal(tmp_path):
+    long_path = "/" + "-".join(["documentation"] * 12) + ".html"  # the line is far wider than 80 columns
+    routes = {"/": Response(200, f'<a href="{long_path}">a</a>'), long_path: Response(200, "<p>a</p>")}
+    with SiteServer(routes) as site:
+        proc = subprocess.run(
+            [sys.executable, "-c", "import sys; from textpile.cli import main; sys.exit(main())", "crawl",
+             "-c", str(tmp_path / "c.db"), "--schedule", site.base_url + "/", "-m", "10", "-d", "0",
+             "--force-recrawl", "--allow-private-addresses"],
+            capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert f"[ file_ingested ] {site.base_url}{long_path}" in lines
+    assert f"fetched robots.txt: [ file_not_found ] {site.base_url}/robots.txt" in lines
+
+
 def test_cli_configuration_errors(tmp_path, capsys):
     db = tmp_path / "c.db"
     assert main(["crawl", "-c", str(db), "-m", "10", "-d", "0", "--force-recrawl"]) == 2

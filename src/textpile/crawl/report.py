@@ -56,8 +56,10 @@ def _toml_string(text: str) -> str:
 class CrawlDisplay:
     """A rich progress display on stderr: a bar of commands used (out of the run's
     budget), the number of requests and the exit code counts, with one line per crawl
-    log entry above it. When ``enabled`` is false every method does nothing, except
-    :meth:`warn`, which still writes to stderr unless ``warnings`` is false.
+    log entry above it. Lines are never wrapped (rich wraps at 80 columns when stderr is
+    no terminal): one line per entry in a log file. When ``enabled`` is false every
+    method does nothing, except :meth:`warn`, which still writes to stderr unless
+    ``warnings`` is false.
 
     Use as a context manager.
     """
@@ -105,7 +107,7 @@ class CrawlDisplay:
             advance = 0 if code in (ExitCode.blocked_by_robots_txt, ExitCode.blocked_url_by_local_policy) else 1
             self._progress.update(self._task, advance=advance, description=self._describe())
             line = f"fetched robots.txt: [ {code.name} ] {url}" if robots else f"[ {code.name} ] {url}"
-            self._progress.console.print(line, markup=False, highlight=False)
+            self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def warn(self, text: str) -> None:
         """Show a warning on stderr, above the display when there is one, and also when
@@ -118,6 +120,6 @@ class CrawlDisplay:
     def note(self, text: str) -> None:
         """Show a message about the run (an origin finished, out of commands …)."""
         if self._progress is not None:
-            self._progress.console.print(text, markup=False, highlight=False)
+            self._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
         elif self.enabled:
             print(text, file=sys.stderr)
