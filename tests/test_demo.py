@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from textpile.cli import main
 from textpile.demo import DEFAULT_PORT, PydocServer, demo_config_text
 from textpile.summarize.fts import fts_row_count
 from textpile.store.gen2_piles import register_functions
@@ -71,6 +73,36 @@ def test_demo_refuses_a_busy_search_address_before_crawling(tmp_path):
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{taken}: address already in use" in result.stderr
     assert not (tmp_path / "demo" / "crawler.db").exists()
+
+
+@pytest.mark.parametrize(("options", "error"), [
+    (["--port", "99999"], "argument --port: expected a whole number from 1 to 65535, got '99999' (too large)"),
+    (["--port", "0"], "argument --port: expected a whole number from 1 to 65535, got '0'"),
+    (["--port", "-1"], "argument --port: expected a whole number from 1 to 65535, got '-1'"),
+    (["-m", "-5"], "argument -m/--max-commands: expected a whole number from 0 to 1000000000, got '-5'"),
+    (["-m", "ten"], "argument -m/--max-commands: expected a whole number from 0 to 1000000000, got 'ten'"),
+])
+def test_demo_refuses_a_bad_port_or_max_commands_before_any_work(tmp_path, capsys, options, error):
+    with pytest.raises(SystemExit) as exit_:
+        main(["demo", "--no-serve", "--data-dir", str(tmp_path / "demo"), *options])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"textpile demo: error: {error}"
+    assert not (tmp_path / "demo").exists()
+
+
+def test_demo_refuses_a_busy_pydoc_port_or_the_same_port_twice_before_any_work(tmp_path, capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        assert main(["demo", "--no-serve", "--data-dir", str(tmp_path / "demo"), "--port", str(taken)]) == 1
+    assert capsys.readouterr().err == (f"textpile: error: --port {taken}: 127.0.0.1:{taken} is in use (Address "
+                                       "already in use); stop what uses it or pass another --port\n")
+    port = _free_port()
+    assert main(["demo", "--data-dir", str(tmp_path / "demo"), "--port", str(port), "-l", f"127.0.0.1:{port}"]) == 2
+    assert capsys.readouterr().err == (f"textpile: configuration error: --listen-on 127.0.0.1:{port}: that is "
+                                       f"pydoc's port (--port {port}); give the search page another port\n")
+    assert not (tmp_path / "demo").exists()
 
 
 def test_pydoc_runs_outside_the_checkout_and_lists_no_project_folder(monkeypatch):

@@ -18,24 +18,26 @@ from textpile.errors import TextpileError
 
 #: The bounds of -m and -d (the same as for the configuration keys, see crawl/config.py;
 #: repeated here so that building the parser does not import the crawler).
-_MAX_COMMANDS = 10**9
+MAX_COMMANDS = 10**9
 _MAX_DELAY_MS = 3_600_000
 
 
-def whole_number(maximum: int, unit: str = ""):
-    """An argparse ``type``: a whole number (ASCII digits) from 0 to ``maximum``.
+def whole_number(maximum: int, unit: str = "", *, minimum: int = 0):
+    """An argparse ``type``: a whole number (ASCII digits) from ``minimum`` to ``maximum``.
 
     Bad values give argparse's usage error (exit 2) naming the option, e.g.
     "argument -m/--max-commands: expected a whole number from 0 to 1000000000, got '²'".
     """
     def convert(text: str) -> int:
-        expected = f"expected a whole number from 0 to {maximum}{unit}"
+        expected = f"expected a whole number from {minimum} to {maximum}{unit}"
         stripped = text.strip()
         if not re.fullmatch(r"\+?[0-9]+", stripped):
             raise argparse.ArgumentTypeError(f"{expected}, got {text!r}")
         digits = stripped.lstrip("+").lstrip("0") or "0"
         if len(digits) > len(str(maximum)) or int(digits) > maximum:
             raise argparse.ArgumentTypeError(f"{expected}, got {text!r} (too large)")
+        if int(digits) < minimum:
+            raise argparse.ArgumentTypeError(f"{expected}, got {text!r}")
         return int(digits)
 
     convert.__name__ = "whole number"
@@ -57,7 +59,7 @@ def register(subparsers) -> None:
                         "its part before the first space")
     p.add_argument("-w", "--worker-name", default="ant", metavar="NAME",
                    help="worker name logged to the agent table (default: ant)")
-    p.add_argument("-m", "--max-commands", type=whole_number(_MAX_COMMANDS), metavar="N",
+    p.add_argument("-m", "--max-commands", type=whole_number(MAX_COMMANDS), metavar="N",
                    help="maximum number of crawl commands in this run (overrides max_commands_per_run)")
     p.add_argument("-d", "--default-delay", type=whole_number(_MAX_DELAY_MS, " (an hour)"), metavar="MILLISECONDS",
                    help="default wait between requests to one origin (overrides default_delay_ms)")

@@ -13,7 +13,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from textpile.demo import DEFAULT_PORT, PydocServer, write_demo_config
+from textpile.cli.crawl import MAX_COMMANDS, whole_number
+from textpile.demo import DEFAULT_PORT, PydocServer, check_port_free, write_demo_config
+from textpile.errors import ConfigError
+
+#: The largest TCP port number.
+MAX_PORT = 65535
 
 #: Where the demo serves its search page: beside pydoc's port, away from `dagster dev`'s 3000.
 DEMO_LISTEN_ON = "127.0.0.1:7465"
@@ -32,9 +37,11 @@ def register(subparsers) -> None:
     )
     p.add_argument("--data-dir", type=Path, default=Path("data/demo"),
                    help="folder for the databases and the Dagster instance (default data/demo)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+    # Checked as they are parsed (exit 2 naming the option), before any work starts.
+    p.add_argument("--port", type=whole_number(MAX_PORT, minimum=1), default=DEFAULT_PORT,
                    help=f"port for the pydoc server (default {DEFAULT_PORT}; another port is another site)")
-    p.add_argument("-m", "--max-commands", type=int, help="requests in this run (default: the configuration's 400)")
+    p.add_argument("-m", "--max-commands", type=whole_number(MAX_COMMANDS), metavar="N",
+                   help="requests in this run (default: the configuration's 400)")
     p.add_argument("-l", "--listen-on", default=DEMO_LISTEN_ON,
                    help=f"search frontend address (default {DEMO_LISTEN_ON}; `dagster dev` takes 3000)")
     p.add_argument("--no-serve", action="store_true", help="stop after the example queries")
@@ -105,10 +112,15 @@ def run(args: argparse.Namespace) -> int:
     from textpile.cli.pipeline import execute_pipeline, print_report
 
     data_dir = args.data_dir.absolute()
+    # Fail now, not after a long crawl, when pydoc's port or the search page's address is taken.
+    check_port_free(args.port)
     if not args.no_serve:
-        from textpile.web.app import bind_listen_socket
+        from textpile.web.app import bind_listen_socket, parse_listen_on
 
-        # Fail now, not after a long crawl, when the search page's address is taken.
+        host, port = parse_listen_on(args.listen_on)
+        if port == args.port and host in ("127.0.0.1", "0.0.0.0", "localhost"):
+            raise ConfigError(f"--listen-on {args.listen_on}: that is pydoc's port (--port {args.port}); "
+                              "give the search page another port")
         bind_listen_socket(args.listen_on).close()
     config = write_demo_config(data_dir, args.port)
     print(f"== starting Python's documentation server: python -S -m pydoc -p {args.port}", file=sys.stderr)

@@ -14,6 +14,7 @@ folders.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,22 @@ def write_demo_config(folder: Path, port: int = DEFAULT_PORT) -> Path:
     path = folder / "pydoc-demo.toml"
     path.write_text(demo_config_text(port), "utf-8")
     return path
+
+
+def check_port_free(port: int) -> None:
+    """Refuse a pydoc port that cannot be served on 127.0.0.1 now (in use, or not allowed).
+
+    Raises:
+        TextpileError: naming ``--port`` and the reason, e.g. "--port 7464: 127.0.0.1:7464
+            is in use (Address already in use); stop what uses it or pass another --port".
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as pydoc's server binds
+        try:
+            sock.bind(("127.0.0.1", int(port)))
+        except OSError as exc:
+            raise TextpileError(f"--port {port}: 127.0.0.1:{port} is in use ({exc.strerror}); stop what uses it "
+                                "or pass another --port") from exc
 
 
 class PydocServer:
