@@ -14,6 +14,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tomllib
 import zipfile
 from contextlib import closing
 from pathlib import Path
@@ -67,14 +68,42 @@ def installed(tmp_path_factory):
     return venv / "bin", wheel, env
 
 
+#: The data files the library reads at run time (schemas, templates, styles, the demo's configuration).
+DATA_FILES = ("schemas/*/*.sql", "schemas/*/*.md", "web/templates/*.html", "web/static/*.css", "demo/*.toml")
+
+
 def _expected_members() -> set[str]:
-    members = {f"textpile/{p.relative_to(REPO / 'src' / 'textpile')}" for p in (REPO / "src" / "textpile").rglob("*.py")}
+    library = REPO / "src" / "textpile"
+    members = {f"textpile/{p.relative_to(library)}" for p in library.rglob("*.py")}
     for name in DAGSTER_LAYER:
         path = REPO / name
         files = [path] if path.is_file() else list(path.rglob("*.py"))
         members |= {f"textpile_dagster/{p.relative_to(REPO)}" for p in files}
-    members |= {f"textpile/schemas/{p.relative_to(REPO / 'schemas')}" for p in (REPO / "schemas").rglob("*.sql")}
+    for pattern in DATA_FILES:
+        members |= {f"textpile/{p.relative_to(library)}" for p in library.glob(pattern)}
     return {m for m in members if "__pycache__" not in m}
+
+
+def _package_folders() -> dict[str, Path]:
+    """Every folder of the two import packages that holds a file, by its dotted name, as
+    setuptools sees them (a folder Python could import is a package, .py files or not)."""
+    roots = {"textpile": REPO / "src" / "textpile"} | {f"textpile_dagster.{n}": REPO / n for n in DAGSTER_LAYER[1:]}
+    found = {"textpile_dagster": REPO}
+    for name, root in roots.items():
+        for folder, subfolders, files in os.walk(root, followlinks=True):  # src/textpile/schemas is a symlink
+            subfolders[:] = [d for d in subfolders if d != "__pycache__" and d.isidentifier()]
+            if files:
+                found[".".join([name, *Path(folder).relative_to(root).parts])] = Path(folder)
+    return found
+
+
+def test_every_package_folder_is_listed_so_setuptools_packages_it_without_warning():
+    """setuptools warns "Package would be ignored" for every folder holding files that
+    is missing from [tool.setuptools] packages (data folders included) at every install."""
+    with open(REPO / "pyproject.toml", "rb") as f:
+        listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+    assert sorted(set(_package_folders()) - listed) == []
+    assert sorted(listed - set(_package_folders())) == []
 
 
 def test_wheel_holds_both_packages_and_no_generic_top_level_name(installed):
