@@ -42,3 +42,24 @@ def test_closed_pipe_ends_quietly(tmp_path):
     proc.wait(timeout=60)
     assert proc.returncode == 1
     assert "Traceback" not in stderr
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory):
+    from search.builder import sample_site
+
+    path = tmp_path_factory.mktemp("cli") / "summary.db"
+    sample_site(path)  # nine searchable pages in en, one in de
+    return path
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("lang:zz", "No page is in language zz: the index has pages in en (9), de (1)."),
+    ("sqlite lang:zz lang:xx", "No page is in language zz or xx: the index has pages in en (9), de (1)."),
+    ("lang:en-gb", "No page is in language en-gb: the index has pages in en (9), de (1)."),
+    # a language of the index: then the words matched nothing
+    ("sqlite lang:de", "No results."),
+])
+def test_search_in_a_language_no_page_has_says_which_languages_there_are(sample_db, capsys, query, message):
+    assert main(["search", "-s", str(sample_db), query]) == 0
+    assert capsys.readouterr().out == message + "\n"

@@ -39,7 +39,7 @@ from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
 from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
                                        search_tiers, section_candidates)
 from textpile.search.features import QueryMatcher, Scored, page_features
-from textpile.search.filters import filter_sql
+from textpile.search.filters import filter_sql, missing_language_note
 from textpile.search.index import require_search_index
 from textpile.search.plan import QueryPlan, index_languages, plan_query
 from textpile.search.query import ParsedQuery, parse_query
@@ -613,7 +613,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
                            reorder)
     if out.total == 0:
-        notes.append("No results.")
+        notes.append(missing_language_note(conn, parsed.filters) or "No results.")
     out.notes = notes
     if out.past_last_page:
         notes = [*notes, out.past_last_page_sentence(page + 1)]

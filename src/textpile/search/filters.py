@@ -6,7 +6,12 @@ search queries' joins; values are bound as parameters, never written into the SQ
 
 from __future__ import annotations
 
+import sqlite3
+
 from textpile.search.query import Filter, matches_subdomains
+
+#: Languages named at most in :func:`missing_language_note` (the others are counted).
+NOTED_LANGUAGES = 12
 
 
 def filter_sql(filters: list[Filter]) -> tuple[str, list]:
@@ -48,3 +53,37 @@ def filter_sql(filters: list[Filter]) -> tuple[str, list]:
             clauses.append(f"NOT {sql}")
             params.extend(ps)
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def _language_matches(value: str, language: str) -> bool:
+    """Whether ``lang:value`` matches a page in ``language`` (lower case), as :func:`filter_sql` does."""
+    return language == value or language.startswith(value + "-")
+
+
+def missing_language_note(conn: sqlite3.Connection, filters: list[Filter]) -> str | None:
+    """Why a search with ``lang:`` filters found nothing, when no searchable page is in
+    any of the languages asked for: "No page is in language zz: the index has pages in
+    en (388), de (2)." (languages of ``document_description.primary_language``, lower
+    case, most pages first, at most :data:`NOTED_LANGUAGES` named). None when there is no
+    positive ``lang:`` filter or a page is in one of its languages (then the words are
+    what matched nothing). One grouped scan of the searchable pages; called only for an
+    empty result.
+
+    Raises:
+        sqlite3.Error: the database cannot be read.
+    """
+    wanted = [f.value for f in filters if f.kind == "lang" and not f.negated]
+    if not wanted:
+        return None
+    rows = conn.execute(
+        "SELECT lower(dd.primary_language) AS language, count(*) AS pages FROM search_page sp "
+        "JOIN document_description dd ON dd.entity_generation_id = sp.entity_generation_id "
+        "WHERE coalesce(dd.primary_language, '') != '' GROUP BY language ORDER BY pages DESC, language").fetchall()
+    if any(_language_matches(value, language) for value in wanted for language, _ in rows):
+        return None
+    asked = " or ".join(dict.fromkeys(wanted))
+    if not rows:
+        return f"No page is in language {asked}: no page of the index has a language."
+    named = ", ".join(f"{language} ({pages})" for language, pages in rows[:NOTED_LANGUAGES])
+    more = f" and {len(rows) - NOTED_LANGUAGES} more" if len(rows) > NOTED_LANGUAGES else ""
+    return f"No page is in language {asked}: the index has pages in {named}{more}."
