@@ -4,6 +4,7 @@ methods other than GET/HEAD get 405 (POST to a canned query gave a 500)."""
 
 import asyncio
 import sqlite3
+import sys
 import threading
 from urllib.parse import quote
 
@@ -203,3 +204,31 @@ def test_read_only_methods_leave_other_instances_alone():
     run, sent = _asgi(read_only_methods(app, lambda: False), "/db/table/-/insert", "POST")
     asyncio.run(run())
     assert sent[0]["status"] == 201
+
+
+@pytest.mark.parametrize(("sql", "error"), [
+    ("select sqlar_uncompress(x'0001', 10)",
+     "sqlar_uncompress: not a zlib stream (Error -3 while decompressing data: incorrect header check)"),
+    ("select sqlar_uncompress(x'0001', 100000000)",
+     f"sqlar_uncompress: 100000000 bytes is above this connection's limit of {LIMIT}"),
+])
+def test_a_bad_sqlar_uncompress_call_is_an_sql_error_naming_it_without_a_traceback(summary_path, monkeypatch,
+                                                                                    sql, error):
+    """Datasette turns on callback tracebacks: a raising SQL function printed a traceback
+    and failed with "user-defined function raised exception"."""
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    ds = build_datasette(summary_path)
+
+    async def scenario():
+        bad = await ds.client.get("/summary.json?sql=" + quote(sql))
+        where = await ds.client.get("/summary/text_pile.json?_where=" + quote(sql.removeprefix("select ") + " IS NULL"))
+        good = await ds.client.get("/summary.json?sql=" + quote(
+            "select sqlar_uncompress(sqlar_compress(zeroblob(100)), 100) = zeroblob(100), sqlar_uncompress('a', 0)"))
+        return bad, where, good
+
+    bad, where, good = asyncio.run(scenario())
+    assert (bad.status_code, bad.json()["error"]) == (400, error)
+    assert (where.status_code, where.json()["error"]) == (400, error)
+    assert (good.status_code, good.json()["rows"]) == (200, [[1, "a"]])  # the connection's next statement runs
+    assert unraisable == []

@@ -27,7 +27,7 @@ import bisect
 import codecs
 import sqlite3
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 #: The names under which the sqlite3 shell (sqlar) and textpile provide unpacking and packing.
 UNPACK_FUNCTION = "sqlar_uncompress"
@@ -167,21 +167,45 @@ class _Unpacker:
         return unpack(packed, size, max_size=self.max_size)
 
 
+class _ReportingUnpacker(_Unpacker):
+    """:class:`_Unpacker` that gives a value :func:`unpack` refuses to ``on_error`` and
+    returns NULL for it, instead of failing the statement."""
+
+    def __init__(self, max_size: int, on_error: Callable[[ValueError], None]) -> None:
+        super().__init__(max_size)
+        self.on_error = on_error
+
+    def __call__(self, packed, size):
+        try:
+            return super().__call__(packed, size)
+        except ValueError as exc:
+            self.on_error(exc)
+            return None
+
+
 def pack_value(value):
     """``sqlar_compress(value)``, as the sqlite3 shell computes it: the packed form of a
     BLOB (:func:`pack`), any other value unchanged."""
     return pack(value)[0] if isinstance(value, bytes) else value
 
 
-def register_functions(conn: sqlite3.Connection) -> sqlite3.Connection:
+def register_functions(conn: sqlite3.Connection, *,
+                       on_error: Callable[[ValueError], None] | None = None) -> sqlite3.Connection:
     """Give ``conn`` the SQL functions of the sqlite3 shell's sqlar extension that the
     ``text_pile_v0_2`` and ``text_pile`` views and the view's insert trigger use:
     ``sqlar_uncompress(packed, size)`` (:func:`unpack`; values up to the connection's
     ``SQLITE_LIMIT_LENGTH`` at the time of the call) and ``sqlar_compress(value)``
     (:func:`pack_value`); return ``conn``. Calling it again replaces them (for instance
-    after lowering the length limit)."""
-    conn.create_function(UNPACK_FUNCTION, 2, _Unpacker(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)),
-                         deterministic=True)
+    after lowering the length limit).
+
+    A value ``sqlar_uncompress`` refuses fails the statement ("user-defined function
+    raised exception"); with ``on_error`` it is given to ``on_error`` (its ValueError
+    names the problem) and the call's result is NULL instead, for a caller that fails the
+    statement itself with that message (the web frontend: no traceback, see
+    :mod:`textpile.web.state`)."""
+    limit = conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+    unpacker = _Unpacker(limit) if on_error is None else _ReportingUnpacker(limit, on_error)
+    conn.create_function(UNPACK_FUNCTION, 2, unpacker, deterministic=True)
     conn.create_function(PACK_FUNCTION, 1, pack_value, deterministic=True)
     return conn
 

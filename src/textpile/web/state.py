@@ -33,6 +33,7 @@ from datasette.database import Database
 
 from textpile.store.database import map_for_reading, sqlite_uri
 from textpile.web.limits import limit_search_connection
+from textpile.web.unpacking import report_unpack_problems
 from textpile.semantic.modes import SemanticCache
 
 # Seconds an old file's connections stay open after a swap, for queries still running.
@@ -115,12 +116,18 @@ class SummaryDatabase(Database):
             return await super().execute_fn(fn)
 
         def in_thread():
-            conn = getattr(_thread_connections, self._key, None)
-            if not conn:
+            opened = getattr(_thread_connections, self._key, None)
+            if not opened:
                 conn = self.connect()
                 self.ds._prepare_connection(conn, self.name)  # row factory, extensions, prepare_connection hooks
-                setattr(_thread_connections, self._key, conn)
-            return fn(conn)
+                # A bad sqlar_uncompress call fails the statement with its own message (textpile.web.unpacking).
+                opened = conn, report_unpack_problems(conn)
+                setattr(_thread_connections, self._key, opened)
+            conn, problems = opened
+            problems.clear()
+            result = fn(conn)
+            problems.raise_first()
+            return result
 
         return await asyncio.get_running_loop().run_in_executor(self.ds.executor, in_thread)
 
