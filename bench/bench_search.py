@@ -45,7 +45,7 @@ from systems import searchable_documents  # noqa: E402
 
 from textpile.search.engine import search  # noqa: E402
 from textpile.store.database import connect, map_for_reading, open_summary_db  # noqa: E402
-from textpile.store.gen2_piles import store_gen2  # noqa: E402
+from textpile.store.gen2_piles import register_functions, store_gen2  # noqa: E402
 from textpile.store.links import store_links  # noqa: E402
 from textpile.store.text_piles import store_gen1  # noqa: E402
 from textpile.store.urls import intern_url  # noqa: E402
@@ -195,7 +195,8 @@ class Tantivy:
             log(f"== indexing the corpus with tantivy into {folder}")
             index = tantivy.Index(schema, path=str(folder))
             writer = index.writer(heap_size=1_000_000_000)
-            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            # the text_pile view unpacks the Gen2 texts with the sqlar functions
+            conn = register_functions(sqlite3.connect(f"file:{db}?mode=ro", uri=True))
             for url, title, headings, body in searchable_documents(conn):
                 writer.add_document(tantivy.Document(url=url, title=title or "", headings=headings or "",
                                                      body=body or ""))
