@@ -55,6 +55,24 @@ def test_selflink_without_base():
     assert links["Same"].link_locality == LinkLocality.self_link and links["Same"].fragment is None
 
 
+def test_links_sharing_a_reference_keep_their_own_fragments_as_the_url_parser_gives_them():
+    # links that differ only by fragment are resolved once; fragments the WHATWG parser
+    # percent-encodes (space, non-ASCII, "<", a backtick) or that end in a control come out encoded
+    html = """<p><a href="os.html#os.getcwd">A</a><a href="os.html#os.chdir">B</a><a href="os.html">C</a>
+    <a href="os.html#">D</a><a href="os.html#a b">E</a><a href="os.html#caf\u00e9">F</a>
+    <a href="os.html#x<y`z">G</a><a href="os.html#p#q">H</a><a href="mailto:me@site.example#x">I</a>
+    <a href="os.html\x01">J</a><a href="os.html\x01#k">K</a><a href=" os.html#l ">L</a></p>"""
+    links = by_text(html)
+    os_html = "https://site.example/docs/os.html"
+    assert [(links[t].to_url, links[t].fragment) for t in "ABCDEFGHLIJK"] == [
+        (os_html, "os.getcwd"), (os_html, "os.chdir"), (os_html, None), (os_html, ""), (os_html, "a%20b"),
+        (os_html, "caf%C3%A9"), (os_html, "x%3Cy%60z"), (os_html, "p#q"), (os_html, "l"),
+        ("mailto:me@site.example", "x"), (os_html, None), ("https://site.example/docs/os.html%01", "k"),
+    ]
+    assert {links[t].link_locality for t in "ABCDEFGHL"} == {LinkLocality.in_link}
+    assert links["I"].destination_type == Dest.communication
+
+
 def test_location_signature_flags():
     html = """<html><body>
     <header><nav><ul><li><a href="/1">nav-list</a></li></ul></nav></header>

@@ -6,6 +6,8 @@ Sources: unobtanium-documentation.txt, pages "Link Locality", "Link destination 
 
 from __future__ import annotations
 
+import re
+
 from textpile.enums import LinkDestinationType as Dest
 from textpile.enums import LinkLocality
 from textpile.store.urls import DEFAULT_PORTS, ParsedUrl, UrlError, UrlResolver
@@ -36,6 +38,9 @@ _TAG_TYPES = {"img": Dest.media_image, "audio": Dest.media_audio, "video": Dest.
 _PRELOAD_AS = {"style": Dest.stylesheet, "script": Dest.script, "image": Dest.media_image,
                "audio": Dest.media_audio, "video": Dest.media_video, "document": Dest.document,
                "track": Dest.media, "fetch": Dest.file, "font": Dest.file}
+#: A fragment the WHATWG URL parser keeps as it is: printable ASCII but the fragment
+#: percent-encode set (space, ``"``, ``<``, ``>``, a backtick; controls and non-ASCII).
+_PLAIN_FRAGMENT = re.compile(r"[!#-;=?-_a-~]*").fullmatch
 _MEDIA_PARENTS = {"audio": Dest.media_audio, "video": Dest.media_video, "picture": Dest.media_image}
 
 
@@ -147,26 +152,50 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
     attribute; None when all are empty.
     """
     links = []
-    # pages repeat their targets a lot: each is resolved once, against a base parsed once
-    parsed: dict[str, tuple[ParsedUrl, int] | None] = {}
+    # Pages repeat their targets a lot, and most targets differ only by fragment
+    # ("os.html#os.getcwd", "os.html#os.chdir": 246 targets a documentation page, 63 without
+    # their fragments): each target is looked up once, each reference without its fragment is
+    # resolved once (against a base parsed once), and a fragment of characters the WHATWG
+    # parser keeps as they are (:data:`_PLAIN_FRAGMENT`) is put beside it as it stands.
+    by_target: dict[str, tuple[ParsedUrl, str | None, int, int] | None] = {}
+    by_reference: dict[str, tuple[ParsedUrl, int, int] | None] = {}
     try:
         resolver = UrlResolver(base)
     except UrlError:
         return links
+
+    def resolved(reference: str) -> tuple[ParsedUrl, int, int] | None:
+        """The target, its link locality and the destination type of an a/area without a
+        type attribute (most links); None for a target left out."""
+        try:
+            target = resolver.resolve(reference)
+        except UrlError:
+            return None
+        if target.scheme in SKIPPED_SCHEMES:
+            return None
+        return target, int(link_locality(page, target)), _anchor_type(target)
+
     for raw in raw_links:
         key = raw.target
-        found = parsed.get(key, False)
+        found = by_target.get(key, False)
         if found is False:
-            try:
-                target = resolver.resolve(key.strip())
-            except UrlError:
-                target = None
-            # with the destination type of an a/area without a type attribute (most links)
-            found = parsed[key] = None if target is None or target.scheme in SKIPPED_SCHEMES else \
-                (target, int(link_locality(page, target)), _anchor_type(target))
+            stripped = key.strip()
+            reference, hashed, fragment = stripped.partition("#")
+            # without a fragment, the reference is the whole target: unless it ends with a C0
+            # control (which the parser strips at the end of the input, not before a "#")
+            if (_PLAIN_FRAGMENT(fragment) is not None) if hashed else (stripped and stripped[-1] > " "):
+                common = by_reference.get(reference, False)
+                if common is False:
+                    # with an empty fragment: "" and "#" differ against a base with an opaque path
+                    common = by_reference[reference] = resolved(reference + "#")
+                found = None if common is None else (common[0], fragment if hashed else None, common[1], common[2])
+            else:
+                whole = resolved(stripped)
+                found = None if whole is None else (whole[0], whole[0].fragment, whole[1], whole[2])
+            by_target[key] = found
         if found is None:
             continue
-        target, locality, anchor_type = found
+        target, fragment, locality, anchor_type = found
         el = raw.element
         tag = raw.tag
         rel_value = el.get("rel")
@@ -182,7 +211,7 @@ def resolve_links(raw_links: list[RawLink], page: ParsedUrl, base: str) -> list[
         # page's hundreds of links
         links.append(Link(
             target.str_url,  # to_url
-            target.fragment,
+            fragment,
             "nofollow" in rel,  # rel_nofollow
             "me" in rel,  # rel_me
             "tag" in rel,  # rel_tag
