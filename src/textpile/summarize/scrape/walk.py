@@ -397,12 +397,10 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
     for event, el in events:
         tag = el.tag
         if tag.__class__ is not str:  # comment, processing instruction, entity
-            if event == "comment" or event == "pi":
-                tail = el.tail
-                if tail:
-                    add_text(tail)
-            continue
-        if event == "start":
+            if event != "comment" and event != "pi":
+                continue
+            text = el.tail
+        elif event == "start":
             if tag in SKIP_TAGS or (hidden and el in hidden):
                 if tag == "script" and el.get("src"):
                     target = el.get("src")
@@ -417,108 +415,103 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
             if action is None:  # an inline element without semantics (span, font ...): its text
                 push(None)
                 text = el.text
-                if text:
-                    add_text(text)
-                continue
-            # --- an element with an action (see _ACTIONS) starts
-            block, container, heading, kind, flag, region, link_attribute, special = action
-            if block or tag == "br":
-                flush()
-                if block:
-                    block_stack.append(tag)
-                    if container:
-                        container_stack.append(len(out_containers))
-                        # A section's id is mostly its heading's slug ("what-gui-toolkits-exist"):
-                        # it says nothing about the content.
-                        # class_weight(class, id) adds what each of the two says: each value's
-                        # weight is looked up once a page (ids are mostly unique, classes not)
-                        weight = 0
-                        value = el.get("class")
-                        if value:
-                            found = weights.get(value)
-                            if found is None:
-                                found = weights[value] = class_weight(value, None)
-                            weight = found
-                        value = None if tag == "section" or tag == "article" else el.get("id")
-                        if value:
-                            found = weights.get(value)
-                            if found is None:
-                                found = weights[value] = class_weight(value, None)
-                            weight += found
-                        out_containers.append(Container(tag, container_stack[-2], weight))
-            capture = raw_link = section = None
-            if heading:
-                headings.append(heading)
-                for cap in captures:
-                    cap.saw_headline = True
-                capture = _Capture()
-                if len(sections) < MAX_SECTIONS:
-                    section = (heading_anchor(el, claimed), heading, (total_len + 1 if total_len else 0) + cur_len)
-            elif special:
-                if special == _CODE:
-                    if not pre and not code:
-                        capture = _Capture()
-                    code += 1
-                elif special == _PRE:
-                    pre += 1
-                elif special == _DT:
-                    anchor = own_anchor(el)
-                    if anchor is not None:
-                        close_definition(el.getparent(), (total_len + 1 if total_len else 0) + cur_len)
-                        if len(sections) < MAX_SECTIONS:
+            else:
+                # --- an element with an action (see _ACTIONS) starts
+                block, container, heading, kind, flag, region, link_attribute, special = action
+                if block or tag == "br":
+                    flush()
+                    if block:
+                        block_stack.append(tag)
+                        if container:
+                            container_stack.append(len(out_containers))
+                            # A section's id is mostly its heading's slug ("what-gui-toolkits-exist"):
+                            # it says nothing about the content.
+                            # class_weight(class, id) adds what each of the two says: each value's
+                            # weight is looked up once a page (ids are mostly unique, classes not)
+                            weight = 0
+                            value = el.get("class")
+                            if value:
+                                found = weights.get(value)
+                                if found is None:
+                                    found = weights[value] = class_weight(value, None)
+                                weight = found
+                            value = None if tag == "section" or tag == "article" else el.get("id")
+                            if value:
+                                found = weights.get(value)
+                                if found is None:
+                                    found = weights[value] = class_weight(value, None)
+                                weight += found
+                            out_containers.append(Container(tag, container_stack[-2], weight))
+                capture = raw_link = section = None
+                if heading:
+                    headings.append(heading)
+                    for cap in captures:
+                        cap.saw_headline = True
+                    capture = _Capture()
+                    if len(sections) < MAX_SECTIONS:
+                        section = (heading_anchor(el, claimed), heading, (total_len + 1 if total_len else 0) + cur_len)
+                elif special:
+                    if special == _CODE:
+                        if not pre and not code:
                             capture = _Capture()
-                            section = (anchor, DEFINITION_LEVEL, (total_len + 1 if total_len else 0) + cur_len)
-                elif special == _BLOCKQUOTE:
-                    blockquote += 1
-                elif special == _Q:
-                    if not blockquote and not q:
-                        capture = _Capture()
-                    q += 1
-                elif special == _HEAD:
-                    suppressed += 1
-                elif special == _IMG and captures:
-                    alt = collapse(el.get("alt"))
-                    if alt:
-                        for cap in captures:
-                            if cap.img_alt is None:
-                                cap.img_alt = alt
-            if link_attribute is not None:
-                target = el.get(link_attribute)
-                if target is not None and target.strip():
-                    parent = el.getparent()
-                    raw_link = RawLink(el, tag, target, location(), False, None, None,
-                                       parent.tag if parent is not None and isinstance(parent.tag, str) else None)
-                    raw_links.append(raw_link)
-                    if tag == "a" or tag == "area":
-                        capture = _Capture()
-                        in_link += 1
-            if flag >= 0:
-                flag_counts[flag] += 1
-                flag_mask |= 1 << flag
-            if region:
-                region_counts[region] += 1
-                region_mask |= region
-            if capture is not None:
-                captures.append(capture)
-            push((action, capture, (total_len + 1 if total_len else 0) + cur_len if kind else None,
-                  raw_link, section))
-            text = el.text
-            if text:
-                add_text(text)
-            if plain_pres and el in plain_pres:
-                # el.text is taken; the rest of its text in one piece
-                # (libxml2's text serialization: a third of the CPU of joining itertext())
-                rest = etree.tostring(el, method="text", encoding=str, with_tail=False)[len(el.text or ""):]
-                if rest:
-                    add_text(rest)
-                events.skip_subtree()  # its own end event follows: an ordinary end below
+                        code += 1
+                    elif special == _PRE:
+                        pre += 1
+                    elif special == _DT:
+                        anchor = own_anchor(el)
+                        if anchor is not None:
+                            close_definition(el.getparent(), (total_len + 1 if total_len else 0) + cur_len)
+                            if len(sections) < MAX_SECTIONS:
+                                capture = _Capture()
+                                section = (anchor, DEFINITION_LEVEL, (total_len + 1 if total_len else 0) + cur_len)
+                    elif special == _BLOCKQUOTE:
+                        blockquote += 1
+                    elif special == _Q:
+                        if not blockquote and not q:
+                            capture = _Capture()
+                        q += 1
+                    elif special == _HEAD:
+                        suppressed += 1
+                    elif special == _IMG and captures:
+                        alt = collapse(el.get("alt"))
+                        if alt:
+                            for cap in captures:
+                                if cap.img_alt is None:
+                                    cap.img_alt = alt
+                if link_attribute is not None:
+                    target = el.get(link_attribute)
+                    if target is not None and target.strip():
+                        parent = el.getparent()
+                        raw_link = RawLink(el, tag, target, location(), False, None, None,
+                                           parent.tag if parent is not None and isinstance(parent.tag, str) else None)
+                        raw_links.append(raw_link)
+                        if tag == "a" or tag == "area":
+                            capture = _Capture()
+                            in_link += 1
+                if flag >= 0:
+                    flag_counts[flag] += 1
+                    flag_mask |= 1 << flag
+                if region:
+                    region_counts[region] += 1
+                    region_mask |= region
+                if capture is not None:
+                    captures.append(capture)
+                push((action, capture, (total_len + 1 if total_len else 0) + cur_len if kind else None,
+                      raw_link, section))
+                text = el.text
+                if plain_pres and el in plain_pres:
+                    # el.text goes first; the rest of its text in one piece
+                    # (libxml2's text serialization: a third of the CPU of joining itertext())
+                    rest = etree.tostring(el, method="text", encoding=str, with_tail=False)[len(text or ""):]
+                    if text:
+                        add_text(text)
+                    text = rest
+                    events.skip_subtree()  # its own end event follows: an ordinary end below
         elif skipping:
             skipping = False
             if tag in BLOCK_TAGS:
                 flush()
-            tail = el.tail
-            if tail:
-                add_text(tail)
+            text = el.tail
         else:
             entry = pop()
             if entry is not None:
@@ -586,9 +579,46 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                     region_counts[region] -= 1
                     if not region_counts[region]:
                         region_mask &= ~region
-            tail = el.tail
-            if tail:
-                add_text(tail)
+            text = el.tail
+        # the text after the event (el.text after a start, el.tail after an end) as add_text
+        # adds it, inline: this runs for most of a page's 2,000 or so events
+        if not text or suppressed:
+            continue
+        if pre:
+            add_text(text)
+            continue
+        if captures:
+            for cap in captures:
+                cap.parts.append(text)
+        words = text.split()
+        if not words:
+            if cur_len:
+                pending_space = True
+            continue
+        if len(words) == 1:
+            joined = words[0]
+            if joined is text:  # str.split gives the string itself when it holds no whitespace
+                if pending_space and cur_len:
+                    buf.append(" ")
+                    cur_len += 1
+                buf.append(text)
+                length = len(text)
+                cur_len += length
+                if in_link:
+                    cur_link += length
+                pending_space = False
+                continue
+        else:
+            joined = " ".join(words)
+        if cur_len and (pending_space or text[0].isspace()):
+            buf.append(" ")
+            cur_len += 1
+        buf.append(joined)
+        length = len(joined)
+        cur_len += length
+        if in_link:
+            cur_link += length
+        pending_space = text[-1].isspace()
     flush()
     text = result.joined = result.text
     for dl_index in list(open_definitions.values()):
