@@ -113,10 +113,14 @@ def build_gen2(lines: list[Line], spans: list[tuple[int, int, int]], language: s
     content or boilerplate), sentence lengths and the guessed language."""
     if text is None:
         text = "\n".join([line.text for line in lines])
-    # the markers as a set of (start, -end, kind): encode_metadata's order, each once
-    markers = {(start, -end, kind) for kind, start, end in spans}
-    markers.update([(start, -end, kind) for start, end, kind in main_content_markers(lines)])
-    metadata = encode_ordered_metadata(language, sorted(markers))
+    # the markers as (start, -end, kind) in encode_metadata's order, each once: sorted, then
+    # repeats (nested elements of one kind over the same text, as pre and code) dropped as
+    # neighbours (a set of the tuples cost twice as much as sorting them)
+    markers = [(start, -end, kind) for kind, start, end in spans]
+    markers += [(start, -end, kind) for start, end, kind in main_content_markers(lines)]
+    markers.sort()
+    markers = [marker for marker, previous in zip(markers, [None, *markers]) if marker != previous]
+    metadata = encode_ordered_metadata(language, markers)
     # (length, relevance, sentence lengths) as plain tuples: the fields of a Segment, without
     # a named tuple and an enum look-up for each of a page's hundreds of lines
     segments = [
