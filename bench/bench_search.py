@@ -18,9 +18,12 @@ queries and a pasted 64-word paragraph. For each query the four systems run in t
 stage one alone ("stage one": the query planned and FTS5's candidates found, no rerank
 or snippets: the floor of a search that starts with FTS5), a bare
 FTS5 ``bm25()`` MATCH of the same words over ``full_text_entity_index`` (top 20, no
-snippets), and tantivy (top 20), after one unmeasured warm-up pass. Printed: p50/p90/p99/max
-per system and per query kind in wall-clock time and in CPU time of the process (on a busy
-machine the CPU time is what one quiet core would give), ratios to tantivy, the slowest runs
+snippets), tantivy (the top 20 hits' addresses) and "tantivy+shown" (tantivy doing what a
+result page needs, as textpile's call does: the top 20 with their stored URL and title and
+a highlighted 240-character snippet each), after one unmeasured warm-up pass. Printed:
+p50/p90/p99/max per system and per query kind in wall-clock time and in CPU time of the
+process (on a busy machine the CPU time is what one quiet core would give), ratios to both
+tantivy rows, the slowest runs
 of 'the' and of the pasted query, and the load average before and after.
 """
 
@@ -187,16 +190,22 @@ class BareFts:
 
 
 class Tantivy:
-    """tantivy over the same documents, cached on disk."""
+    """tantivy over the same documents, cached on disk: the top 20 hits' addresses
+    (``shown=False``), or what a result page shows (``shown=True``, its own index, which
+    also stores the title and body): each hit's stored URL and title, and a 240-character
+    snippet of its body with the query's terms highlighted (tantivy's SnippetGenerator),
+    the work textpile's library call does for its 20 results."""
 
-    def __init__(self, db: Path, folder: Path, log=print) -> None:
+    def __init__(self, db: Path, folder: Path, log=print, shown: bool = False) -> None:
         import tantivy
 
+        self.tantivy = tantivy
+        self.shown = shown
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("url", stored=True, tokenizer_name="raw")
         for field in ("title", "headings", "body"):
-            builder.add_text_field(field, stored=False, tokenizer_name="en_stem")
-        schema = builder.build()
+            builder.add_text_field(field, stored=shown and field != "headings", tokenizer_name="en_stem")
+        schema = self.schema = builder.build()
         done = folder / "built"
         if not done.exists():
             folder.mkdir(parents=True, exist_ok=True)
@@ -222,7 +231,14 @@ class Tantivy:
             return 0
         query, _ = self.index.parse_query_lenient(escaped, ["title", "headings", "body"],
                                                   field_boosts={"title": 2.0, "headings": 1.5})
-        return len(self.searcher.search(query, 20).hits)
+        hits = self.searcher.search(query, 20).hits
+        if self.shown and hits:
+            snippets = self.tantivy.SnippetGenerator.create(self.searcher, query, self.schema, "body")
+            snippets.set_max_num_chars(240)
+            for _, address in hits:
+                doc = self.searcher.doc(address)
+                doc.get_first("url"), doc.get_first("title"), snippets.snippet_from_doc(doc).to_html()
+        return len(hits)
 
 
 class TextpileStageOne:
@@ -289,7 +305,8 @@ def main() -> int:
     if args.build_only:
         return 0
     systems = [("textpile", Textpile(db)), ("stage one", TextpileStageOne(db)), ("bare FTS5", BareFts(db)),
-               ("tantivy", Tantivy(db, folder / f"tantivy-{args.pages}"))]
+               ("tantivy", Tantivy(db, folder / f"tantivy-{args.pages}")),
+               ("tantivy+shown", Tantivy(db, folder / f"tantivy-shown-{args.pages}", shown=True))]
 
     rng = random.Random(7)
     judged = []
@@ -326,17 +343,16 @@ def main() -> int:
     kinds = ["ALL"] + sorted({k for k, _ in queries})
     for title, latency in (("wall-clock time", wall), ("CPU time of the process (what a quiet core would give)", cpu)):
         print(f"\n{title}")
-        print(f"{'system':<11} {'queries':<10} {'n':>5} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} "
-              f"{'p50/tantivy':>12} {'p99/tantivy':>12}")
+        print(f"{'system':<13} {'queries':<10} {'n':>5} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+              f"{'p50/tantivy':>12} {'p99/tantivy':>12} {'p50/shown':>10} {'p99/shown':>10}")
         for kind in kinds:
-            base50 = percentile(latency[("tantivy", kind)], 50)
-            base99 = percentile(latency[("tantivy", kind)], 99)
+            bases = [percentile(latency[(base, kind)], q) for base in ("tantivy", "tantivy+shown") for q in (50, 99)]
             for name, _ in systems:
                 v = latency[(name, kind)]
-                r50 = percentile(v, 50) / base50 if base50 else 0
-                r99 = percentile(v, 99) / base99 if base99 else 0
-                print(f"{name:<11} {kind:<10} {len(v):>5} {percentile(v, 50):8.2f} {percentile(v, 90):8.2f} "
-                      f"{percentile(v, 99):8.2f} {max(v):8.2f} {r50:11.1f}x {r99:11.1f}x")
+                p50, p99 = percentile(v, 50), percentile(v, 99)
+                r50, r99, s50, s99 = (p / base if base else 0 for p, base in zip((p50, p99, p50, p99), bases))
+                print(f"{name:<13} {kind:<10} {len(v):>5} {p50:8.2f} {percentile(v, 90):8.2f} "
+                      f"{p99:8.2f} {max(v):8.2f} {r50:11.1f}x {r99:11.1f}x {s50:9.1f}x {s99:9.1f}x")
     print()
     for label, text in (("'the'", "the"), ("the pasted 64-word query", PASTED)):
         print(f"textpile {label}: slowest of {len(by_text[('textpile', text)])} runs "
