@@ -81,7 +81,9 @@ def _boilerplate(line: Line) -> bool:
 
 
 def _paragraph_score(text: str) -> float:
-    return 1 + sum(text.count(comma) for comma in _COMMAS) + min(len(text) // 100, 3)
+    # the counts of _COMMAS, written out: a generator per paragraph cost more than the counts
+    return 1 + text.count(",") + text.count("\uff0c") + text.count("\u3001") + text.count("\u060c") \
+        + min(len(text) // 100, 3)
 
 
 class _Tally:

@@ -54,7 +54,9 @@ def _usable(value: str | None) -> str | None:
     if value is None:
         return None
     value = value.strip()
-    if not value or len(value) > MAX_ANCHOR or any(c.isspace() for c in value):
+    # stripped and not empty: it holds whitespace when it splits (str.split and str.isspace
+    # agree on what whitespace is)
+    if not value or len(value) > MAX_ANCHOR or len(value.split()) > 1:
         return None
     return value
 

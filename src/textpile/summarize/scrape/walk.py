@@ -273,6 +273,8 @@ _ACTIONS = {tag: _action(tag) for tag in
             set(BLOCK_TAGS) | set(CONTAINER_TAGS) | set(HEADING_LEVELS) | set(LOCATION_TAGS) | set(MARKER_TAGS)
             | set(LINK_ATTRIBUTE) | set(_SPECIAL) | {"br"}}
 _LINK_TAGS = ("a", "area")
+#: What the walk's stack holds for a node that is not an element (an entity of an XML tree).
+_NOT_AN_ELEMENT = ("not an element",)
 
 
 def _plain_pres(root: etree._Element, lowered: bytes | None) -> set[etree._Element]:
@@ -392,21 +394,102 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
     plain_pres = _plain_pres(root, lowered)
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     skipping = False  # the next "end" event closes a skipped element
+    skipped_block = False  # that element is a block
     actions = _ACTIONS
     push, pop = stack.append, stack.pop
     for event, el in events:
-        tag = el.tag
-        if tag.__class__ is not str:  # comment, processing instruction, entity
-            if event != "comment" and event != "pi":
-                continue
-            text = el.tail
+        if event == "end":
+            # an end event needs no tag: what it does comes from what its start pushed
+            if skipping:
+                skipping = False
+                if skipped_block:
+                    flush()
+                text = el.tail
+            else:
+                entry = pop()
+                if entry is _NOT_AN_ELEMENT:
+                    continue
+                if entry is not None:
+                    # --- an element with an action ends; ``entry`` is what its start pushed
+                    action, capture, span_start, raw_link, section = entry
+                    block, container, heading, kind, flag, region, _link_attribute, special = action
+                    if block:
+                        if cur_len:
+                            flush()
+                        else:
+                            pending_space = False
+                        block_stack.pop()
+                        if container:
+                            container_stack.pop()
+                    if open_definitions and el in open_definitions:
+                        close_definition(el, (total_len + 1 if total_len else 0) + cur_len if cur_len else total_len)
+                    if section is not None and capture is not None:
+                        title = clean_title(capture.text())
+                        if title:
+                            anchor, level, start = section
+                            sections.append(Section(anchor, title, level, start, start))
+                            if level == DEFINITION_LEVEL and el.getparent() is not None:
+                                open_definitions[el.getparent()] = len(sections) - 1
+                    if span_start is not None:
+                        spans.append((kind, span_start, (total_len + 1 if total_len else 0) + cur_len if cur_len
+                                      else total_len))
+                    if capture is not None:
+                        # captures nest with their elements: this one is the last but in odd trees
+                        if captures[-1] is capture:
+                            captures.pop()
+                        else:
+                            captures.remove(capture)
+                        text = capture.text()
+                        if raw_link is not None:
+                            if raw_link.tag == "a" or raw_link.tag == "area":
+                                in_link -= 1
+                            raw_link.text = text or None
+                            raw_link.contains_headline = capture.saw_headline
+                            raw_link.fallback_text = capture.img_alt
+                        if heading == 1 and text:  # an h1
+                            h1s.append(Headline(
+                                text,
+                                bool(region_mask & (REGION_MAIN | REGION_ARTICLE)),
+                                bool(region_mask & (REGION_HEADER | REGION_NAV)),
+                            ))
+                        elif special == _CODE and text:
+                            result.code_items.append(text)
+                        elif special == _Q and text:
+                            result.quote_items.append(text)
+                    if heading:
+                        headings.pop()
+                    elif special:
+                        if special == _CODE:
+                            code -= 1
+                        elif special == _PRE:
+                            pre -= 1
+                        elif special == _BLOCKQUOTE:
+                            blockquote -= 1
+                        elif special == _Q:
+                            q -= 1
+                        elif special == _HEAD:
+                            suppressed -= 1
+                    if flag >= 0:
+                        flag_counts[flag] -= 1
+                        if not flag_counts[flag]:
+                            flag_mask &= ~(1 << flag)
+                    if region:
+                        region_counts[region] -= 1
+                        if not region_counts[region]:
+                            region_mask &= ~region
+                text = el.tail
         elif event == "start":
+            tag = el.tag
+            if tag.__class__ is not str:  # an entity (in a tree an XML parser made): no text of its own
+                push(_NOT_AN_ELEMENT)
+                continue
             if tag in SKIP_TAGS or (hidden and el in hidden):
                 if tag == "script" and el.get("src"):
                     target = el.get("src")
                     if target.strip():
                         raw_links.append(RawLink(el, "script", target, location()))
-                if tag in BLOCK_TAGS:
+                skipped_block = tag in BLOCK_TAGS
+                if skipped_block:
                     flush()
                 events.skip_subtree()
                 skipping = True
@@ -419,7 +502,10 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                 # --- an element with an action (see _ACTIONS) starts
                 block, container, heading, kind, flag, region, link_attribute, special = action
                 if block or tag == "br":
-                    flush()
+                    if cur_len:  # flush() of an empty line only clears pending_space
+                        flush()
+                    else:
+                        pending_space = False
                     if block:
                         block_stack.append(tag)
                         if container:
@@ -482,7 +568,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                     target = el.get(link_attribute)
                     if target is not None and target.strip():
                         parent = el.getparent()
-                        raw_link = RawLink(el, tag, target, location(), False, None, None,
+                        raw_link = RawLink(el, tag, target, locations.get(flag_mask) or location(), False, None, None,
                                            parent.tag if parent is not None and isinstance(parent.tag, str) else None)
                         raw_links.append(raw_link)
                         if tag == "a" or tag == "area":
@@ -507,78 +593,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                         add_text(text)
                     text = rest
                     events.skip_subtree()  # its own end event follows: an ordinary end below
-        elif skipping:
-            skipping = False
-            if tag in BLOCK_TAGS:
-                flush()
-            text = el.tail
-        else:
-            entry = pop()
-            if entry is not None:
-                # --- an element with an action ends; ``entry`` is what its start pushed
-                action, capture, span_start, raw_link, section = entry
-                block, container, heading, kind, flag, region, _link_attribute, special = action
-                if block:
-                    flush()
-                    block_stack.pop()
-                    if container:
-                        container_stack.pop()
-                if open_definitions and el in open_definitions:
-                    close_definition(el, (total_len + 1 if total_len else 0) + cur_len if cur_len else total_len)
-                if section is not None and capture is not None:
-                    title = clean_title(capture.text())
-                    if title:
-                        anchor, level, start = section
-                        sections.append(Section(anchor, title, level, start, start))
-                        if level == DEFINITION_LEVEL and el.getparent() is not None:
-                            open_definitions[el.getparent()] = len(sections) - 1
-                if span_start is not None:
-                    spans.append((kind, span_start, (total_len + 1 if total_len else 0) + cur_len if cur_len
-                                  else total_len))
-                if capture is not None:
-                    # captures nest with their elements: this one is the last but in odd trees
-                    if captures[-1] is capture:
-                        captures.pop()
-                    else:
-                        captures.remove(capture)
-                    text = capture.text()
-                    if raw_link is not None:
-                        if tag == "a" or tag == "area":
-                            in_link -= 1
-                        raw_link.text = text or None
-                        raw_link.contains_headline = capture.saw_headline
-                        raw_link.fallback_text = capture.img_alt
-                    if tag == "h1" and text:
-                        h1s.append(Headline(
-                            text,
-                            bool(region_mask & (REGION_MAIN | REGION_ARTICLE)),
-                            bool(region_mask & (REGION_HEADER | REGION_NAV)),
-                        ))
-                    elif special == _CODE and text:
-                        result.code_items.append(text)
-                    elif special == _Q and text:
-                        result.quote_items.append(text)
-                if heading:
-                    headings.pop()
-                elif special:
-                    if special == _CODE:
-                        code -= 1
-                    elif special == _PRE:
-                        pre -= 1
-                    elif special == _BLOCKQUOTE:
-                        blockquote -= 1
-                    elif special == _Q:
-                        q -= 1
-                    elif special == _HEAD:
-                        suppressed -= 1
-                if flag >= 0:
-                    flag_counts[flag] -= 1
-                    if not flag_counts[flag]:
-                        flag_mask &= ~(1 << flag)
-                if region:
-                    region_counts[region] -= 1
-                    if not region_counts[region]:
-                        region_mask &= ~region
+        else:  # a comment or processing instruction: its tail
             text = el.tail
         # the text after the event (el.text after a start, el.tail after an end) as add_text
         # adds it, inline: this runs for most of a page's 2,000 or so events
