@@ -154,6 +154,52 @@ def test_time_budget_stops_a_slow_query(tmp_path):
     assert deep.total == 400 and not deep.total_is_lower_bound and len(deep.results) == 20
 
 
+_ENDLESS = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+            "SELECT count(*) FROM (SELECT x FROM c LIMIT 10000000000)")
+
+
+def test_a_budget_spent_while_candidate_pages_are_read_gives_them_in_bm25_order(tmp_path, monkeypatch):
+    import textpile.search.engine as engine
+
+    pages = {f"https://a.example/{i}": html_page(f"Page {i}", f"<p>common words and more common words {i}</p>")
+             for i in range(40)}
+    conn = summarized_site(tmp_path, pages)
+    real = engine.page_infos
+    calls = []
+
+    def slow_first(c, ids):  # the rerank's read of its candidates outlasts the budget
+        calls.append(len(ids))
+        if len(calls) == 1:
+            c.execute(_ENDLESS).fetchone()
+        return real(c, ids)
+
+    monkeypatch.setattr(engine, "page_infos", slow_first)
+    r = search(conn, "common words", budget_ms=300)
+    # before: the interrupted statement escaped as "search failed: interrupted"
+    assert r.timed_out and "time limit (300 ms)" in r.message
+    assert len(calls) == 2 and calls[0] == calls[1] == 30  # RERANK_DEPTH candidates, read again unbudgeted
+    assert len(r.results) == 20
+
+
+def test_a_budget_spent_while_a_query_without_words_lists_pages_says_so(tmp_path):
+    import sqlite3
+
+    pages = {f"https://a.example/{i}": html_page(f"Page {i}", f"<p>common words {i}</p>") for i in range(5)}
+    summarized_site(tmp_path, pages).close()
+
+    class SlowCount(sqlite3.Connection):
+        def execute(self, sql, *args):
+            if sql.startswith("SELECT count(*) FROM full_text_entity_index"):
+                super().execute(_ENDLESS).fetchone()
+            return super().execute(sql, *args)
+
+    conn = sqlite3.connect(tmp_path / "summary.db", factory=SlowCount)
+    r = search(conn, "-\"missing\" site:a.example", budget_ms=300)
+    assert r.timed_out and r.results == [] and "time limit (300 ms)" in r.message
+    fast = search(sqlite3.connect(tmp_path / "summary.db"), "-\"missing\" site:a.example")
+    assert not fast.timed_out and fast.total == 5 and len(fast.results) == 5
+
+
 def test_json_and_text_outputs_carry_sections(tmp_path):
     from textpile.cli.search import format_text
     from textpile.search.api import results_json

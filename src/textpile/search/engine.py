@@ -370,7 +370,8 @@ def _largest_matching(conn, plan: QueryPlan, rarity: list[int], budget: Budget, 
 
 def _rerank(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None],
             ranking: Ranking, found: _Found, budget: Budget) -> list[Scored]:
-    infos = page_infos(conn, sorted(set(found.pages) | set(found.sections)))
+    with budget.guard():
+        infos = page_infos(conn, sorted(set(found.pages) | set(found.sections)))
     matcher = QueryMatcher(plan, analyzer, codes)
     relaxed_plan = plan.relaxed()
     relaxed = QueryMatcher(relaxed_plan, analyzer, codes) if len(relaxed_plan.requirements) > len(plan.requirements) else None
@@ -537,8 +538,17 @@ def _result(s: Scored, hit: SectionHit | None, text: TextReader, maker: SnippetM
     )
 
 
-def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, page: int, per_page: int) -> None:
-    """A query without words: pages passing its filters and exclusions, most linked first."""
+def _time_limit_note(budget: Budget) -> str:
+    return (f"The search stopped at its time limit ({budget.budget_ms:g} ms); "
+            "these are the results found by then.")
+
+
+def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, page: int, per_page: int,
+            budget: Budget) -> None:
+    """A query without words: pages passing its filters and exclusions, most linked
+    first. When ``budget`` is spent while they are counted or listed, ``out`` says so
+    (``timed_out``) and holds what was found by then (no pages when the list was not
+    reached)."""
     from textpile.search.fts import compile_query
 
     compiled = compile_query(parsed)
@@ -552,10 +562,17 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
             "LEFT JOIN search_page sp ON sp.entity_generation_id = eg.entity_generation_id "
             "WHERE full_text_entity_index MATCH ? AND eg.confirmed_end_unix_utc IS NULL "
             f"AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL{fsql}")
-    out.total = conn.execute(f"SELECT count(*) {base}", [compiled.match, *fparams]).fetchone()[0]
-    ids = [r[0] for r in conn.execute(
-        f"SELECT eg.entity_generation_id {base} ORDER BY coalesce(sp.content_in_links, 0) DESC, "
-        "eg.entity_generation_id LIMIT ? OFFSET ?", [compiled.match, *fparams, per_page, page * per_page])]
+    ids: list[int] = []
+    try:
+        with budget.guard():
+            out.total = conn.execute(f"SELECT count(*) {base}", [compiled.match, *fparams]).fetchone()[0]
+            ids = [r[0] for r in conn.execute(
+                f"SELECT eg.entity_generation_id {base} ORDER BY coalesce(sp.content_in_links, 0) DESC, "
+                "eg.entity_generation_id LIMIT ? OFFSET ?", [compiled.match, *fparams, per_page, page * per_page])]
+    except BudgetSpent:
+        out.timed_out = True
+        out.notes.append(_time_limit_note(budget))
+    conn.set_progress_handler(None, 0)  # what follows is bounded by the page size
     infos = page_infos(conn, ids)
     maker = SnippetMaker([])
     scored = [Scored(infos[i], {"title_cover": 0.0, "section_cover": 0.0}) for i in ids if i in infos]
@@ -601,7 +618,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     with budget.installed(conn):
         if not plan.requirements:
             if parsed.excluded or parsed.filters:
-                _browse(conn, parsed, out, page, per_page)
+                _browse(conn, parsed, out, page, per_page, budget)
                 notes.extend(out.notes)
             else:
                 notes.append("Nothing to search for: type some words." if not parsed.positive_terms
@@ -651,8 +668,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     if found.partial:
         notes.append("Few pages hold all the words; pages holding most of them follow.")
     if out.timed_out:
-        notes.append(f"The search stopped at its time limit ({budget.budget_ms:g} ms); "
-                     "these are the results found by then.")
+        notes.append(_time_limit_note(budget))
     if explain:
         out.explained = [{"url": _page_url(s.info), "held": s.held, "score": s.score, "features": dict(s.features)}
                          for s in scored]
