@@ -45,8 +45,8 @@ CREATE TABLE IF NOT EXISTS search_section (
     entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose document holds it
     title_terms TEXT NOT NULL, -- section_summary.title, analyzed
     title_words TEXT, -- section_summary.title analyzed without stemming; NULL when that is title_terms
-    name_terms TEXT NOT NULL, -- section_summary.anchor analyzed when it is a name; empty string otherwise
-    name_words TEXT -- the same without stemming; NULL when that is name_terms
+    name_terms TEXT, -- section_summary.anchor analyzed when it is a name; empty string otherwise; NULL when name_terms and name_words are title_terms and title_words (an anchor made from the title)
+    name_words TEXT -- the same without stemming; NULL when that is name_terms, or when name_terms is NULL
 );
 
 -- The stemmer languages of the search index: queries are analyzed in each of them.

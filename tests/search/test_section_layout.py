@@ -1,12 +1,15 @@
 """search_section: docid its rowid, the unstemmed strings NULL where they equal the stemmed
-ones; an older database's search_section (keyed by section_summary_id, every string kept)
-moved on its next write-open, and search reads both the same."""
+ones, the name's strings NULL where the name is the title; an older database's
+search_section (keyed by section_summary_id, every string kept; or every name string kept)
+moved on its next write-open, and search reads every layout the same."""
 
 from __future__ import annotations
 
 import dataclasses
 import sqlite3
 from contextlib import closing
+
+import pytest
 
 from textpile.search.engine import search
 from textpile.search.index import rebuild_search_index
@@ -42,7 +45,7 @@ _ROWS = "SELECT section_summary_id, docid, entity_generation_id, title_terms, ti
         "FROM search_section ORDER BY docid"
 
 
-def test_unstemmed_strings_are_null_where_they_equal_the_stemmed_ones(tmp_path):
+def test_unstemmed_strings_are_null_where_they_equal_the_stemmed_ones_and_names_where_they_are_titles(tmp_path):
     path = tmp_path / "summary.db"
     ids = _site(path)
     with closing(sqlite3.connect(path)) as conn:
@@ -51,10 +54,10 @@ def test_unstemmed_strings_are_null_where_they_equal_the_stemmed_ones(tmp_path):
                             ).fetchall() == []
     by_title = {r[3]: r for r in rows}
     assert sorted(r[2] for r in rows) == sorted([ids["json"]] * 3 + [ids["sorting"]])
-    assert by_title["basic usag"][3:] == ("basic usag", "basic usage", "basic usag", "basic usage")
-    assert by_title["json dump"][3:] == ("json dump", "json dumps", "json dump", "json dumps")
+    assert by_title["basic usag"][3:] == ("basic usag", "basic usage", None, None)  # anchor basic-usage
+    assert by_title["json dump"][3:] == ("json dump", "json dumps", None, None)
     assert by_title["decod and encod"][3:] == ("decod and encod", "decoders and encoders", "decod", "decoders")
-    assert by_title["key function"][3:] == ("key function", "key functions", "key function", "key functions")
+    assert by_title["key function"][3:] == ("key function", "key functions", None, None)
     assert [r[1] for r in rows] == [1, 2, 3, 4]
 
 
@@ -66,12 +69,33 @@ CREATE TABLE search_section (
     entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id),
     title_terms TEXT NOT NULL, title_words TEXT NOT NULL, name_terms TEXT NOT NULL, name_words TEXT NOT NULL);
 INSERT INTO search_section SELECT section_summary_id, docid, entity_generation_id, title_terms,
-    coalesce(title_words, title_terms), name_terms, coalesce(name_words, name_terms) FROM search_section_new;
+    coalesce(title_words, title_terms), coalesce(name_terms, title_terms),
+    CASE WHEN name_terms IS NULL THEN coalesce(title_words, title_terms) ELSE coalesce(name_words, name_terms) END
+    FROM search_section_new;
 DROP TABLE search_section_new;
 """
 
 
-def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_open(tmp_path):
+#: The layout before: name_terms NOT NULL, every name string kept (name_words NULL where
+#: it is name_terms).
+_MIDDLE = """
+ALTER TABLE search_section RENAME TO search_section_new;
+CREATE TABLE search_section (
+    section_summary_id INTEGER NOT NULL REFERENCES section_summary(section_summary_id),
+    docid INTEGER NOT NULL PRIMARY KEY,
+    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id),
+    title_terms TEXT NOT NULL, title_words TEXT, name_terms TEXT NOT NULL, name_words TEXT);
+INSERT INTO search_section SELECT section_summary_id, docid, entity_generation_id, title_terms, title_words,
+    coalesce(name_terms, title_terms),
+    nullif(CASE WHEN name_terms IS NULL THEN coalesce(title_words, title_terms) ELSE coalesce(name_words, name_terms) END,
+           coalesce(name_terms, title_terms))
+    FROM search_section_new;
+DROP TABLE search_section_new;
+"""
+
+
+@pytest.mark.parametrize("layout", [_OLD, _MIDDLE], ids=["keyed-by-section", "names-kept"])
+def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_open(tmp_path, layout):
     path = tmp_path / "summary.db"
     _site(path)
     queries = ["json dumps", "decoders", "key functions", "basic usage", "encoders"]
@@ -79,9 +103,9 @@ def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_op
         new = [dataclasses.asdict(search(conn, q)) for q in queries]
         fresh = conn.execute(_ROWS).fetchall()
     with closing(register_functions(sqlite3.connect(path))) as conn:
-        conn.executescript(_OLD)
+        conn.executescript(layout)
         old_rows = conn.execute(_ROWS).fetchall()
-    assert all(r[4] is not None and r[6] is not None for r in old_rows)
+    assert all(r[5] is not None for r in old_rows) and old_rows != fresh
     with closing(open_summary_db(path, read_only=True)) as conn:  # the old layout reads as it is
         assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
     assert any(r["results"] and r["results"][0]["sections"] for r in new)  # the section path ran

@@ -17,7 +17,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from textpile.search.index import SEARCHABLE
+from textpile.search.index import SEARCHABLE, SECTION_STRINGS_SQL
 
 _SEARCHABLE = SEARCHABLE.format(eg="eg")
 _FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_id = u.origin_id "
@@ -225,8 +225,7 @@ def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[floa
         marks = ", ".join("?" * len(chunk))
         for row in conn.execute(
                 "SELECT t.docid, t.section_summary_id, t.entity_generation_id, s.anchor, s.title, s.level, "
-                "s.start_offset, s.end_offset, t.title_terms, coalesce(t.title_words, t.title_terms), t.name_terms, "
-                "coalesce(t.name_words, t.name_terms) "
+                f"s.start_offset, s.end_offset, {SECTION_STRINGS_SQL} "
                 "FROM search_section t JOIN section_summary s ON s.section_summary_id = t.section_summary_id "
                 f"JOIN entity_generation eg ON eg.entity_generation_id = t.entity_generation_id {joins}"
                 f"WHERE t.docid IN ({marks}) AND {_SEARCHABLE}{filter_sql}", [*chunk, *(filter_params or [])]):

@@ -34,7 +34,8 @@ unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
   variants, URL and anchor texts (rerank features, :mod:`textpile.search.features`,
   matched at query time without analyzing again);
 * ``search_section``: the analyzed terms of each section's title and anchor name (the
-  unstemmed strings NULL where they equal the stemmed ones), its rowid the section's docid.
+  unstemmed strings NULL where they equal the stemmed ones, the name's NULL where it is
+  the title: :func:`section_strings`), its rowid the section's docid.
 
 These tables are derived: when their columns differ from what this code writes (a
 database built by another textpile), they are dropped and made anew before the rebuild.
@@ -409,6 +410,27 @@ def _number_pages(conn: sqlite3.Connection) -> None:
                      [(i, r[0]) for i, r in enumerate(ordered, start=1)])
 
 
+def section_strings(title_terms: str, title_words: str, name_terms: str,
+                    name_words: str) -> tuple[str, str | None, str | None, str | None]:
+    """search_section's ``(title_terms, title_words, name_terms, name_words)`` for a
+    section's analyzed title and anchor name, stemmed and not: an unstemmed string NULL
+    where it equals the stemmed one, and both name strings NULL where the name is the
+    title in both forms (an anchor made from its heading: ``history-and-license``; a
+    third of the python3.11-doc sections, 0.36% of its summary database).
+    :data:`SECTION_STRINGS_SQL` reads them back."""
+    if (name_terms, name_words) == (title_terms, title_words):
+        return title_terms, None if title_words == title_terms else title_words, None, None
+    return (title_terms, None if title_words == title_terms else title_words, name_terms,
+            None if name_words == name_terms else name_words)
+
+
+#: The four strings :func:`section_strings` gives back, as SQL over search_section ``t``:
+#: title_terms, title_words, name_terms, name_words.
+SECTION_STRINGS_SQL = ("t.title_terms, coalesce(t.title_words, t.title_terms), coalesce(t.name_terms, t.title_terms), "
+                       "CASE WHEN t.name_terms IS NULL THEN coalesce(t.title_words, t.title_terms) "
+                       "ELSE coalesce(t.name_words, t.name_terms) END")
+
+
 _PAGE_INSERT = ("INSERT INTO {table}(rowid, " + ", ".join(SEARCH_COLUMNS) + ") VALUES (?"
                 + ", ?" * len(SEARCH_COLUMNS) + ")")
 _SECTION_INSERT = ("INSERT INTO {table}(rowid, " + ", ".join(SECTION_COLUMNS) + ") VALUES (?"
@@ -431,8 +453,7 @@ def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_
     conn.executemany(
         "INSERT INTO search_section(section_summary_id, docid, entity_generation_id, title_terms, title_words,"
         " name_terms, name_words) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(r[4], r[0], r[5], r[1], None if r[6] == r[1] else r[6], r[2], None if r[7] == r[2] else r[7])
-         for r in section_rows])
+        [(r[4], r[0], r[5], *section_strings(r[1], r[6], r[2], r[7])) for r in section_rows])
     conn.executemany(
         "INSERT INTO search_page(" + ", ".join(DERIVED_TABLES["search_page"]) + ") VALUES (?"
         + ", ?" * (len(DERIVED_TABLES["search_page"]) - 1) + ")", stats_rows)
