@@ -30,12 +30,11 @@ CREATE TABLE IF NOT EXISTS search_page (
     in_links INTEGER NOT NULL, -- other searchable pages linking to it
     content_in_links INTEGER NOT NULL, -- of those, pages linking from outside nav, header, footer and aside
     link_density REAL NOT NULL, -- the share of its main text (text_pile.text) that is the text of its links outside nav, header, footer and aside, 0 to 1
-    anchor_texts TEXT NOT NULL, -- the texts of links to it, most linking pages first, one per line; empty string when none
     title_terms TEXT NOT NULL, -- its title, the title's parts around site-name separators and its primary headline, analyzed, one per line
     title_words TEXT NOT NULL, -- the same lines analyzed without stemming
     url_terms TEXT NOT NULL, -- the words of its URL path, analyzed
     url_last_terms TEXT NOT NULL, -- the words of the last segment of its URL path, analyzed
-    anchor_terms TEXT NOT NULL -- anchor_texts analyzed, one per line
+    anchor_terms TEXT NOT NULL -- the texts of links to it (at most 40, most linking pages first) analyzed, one per line; empty string when none
 );
 
 -- Per section of a searchable page: its analyzed title and anchor name (rerank features).

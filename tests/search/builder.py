@@ -99,8 +99,8 @@ class SummaryBuilder:
                     " WHERE eg.confirmed_end_unix_utc IS NOT NULL OR eg.marked_duplicate").fetchall():
                 docid += 1
                 conn.execute("INSERT INTO search_page(entity_generation_id, docid, language, term_count, text_length,"
-                             " in_links, content_in_links, link_density, anchor_texts, title_terms, title_words,"
-                             " url_terms, url_last_terms, anchor_terms) VALUES (?, ?, 'en', 1, 1, 0, 0, 0, '',"
+                             " in_links, content_in_links, link_density, title_terms, title_words,"
+                             " url_terms, url_last_terms, anchor_terms) VALUES (?, ?, 'en', 1, 1, 0, 0, 0,"
                              " '', '', '', '', '')", (eg_id, docid))
                 conn.execute("INSERT INTO search_index(rowid, title, text) VALUES (?, ?, ?)",
                              (docid, analyzer.analyze(title, "en"), analyzer.analyze(text, "en")))

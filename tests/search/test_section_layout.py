@@ -116,3 +116,58 @@ def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_op
         assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
         rebuild_search_index(conn)  # and rebuilt in the new layout
         assert conn.execute(_ROWS).fetchall() == fresh
+
+
+_OLD_PAGES = """
+ALTER TABLE search_page RENAME TO search_page_new;
+CREATE TABLE search_page (
+    entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id),
+    docid INTEGER NOT NULL UNIQUE, language TEXT, term_count INTEGER NOT NULL, text_length INTEGER NOT NULL,
+    in_links INTEGER NOT NULL, content_in_links INTEGER NOT NULL, link_density REAL NOT NULL,
+    anchor_texts TEXT NOT NULL, title_terms TEXT NOT NULL, title_words TEXT NOT NULL, url_terms TEXT NOT NULL,
+    url_last_terms TEXT NOT NULL, anchor_terms TEXT NOT NULL);
+INSERT INTO search_page SELECT entity_generation_id, docid, language, term_count, text_length, in_links,
+    content_in_links, link_density, 'Basic usage', title_terms, title_words, url_terms, url_last_terms, anchor_terms
+    FROM search_page_new;
+DROP TABLE search_page_new;
+"""
+
+
+def test_an_older_search_page_with_anchor_texts_is_read_as_it_is_and_moved_on_the_next_write_open(tmp_path,
+                                                                                                   monkeypatch):
+    from textpile.errors import DatabaseError
+    from textpile.store import migrations
+
+    path = tmp_path / "summary.db"
+    _site(path)
+    queries = ["json dumps", "decoders", "key functions"]
+    pages = "SELECT * FROM search_page ORDER BY docid"
+    with closing(open_summary_db(path, read_only=True)) as conn:
+        new = [dataclasses.asdict(search(conn, q)) for q in queries]
+        fresh = conn.execute(pages).fetchall()
+    with closing(register_functions(sqlite3.connect(path))) as conn:  # search_page as an older textpile wrote it
+        conn.executescript(_OLD_PAGES)
+    with closing(open_summary_db(path, read_only=True)) as conn:  # read as it is
+        assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
+    real = migrations.drop_anchor_texts
+
+    def fail(conn):
+        real(conn)
+        raise sqlite3.IntegrityError("failed after dropping")
+
+    monkeypatch.setattr(migrations, "MOVES", tuple(m if m.table != "search_page" else
+                                                   dataclasses.replace(m, finish=fail) for m in migrations.MOVES))
+    try:
+        open_summary_db(path).close()
+    except DatabaseError as exc:
+        assert "failed after dropping" in str(exc)
+    else:
+        raise AssertionError("the failing move did not fail")
+    with closing(sqlite3.connect(path)) as conn:  # nothing changed
+        assert [r[1] for r in conn.execute("PRAGMA table_info(search_page)")][8] == "anchor_texts"
+        assert {r[8] for r in conn.execute(pages)} == {"Basic usage"}
+    monkeypatch.undo()
+    with closing(open_summary_db(path)) as conn:  # moved
+        assert "anchor_texts" not in [r[1] for r in conn.execute("PRAGMA table_info(search_page)")]
+        assert conn.execute(pages).fetchall() == fresh
+        assert [dataclasses.asdict(search(conn, q)) for q in queries] == new

@@ -30,8 +30,8 @@ unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
 * ``search_language``: the stemmer languages of the index (queries are analyzed in each);
 * ``search_page``: per page the analysis language, main-text length in terms, in-link
   counts, link density (the share of its main text that is link text: navigation pages
-  are mostly links), its most frequent anchor texts, and the analyzed terms of its title
-  variants, URL and anchor texts (rerank features, :mod:`textpile.search.features`,
+  are mostly links), and the analyzed terms of its title variants, URL and most frequent
+  anchor texts (rerank features, :mod:`textpile.search.features`,
   matched at query time without analyzing again);
 * ``search_section``: the analyzed terms of each section's title and anchor name (the
   unstemmed strings NULL where they equal the stemmed ones, the name's NULL where it is
@@ -108,7 +108,7 @@ WHERE {SEARCHABLE.format(eg="eg")}
 #: FTS5 columns; search_page: its table columns).
 DERIVED_TABLES = {
     "search_page": ("entity_generation_id", "docid", "language", "term_count", "text_length", "in_links",
-                    "content_in_links", "link_density", "anchor_texts", "title_terms", "title_words",
+                    "content_in_links", "link_density", "title_terms", "title_words",
                     "url_terms", "url_last_terms", "anchor_terms"),
     "search_section": ("section_summary_id", "docid", "entity_generation_id", "title_terms", "title_words",
                        "name_terms", "name_words"),
@@ -206,6 +206,11 @@ def _top_texts(rows: list[tuple[str, int]]) -> list[str]:
 #: connection (Python's statement cache) and again only when the schema changes.
 _READS_SQL = "SELECT * FROM " + ", ".join(DERIVED_TABLES) + " LIMIT 0"
 _READS = tuple(column for columns in DERIVED_TABLES.values() for column in columns)
+#: The same for a database whose search_page still has anchor_texts (the raw anchor texts,
+#: which nothing read; dropped on its next write-open, textpile.store.migrations).
+_READS_WITH_ANCHOR_TEXTS = tuple(column for table, columns in DERIVED_TABLES.items() for column in (
+    columns if table != "search_page" else columns[:columns.index("link_density") + 1] + ("anchor_texts",)
+    + columns[columns.index("link_density") + 1:]))
 
 
 def require_search_index(conn: sqlite3.Connection) -> None:
@@ -223,7 +228,7 @@ def require_search_index(conn: sqlite3.Connection) -> None:
         if _search_tables_current(conn):
             raise  # the tables are right: something else failed
     else:
-        if tuple(d[0] for d in cursor.description) == _READS:
+        if tuple(d[0] for d in cursor.description) in (_READS, _READS_WITH_ANCHOR_TEXTS):
             return
     raise DatabaseError(
         "this summary database has no search index of this textpile version (it was summarized by an "
@@ -321,7 +326,7 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
             variants = title_variants(title, headline)
             stats_rows.append((
                 eg_id, docid, code, len(body.split()) if body else 0, text_length or 0, in_links,
-                content_in_links, density, "\n".join(anchors),
+                content_in_links, density,
                 "\n".join(analyzer.analyze(v, language) for v in variants),
                 "\n".join(analyzer.analyze(v, None) for v in variants),
                 url_terms, analyzer.analyze(last_segment(str_url), language),

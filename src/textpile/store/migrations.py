@@ -8,7 +8,8 @@ and ``link_summary`` over ``link_target``, ``link_style`` and ``link_list``
 (:mod:`textpile.store.links`; the markup in its own table and link_list packed since).
 textpile's own ``section_embedding`` became a view too, over ``page_section_embedding``
 (:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes),
-and its derived ``search_section`` changed its layout twice (:mod:`textpile.search.index`).
+and its derived ``search_section`` changed its layout twice and ``search_page`` lost a column
+(:mod:`textpile.search.index`).
 A database where one of them is still a table, or a compact table is in an older layout,
 is moved when it is opened for writing, in one transaction: a kill or an error leaves it
 as it was (the next write-open moves it again from the start), and a database opened
@@ -107,6 +108,19 @@ def finish_search_section_move(conn: sqlite3.Connection) -> int:
     return rows
 
 
+def search_page_has_anchor_texts(conn: sqlite3.Connection) -> bool:
+    """True when textpile's search_page still has the column anchor_texts (the raw texts of
+    the links to each page, which nothing read: anchor_terms holds them analyzed)."""
+    return conn.execute("SELECT 1 FROM pragma_table_info('search_page') WHERE name = 'anchor_texts'"
+                        ).fetchone() is not None
+
+
+def drop_anchor_texts(conn: sqlite3.Connection) -> int:
+    """search_page without its column anchor_texts (every other value kept); returns its rows."""
+    conn.execute("ALTER TABLE search_page DROP COLUMN anchor_texts")
+    return conn.execute("SELECT count(*) FROM search_page").fetchone()[0]
+
+
 #: In this order: the Gen1 moves read the Gen2 texts through the text_pile_v0_2 view. A
 #: database needs at most one of the two Gen1 moves (text_pile a table, or text_pile_gen1
 #: with a column per field), and one move for its links whatever their older layout.
@@ -121,6 +135,7 @@ MOVES = (
          vector_store.finish_section_migration),
     Move("search_section", search_section_needs_move,
          partial(set_aside, "search_section", "search_section", "search_section_legacy"), finish_search_section_move),
+    Move("search_page", search_page_has_anchor_texts, lambda conn: None, drop_anchor_texts),
     Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )
 
