@@ -132,7 +132,7 @@ class RawLink:
     contains_headline: bool = False
     text: str | None = None
     fallback_text: str | None = None  # img alt / title / aria-label
-    parent_media: str | None = None  # "audio"/"video"/"picture" for source/track
+    parent_media: str | None = None  # the parent's tag for source/track ("audio", "video", "picture" ...)
 
 
 @dataclass
@@ -239,18 +239,15 @@ def _hidden_elements(root: etree._Element, lowered: bytes | None) -> set[etree._
     return {el for el in {value.getparent() for value in search(root)} if _hidden(el)}
 
 
-class _Capture:
-    """Collects the raw text under one element (link text, inline code, h1 ...)."""
+# A capture collects the raw text under one element (link text, inline code, h1 ...): a
+# list [parts, saw_headline, img_alt] (the text pieces, whether a headline started inside,
+# the alt of the first img inside), not an object: a page opens about 500 of them.
+_PARTS, _SAW_HEADLINE, _IMG_ALT = 0, 1, 2
 
-    __slots__ = ("parts", "saw_headline", "img_alt")
 
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.saw_headline = False
-        self.img_alt: str | None = None
-
-    def text(self) -> str:
-        return collapse("".join(self.parts))
+def _captured(capture: list) -> str:
+    """The collapsed text of a capture."""
+    return collapse("".join(capture[_PARTS]))
 
 
 # What the walk does for each tag, looked up once per element: a tuple of
@@ -318,7 +315,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
     pre = blockquote = code = q = suppressed = 0
     container_stack: list[int] = [-1]
     block_stack: list[str] = [""]
-    captures: list[_Capture] = []
+    captures: list[list] = []  # the open captures, innermost last
     locations: dict[int, frozenset[str]] = {}
     weights: dict[str, int] = {}  # class_weight of a class or id value: pages repeat them
     # per open element: (action, capture-or-None, span-start-or-None, raw-link-or-None,
@@ -367,7 +364,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
             return
         if captures:
             for cap in captures:
-                cap.parts.append(s)
+                cap[0].append(s)
         if pre:
             for i, piece in enumerate(s.split("\n")):
                 if i:
@@ -424,7 +421,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                     if open_definitions and el in open_definitions:
                         close_definition(el, (total_len + 1 if total_len else 0) + cur_len if cur_len else total_len)
                     if section is not None and capture is not None:
-                        title = clean_title(capture.text())
+                        title = clean_title(_captured(capture))
                         if title:
                             anchor, level, start = section
                             sections.append(Section(anchor, title, level, start, start))
@@ -439,13 +436,13 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                             captures.pop()
                         else:
                             captures.remove(capture)
-                        text = capture.text()
+                        text = _captured(capture)
                         if raw_link is not None:
                             if raw_link.tag == "a" or raw_link.tag == "area":
                                 in_link -= 1
                             raw_link.text = text or None
-                            raw_link.contains_headline = capture.saw_headline
-                            raw_link.fallback_text = capture.img_alt
+                            raw_link.contains_headline = capture[_SAW_HEADLINE]
+                            raw_link.fallback_text = capture[_IMG_ALT]
                         if heading == 1 and text:  # an h1
                             h1s.append(Headline(
                                 text,
@@ -532,14 +529,14 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                 if heading:
                     headings.append(heading)
                     for cap in captures:
-                        cap.saw_headline = True
-                    capture = _Capture()
+                        cap[_SAW_HEADLINE] = True
+                    capture = [[], False, None]
                     if len(sections) < MAX_SECTIONS:
                         section = (heading_anchor(el, claimed), heading, (total_len + 1 if total_len else 0) + cur_len)
                 elif special:
                     if special == _CODE:
                         if not pre and not code:
-                            capture = _Capture()
+                            capture = [[], False, None]
                         code += 1
                     elif special == _PRE:
                         pre += 1
@@ -548,13 +545,13 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                         if anchor is not None:
                             close_definition(el.getparent(), (total_len + 1 if total_len else 0) + cur_len)
                             if len(sections) < MAX_SECTIONS:
-                                capture = _Capture()
+                                capture = [[], False, None]
                                 section = (anchor, DEFINITION_LEVEL, (total_len + 1 if total_len else 0) + cur_len)
                     elif special == _BLOCKQUOTE:
                         blockquote += 1
                     elif special == _Q:
                         if not blockquote and not q:
-                            capture = _Capture()
+                            capture = [[], False, None]
                         q += 1
                     elif special == _HEAD:
                         suppressed += 1
@@ -562,17 +559,20 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
                         alt = collapse(el.get("alt"))
                         if alt:
                             for cap in captures:
-                                if cap.img_alt is None:
-                                    cap.img_alt = alt
+                                if cap[_IMG_ALT] is None:
+                                    cap[_IMG_ALT] = alt
                 if link_attribute is not None:
                     target = el.get(link_attribute)
                     if target is not None and target.strip():
-                        parent = el.getparent()
+                        media = None  # the parent's tag: of a source or track only, as only they use it
+                        if tag == "source" or tag == "track":
+                            parent = el.getparent()
+                            media = parent.tag if parent is not None and isinstance(parent.tag, str) else None
                         raw_link = RawLink(el, tag, target, locations.get(flag_mask) or location(), False, None, None,
-                                           parent.tag if parent is not None and isinstance(parent.tag, str) else None)
+                                           media)
                         raw_links.append(raw_link)
                         if tag == "a" or tag == "area":
-                            capture = _Capture()
+                            capture = [[], False, None]
                             in_link += 1
                 if flag >= 0:
                     flag_counts[flag] += 1
@@ -604,7 +604,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
             continue
         if captures:
             for cap in captures:
-                cap.parts.append(text)
+                cap[0].append(text)
         words = text.split()
         if not words:
             if cur_len:
