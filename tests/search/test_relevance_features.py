@@ -115,6 +115,31 @@ def test_section_result_links_to_its_anchor_and_groups_sections(tmp_path):
     assert urls(search(conn, "create index"))[0] == "https://db.example/sql-createindex.html"
 
 
+def test_a_query_the_page_title_holds_opens_the_page_at_its_top_not_at_a_section(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://db.example/lang_vacuum.html": html_page("VACUUM", f"""
+            <p>The VACUUM command rebuilds the database file, repacking it into a minimal amount of disk
+            space. {FILLER}</p>
+            <section id="intro"><h2>1. Syntax</h2><p>The statement takes an optional schema name. {FILLER}</p></section>
+            <section id="how_vacuum_works"><h2>3. How VACUUM works</h2>
+            <p>VACUUM copies the database into a temporary file and back. {FILLER}</p></section>"""),
+        "https://db.example/json1.html": html_page("JSON Functions And Operators", f"""
+            <p>Functions for JSON values. {FILLER}</p>
+            <section id="json_arguments"><h2>3.1. JSON arguments</h2><p>Arguments are JSON text. {FILLER}</p>
+            </section>"""),
+    })
+    # before: "vacuum" opened "3. How VACUUM works" (#how_vacuum_works), "json" "3.1. JSON arguments"
+    for query, url in (("vacuum", "https://db.example/lang_vacuum.html"),
+                       ("json", "https://db.example/json1.html")):
+        first = search(conn, query).results[0]
+        assert (first.url, first.section_title) == (url, None)
+    # a query the page's title holds only in part still opens the section that holds it all
+    first = search(conn, "json arguments").results[0]
+    assert (first.url, first.section_title) == ("https://db.example/json1.html#json_arguments", "3.1. JSON arguments")
+    first = search(conn, "how vacuum works").results[0]
+    assert first.url == "https://db.example/lang_vacuum.html#how_vacuum_works"
+
+
 def test_partial_matches_rank_by_words_held(tmp_path):
     conn = summarized_site(tmp_path, {
         "https://a.example/two": html_page("Two", "<p>Alpha and beta live here.</p>"),

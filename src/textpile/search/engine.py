@@ -401,12 +401,18 @@ def _page_url(info: PageInfo) -> str:
 
 
 def _shown_section(s: Scored) -> SectionHit | None:
-    """The section a result links to: the best match, unless it is the page's own top
-    heading (then the page itself is the match)."""
+    """The section a result links to: the best match, unless the page itself is the
+    match: the section is the page's own top heading, or the page's title holds every
+    query word and the section's title is not the query word for word while the page's
+    title is not (``vacuum`` opens the VACUUM page at its top, not at "3. How VACUUM
+    works"; ``json arguments`` opens "3.1. JSON arguments" of "JSON Functions")."""
     hit = s.section
     if hit is None or hit.anchor is None or s.info.fragment is not None:
         return None
-    if hit.level <= 2 and hit.start < 300 and s.features["title_cover"] >= s.features["section_cover"]:
+    f = s.features
+    if hit.level <= 2 and hit.start < 300 and f.get("title_cover", 0.0) >= f.get("section_cover", 0.0):
+        return None
+    if f.get("title_cover", 0.0) >= 1.0 and (f.get("title_exact", 0.0) > 0 or not f.get("section_exact", 0.0)):
         return None
     return hit
 
