@@ -41,6 +41,10 @@ from textpile.store.urls import ParsedUrl
 FLUSH_INTERVAL_S = 0.25
 #: Queued entries that make the crawl flush at once.
 MAX_PENDING_ENTRIES = 200
+#: Text and link bytes of queued entries that make them go to the database process at
+#: once: a batch is pickled whole in this process and unpickled whole in that one, so
+#: this bounds the memory a batch of big pages takes in both.
+MAX_PENDING_BYTES = 8 * 1024 * 1024
 #: The process name of the crawler database process (``ps``, ``top``).
 DATABASE_PROCESS_NAME = "textpile-writer"
 #: Links of a page written in one job of the database process (about 20 ms of work).
@@ -94,6 +98,8 @@ class CrawlerDb:
         #: set when MAX_PENDING_ENTRIES are queued (the crawl's flusher waits on it)
         self.full: asyncio.Event | None = None
         self._pending: list[tuple[LogEntry, EntryDone | None]] = []
+        #: text and link bytes of the queued entries
+        self._pending_bytes = 0
         self._worker: WorkerProcess | None = None
         self._inflight: set[asyncio.Future] = set()
         self._busy = False
@@ -145,12 +151,18 @@ class CrawlerDb:
     def queue_entry(self, entry: LogEntry, done: EntryDone | None = None) -> None:
         """Queue ``entry`` for the next flush; ``done`` is called (on the event loop, or
         by :meth:`flush_now`) when it was written or refused. With
-        :data:`MAX_PENDING_ENTRIES` queued, :attr:`full` is set (the crawl flushes)."""
+        :data:`MAX_PENDING_ENTRIES` queued, :attr:`full` is set (the crawl flushes); with
+        :data:`MAX_PENDING_BYTES` of texts and links queued during a crawl, they are sent
+        to the database process at once (without waiting for the write)."""
         self._pending.append((entry, done))
         if entry.new_candidates or entry.new_links:
             self.candidate_writes += 1
-        if len(self._pending) >= MAX_PENDING_ENTRIES and self.full is not None:
-            self.full.set()
+        self._pending_bytes += len(entry.new_links) + (len(entry.file.text or "") if entry.file is not None else 0)
+        if self.full is not None:
+            if self._pending_bytes >= MAX_PENDING_BYTES:
+                self._send_pending()
+            elif len(self._pending) >= MAX_PENDING_ENTRIES:
+                self.full.set()
 
     # The database process does one job at a time, chosen here: entry writes and
     # due-candidate queries in the order they were asked for (a query waits for the
@@ -257,6 +269,7 @@ class CrawlerDb:
         if not self._pending:
             return None
         batch, self._pending = self._pending, []
+        self._pending_bytes = 0
         if self.full is not None:
             self.full.clear()
         for entry, done in batch:
@@ -316,6 +329,7 @@ class CrawlerDb:
         """Write the queued entries on the caller's connection (outside the event loop)."""
         if self._pending:
             batch, self._pending = self._pending, []
+            self._pending_bytes = 0
             _deliver(batch, self.store.write_batch([entry for entry, _ in batch]))
 
 
