@@ -140,6 +140,44 @@ def test_a_query_the_page_title_holds_opens_the_page_at_its_top_not_at_a_section
     assert first.url == "https://db.example/lang_vacuum.html#how_vacuum_works"
 
 
+def test_a_query_no_page_matches_gives_the_results_of_its_correction(tmp_path):
+    from textpile.search.api import results_json
+
+    pages = {f"https://a.example/t{i}": html_page(f"Page {i}", f"<p>Each transaction commits in step {i}. {FILLER}</p>")
+             for i in range(3)}
+    pages["https://a.example/other"] = html_page("Other", f"<p>Nothing of that here. {FILLER}</p>")
+    conn = summarized_site(tmp_path, pages)
+    r = search(conn, "transacton")
+    assert (r.corrected, r.suggestion, r.query, r.total) == (True, "transaction", "transacton", 3)
+    assert sorted(urls(r)) == [f"https://a.example/t{i}" for i in range(3)]
+    assert r.message == "No page holds every word of “transacton”: these are the results for “transaction”."
+    assert results_json(r)["corrected"] is True
+    plain = search(conn, "transacton", correct=False)
+    assert (plain.corrected, plain.total, plain.suggestion, plain.message) == (False, 0, "transaction", "No results.")
+    assert search(conn, "transaction").corrected is False
+
+
+def test_a_typo_a_page_or_two_hold_gets_a_suggestion_of_the_far_commoner_word(tmp_path):
+    pages = {f"https://a.example/v{i}": html_page(f"Page {i}", f"<p>Run vacuum often, on day {i}. {FILLER}</p>")
+             for i in range(21)}
+    pages["https://a.example/typo"] = html_page("Notes", f"<p>Run vaccum once. {FILLER}</p>")
+    conn = summarized_site(tmp_path, pages)
+    r = search(conn, "vaccum")
+    # the page holding the typo is still the result; the common word is offered
+    assert (urls(r), r.suggestion, r.corrected) == (["https://a.example/typo"], "vacuum", False)
+    assert search(conn, "vacuum").suggestion is None
+
+
+def test_an_identifier_found_by_its_parts_says_so(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://a.example/json1": html_page("JSON", f"<p>Call json_extract() on a value. {FILLER}</p>"),
+        "https://a.example/parts": html_page("Parts", f"<p>Extract fields from JSON text. {FILLER}</p>"),
+    })
+    r = search(conn, "json_extract")
+    assert urls(r) == ["https://a.example/json1", "https://a.example/parts"]
+    assert r.message == "Few pages hold the query's names as written; pages holding their parts follow."
+
+
 def test_partial_matches_rank_by_words_held(tmp_path):
     conn = summarized_site(tmp_path, {
         "https://a.example/two": html_page("Two", "<p>Alpha and beta live here.</p>"),
@@ -156,8 +194,9 @@ def test_did_you_mean_from_the_index_vocabulary(tmp_path):
     conn = summarized_site(tmp_path, {
         f"https://a.example/{i}": html_page(f"Page {i}", f"<p>The replication of database {i}.</p>") for i in range(3)
     })
-    r = search(conn, "replicaton")
+    r = search(conn, "replicaton", correct=False)
     assert r.total == 0 and r.suggestion == "replication" and r.message == "No results."
+    assert search(conn, "replicaton").corrected and search(conn, "replicaton").total == 3
     assert search(conn, "replication").suggestion is None
     # a mistyped word beside words the pages hold: the pages holding most words, and the fix
     r = search(conn, "database replicaton")

@@ -24,13 +24,14 @@ def results_json(results: SearchResults) -> dict:
     """Return the JSON document of a search (the API and ``textpile search --format json``).
 
     Shape: ``{"query", "page", "per_page", "total", "total_is_lower_bound", "message",
-    "fallback_any_term", "partial_matches", "suggestion", "timed_out", "mode", "mode_note",
+    "fallback_any_term", "partial_matches", "suggestion", "corrected", "timed_out", "mode", "mode_note",
     "list": [{"title",
     "url", "page_url", "section_title", "sections": [{"title", "url"}], "description",
     "snippet", "snippet_text", "language", "time_updated", "time_created",
     "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid"}]}``;
     ``url`` links to the best matching section (``page_url#anchor``) when there is one,
-    ``snippet`` is escaped HTML with ``<mark>``; ``mode`` is the search mode that ran and
+    ``snippet`` is escaped HTML with ``<mark>``; ``corrected`` is true when no page matched
+    the query and ``list`` holds the results of ``suggestion``; ``mode`` is the search mode that ran and
     ``mode_note`` why it is not the one asked for (else null). The SearxNG ``json_engine`` reads
     ``list``, ``title``, ``url`` and ``description``.
     """
@@ -44,6 +45,7 @@ def results_json(results: SearchResults) -> dict:
         "fallback_any_term": results.fallback_any_term,
         "partial_matches": results.partial_matches,
         "suggestion": results.suggestion,
+        "corrected": results.corrected,
         "timed_out": results.timed_out,
         "mode": results.mode,
         "mode_note": results.mode_note,

@@ -132,7 +132,9 @@ class SearchResults:
     lists every reranked candidate in rank order: ``{"url", "held", "score",
     "features"}``. ``mode`` is the search mode that ran (set by
     :func:`textpile.semantic.modes.search_mode`), ``mode_note`` says why it is not the one
-    asked for (an index without page vectors answers keyword results).
+    asked for (an index without page vectors answers keyword results). ``corrected`` is
+    true when no page matched ``query`` and the results are those of ``suggestion`` (a
+    note says so).
     """
 
     query: str
@@ -149,6 +151,7 @@ class SearchResults:
     explained: list[dict] | None = None
     mode: str = "keyword"
     mode_note: str | None = None
+    corrected: bool = False
 
     @property
     def partial_matches(self) -> bool:
@@ -217,6 +220,7 @@ class _Found:
     total: int = 0
     total_is_lower_bound: bool = False
     partial: bool = False
+    parts_only: bool = True  # the partial matches hold every part of the query's identifiers
     all_terms_complete: bool = False  # every page holding all the words is in ``pages``
 
     def add_pages(self, rows: list[tuple[int, float]], held: float) -> None:
@@ -326,6 +330,7 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
         found.add_sections(hits, held)
         if len(found.pages) > before:
             found.partial = True
+            found.parts_only = found.parts_only and every_part and m == n
             found.total, found.total_is_lower_bound = seen, not complete
         if len(found.pages) >= PARTIAL_BELOW:
             return
@@ -589,14 +594,17 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
 def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int = DEFAULT_PER_PAGE,
            budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
            disable: frozenset[str] = frozenset(), explain: bool = False,
-           reorder: Reorder | None = None) -> SearchResults:
+           reorder: Reorder | None = None, correct: bool = True) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0; ``per_page`` is clamped to 1..100 (default 20);
     ``budget_ms`` is the time budget in milliseconds (the search returns what it has
     when it is spent); ``ranking`` the weights, ``disable`` features to leave out (the
     relevance benchmark's ablation); ``explain`` fills ``explained``; ``reorder`` is the
-    semantic modes' hook (:data:`Reorder`). Any query string is valid: problems (nothing
+    semantic modes' hook (:data:`Reorder`). With ``correct``, a query no page matches
+    whose "did you mean" (:mod:`textpile.search.spelling`) matches some gives that query's
+    results instead, with ``corrected`` set and a note naming both (within the same time
+    budget). Any query string is valid: problems (nothing
     searchable, a cut-off query, partial matches, the budget) are explained in
     ``message``; this never raises for the query's content.
 
@@ -635,8 +643,20 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
         else:
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
                            reorder)
+    if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
+        fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
+                       ranking=ranking, explain=explain, reorder=reorder, correct=False)
+        if fixed.total:
+            fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
+            note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
+            return _finish(fixed, [*notes, note, *fixed.notes], page)
     if out.total == 0:
         notes.append(missing_language_note(conn, parsed.filters) or "No results.")
+    return _finish(out, notes, page)
+
+
+def _finish(out: SearchResults, notes: list[str], page: int) -> SearchResults:
+    """``out`` with its ``notes`` and ``message`` (the notes, and the past-the-last-page sentence)."""
     out.notes = notes
     if out.past_last_page:
         notes = [*notes, out.past_last_page_sentence(page + 1)]
@@ -671,7 +691,9 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     out.total = max(found.total, len(scored))
     out.total_is_lower_bound = found.total_is_lower_bound
     out.fallback_any_term = found.partial
-    if found.partial:
+    if found.partial and found.parts_only:
+        notes.append("Few pages hold the query's names as written; pages holding their parts follow.")
+    elif found.partial:
         notes.append("Few pages hold all the words; pages holding most of them follow.")
     if out.timed_out:
         notes.append(_time_limit_note(budget))

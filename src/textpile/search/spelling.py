@@ -5,7 +5,10 @@ as written, lower case, with their document counts, copied from its fts5vocab at
 rebuild), so suggestions are real words of the indexed pages, never stems. A word is suggested
 for a query word that no page holds when it starts with the same letter, is within
 Damerau-Levenshtein distance 1 (words up to 4 letters) or 2 (longer), and is held by at
-least :data:`MIN_DOCS` pages; the closest wins, then the most common.
+least :data:`MIN_DOCS` pages; the closest wins, then the most common. A query word that a
+few pages hold (a typo that made it into a page or two: ``vaccum``) gets a suggestion too,
+when the close word is held by :data:`COMMON_RATIO` times as many pages and at least
+:data:`COMMON_MIN_DOCS`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from rapidfuzz.distance import DamerauLevenshtein
 from textpile.search.analysis import fold
 
 MIN_DOCS = 2
+#: A word some pages hold is corrected only to a close word this many times as common...
+COMMON_RATIO = 20
+#: ... and held by this many pages at least.
+COMMON_MIN_DOCS = 10
 #: Vocabulary words looked at per query word, at most.
 MAX_SCAN = 20_000
 
@@ -28,16 +35,19 @@ def _doc_count(conn: sqlite3.Connection, word: str) -> int:
 
 
 def suggest_word(conn: sqlite3.Connection, word: str) -> str | None:
-    """A close, common vocabulary word for ``word`` when no page holds ``word``; else None."""
+    """A close, common vocabulary word for ``word`` when no page holds ``word``, or when a
+    few pages do and the close word is far more common (see the module docstring); else None."""
     folded = fold(word)
-    if len(folded) < 3 or not folded.isalpha() or _doc_count(conn, folded):
+    if len(folded) < 3 or not folded.isalpha():
         return None
+    held = _doc_count(conn, folded)
+    least = max(COMMON_MIN_DOCS, COMMON_RATIO * held) if held else MIN_DOCS
     limit = 1 if len(folded) <= 4 else 2
     first = folded[0]
     rows = conn.execute(
         "SELECT word, docs FROM search_word WHERE word >= ? AND word < ? AND docs >= ? "
-        "AND length(word) BETWEEN ? AND ? LIMIT ?",
-        (first, chr(ord(first) + 1), MIN_DOCS, len(folded) - limit, len(folded) + limit, MAX_SCAN)).fetchall()
+        "AND length(word) BETWEEN ? AND ? AND word != ? LIMIT ?",
+        (first, chr(ord(first) + 1), least, len(folded) - limit, len(folded) + limit, folded, MAX_SCAN)).fetchall()
     if not rows:
         return None
     docs = dict(rows)
