@@ -45,7 +45,11 @@ def test_limits_and_cleaning():
     assert len(p.groups[0][0].text) == MAX_QUERY_CHARS and "cut" in p.messages[0]
     p = parse_query(" ".join(f"w{i}" for i in range(100)))
     assert len(p.groups) == MAX_TERMS and "64" in p.messages[0]
-    assert parse_query("a\x00b\ud800c").groups == [[Term("a")], [Term("b")], [Term("c")]]
+    # a stray control character or lone surrogate inside a word leaves it whole (review-6 #10);
+    # line breaks, tabs and the other whitespace controls separate words
+    assert parse_query("a\x00b\ud800c").groups == [[Term("abc")]]
+    assert parse_query("vac\x01uum").groups == [[Term("vacuum")]]
+    assert parse_query("a\tb\nc\x1fd\x85e\u2028f").groups == [[Term(w)] for w in "abcdef"]
 
 
 def test_compile_quotes_everything_and_drops_tokenless_terms():

@@ -20,8 +20,8 @@ Syntax:
   with a leading ``-``;
 * ``OR`` (upper case) between two words or phrases makes them alternatives.
 
-Any input is a valid query. Control characters, NUL bytes and lone surrogates become
-spaces; the query is cut to :data:`MAX_QUERY_CHARS` characters and
+Any input is a valid query. Line breaks and tabs become spaces, other control characters,
+NUL bytes and lone surrogates are dropped; the query is cut to :data:`MAX_QUERY_CHARS` characters and
 :data:`MAX_TERMS` items, with a message saying so.
 """
 
@@ -80,13 +80,15 @@ class ParsedQuery:
 
 
 def clean_text(raw: str) -> str:
-    """Return ``raw`` with control characters, NULs and lone surrogates made spaces."""
+    """Return ``raw`` with line and paragraph breaks, tabs and the other whitespace control
+    characters made spaces, and the other control characters (NUL, ``\x01`` ...) and lone
+    surrogates dropped: a stray one inside a word (``vac\x01uum``) leaves the word whole."""
     out = []
     for ch in raw:
         cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs", "Zl", "Zp"):
+        if cat in ("Zl", "Zp") or (cat == "Cc" and ch.isspace()):
             out.append(" ")
-        else:
+        elif cat not in ("Cc", "Cs"):
             out.append(ch)
     return "".join(out)
 
