@@ -27,7 +27,7 @@ def test_filters_and_negated_filters():
     p = parse_query("cats site:Example.ORG -host:www.example.org lang:DE -lang:en site:https://b.example.net/path")
     assert p.filters == [
         Filter("site", "example.org"), Filter("host", "www.example.org", True),
-        Filter("lang", "de"), Filter("lang", "en", True), Filter("site", "b.example.net"),
+        Filter("lang", "de"), Filter("lang", "en", True), Filter("site", "b.example.net", path="/path"),
     ]
     assert p.groups == [[Term("cats")]]
     assert "no value" in parse_query("site:").messages[0]

@@ -178,6 +178,25 @@ def test_an_identifier_found_by_its_parts_says_so(tmp_path):
     assert r.message == "Few pages hold the query's names as written; pages holding their parts follow."
 
 
+def test_site_and_host_with_a_path_keep_only_urls_under_it(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://a.example/c3ref/open.html": html_page("Open", f"<p>Open a database handle. {FILLER}</p>"),
+        "https://a.example/c3ref/close.html": html_page("Close", f"<p>Close a database handle. {FILLER}</p>"),
+        "https://a.example/lang.html": html_page("Language", f"<p>The database language. {FILLER}</p>"),
+        "https://b.example/c3ref/x.html": html_page("Other", f"<p>Another database here. {FILLER}</p>"),
+    })
+    # before: the path was dropped without a word and all four pages came
+    assert sorted(urls(search(conn, "database site:a.example/c3ref"))) == [
+        "https://a.example/c3ref/close.html", "https://a.example/c3ref/open.html"]
+    assert sorted(urls(search(conn, "database host:a.example/c3ref/open"))) == ["https://a.example/c3ref/open.html"]
+    assert sorted(urls(search(conn, "database -site:a.example/c3ref"))) == [
+        "https://a.example/lang.html", "https://b.example/c3ref/x.html"]
+    assert len(search(conn, "database site:a.example/").results) == 3  # "/" is the whole site
+    # a query of filters only lists the pages under the path
+    assert sorted(urls(search(conn, "site:https://a.example/c3ref/?q=1"))) == [
+        "https://a.example/c3ref/close.html", "https://a.example/c3ref/open.html"]
+
+
 def test_partial_matches_rank_by_words_held(tmp_path):
     conn = summarized_site(tmp_path, {
         "https://a.example/two": html_page("Two", "<p>Alpha and beta live here.</p>"),

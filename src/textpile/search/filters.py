@@ -18,19 +18,27 @@ def filter_sql(filters: list[Filter]) -> tuple[str, list]:
     """Return the SQL conditions (each prefixed with `` AND ``) and their parameters.
 
     Positive filters of one kind are alternatives (``site:a site:b``: either); negated
-    ones all apply.
+    ones all apply. A filter with a path prefix also needs the URL's path to start with it.
+    The SQL reads the tables as ``o`` (origin), ``u`` (url) and ``dd``
+    (document_description).
     """
     clauses: list[str] = []
     params: list = []
+
+    def within(f: Filter, sql: str, ps: list) -> tuple[str, list]:
+        if f.path is None:
+            return sql, ps
+        return (f"({sql} AND substr(coalesce(u.path, '/'), 1, ?) = ?)", [*ps, len(f.path), f.path])
 
     def site(f: Filter) -> tuple[str, list]:
         if not matches_subdomains(f.value):
             return host(f)
         suffix = "." + f.value
-        return ("(coalesce(o.host, '') = ? OR substr(coalesce(o.host, ''), -?) = ?)", [f.value, len(suffix), suffix])
+        return within(f, "(coalesce(o.host, '') = ? OR substr(coalesce(o.host, ''), -?) = ?)",
+                      [f.value, len(suffix), suffix])
 
     def host(f: Filter) -> tuple[str, list]:
-        return ("(coalesce(o.host, '') = ?)", [f.value])
+        return within(f, "(coalesce(o.host, '') = ?)", [f.value])
 
     def lang(f: Filter) -> tuple[str, list]:
         return (

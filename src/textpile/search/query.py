@@ -16,7 +16,8 @@ Syntax:
   exclusion: it stays a required word (a pasted error message keeps all its words);
 * ``site:example.org`` (that domain and its subdomains; an IP address or a value
   without a dot matches only that host, see :func:`matches_subdomains`), ``host:www.example.org``
-  (exactly that host), ``lang:en`` (``primary_language`` en or en-*), each negatable
+  (exactly that host), either with a path prefix (``site:example.org/docs``: only URLs whose
+  path starts with ``/docs``), ``lang:en`` (``primary_language`` en or en-*), each negatable
   with a leading ``-``;
 * ``OR`` (upper case) between two words or phrases makes them alternatives.
 
@@ -48,11 +49,16 @@ class Term:
 
 @dataclass(frozen=True)
 class Filter:
-    """A ``site:``, ``host:`` or ``lang:`` filter; ``value`` is normalized lower case."""
+    """A ``site:``, ``host:`` or ``lang:`` filter; ``value`` is normalized lower case.
+    ``path`` (``site:`` and ``host:`` only) is the path prefix written after the host
+    (``site:example.org/docs`` -> ``/docs``; None when there is none): only URLs whose
+    path starts with it pass (case-sensitive, as paths are; compared with the stored,
+    percent-encoded path)."""
 
     kind: str
     value: str
     negated: bool = False
+    path: str | None = None
 
 
 @dataclass
@@ -116,6 +122,17 @@ def _read_phrase(text: str, start: int) -> tuple[str, int] | None:
         buf.append(ch)
         i += 1
     return None
+
+
+def _filter_path(value: str) -> str | None:
+    """The path prefix of a ``site:``/``host:`` value (``example.org/docs/`` -> ``/docs/``),
+    without a query or fragment; None when the value names no path (or only ``/``)."""
+    value = value.strip()
+    if "://" in value:
+        value = value.split("://", 1)[1]
+    _, slash, rest = value.partition("/")
+    path = "/" + rest.split("?", 1)[0].split("#", 1)[0] if slash else ""
+    return path if len(path) > 1 else None
 
 
 def _normalize_filter_value(kind: str, value: str) -> str | None:
@@ -219,7 +236,8 @@ def parse_query(raw: str) -> ParsedQuery:
                 if normalized is None:
                     parsed.messages.append(f"The filter {content!r} has no value and was ignored.")
                 else:
-                    parsed.filters.append(Filter(key.lower(), normalized, neg))
+                    path = _filter_path(value) if key.lower() != "lang" else None
+                    parsed.filters.append(Filter(key.lower(), normalized, neg, path))
                 continue
             if content == "OR":
                 sequence.append("OR")
