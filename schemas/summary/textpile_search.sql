@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS search_page (
 
 -- Per section of a searchable page: its analyzed title and anchor name (rerank features).
 CREATE TABLE IF NOT EXISTS search_section (
-    section_summary_id INTEGER NOT NULL REFERENCES section_summary(section_summary_id), -- the section (one row each)
+    section_summary_id INTEGER NOT NULL REFERENCES section_summary(section_summary_id), -- the section (one row each, but none for a boilerplate heading: textpile.search.index.boilerplate_headings)
     docid INTEGER NOT NULL PRIMARY KEY, -- its rowid in section_search_index (and this table's): numbered in the order of its page's docid, then its position
     entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose document holds it
     title_terms TEXT NOT NULL, -- section_summary.title, analyzed

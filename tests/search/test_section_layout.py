@@ -171,3 +171,34 @@ def test_an_older_search_page_with_anchor_texts_is_read_as_it_is_and_moved_on_th
         assert "anchor_texts" not in [r[1] for r in conn.execute("PRAGMA table_info(search_page)")]
         assert conn.execute(pages).fetchall() == fresh
         assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
+
+
+def test_boilerplate_headings_are_left_out_of_the_search_tables(tmp_path):
+    """An anchorless heading that more than half of a site's pages (at least 20) have is
+    neither a section nor a heading; one with an anchor, or on fewer pages, stays."""
+    b = SummaryBuilder(tmp_path / "summary.db")
+    ids = [b.add_page(f"{BASE}/page{i}.html", title=f"Page {i}", lang="en", text=f"Text of page {i} about tea.")
+           for i in range(24)]
+    rows = []
+    for i, eg_id in enumerate(ids):
+        rows.append((eg_id, 0, None, "Navigation", 3, 0, 5))  # on every page, no anchor: boilerplate
+        if i < 4:
+            rows.append((eg_id, 1, "brewing", "Navigation", 2, 5, 10))  # an anchor: a section
+        if i < 12:  # on half of the pages only: not boilerplate
+            rows.append((eg_id, 2, None, "Next topic", 4, 10, 15))
+    b.conn.executemany("INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
+                       " start_offset, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    b.build_fts()
+    b.close()
+    with closing(sqlite3.connect(tmp_path / "summary.db")) as conn:
+        kept = conn.execute("SELECT s.anchor, s.title, count(*) FROM search_section t JOIN section_summary s"
+                            " ON s.section_summary_id = t.section_summary_id GROUP BY s.anchor, s.title"
+                            " ORDER BY s.title").fetchall()
+        assert kept == [("brewing", "Navigation", 4), (None, "Next topic", 12)]
+        assert conn.execute("SELECT count(*) FROM section_search_index WHERE section_search_index MATCH 'navig'"
+                            ).fetchone() == (4,)
+        # the page's headings: the anchored Navigation and, on half the pages, Next topic
+        assert conn.execute("SELECT count(*) FROM search_index WHERE search_index MATCH 'headings : navig'"
+                            ).fetchone() == (4,)
+        assert conn.execute("SELECT count(*) FROM search_index WHERE search_index MATCH 'headings : next'"
+                            ).fetchone() == (12,)

@@ -16,7 +16,8 @@ unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
   every match);
 * ``section_search_index`` (FTS5, contentless, rowid = ``search_section.docid``, in the
   order of the pages' docids): each section's title, anchor name and the texts of links
-  to that anchor;
+  to that anchor; boilerplate headings (the same anchorless title on most of a site's
+  pages: :func:`boilerplate_headings`) are neither sections nor headings here;
 * ``search_index_top`` and ``section_search_index_top``: the *first tier* of both (a
   tiered index, Manning, Raghavan and Schütze, *Introduction to Information Retrieval*,
   section 7.2.1): the same rows for the first :data:`TOP_TIER_PAGES` pages in docid
@@ -77,6 +78,22 @@ _GENERATED_ANCHOR = regex.compile(
     r"[-_.:]?[\d\-_.:]*$|^[0-9a-f]{8,}$|^[\W\d_]+$")
 #: Pages in the first tier (``search_index_top``): an index with more pages than this gets one.
 TOP_TIER_PAGES = 10_000
+#: A heading without an anchor that more than this share of an origin's searchable pages
+#: have, under the same title, and at least :data:`BOILERPLATE_MIN_PAGES` of them, is
+#: boilerplate (a sidebar's "Navigation", "Next topic", "This Page"): neither a section of
+#: the search index nor a heading of its page (see :func:`boilerplate_headings`).
+BOILERPLATE_SHARE = 0.5
+BOILERPLATE_MIN_PAGES = 20
+_BOILERPLATE_SQL = """
+WITH page AS (SELECT d.eg_id, u.origin_id FROM temp.search_doc d
+              JOIN entity_generation eg ON eg.entity_generation_id = d.eg_id JOIN url u ON u.url_id = eg.url_id),
+     origin_pages AS (SELECT origin_id, count(*) AS pages FROM page GROUP BY origin_id)
+SELECT p.origin_id, s.title FROM section_summary s
+JOIN page p ON p.eg_id = s.entity_generation_id JOIN origin_pages o ON o.origin_id = p.origin_id
+WHERE s.anchor IS NULL
+GROUP BY p.origin_id, s.title
+HAVING count(DISTINCT s.entity_generation_id) > max(o.pages) * ? AND count(DISTINCT s.entity_generation_id) >= ?
+"""
 _URL_WORDS = regex.compile(r"[\p{L}\p{N}]+")
 _URL_SUFFIXES = (".html", ".htm", ".php", ".aspx", ".asp", ".jsp", ".shtml", ".xhtml")
 
@@ -128,7 +145,7 @@ _PAGES_SQL = """
 SELECT d.eg_id, d.docid, coalesce(nullif(dd.title, ''), dd.primary_headline, ''), dd.primary_headline,
        dd.description, dd.primary_language, u.str_url, tp.text, tp.secondary_text, tp.big_headlines,
        tp.small_headlines, (SELECT length(g.text) FROM text_pile_v0_2 g WHERE g.text_pile_id = eg.text_pile_v0_2_id),
-       d.in_links, d.content_in_links, d.link_text
+       d.in_links, d.content_in_links, d.link_text, u.origin_id
 FROM temp.search_doc d
 JOIN entity_generation eg ON eg.entity_generation_id = d.eg_id
 JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id
@@ -183,6 +200,16 @@ def is_name_anchor(anchor: str | None) -> bool:
     """True when ``anchor`` reads as a name a person gave (``json.dumps``,
     ``sql-createindex-concurrently``), not a generated id (``id-1.9.3``, ``section-2``)."""
     return bool(anchor) and _GENERATED_ANCHOR.match(anchor) is None
+
+
+def boilerplate_headings(conn: sqlite3.Connection) -> set[tuple[int, str]]:
+    """``(origin_id, title)`` of the boilerplate headings (:data:`BOILERPLATE_SHARE`) of the
+    pages in temp.search_doc. On python3.11-doc: Navigation, This Page, Previous topic, Next
+    topic, Table of Contents, 23% of its sections; leaving them out of the search tables
+    keeps the relevance benchmark's table as it was (0.949 / 0.931 / 0.949) and makes the
+    summary database smaller by 0.5% of the raw HTML."""
+    return {(origin, title) for origin, title in conn.execute(
+        _BOILERPLATE_SQL, (BOILERPLATE_SHARE, BOILERPLATE_MIN_PAGES))}
 
 
 def page_prior(in_links: int, content_in_links: int, link_density: float) -> float:
@@ -289,15 +316,18 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
                      "WHERE text IS NOT NULL AND fragment IS NOT NULL GROUP BY target, fragment, text")
         conn.execute("CREATE INDEX temp.search_fragment_text_by_target ON search_fragment_text(target)")
         pages = conn.execute("SELECT count(*) FROM temp.search_doc").fetchone()[0]
+        boilerplate = boilerplate_headings(conn)
         top = max(1, top_tier_pages) if pages > max(1, top_tier_pages) else 0  # last docid of the first tier
         page_rows, section_rows, stats_rows = [], [], []
         section_docid = top_section = 0
         for (eg_id, docid, title, headline, description, language, str_url, text, secondary, big, small,
-             text_length, in_links, content_in_links, link_text) in conn.execute(_PAGES_SQL):
+             text_length, in_links, content_in_links, link_text, origin_id) in conn.execute(_PAGES_SQL):
             code = analyzer.stemmer_language(language)
             page_sections = conn.execute(
                 "SELECT section_summary_id, anchor, title, level FROM section_summary "
                 "WHERE entity_generation_id = ? ORDER BY section_index", (eg_id,)).fetchall()
+            if boilerplate:
+                page_sections = [r for r in page_sections if r[1] is not None or (origin_id, r[2]) not in boilerplate]
             by_fragment: dict[str, list[tuple[str, int]]] = {}
             for fragment, ftext, pages in conn.execute(
                     "SELECT fragment, text, pages FROM temp.search_fragment_text WHERE target = ?", (eg_id,)):
