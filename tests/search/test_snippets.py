@@ -109,3 +109,22 @@ def test_the_first_part_scanned_first_gives_the_whole_text_scan(monkeypatch):
     monkeypatch.setattr(snippets, "SNIPPET_FIRST", 10 ** 9)  # one scan of the whole text
     assert [SnippetMaker(w).snippet(t) for t, w in cases] == two_part
     assert sum(s is not None and "[" in marked(s) for s in two_part) > 250
+
+
+def test_a_phrase_is_looked_for_whole_and_marked_as_one():
+    from textpile.search.snippets import SnippetMaker, marked_to_html
+
+    # review-6: for "temporary directory" the snippet showed "Temporary files ... directories"
+    text = "Temporary files are kept here. " * 20 + "Set the temporary\ndirectories first; a temporary directory."
+    assert marked_to_html(SnippetMaker([["temporar director", "temporary", "directory"]]).snippet(text)) == (
+        "…are kept here. Temporary files are kept here. Set the <mark>temporary directories</mark> first; "
+        "a <mark>temporary directory</mark>.")
+    # anything but word characters between its words, as FTS5 reads a phrase
+    assert marked_to_html(SnippetMaker([["write ahead log"]]).snippet("The Write-Ahead Log file.")) == (
+        "The <mark>Write-Ahead Log</mark> file.")
+    # one- and two-letter words of a phrase are whole words
+    assert marked_to_html(SnippetMaker([["of the"]]).snippet("often thermal; top of the list")) == (
+        "often thermal; top <mark>of the</mark> list")
+    # a text without the phrase gets the words' snippet
+    assert marked_to_html(SnippetMaker([["temporar director", "temporary", "directory"]]).snippet(
+        "Temporary files only.")) == "<mark>Temporary</mark> files only."

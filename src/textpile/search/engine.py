@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import sqlite3
 import uuid
 from collections.abc import Callable
@@ -439,11 +440,31 @@ def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer
     for i in requirements:
         forms: list[str] = []
         for item in plan.requirements[i]:
+            phrase = _phrase_form(analyzer, item) if item.phrase else None
+            if phrase is not None:
+                forms.append(phrase)
             forms.extend(analyzer.words(item.text))
             for alt in item.alternatives:
                 forms.extend(alt)
         out.append(forms)
     return out
+
+
+def _phrase_form(analyzer: Analyzer, item) -> str | None:
+    """The snippet form of a phrase of two or more words (:class:`SnippetMaker`: words
+    separated by spaces, each matched as a word prefix): each word cut to what it shares
+    with its stem (``temporary directory`` -> ``temporar director``, which marks
+    "temporary directories" too); None for a one-word phrase or one whose words and
+    terms do not pair up (CJK bigrams), which is matched word by word."""
+    words = [w.lower() for w in analyzer.words(item.text)]
+    terms = item.alternatives[0] if item.alternatives else ()
+    if len(words) < 2 or len(terms) != len(words):
+        return None
+    parts = []
+    for word, term in zip(words, terms):
+        shared = os.path.commonprefix([word, term])
+        parts.append(shared if len(shared) >= 3 else word)
+    return " ".join(parts)
 
 
 def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None]]) -> dict[int, TextReader]:

@@ -114,15 +114,41 @@ _FIND_FORM_CHARS = 3
 _WHOLE_WORD_BELOW = 3
 
 
+def _phrase_pattern(form: str) -> str:
+    """The expression of a phrase form (words separated by spaces): each word a word
+    prefix (one or two letters: that word only), anything but word characters between them
+    (spaces, a line break, the hyphen of "write-ahead"), as FTS5 reads a phrase."""
+    return r"\W+".join(re.escape(w) + (r"\w*" if len(w) >= _WHOLE_WORD_BELOW else r"(?!\w)") for w in form.split())
+
+
+def _form_of(found: str, form: str) -> bool:
+    """Whether the matched text ``found`` (lower case) is an occurrence of ``form``."""
+    if " " not in form:
+        return found.startswith(form)
+    words, parts = found.split(), form.split()
+    return len(words) == len(parts) and all(w.startswith(p) for w, p in zip(words, parts))
+
+
 class SnippetMaker:
     """Makes snippets for one query: the part of a text with the most of its words.
 
     ``words``: per query requirement, the word forms to find, each matched as a word
     prefix, case-insensitively (analyzed stems and the words as typed, so ``indexes`` is
-    marked for the query ``index``). CJK forms match anywhere.
+    marked for the query ``index``). CJK forms match anywhere. A form of several words
+    separated by spaces is a phrase: its words in that order, each a word prefix, with
+    anything but word characters between them, marked as one. A requirement with a
+    phrase form is looked for as that phrase only; a text in which no phrase and no other
+    word is found gets the snippet of its forms word by word instead.
     """
 
     def __init__(self, words: list[list[str]]) -> None:
+        if any(" " in f for group in words for f in group):
+            phrased = [[f for f in group if " " in f] or group for group in words]
+            self._words_instead: SnippetMaker | None = SnippetMaker(
+                [[f for f in group if " " not in f] for group in words])
+            words = phrased
+        else:
+            self._words_instead = None
         forms = sorted({f.lower() for group in words for f in group if f}, key=len, reverse=True)
         self._groups = [[f.lower() for f in group if f] for group in words]
         self._known: dict[str, int] = {}
@@ -130,9 +156,11 @@ class SnippetMaker:
             self._pattern = None
             self._wanted = 0
             return
+        phrases = [_phrase_pattern(f) for f in forms if " " in f]
+        forms = [f for f in forms if " " not in f]
         cjk = [re.escape(f) for f in forms if _CJK_START.match(f)]
         plain = [re.escape(f) for f in forms if not _CJK_START.match(f)]
-        parts = []
+        parts = [r"\b(?:" + "|".join(phrases) + ")"] if phrases else []
         longer = [f for f in plain if len(f) >= _WHOLE_WORD_BELOW]
         short = [f for f in plain if len(f) < _WHOLE_WORD_BELOW]
         if longer:  # a word prefix, extended to the end of the word
@@ -145,7 +173,7 @@ class SnippetMaker:
         self._source = "|".join(parts)
         self._pattern_any_case: re.Pattern | None = None  # compiled when first needed (rare)
         self._wanted = len([g for g in self._groups if g])
-        self._plain = [] if cjk else [f for f in forms if f[:1].isalnum() or f[:1] == "_"]
+        self._plain = [] if cjk or phrases else [f for f in forms if f[:1].isalnum() or f[:1] == "_"]
         if any(len(f) < _FIND_FORM_CHARS for f in self._plain):
             self._plain = []  # a short form is found inside most words: the expression skips them faster
 
@@ -190,7 +218,7 @@ class SnippetMaker:
         found = found.lower()
         got = self._known.get(found)
         if got is None:
-            got = next((i for i, group in enumerate(self._groups) if any(found.startswith(f) for f in group)), -1)
+            got = next((i for i, group in enumerate(self._groups) if any(_form_of(found, f) for f in group)), -1)
             self._known[found] = got
         return got
 
@@ -251,7 +279,7 @@ class SnippetMaker:
             return None
         text, lowered, pattern, matches, best = self._best_window(text_reader(text))
         if not matches:
-            return None
+            return self._words_instead.snippet(text) if self._words_instead is not None else None
         start = max(0, matches[best][0] - SNIPPET_LEAD)
         if start:
             space = text.find(" ", start, matches[best][0])
