@@ -63,3 +63,38 @@ def sample_db(tmp_path_factory):
 def test_search_in_a_language_no_page_has_says_which_languages_there_are(sample_db, capsys, query, message):
     assert main(["search", "-s", str(sample_db), query]) == 0
     assert capsys.readouterr().out == message + "\n"
+
+
+def _damaged_copy(sample_db, path):
+    """``sample_db`` with four pages in its middle overwritten (b-tree pages); return
+    ``path`` and SQLite's finding: the first of them is no b-tree page any more."""
+    data = bytearray(sample_db.read_bytes())
+    start = (len(data) // 2) // 4096 * 4096  # 4096-byte pages, numbered from 1
+    data[start:start + 4 * 4096] = b"\xa5" * (4 * 4096)
+    path.write_bytes(bytes(data))
+    return path, f"in database main Page {start // 4096 + 1}: btreeInitPage() returns error code 11"
+
+
+def test_search_on_a_damaged_database_warns_naming_the_file(sample_db, tmp_path, capsys):
+    damaged, finding = _damaged_copy(sample_db, tmp_path / "damaged.db")
+    assert main(["search", "-s", str(damaged), "sqlite"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (f"textpile: warning: {damaged}: the database is damaged ({finding}); results may be "
+                            f"missing or wrong: summarize or publish it again, or try: sqlite3 {damaged} .recover\n")
+    assert captured.out.startswith("2 results, showing 1-2\n")  # still searched
+    assert main(["search", "-s", str(sample_db), "sqlite"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_serve_of_a_damaged_database_warns_naming_the_file_before_serving(sample_db, tmp_path):
+    damaged, finding = _damaged_copy(sample_db, tmp_path / "damaged.db")
+    proc = subprocess.Popen([sys.executable, "-m", "textpile.cli", "serve", "-s", str(damaged), "-l", "127.0.0.1:0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        first, second = proc.stderr.readline(), proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert first == (f"textpile: warning: {damaged}: the database is damaged ({finding}); results may be missing or "
+                     f"wrong: summarize or publish it again, or try: sqlite3 {damaged} .recover\n")
+    assert second.startswith(f"textpile: serving {damaged} on http://127.0.0.1:")

@@ -226,6 +226,29 @@ def register(subparsers) -> None:
     search.set_defaults(func=run_search)
 
 
+def damage_warning(conn: sqlite3.Connection, path) -> str | None:
+    """The warning to print when the summary database ``path`` (open as ``conn``) fails
+    ``PRAGMA quick_check`` (:func:`textpile.store.database.quick_check_problem`: every page
+    read once, about 1 ms per MB), else None. A damaged index is still searched: its
+    results may miss pages or show wrong ones, so the warning says so and names the file.
+
+    Raises:
+        sqlite3.OperationalError: the check could not run (a lock, an interrupt).
+    """
+    from textpile.store.database import quick_check_problem
+
+    try:
+        problem = quick_check_problem(conn)
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError as exc:  # so damaged that SQLite calls the file malformed
+        problem = str(exc)
+    if problem is None:
+        return None
+    return (f"textpile: warning: {path}: the database is damaged ({problem}); results may be missing or "
+            f"wrong: summarize or publish it again, or try: sqlite3 {path} .recover")
+
+
 def run_serve(args) -> int:
     """Run Datasette with the textpile plugin on ``args.listen_on`` until interrupted.
 
@@ -240,9 +263,19 @@ def run_serve(args) -> int:
 
     from textpile.web.app import bind_listen_socket, build_datasette
 
+    from textpile.store.database import connect, sqlite_errors
+
     datasette = build_datasette(args.summary_db, template_dir=args.template_location,
                                 sql_time_limit_ms=args.sql_time_limit_ms,
                                 search_time_limit_ms=args.search_time_limit_ms)
+    conn = connect(args.summary_db, read_only=True)
+    try:
+        with sqlite_errors(args.summary_db):
+            warning = damage_warning(conn, args.summary_db)
+    finally:
+        conn.close()
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
     sock = bind_listen_socket(args.listen_on)
     try:
         host, port = sock.getsockname()[:2]
@@ -326,6 +359,9 @@ def run_search(args) -> int:
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:
         try:
+            warning = damage_warning(conn, opts.summary_db)
+            if warning is not None:
+                print(warning, file=sys.stderr, flush=True)
             if opts.like is not None:
                 results = more_like_this(conn, opts.like, page=opts.page, per_page=opts.per_page,
                                          budget_ms=opts.time_limit_ms)

@@ -302,6 +302,20 @@ def _read_info(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None:
     return dict(conn.execute("SELECT key, value FROM unobtanium_database_info"))
 
 
+def quick_check_problem(conn: sqlite3.Connection) -> str | None:
+    """The first problem ``PRAGMA quick_check`` finds in ``conn``'s database, on one line
+    in SQLite's words, or None when it passes. Reads every page (15-25 ms for a 16 MB
+    summary database), writes nothing.
+
+    Raises:
+        sqlite3.Error: the check could not run: ``sqlite3.DatabaseError`` for a page so
+            damaged that SQLite calls the file malformed, ``OperationalError`` for a
+            lock or an interrupt.
+    """
+    problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+    return None if problem == "ok" else " ".join(problem.replace("***", " ").split())
+
+
 def _inspect(path: Path, *, integrity: bool, timeout_s: float) -> dict[str, str] | None:
     """Read the info keys of an existing file through a read-only connection (None: no
     tables). With ``integrity``, ``PRAGMA quick_check`` must pass too. Writes nothing."""
@@ -310,9 +324,8 @@ def _inspect(path: Path, *, integrity: bool, timeout_s: float) -> dict[str, str]
         with sqlite_errors(path, timeout_s=timeout_s):
             info = _read_info(conn, path)
             if info is not None and integrity:
-                problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
-                if problem != "ok":
-                    problem = " ".join(problem.replace("***", " ").split())
+                problem = quick_check_problem(conn)
+                if problem is not None:
                     raise DatabaseError(
                         f"{path}: database disk image is malformed ({problem}); not writing to it "
                         f"(try: sqlite3 {path} .recover)")
