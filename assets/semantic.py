@@ -32,7 +32,7 @@ from textpile_dagster.resources import SummaryDatabaseResource
 def embeddings(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
     """``embed_summary`` on the summary database (holding its write lock)."""
     with summary_database.write_lock():
-        report = embed_summary(summary_database.path)
+        report = embed_summary(summary_database.path, progress=summary_database.show_progress)
     vectors = report.pages_kept + report.pages_embedded
     context.log.info("embeddings: %d pages and %d sections embedded, %d page vectors removed, %d page vectors",
                      report.pages_embedded, report.sections_embedded, report.pages_removed, vectors)

@@ -199,7 +199,7 @@ def summary_db(
 def fts_index(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
     """``rebuild_fts`` on the summary database (holding its write lock)."""
     with summary_database.write_lock():
-        rows = rebuild_fts(summary_database.path)
+        rows = rebuild_fts(summary_database.path, progress=summary_database.show_progress)
     with closing(summary_database.open(read_only=True)) as conn:
         figures = summary_figures(conn)
     context.log.info("FTS index: %d rows", rows)

@@ -36,6 +36,8 @@ class SummaryDatabaseResource(ConfigurableResource):
     """The working summary database (unobtanium summary schema 0.0.0), written by the pipeline."""
 
     path: str = Field(description="Path of the summary database file (created on first use).")
+    show_progress: bool = Field(default=False, description="Show the library's progress bars on stderr "
+                                "(indexing, embedding).")
 
     def open(self, *, read_only: bool = False) -> sqlite3.Connection:
         """Open it with the schema check of ``open_summary_db`` (DatabaseError when wrong);

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import time
 
 from textpile import progress
-from textpile.summarize import pipeline
+from textpile.semantic import embed
+from textpile.summarize import fts, pipeline
 
 from .summary_fixtures import CrawlerRows, page
 from .test_cli_summarize import BASE, make_crawler_db
@@ -36,7 +38,8 @@ def _recording(monkeypatch):
         bars.append(bar)
         yield bar
 
-    monkeypatch.setattr(pipeline, "progress_bar", fake)
+    for module in (pipeline, fts, embed):
+        monkeypatch.setattr(module, "progress_bar", fake)
     return bars
 
 
@@ -45,13 +48,29 @@ def test_summarize_bar_has_a_total_and_moves_per_file_within_the_first_batch(tmp
     bars = _recording(monkeypatch)
     report = pipeline.summarize(tmp_path / "c.db", tmp_path / "s.db", progress=True)
     assert report.batches == 1
-    bar, embedding = bars
+    bar, indexing, embedding = bars
     assert bar.calls == [("start", "Summarizing", None), ("total", 6),
                          ("advance", 1), ("advance", 1), ("advance", 1), ("advance", 1), ("advance", 1),
                          ("advance", 1)]  # 5 files as they are scraped, then robots.txt with the batch
     pages = report.embedding.pages_embedded
-    assert pages == report.fts_rows > 0
+    assert pages == report.fts_rows == 2  # a.html and b.html (a copy, a recrawl, a change)
+    assert indexing.calls == [("start", "Indexing", pages), *[("advance", 1)] * pages]
     assert embedding.calls == [("start", "Embedding", None), ("total", pages), *[("advance", 1)] * pages]
+
+
+def test_the_pipeline_index_and_embedding_stages_show_progress_with_a_total_off_a_terminal(tmp_path, capsys):
+    """What the fts_index and embeddings assets call (textpile pipeline, the demo): plain
+    lines on stderr when it is no terminal, the last one with the real total."""
+    make_crawler_db(tmp_path / "c.db")  # 5 crawls of HTML pages, 2 searchable pages
+    pipeline.summarize(tmp_path / "c.db", tmp_path / "s.db", progress=False, embeddings=False)
+    assert capsys.readouterr().err == ""
+    assert pipeline.rebuild_fts(tmp_path / "s.db", progress=True) == 2
+    assert re.fullmatch(r"Indexing: 2/2 \([0-9]+ s\)\n", capsys.readouterr().err)
+    report = embed.embed_summary(tmp_path / "s.db", progress=True)
+    assert report.pages_embedded == 2
+    assert re.fullmatch(r"Embedding: 2/2 \([0-9]+ s\)\n", capsys.readouterr().err)
+    assert pipeline.rebuild_fts(tmp_path / "s.db") == 2  # progress off: nothing
+    assert capsys.readouterr().err == ""
 
 
 def test_scrape_bar_total_is_the_files_to_scrape(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from textpile.progress import progress_bar
 from textpile.search.index import SEARCHABLE
 from textpile.semantic.model import Embedder, load_embedder
 from textpile.semantic.partition import MIN_PARTITION_PAGES, update_partition_in
@@ -154,18 +155,24 @@ def _embed_batch(conn: sqlite3.Connection, embedder: Embedder, model_id: int, id
 def embed_summary_in(conn: sqlite3.Connection, embedder: Embedder | None = None, *,
                      on_total: Callable[[int], None] | None = None,
                      on_page: Callable[[], None] | None = None, batch_pages: int = BATCH_PAGES,
-                     min_partition_pages: int = MIN_PARTITION_PAGES) -> EmbedReport:
+                     min_partition_pages: int = MIN_PARTITION_PAGES, progress: bool = False) -> EmbedReport:
     """Bring the vectors of the summary database ``conn`` up to date (module docstring).
 
     ``embedder`` defaults to :func:`textpile.semantic.model.load_embedder` (loaded only
     when something needs embedding); ``on_total`` gets the number of pages to embed,
-    ``on_page`` is called per page embedded (progress); ``min_partition_pages`` is
+    ``on_page`` is called per page embedded; ``progress`` shows an "Embedding" progress
+    display of the same (:func:`textpile.progress.progress_bar`); ``min_partition_pages`` is
     :func:`~textpile.semantic.partition.update_partition_in`'s ``min_pages``.
 
     Raises:
         textpile.semantic.model.ModelError: the model's package or files are missing.
         sqlite3.Error: database problems (locked, read-only, full disk).
     """
+    if progress:
+        with progress_bar("Embedding", None) as bar:
+            return embed_summary_in(conn, embedder, on_total=_each(bar.update_total, on_total),
+                                    on_page=_each(bar.advance, on_page), batch_pages=batch_pages,
+                                    min_partition_pages=min_partition_pages)
     started = time.monotonic()
     report = EmbedReport()
     todo = [r[0] for r in conn.execute(_TO_EMBED)]
@@ -195,6 +202,17 @@ def embed_summary_in(conn: sqlite3.Connection, embedder: Embedder | None = None,
     return report
 
 
+def _each(*callbacks):
+    """One callback calling each of ``callbacks`` that is not None, with the same arguments."""
+    chosen = [c for c in callbacks if c is not None]
+
+    def call(*args) -> None:
+        for callback in chosen:
+            callback(*args)
+
+    return call
+
+
 def _partition(conn: sqlite3.Connection, report: EmbedReport, min_pages: int) -> None:
     partition = update_partition_in(conn, min_pages=min_pages)
     report.vector_lists, report.lists_trained = partition.lists, partition.trained
@@ -202,7 +220,7 @@ def _partition(conn: sqlite3.Connection, report: EmbedReport, min_pages: int) ->
 
 def embed_summary(summary_db: str | Path, embedder: Embedder | None = None, *,
                   on_total: Callable[[int], None] | None = None,
-                  on_page: Callable[[], None] | None = None) -> EmbedReport:
+                  on_page: Callable[[], None] | None = None, progress: bool = False) -> EmbedReport:
     """:func:`embed_summary_in` on the summary database file ``summary_db``.
 
     Raises:
@@ -213,6 +231,6 @@ def embed_summary(summary_db: str | Path, embedder: Embedder | None = None, *,
     conn = open_summary_db(summary_db, create=False)
     try:
         with sqlite_errors(summary_db):
-            return embed_summary_in(conn, embedder, on_total=on_total, on_page=on_page)
+            return embed_summary_in(conn, embedder, on_total=on_total, on_page=on_page, progress=progress)
     finally:
         conn.close()

@@ -173,12 +173,14 @@ def integrate_staged(summary_db: str | Path, staging_dir: str | Path, *, progres
     return report
 
 
-def rebuild_fts(summary_db: str | Path) -> int:
+def rebuild_fts(summary_db: str | Path, *, progress: bool = False) -> int:
     """(Re)build full_text_entity_index from open, non-duplicate generations; return rows.
+    ``progress`` shows an "Indexing" progress display (pages indexed, out of the
+    searchable generations).
 
     See :mod:`textpile.summarize.fts`.
     """
-    return fts.rebuild_fts(summary_db)
+    return fts.rebuild_fts(summary_db, progress=progress)
 
 
 def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str | Path | None = None,
@@ -296,7 +298,7 @@ def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = 
     try:
         with sqlite_errors(summary_db):
             say("(Re)generating full text index ...")
-            report.fts_rows = fts.rebuild_fts_in(conn)
+            report.fts_rows = fts.rebuild_fts_in(conn, progress=progress)
             if embeddings and report.failure is None:
                 _embed(conn, report, say, progress)
             if not report.interrupted and report.failure is None:
@@ -311,8 +313,7 @@ def _embed(conn, report: SummaryReport, say, progress: bool) -> None:
     """Bring the vectors up to date (committed per batch); Ctrl+C stops it, keeping them."""
     say("Embedding new and changed pages ...")
     try:
-        with progress_bar("Embedding", None, enabled=progress) as bar:
-            report.embedding = embed_summary_in(conn, on_total=bar.update_total, on_page=bar.advance)
+        report.embedding = embed_summary_in(conn, progress=progress)
     except KeyboardInterrupt:
         report.interrupted = True
         say("Interrupted while embedding: the pages embedded so far are kept; the next run embeds the rest.")
