@@ -28,6 +28,13 @@ def _no_dagster_home(monkeypatch):
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _own_cache_folder(monkeypatch, tmp_path_factory):
+    """Tests (and the commands they start) remember in a cache folder of their own, never
+    the developer's (textpile.store.checked)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture(scope="session")
 def real_docs_site(tmp_path_factory):
     """Base URL of a real documentation site (sqlite3-doc or pydoc HTML) on 127.0.0.1."""

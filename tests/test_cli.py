@@ -86,6 +86,31 @@ def test_search_on_a_damaged_database_warns_naming_the_file(sample_db, tmp_path,
     assert capsys.readouterr().err == ""
 
 
+def test_a_database_version_that_passed_the_check_is_not_checked_again(sample_db, tmp_path, capsys, monkeypatch):
+    import os
+    import shutil
+
+    import textpile.store.database as database
+
+    checks = []
+    real = database.quick_check_problem
+    monkeypatch.setattr(database, "quick_check_problem", lambda conn: checks.append(1) or real(conn))
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(sample_db, copy)
+    for _ in range(3):
+        assert main(["search", "-s", str(copy), "sqlite"]) == 0
+    assert len(checks) == 1  # before: every search read every page (2.2 s at 1.6 GB)
+    stat = os.stat(copy)
+    os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a new version (a publish)
+    assert main(["search", "-s", str(copy), "sqlite"]) == 0
+    assert len(checks) == 2
+    damaged, _ = _damaged_copy(sample_db, tmp_path / "damaged.db")
+    for _ in range(2):  # a damaged file is never remembered: named every time
+        assert main(["search", "-s", str(damaged), "sqlite"]) == 0
+        assert "the database is damaged" in capsys.readouterr().err
+    assert len(checks) == 4
+
+
 def test_serve_of_a_damaged_database_warns_naming_the_file_before_serving(sample_db, tmp_path):
     damaged, finding = _damaged_copy(sample_db, tmp_path / "damaged.db")
     proc = subprocess.Popen([sys.executable, "-m", "textpile.cli", "serve", "-s", str(damaged), "-l", "127.0.0.1:0"],

@@ -229,14 +229,24 @@ def register(subparsers) -> None:
 def damage_warning(conn: sqlite3.Connection, path) -> str | None:
     """The warning to print when the summary database ``path`` (open as ``conn``) fails
     ``PRAGMA quick_check`` (:func:`textpile.store.database.quick_check_problem`: every page
-    read once, about 1 ms per MB), else None. A damaged index is still searched: its
+    read once, about 1 s per GB), else None. A damaged index is still searched: its
     results may miss pages or show wrong ones, so the warning says so and names the file.
+    A file version that passed once is not checked again (:mod:`textpile.store.checked`:
+    a search of a large index pays the check after each summarize or publish, not on
+    every search).
 
     Raises:
         sqlite3.OperationalError: the check could not run (a lock, an interrupt).
     """
+    from textpile.store.checked import file_version, passed_before, remember_passed
     from textpile.store.database import quick_check_problem
 
+    try:
+        key = file_version(path)
+    except OSError:  # cannot be looked at: checked, never remembered
+        key = None
+    if key is not None and passed_before(key):
+        return None
     try:
         problem = quick_check_problem(conn)
     except sqlite3.OperationalError:
@@ -244,6 +254,8 @@ def damage_warning(conn: sqlite3.Connection, path) -> str | None:
     except sqlite3.DatabaseError as exc:  # so damaged that SQLite calls the file malformed
         problem = str(exc)
     if problem is None:
+        if key is not None:
+            remember_passed(key)
         return None
     return (f"textpile: warning: {path}: the database is damaged ({problem}); results may be missing or "
             f"wrong: summarize or publish it again, or try: sqlite3 {path} .recover")
