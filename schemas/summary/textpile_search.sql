@@ -64,7 +64,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5(
     anchor_text, -- texts of links to the page from other searchable pages, analyzed
     description, -- document_description.description, analyzed
     text, -- text_pile.text (main content), analyzed
-    secondary_text, -- text_pile.secondary_text, analyzed
+    secondary_text, -- text_pile.secondary_text without the lines that are the page's title, headline or a section title (a sidebar's table of contents), analyzed
     content = '',
     tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M*'''
 );

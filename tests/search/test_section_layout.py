@@ -202,3 +202,21 @@ def test_boilerplate_headings_are_left_out_of_the_search_tables(tmp_path):
                             ).fetchone() == (4,)
         assert conn.execute("SELECT count(*) FROM search_index WHERE search_index MATCH 'headings : next'"
                             ).fetchone() == (12,)
+
+
+def test_secondary_lines_that_repeat_a_title_are_not_indexed_again(tmp_path):
+    """A sidebar's table of contents repeats the page's section titles: those lines of the
+    secondary text are left out of search_index's secondary_text, the others stay."""
+    b = SummaryBuilder(tmp_path / "summary.db")
+    eg_id = b.add_page(f"{BASE}/tea.html", title="Green tea", lang="en", text="Steeping green tea leaves.",
+                       secondary_text="Green tea\nBrewing temperature\nOolong recipes elsewhere\nCopyright teahouse")
+    b.conn.execute("INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
+                   " start_offset, end_offset) VALUES (?, 0, 'brewing', 'Brewing  temperature', 2, 0, 10)", (eg_id,))
+    b.build_fts()
+    b.close()
+    with closing(sqlite3.connect(tmp_path / "summary.db")) as conn:
+        def count(match):
+            return conn.execute("SELECT count(*) FROM search_index WHERE search_index MATCH ?", (match,)).fetchone()[0]
+
+        assert [count(f"secondary_text : {w}") for w in ("green", "temperatur", "oolong", "copyright")] == [0, 0, 1, 1]
+        assert [count("headings : temperatur"), count("title : green")] == [1, 1]

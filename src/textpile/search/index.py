@@ -8,7 +8,8 @@ unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
   fields as analyzed terms (:mod:`textpile.search.analysis`): title, headings (section
   titles), names (section anchors that are identifiers, definition terms), parts
   (CamelCase parts), url (path words), anchor_text (texts of links to the page from
-  other pages), description, text (main content) and secondary_text. Its rowid is the
+  other pages), description, text (main content) and secondary_text (without the lines
+  that repeat a title of the page: a sidebar's table of contents). Its rowid is the
   page's ``search_page.docid``: pages are numbered in the order of a query-independent
   prior (:func:`page_prior`: linked from many pages' content, not a list of links), so
   FTS5, which yields matches in rowid order, yields the likeliest pages first and a
@@ -212,6 +213,16 @@ def boilerplate_headings(conn: sqlite3.Connection) -> set[tuple[int, str]]:
         _BOILERPLATE_SQL, (BOILERPLATE_SHARE, BOILERPLATE_MIN_PAGES))}
 
 
+def _other_lines(secondary: str | None, sections: list, title: str | None, headline: str | None) -> str:
+    """The lines of ``secondary`` (a page's secondary text) that are not its title, headline
+    or one of its section titles (a sidebar's table of contents repeats them; the headings,
+    names and section index hold them already)."""
+    if not secondary:
+        return ""
+    known = {" ".join(t.split()) for t in [title or "", headline or "", *(r[2] for r in sections)]}
+    return "\n".join(line for line in secondary.split("\n") if " ".join(line.split()) not in known)
+
+
 def page_prior(in_links: int, content_in_links: int, link_density: float) -> float:
     """The query-independent prior a page's docid follows (larger first): linked from the
     content of many pages, mostly its own text rather than links. Nothing else depends on
@@ -350,7 +361,7 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
                 analyzer.analyze("\n".join(anchors), language),
                 analyzer.analyze(description, language),
                 body,
-                analyzer.analyze(secondary, language),
+                analyzer.analyze(_other_lines(secondary, page_sections, title, headline), language),
             ))
             density = min(1.0, link_text / len(text)) if text else 0.0
             variants = title_variants(title, headline)
