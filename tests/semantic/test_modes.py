@@ -133,6 +133,16 @@ def test_hybrid_keeps_the_keyword_ranking_of_a_known_item_without_loading_vector
     assert lazy.vectors is not None and lazy.embedder is not None
 
 
+def test_hybrid_gives_the_pages_near_in_meaning_when_the_budget_ends_the_keyword_search(corpus):
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    # a flaky web test at load 7: the budget ran out before any keyword candidate and
+    # hybrid answered nothing
+    spent = search_mode(conn, "send mail from my web app", mode="hybrid", budget_ms=0)
+    assert spent.timed_out and _pages(spent)[0] == "smtp.html"
+    assert search_mode(conn, "qqqzzz", mode="hybrid").results == []  # no page holds the word: nothing
+
+
 def test_known_item_rule():
     class Top:
         def __init__(self, held, **features):

@@ -77,11 +77,11 @@ PARTIAL_BELOW = 10
 MAX_RESULT_SECTIONS = 3
 
 #: The hook of the semantic and hybrid search modes (:mod:`textpile.semantic.modes`):
-#: called with the connection, the parsed query and the keyword ranking (every reranked
-#: candidate, best first), it returns the ranking to show and whether keyword matching
+#: called with the connection, the parsed query, the keyword ranking (every reranked
+#: candidate, best first) and whether the time budget ended the keyword search early, it returns the ranking to show and whether keyword matching
 #: still decides which pages are results (hybrid: True; semantic: False, then ``total``
 #: counts the returned ranking and no partial-match note is given).
-Reorder = Callable[[sqlite3.Connection, ParsedQuery, list[Scored]], tuple[list[Scored], bool]]
+Reorder = Callable[[sqlite3.Connection, ParsedQuery, list[Scored], bool], tuple[list[Scored], bool]]
 
 
 @dataclass
@@ -706,7 +706,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         scored = _rerank(conn, plan, analyzer, codes, Ranking(features={"bm25": 1.0, "all_terms": 1.0}), found,
                          Budget(float("inf")))
     if reorder is not None:  # the semantic and hybrid modes (textpile.semantic.modes)
-        scored, lexical = reorder(conn, parsed, scored)
+        scored, lexical = reorder(conn, parsed, scored, out.timed_out)
         if not lexical:
             found.total, found.total_is_lower_bound, found.partial = len(scored), False, False
     out.total = max(found.total, len(scored))

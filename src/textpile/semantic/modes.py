@@ -210,10 +210,12 @@ class _Reorder:
         self.exclude = exclude
 
     def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery,
-                 keyword: list[Scored]) -> tuple[list[Scored], bool]:
-        if self.mode == "hybrid" and (not keyword or keyword_found_it(parsed, keyword)):
+                 keyword: list[Scored], timed_out: bool = False) -> tuple[list[Scored], bool]:
+        if self.mode == "hybrid" and ((not keyword and not timed_out) or keyword_found_it(parsed, keyword)):
             # no page holds any of the words: keep the empty ranking, so the engine offers
-            # "did you mean" (a typo) instead of pages that are only near in meaning
+            # "did you mean" (a typo) instead of pages that are only near in meaning (when
+            # the time budget ended the keyword search before it found any, the pages
+            # near in meaning are all there is)
             return keyword, True
         vectors = self.semantic.ready(model=self.query_vector is None).vectors
         q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(_query_text(parsed))
