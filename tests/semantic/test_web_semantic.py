@@ -25,7 +25,8 @@ def ds(tmp_path_factory):
     path = tmp_path_factory.mktemp("web-semantic") / "summary.db"
     build(path)
     embed_summary(path)
-    return build_datasette(path)
+    # the modes, not the time budget, are under test: a loaded machine must not end a search early
+    return build_datasette(path, search_time_limit_ms=120_000)
 
 
 def _urls(body) -> list[str]:
