@@ -84,7 +84,8 @@ def crawl_run(
     Raises:
         Failure: the crawler database already holds this agent (a crawl run is not repeatable),
             or the SSRF filter refused every seed origin (nothing crawled; the description
-            says how to allow private addresses).
+            says how to allow private addresses), or no seed origin answered at all (the
+            description names each origin and its cause).
     """
     key = context.partition_key
     agent_uuid = agent_uuid_of(key)
@@ -114,6 +115,8 @@ def crawl_run(
     )
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
+    for origin, cause in report.unreachable_origins.items():
+        context.log.warning("no answer from %s: %s", origin, cause)
     record_closed_runs(context, report)
     if report.failure is not None:
         raise Failure(description=report.failure, metadata=crawl_report_metadata(report))
@@ -127,4 +130,7 @@ def crawl_run(
     if report.every_origin_refused:
         # Nothing to summarize or publish: stop the pipeline here with the reason.
         raise Failure(description=report.refusal_message(), metadata=crawl_report_metadata(report))
+    if report.nothing_answered:
+        # No seed origin answered (no address, refused, down): the same, with each cause.
+        raise Failure(description=report.unreachable_message(), metadata=crawl_report_metadata(report))
     return MaterializeResult(metadata=crawl_report_metadata(report))

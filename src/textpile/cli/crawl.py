@@ -95,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
     Each origin whose address the SSRF filter refuses is reported once on stderr while
     the run goes on (also with --no-progress) and in the statistics report; when every
     seed origin was refused, nothing was crawled and TextpileError (exit 1) says why and
-    how to allow such addresses. When the database failed under the run (deleted or
+    how to allow such addresses. When no seed origin answered at all (each unreachable:
+    no address, connection refused, timeout ...; or refused), TextpileError (exit 1)
+    names each origin with its cause; when some answered, each unreachable origin is
+    named with its cause on stderr (``textpile: warning: ...``) and the exit is 0.
+    When the database failed under the run (deleted or
     replaced, disk full, read-only, I/O error), the report is printed and TextpileError
     (exit 1) names the file, the cause and what was kept."""
     from textpile.crawl.config import check_database_file, config_from_options
@@ -126,4 +130,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if report.every_origin_refused:
         raise TextpileError(report.refusal_message())
+    if report.nothing_answered:
+        raise TextpileError(report.unreachable_message())
+    for line in report.unreachable_message().splitlines():
+        print(f"textpile: warning: {line}", file=sys.stderr)
     return EXIT_OK

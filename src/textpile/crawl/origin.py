@@ -948,6 +948,7 @@ class OriginCrawler:
         report.exit_code_counts[name] = report.exit_code_counts.get(name, 0) + 1
         if entry.exit_code == ExitCode.file_ingested and entry.crawl_type == CrawlType.file_crawl:
             report.ingested_files += 1
+        report.entry_written(self.str_origin, entry)
         self.state.display.entry(entry.exit_code, entry.url.str_url,
                                  robots=entry.crawl_type == CrawlType.robotstxt_fetch)
 

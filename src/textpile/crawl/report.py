@@ -16,7 +16,9 @@ from textpile.enums import ExitCode
 def format_report(report) -> str:
     """The end report of a :class:`~textpile.crawl.run.CrawlReport` as TOML-like text.
 
-    Exit codes are listed by number; names are the seed's exit code names.
+    Exit codes are listed by number; names are the seed's exit code names. The origins
+    that refused or never answered follow, each with the reason (tables
+    ``refusal_reasons`` and ``unreachable_origins``, only when there are any).
     """
     lines = ["[Crawl_Statistics_Report]"]
     origins = ", ".join(f'"{o}"' for o in report.out_of_patience_origins)
@@ -37,6 +39,12 @@ def format_report(report) -> str:
         lines.append("[Crawl_Statistics_Report.refusal_reasons]")
         for origin, reason in report.refused_origins.items():
             lines.append(f"{_toml_string(origin)} = {_toml_string(reason)}")
+    unreachable = report.unreachable_origins
+    if unreachable:
+        lines.append("")
+        lines.append("[Crawl_Statistics_Report.unreachable_origins]")
+        for origin, cause in unreachable.items():
+            lines.append(f"{_toml_string(origin)} = {_toml_string(cause)}")
     return "\n".join(lines) + "\n"
 
 

@@ -112,6 +112,11 @@ class CrawlReport:
     stopped early because of its database, naming the file and the cause (deleted or
     replaced under the run, disk full, read-only, I/O error) and what was kept; None when
     it did not. ``database_error`` is the first error a write of the run met.
+    ``answered_origins`` holds the seed origins that gave at least one HTTP answer (any
+    status) in this run; ``no_answer_causes`` maps each origin that had a request end
+    without an answer (no address, connection refused, timeout ...) to the message of
+    its first such crawl log entry (see :meth:`entry_written` and
+    :attr:`unreachable_origins`).
     """
 
     agent_uuid: uuid.UUID
@@ -127,12 +132,56 @@ class CrawlReport:
     closed_runs: list[ClosedRun] = field(default_factory=list)
     failure: str | None = None
     database_error: BaseException | None = None
+    answered_origins: set[str] = field(default_factory=set)
+    no_answer_causes: dict[str, str] = field(default_factory=dict)
+
+    def entry_written(self, str_origin: str, entry) -> None:
+        """Count a crawl log entry (a :class:`~textpile.crawl.records.LogEntry`) of the
+        origin ``str_origin`` written by the run: an HTTP answer to any of its requests
+        makes the origin answered; requests that all ended without one keep the entry's
+        message as the origin's cause (its first one only). Entries without requests
+        (blocked before sending) say nothing either way."""
+        if any(request.http_status is not None for request in entry.requests):
+            self.answered_origins.add(str_origin)
+        elif entry.requests and str_origin not in self.no_answer_causes:
+            self.no_answer_causes[str_origin] = entry.message or entry.exit_code.name
+
+    @property
+    def unreachable_origins(self) -> dict[str, str]:
+        """The seed origins that never answered in this run although requests were sent
+        to them, each with the cause (``no_answer_causes``); refused origins are in
+        ``refused_origins`` instead. In the order of ``origins``."""
+        return {origin: self.no_answer_causes[origin] for origin in self.origins
+                if origin in self.no_answer_causes and origin not in self.answered_origins
+                and origin not in self.refused_origins}
 
     @property
     def every_origin_refused(self) -> bool:
         """True when the run had seed origins and the SSRF filter refused every one of
         them, so nothing could be crawled."""
         return bool(self.origins) and all(origin in self.refused_origins for origin in self.origins)
+
+    @property
+    def nothing_answered(self) -> bool:
+        """True when the run had seed origins and not one of them answered: each was
+        refused by the SSRF filter or unreachable (:attr:`unreachable_origins`)."""
+        unreachable = self.unreachable_origins
+        return bool(self.origins) and all(origin in self.refused_origins or origin in unreachable
+                                          for origin in self.origins)
+
+    def unreachable_message(self) -> str:
+        """One line per unreachable origin, ``"no answer from <origin>: <cause>"`` ("" when
+        none); with no seed origin answering, the lines are ``"<origin>: <cause>"``, the
+        first starting with "nothing crawled: no seed origin answered: ", and the refused
+        origins' refusal messages follow."""
+        unreachable = self.unreachable_origins
+        if not unreachable:
+            return ""
+        if not self.nothing_answered:
+            return "\n".join(f"no answer from {origin}: {cause}" for origin, cause in unreachable.items())
+        lines = [f"{origin}: {cause}" for origin, cause in unreachable.items()]
+        lines[0] = "nothing crawled: no seed origin answered: " + lines[0]
+        return "\n".join([*lines, *self.refused_origins.values()])
 
     def refusal_message(self) -> str:
         """The refusal messages, one line per refused origin ("" when none); with every
