@@ -5,7 +5,8 @@ uses :func:`progress_bar`, which yields a :class:`Progress`: ``advance(n)`` as w
 done, ``update_total(total)`` once the total is known. What it shows depends on stderr:
 
 * a terminal: a rich progress bar (description, bar, done/total, elapsed time);
-* anything else (a log file, CI, a pipe): plain lines ``Scraping: 250/1169 (12 s)``, at
+* anything else (a log file, CI, a pipe): plain lines ``Scraping: 250/1169 (12 s)``
+  (``Crawling: 250/400 requests (30 s)`` with a unit), at
   most one every :data:`PLAIN_INTERVAL_S` seconds while work advances, and at least one
   every :data:`PLAIN_INTERVAL_S` seconds while it does not (so a slow step still says
   what it is doing), plus a last line at the end;
@@ -63,8 +64,9 @@ class PlainProgress:
     prints the heartbeat lines. Use :meth:`start` and :meth:`stop`."""
 
     def __init__(self, description: str, total: float | None, out=None,
-                 interval_s: float = PLAIN_INTERVAL_S) -> None:
+                 interval_s: float = PLAIN_INTERVAL_S, unit: str = "") -> None:
         self.description = description
+        self.unit = unit
         self.total = total
         self.completed = 0.0
         self.out = out or sys.stderr
@@ -76,9 +78,11 @@ class PlainProgress:
         self._thread = threading.Thread(target=self._heartbeat, daemon=True, name="textpile-progress")
 
     def line(self) -> str:
-        """The current state: ``description: done/total (s)`` (``done/?`` without a total)."""
+        """The current state: ``description: done/total unit (s)`` (``done/?`` without a
+        total; no unit when :attr:`unit` is empty)."""
         total = "?" if self.total is None else f"{self.total:g}"
-        return f"{self.description}: {self.completed:g}/{total} ({time.monotonic() - self._started:.0f} s)"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.description}: {self.completed:g}/{total}{unit} ({time.monotonic() - self._started:.0f} s)"
 
     def _say(self) -> None:
         self._last_line = time.monotonic()
@@ -89,6 +93,12 @@ class PlainProgress:
             with self._lock:
                 if time.monotonic() - self._last_line >= self.interval_s:
                     self._say()
+
+    def say(self, text: str) -> None:
+        """Print a line of the job's own (a log line) on :attr:`out`, never inside a
+        progress line the heartbeat prints at the same time."""
+        with self._lock:
+            print(text, file=self.out, flush=True)
 
     def start(self) -> "PlainProgress":
         """Start the heartbeat."""

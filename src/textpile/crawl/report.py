@@ -62,12 +62,14 @@ def _toml_string(text: str) -> str:
 
 
 class CrawlDisplay:
-    """A rich progress display on stderr: a bar of commands used (out of the run's
-    budget), the number of requests and the exit code counts, with one line per crawl
-    log entry above it. Lines are never wrapped (rich wraps at 80 columns when stderr is
-    no terminal): one line per entry in a log file. When ``enabled`` is false every
-    method does nothing, except :meth:`warn`, which still writes to stderr unless
-    ``warnings`` is false.
+    """A progress display on stderr. On a terminal, a rich bar of commands used (out of
+    the run's budget), the number of requests and the exit code counts, with one line
+    per crawl log entry above it. Elsewhere (a log file, cron, a pipe) the same lines per
+    entry, never wrapped, and every :data:`~textpile.progress.PLAIN_INTERVAL_S` seconds a
+    line ``Crawling: 250/400 requests (30 s)`` (commands used out of the run's budget, as
+    the bar; :class:`~textpile.progress.PlainProgress`), plus one at the end. When
+    ``enabled`` is false every method does nothing, except :meth:`warn`, which still
+    writes to stderr unless ``warnings`` is false.
 
     Use as a context manager.
     """
@@ -80,9 +82,14 @@ class CrawlDisplay:
         self.counts: dict[str, int] = {}
         self._progress = None
         self._task = None
+        self._plain = None
 
     def __enter__(self) -> "CrawlDisplay":
-        if self.enabled:
+        if self.enabled and not getattr(sys.stderr, "isatty", lambda: False)():
+            from textpile.progress import PlainProgress
+
+            self._plain = PlainProgress("Crawling", self.total or None, unit="requests").start()
+        elif self.enabled:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -93,6 +100,9 @@ class CrawlDisplay:
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._plain is not None:
+            self._plain.stop()
+            self._plain = None
         if self._progress is not None:
             self._progress.__exit__(*exc)
             self._progress = None
@@ -111,23 +121,30 @@ class CrawlDisplay:
     def entry(self, code: ExitCode, url: str, *, robots: bool = False) -> None:
         """Show a written crawl log entry (``robots``: a robots.txt fetch)."""
         self.counts[code.name] = self.counts.get(code.name, 0) + 1
-        if self._progress is not None:
-            advance = 0 if code in (ExitCode.blocked_by_robots_txt, ExitCode.blocked_url_by_local_policy) else 1
+        advance = 0 if code in (ExitCode.blocked_by_robots_txt, ExitCode.blocked_url_by_local_policy) else 1
+        line = f"fetched robots.txt: [ {code.name} ] {url}" if robots else f"[ {code.name} ] {url}"
+        if self._plain is not None:
+            self._plain.say(line)
+            self._plain.advance(advance)
+        elif self._progress is not None:
             self._progress.update(self._task, advance=advance, description=self._describe())
-            line = f"fetched robots.txt: [ {code.name} ] {url}" if robots else f"[ {code.name} ] {url}"
             self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def warn(self, text: str) -> None:
         """Show a warning on stderr, above the display when there is one, and also when
         the display is off unless ``warnings`` was turned off too."""
-        if self._progress is not None:
+        if self._plain is not None:
+            self._plain.say(text)
+        elif self._progress is not None:
             self._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
         elif self.warnings:
             print(text, file=sys.stderr, flush=True)
 
     def note(self, text: str) -> None:
         """Show a message about the run (an origin finished, out of commands …)."""
-        if self._progress is not None:
+        if self._plain is not None:
+            self._plain.say(text)
+        elif self._progress is not None:
             self._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
         elif self.enabled:
             print(text, file=sys.stderr)
