@@ -12,6 +12,7 @@ from pydantic import Field
 
 from textpile.store.locks import exclusive_lock
 from textpile.store.database import open_crawler_db, open_summary_db
+from textpile.summarize.pipeline import summary_lock_path
 
 
 def _open(opener, path: str, read_only: bool) -> sqlite3.Connection:
@@ -46,8 +47,9 @@ class SummaryDatabaseResource(ConfigurableResource):
 
     @property
     def lock_path(self) -> Path:
-        """The lock file of the writers: ``<summary db path>.lock``."""
-        return Path(f"{self.path}.lock")
+        """The lock file of the writers: ``<summary db path>.lock``, the one ``textpile
+        summarize`` holds too (:func:`textpile.summarize.pipeline.summary_lock_path`)."""
+        return summary_lock_path(self.path)
 
     @contextmanager
     def write_lock(self) -> Iterator[None]:

@@ -12,7 +12,6 @@ import os
 import sqlite3
 import time
 import uuid
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -29,10 +28,10 @@ from textpile.crawl.recovery import ClosedRun, close_unfinished_runs
 from textpile.crawl.report import CrawlDisplay
 from textpile.crawl.robots import user_agent_token
 from textpile.crawl.traps import strip_session_ids
-from textpile.errors import DatabaseError, TextpileError
+from textpile.errors import DatabaseError
 from textpile.ids import uuid7
 from textpile.store.database import open_crawler_db, optimize_and_vacuum, sqlite_error, sqlite_errors
-from textpile.store.locks import exclusive_lock, lock_holder
+from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
 from textpile.store.urls import parse_url
 
@@ -252,18 +251,8 @@ def run_crawl(
     report = CrawlReport(agent_uuid=agent_uuid or uuid7())
     conn = open_crawler_db(database)  # first: its errors name a missing folder or a wrong file
     conn.close()
-    lock = crawl_lock_path(database)
-    with ExitStack() as stack:
-        try:
-            held = stack.enter_context(exclusive_lock(lock, wait=False))
-        except OSError as exc:
-            raise DatabaseError(f"{os.fspath(database)}: cannot create or lock {lock}: "
-                                f"{exc.strerror or exc}") from None
-        if not held:
-            pid = lock_holder(lock)
-            holder = f" held by pid {pid}" if pid is not None else ""
-            raise TextpileError(f"{os.fspath(database)}: another crawl is running on this crawler "
-                                f"database (lock {lock}{holder})")
+    with refuse_when_locked(crawl_lock_path(database), database,
+                            "another crawl is running on this crawler database"):
         _run_locked(config, database, report, worker_name=worker_name, force_recrawl=force_recrawl,
                     transport=transport, progress=progress, limits=limits, max_connections=max_connections,
                     page_readers=page_readers)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 
@@ -81,3 +81,32 @@ def lock_holder(path: Path | str) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+@contextmanager
+def refuse_when_locked(lock: Path | str, database: Path | str, running: str) -> Iterator[None]:
+    """Hold the exclusive lock ``lock`` of the file ``database`` for the block, refusing
+    at once when another process (or another open in this one) holds it.
+
+    ``running`` says who may hold it, e.g. ``"another crawl is running on this crawler
+    database"``.
+
+    Raises:
+        DatabaseError: the lock file cannot be created or locked: "<database>: cannot
+            create or lock <lock>: <cause>".
+        TextpileError: another holds it: "<database>: <running> (lock <lock> held by pid N)"
+            (without "held by pid N" when the holder has not written its pid yet).
+    """
+    from textpile.errors import DatabaseError, TextpileError
+
+    with ExitStack() as stack:
+        try:
+            held = stack.enter_context(exclusive_lock(lock, wait=False))
+        except OSError as exc:
+            raise DatabaseError(f"{os.fspath(database)}: cannot create or lock {lock}: "
+                                f"{exc.strerror or exc}") from None
+        if not held:
+            pid = lock_holder(lock)
+            holder = f" held by pid {pid}" if pid is not None else ""
+            raise TextpileError(f"{os.fspath(database)}: {running} (lock {lock}{holder})")
+        yield

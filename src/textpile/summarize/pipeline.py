@@ -26,6 +26,7 @@ from textpile.semantic.embed import EmbedReport, embed_summary_in
 from textpile.progress import Progress, progress_bar
 from textpile.errors import DatabaseError, TextpileError
 from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
+from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import FileWatch
 from textpile.summarize import fts, staging
 from textpile.summarize.integrate import IntegrationReport, integrate_batch
@@ -137,6 +138,12 @@ def scrape_staged(staging_dir: str | Path, *, progress: bool = True,
         TextpileError: a scraping worker process died; the batches scraped before keep
             their results.
         ValueError: ``scrape_processes`` is negative.
+
+    One writer at a time per summary database: the run holds an exclusive lock on
+    ``<summary_db>.lock`` (:func:`summary_lock_path`; the Dagster assets writing it
+    hold the same one) from start to end; when another process holds it, TextpileError
+    says so at once: "<summary_db>: another summarize or pipeline run is writing this
+    summary database (lock <summary_db>.lock held by pid N)".
     """
     report = ScrapeReport()
     batches = staging.batch_dirs(staging_dir)
@@ -218,11 +225,18 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     Raises:
         DatabaseError: ``crawler_db`` is missing, empty or not a crawler database, or
             ``summary_db`` is not a summary database; either is corrupt, read-only (the
-            summary database) or locked. The message names the file.
+            summary database) or locked, or the lock file beside it cannot be created.
+            The message names the file.
         TextpileError: ``batch_size`` is below 1, or ``work_dir`` exists and is not a
             folder, or a scraping worker process died (killed, out of memory): the
             batches integrated before are kept and the next run continues.
         ValueError: ``scrape_processes`` is negative.
+
+    One writer at a time per summary database: the run holds an exclusive lock on
+    ``<summary_db>.lock`` (:func:`summary_lock_path`; the Dagster assets writing it
+    hold the same one) from start to end; when another process holds it, TextpileError
+    says so at once: "<summary_db>: another summarize or pipeline run is writing this
+    summary database (lock <summary_db>.lock held by pid N)".
     """
     started = time.monotonic()
     say = log or (lambda text: None)
@@ -231,8 +245,29 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     if work_dir is not None and Path(work_dir).exists() and not Path(work_dir).is_dir():
         raise TextpileError(f"{work_dir}: not a folder (the work folder for the Parquet staging files)")
     open_crawler_db(crawler_db, create=False, read_only=True).close()
+    conn = open_summary_db(summary_db)  # first: its errors name a missing folder or a wrong file
+    try:
+        with refuse_when_locked(summary_lock_path(summary_db), summary_db,
+                                "another summarize or pipeline run is writing this summary database"):
+            return _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
+                                     batch_size=batch_size, progress=progress, embeddings=embeddings,
+                                     scrape_processes=scrape_processes)
+    finally:
+        conn.close()
+
+
+def summary_lock_path(summary_db: str | Path) -> Path:
+    """The lock file of a summary database's writers: ``<summary_db>.lock`` beside it
+    (held by :func:`summarize` and by the Dagster assets writing it)."""
+    return Path(f"{os.fspath(summary_db)}.lock")
+
+
+def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, started: float, say, *,
+                      work_dir: str | Path | None, batch_size: int, progress: bool, embeddings: bool,
+                      scrape_processes: int | None) -> SummaryReport:
+    """The body of :func:`summarize`, with the summary database open as ``conn`` and its
+    lock held."""
     report = SummaryReport()
-    conn = open_summary_db(summary_db)
     watch = FileWatch.of(summary_db)
     gone = False  # the file was deleted or replaced under the run
     temp = None
@@ -279,7 +314,6 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         if not gone:
             _finish(conn, summary_db, report, say, embeddings=embeddings, progress=progress)
     finally:
-        conn.close()
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
     report.seconds = time.monotonic() - started
