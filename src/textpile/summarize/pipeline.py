@@ -10,6 +10,7 @@ Source: unobtanium-documentation.txt, pages "Summarizing", "Database Batching".
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -214,8 +215,9 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     loses at most the current batch's uncommitted transaction.
 
     When the summary database fails under the run (disk full, I/O error) or is deleted
-    or replaced (checked after each batch), the run stops there: ``report.failure`` names
-    the file, the cause and what was kept; the batches committed before stay (and, but
+    or replaced (checked after each batch), or the disk of the staging files is full
+    (ENOSPC; the current batch's files are removed), the run stops there:
+    ``report.failure`` names the file or folder, the cause and what was kept; the batches committed before stay (and, but
     for a deleted or replaced file, the FTS index is rebuilt from them when possible).
 
     Ctrl+C inside a DuckDB query counts as Ctrl+C too (see
@@ -309,6 +311,16 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
         except KeyboardInterrupt:
             report.interrupted = True
             say("Interrupted: the current page was rolled back; the next run continues from here.")
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+            # The staging files filled their disk: stop as a full summary database does,
+            # and free the space the current batch took (the next run stages it again).
+            for batch in staging.batch_dirs(staging_dir):
+                shutil.rmtree(batch, ignore_errors=True)
+            where = exc.filename or staging_dir
+            report.failure = _kept(f"{where}: no space left on device while writing the staging files "
+                                   "(free some disk space)", report)
         report.pages_processed = report.integration.crawls_integrated
         report.integration.seconds = time.monotonic() - started
         if not gone:

@@ -188,7 +188,8 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     """Write the staged tables of ``crawl_log_ids`` into ``batch_dir`` (replacing it).
 
     The folder is first written as ``<batch_dir>.tmp`` and renamed when complete, so a
-    batch folder is either whole or absent. Rows are read from SQLite and written in row
+    batch folder is either whole or absent; when writing fails (a full disk, Ctrl+C) the
+    ``.tmp`` folder is removed before the error goes on. Rows are read from SQLite and written in row
     groups of :data:`ROW_GROUP_ROWS` (every table in its SELECT's order: ``file_text`` in
     file_id order), so memory holds one row group, not the batch. Returns the row count
     per table and ``bytes_of_text`` (UTF-8 bytes of the file texts).
@@ -199,18 +200,22 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     tmp.mkdir(parents=True)
     ids_json = json.dumps(crawl_log_ids)
     counts: dict[str, int] = {"bytes_of_text": 0}
-    for name, (schema, sql) in STAGED_TABLES.items():
-        group = ROW_GROUP_ROWS.get(name, DEFAULT_ROW_GROUP_ROWS)
-        cursor = crawler.execute(sql, (ids_json,))
-        counts[name] = 0
-        with pq.ParquetWriter(table_path(tmp, name), schema, compression="zstd") as writer:
-            while rows := cursor.fetchmany(group):
-                writer.write_table(rows_to_table(rows, schema), row_group_size=group)
-                counts[name] += len(rows)
-                if name == "file_text":
-                    counts["bytes_of_text"] += sum(len(r[1].encode("utf-8")) for r in rows)
-            if not counts[name]:
-                writer.write_table(rows_to_table([], schema))
+    try:
+        for name, (schema, sql) in STAGED_TABLES.items():
+            group = ROW_GROUP_ROWS.get(name, DEFAULT_ROW_GROUP_ROWS)
+            cursor = crawler.execute(sql, (ids_json,))
+            counts[name] = 0
+            with pq.ParquetWriter(table_path(tmp, name), schema, compression="zstd") as writer:
+                while rows := cursor.fetchmany(group):
+                    writer.write_table(rows_to_table(rows, schema), row_group_size=group)
+                    counts[name] += len(rows)
+                    if name == "file_text":
+                        counts["bytes_of_text"] += sum(len(r[1].encode("utf-8")) for r in rows)
+                if not counts[name]:
+                    writer.write_table(rows_to_table([], schema))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     shutil.rmtree(batch_dir, ignore_errors=True)
     os.replace(tmp, batch_dir)
     # Arrow's allocator keeps the row groups' freed memory (about 55 MiB after a batch of
