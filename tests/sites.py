@@ -8,6 +8,7 @@ logged with its monotonic arrival time for politeness checks.
 from __future__ import annotations
 
 import http.server
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -151,18 +152,29 @@ SQLITE_DOC = Path("/usr/share/doc/sqlite3-doc")
 SQLITE_DOC_HTML = Path("/usr/share/doc/sqlite3")
 
 
+#: Standard library modules whose import has side effects (a browser, a screen, a
+#: terminal mode, a virtualenv) or that are packages of tests: not documented by the fallback.
+_PYDOC_LEFT_OUT = frozenset({
+    "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "ensurepip", "venv", "lib2to3",
+    "pydoc_data", "test", "webbrowser", "pty", "tty", "curses", "readline", "dbm", "multiprocessing",
+    "concurrent", "asyncio", "unittest", "distutils"})
+
+
 def real_docs_root(tmp_dir: Path) -> Path:
     """A folder of real HTML documentation not written by us.
 
     Debian's sqlite3-doc when installed (scripts/test installs it), else pydoc's HTML
-    for a handful of standard library modules, written into ``tmp_dir``.
+    for the standard library's top-level modules that this Python has (about 190 pages;
+    those with side effects on import or for a screen left out), written into
+    ``tmp_dir``: enough pages that the tests crawling 150 requests of it find them.
     """
     for folder in (SQLITE_DOC, SQLITE_DOC_HTML):
         if (folder / "index.html").exists():
             return folder
     out = Path(tmp_dir) / "pydoc-html"
     out.mkdir(parents=True, exist_ok=True)
-    modules = ["json", "sqlite3", "http.server", "urllib.parse", "textwrap", "csv", "zipfile", "gzip"]
+    modules = sorted(m for m in sys.stdlib_module_names
+                     if not m.startswith("_") and m not in _PYDOC_LEFT_OUT and importlib.util.find_spec(m) is not None)
     subprocess.run([sys.executable, "-m", "pydoc", "-w", *modules], cwd=out, check=True,
                    capture_output=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     links = "".join(f'<li><a href="{m}.html">{m}</a></li>' for m in modules)
