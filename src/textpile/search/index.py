@@ -310,7 +310,7 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
     ensure_current_tables(conn)
     with conn:
         for table in ("search_index", "section_search_index", "search_index_top", "section_search_index_top"):
-            conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")  # names from this module
+            empty_fts(conn, table)
         for table in ("search_page", "search_section", "search_language", "search_term", "search_word",
                       "search_top_tier"):
             conn.execute(f"DELETE FROM {table}")
@@ -414,6 +414,14 @@ FTS_TABLES = frozenset({"full_text_entity_index", "search_index", "section_searc
                         "section_search_index_top"})
 
 
+#: The leaf size of the FTS5 tables (their ``pgsz`` option; FTS5's default is 4050, one
+#: SQLite page): per leaf FTS5 writes its first term and first rowid whole, so longer
+#: leaves make the index smaller (python3.11-doc: 0.0017 to 0.0032 of the raw HTML less, up to 1.6% of its FTS5
+#: tables; 32400 gives only 0.0002 more), and a search as fast (60 queries
+#: interleaved, CPU: 0.518 s against 0.520 s).
+FTS_PAGE_BYTES = 16200
+
+
 def optimize_fts(conn: sqlite3.Connection, table: str) -> None:
     """Merge the segments of the FTS5 ``table`` into one (FTS5's ``optimize``): a filled
     index has a dozen (search_index at 100K pages: 12), and every term of a query is
@@ -427,6 +435,20 @@ def optimize_fts(conn: sqlite3.Connection, table: str) -> None:
     if table not in FTS_TABLES:
         raise ValueError(f"{table!r} is not an FTS5 table of the summary database ({', '.join(sorted(FTS_TABLES))})")
     conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")  # one of FTS_TABLES
+
+
+def empty_fts(conn: sqlite3.Connection, table: str) -> None:
+    """Empty the FTS5 ``table`` (``delete-all``) and set its leaf size to
+    :data:`FTS_PAGE_BYTES` (``pgsz``, a configuration value kept in its ``_config`` table,
+    not part of the table's definition) for the rows written next.
+
+    Raises:
+        ValueError: ``table`` is not one of the summary schema's FTS5 tables.
+    """
+    if table not in FTS_TABLES:
+        raise ValueError(f"{table!r} is not an FTS5 table of the summary database ({', '.join(sorted(FTS_TABLES))})")
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('pgsz', ?)", (FTS_PAGE_BYTES,))  # one of FTS_TABLES
+    conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
 
 
 def _fill_vocabularies(conn: sqlite3.Connection) -> None:

@@ -67,7 +67,7 @@ def rebuild_fts_in(conn: sqlite3.Connection, *, on_page=None, progress: bool = F
     counts the pages of the search index, out of the searchable generations (it stays at
     0 while the full text index is filled, which takes about a tenth of the time).
     """
-    from textpile.search.index import optimize_fts, rebuild_search_index
+    from textpile.search.index import empty_fts, optimize_fts, rebuild_search_index
 
     register_functions(conn)  # its external content reads the text_pile view, which unpacks
     _make_external(conn)
@@ -75,7 +75,7 @@ def rebuild_fts_in(conn: sqlite3.Connection, *, on_page=None, progress: bool = F
         if progress else None
     with progress_bar("Indexing", total, enabled=progress) as bar:
         with conn:
-            conn.execute("INSERT INTO full_text_entity_index(full_text_entity_index) VALUES ('delete-all')")
+            empty_fts(conn, "full_text_entity_index")
             conn.execute(_FILL_SQL)
             optimize_fts(conn, "full_text_entity_index")
 
