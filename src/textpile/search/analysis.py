@@ -98,7 +98,8 @@ class Analyzer:
 
     def __init__(self) -> None:
         self._stemmers: dict[str, Stemmer.Stemmer] = {}
-        self._cache: dict[tuple[str, str | None], str] = {}
+        self._cache: dict[str | None, dict[str, str]] = {}  # stemmer code -> {word: term}
+        self._cached = 0
 
     def stemmer_language(self, language: str | None) -> str | None:
         """The two-letter code whose stemmer applies to ``language`` (a tag such as
@@ -118,16 +119,31 @@ class Analyzer:
 
     def term(self, word: str, code: str | None) -> str:
         """The index term of one non-CJK word (folded, cut, stemmed for ``code``)."""
-        key = (word, code)
-        got = self._cache.get(key)
-        if got is None:
-            if len(self._cache) > 500_000:
-                self._cache.clear()
-            got = self._cache[key] = self._stem(fold(word[:MAX_WORD]), code)
+        got = self._terms_of(code).get(word)
+        return got if got is not None else self._new_term(word, code)
+
+    def _terms_of(self, code: str | None) -> dict[str, str]:
+        """The cache of analyzed words for ``code``: word -> term."""
+        cache = self._cache.get(code)
+        if cache is None:
+            cache = self._cache[code] = {}
+        return cache
+
+    def _new_term(self, word: str, code: str | None) -> str:
+        if self._cached > 500_000:
+            self._cache.clear()
+            self._cached = 0
+        got = self._terms_of(code)[word] = self._stem(fold(word[:MAX_WORD]), code)
+        self._cached += 1
         return got
 
     def words(self, text: str) -> Iterator[str]:
         """The words of ``text`` as written (CJK runs and other words apart), in order."""
+        if _CJK.search(text) is None:  # most texts: every word is a word of its own
+            return iter(_WORD.findall(text))
+        return self._words_with_cjk(text)
+
+    def _words_with_cjk(self, text: str) -> Iterator[str]:
         for match in _WORD.finditer(text):
             word = match.group()
             if _CJK.search(word) is None:
@@ -147,12 +163,15 @@ class Analyzer:
         if not text:
             return []
         code = self.stemmer_language(language)
+        known = self._terms_of(code).get
+        if _CJK.search(text) is None:  # no CJK run: a term per word, most of them known
+            return [known(w) or self._new_term(w, code) for w in _WORD.findall(text)]
         out: list[str] = []
-        for word in self.words(text):
+        for word in self._words_with_cjk(text):
             if _CJK.fullmatch(word):
                 out.extend(cjk_grams(word))
             else:
-                out.append(self.term(word, code))
+                out.append(known(word) or self._new_term(word, code))
         return out
 
     def analyze(self, text: str | None, language: str | None = None) -> str:
