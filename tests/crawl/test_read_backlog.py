@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-from textpile.crawl.origin import ReadBacklog
+import httpx
+
+from textpile.crawl.fetch import FetchLimits, fetch
+from textpile.crawl.origin import BodyRoom, ReadBacklog
 
 
 def full_backlog() -> ReadBacklog:
@@ -103,3 +106,107 @@ def test_an_empty_backlog_lets_any_body_through_and_the_estimate_follows_the_bod
         assert await blocked == 2000
 
     asyncio.run(scenario())
+
+
+def test_a_body_bigger_than_its_reservation_waits_for_room_before_the_waiting_requests():
+    async def scenario():
+        backlog = full_backlog()  # 900 held, mean 100
+        body = BodyRoom(backlog, await backlog.room())
+        assert (body.amount, backlog.reserved) == (100, 100)
+        waiting = asyncio.create_task(backlog.room())
+        growing = asyncio.create_task(body(400))  # 300 more than it reserved
+        await asyncio.sleep(0)
+        assert not waiting.done() and not growing.done()
+        backlog.release(400)  # 500 held + 100 reserved: the growth fits, then the waiting request
+        await asyncio.sleep(0)
+        assert growing.done()
+        assert await waiting == 100
+        assert (body.grown, backlog.reserved) == (300, 500)
+        await body(400)  # already has room for 400
+        assert backlog.reserved == 500
+        body.give_back()
+        assert backlog.reserved == 100
+
+    asyncio.run(scenario())
+
+
+def test_growth_beyond_the_limit_passes_one_at_a_time_when_no_body_is_held():
+    async def scenario():
+        backlog = ReadBacklog(limit=1000)
+        backlog.add(100)
+        backlog.release(100)  # nothing held, mean 100
+        first = BodyRoom(backlog, await backlog.room())
+        second = BodyRoom(backlog, await backlog.room())
+        await first(5000)  # beyond the limit, but no body is held and nothing grew
+        later = asyncio.create_task(second(5000))
+        await asyncio.sleep(0)
+        assert not later.done()
+        backlog.add(5000)  # the first body is counted and waits to be read
+        first.give_back()
+        await asyncio.sleep(0)
+        assert not later.done()
+        backlog.release(5000)  # read and written
+        await later
+        assert (backlog.size, backlog.reserved) == (0, 5000)
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_growth_reserves_nothing():
+    async def scenario():
+        backlog = full_backlog()
+        body = BodyRoom(backlog, await backlog.room())
+        growing = asyncio.create_task(body(1000))
+        waiting = asyncio.create_task(backlog.room())
+        await asyncio.sleep(0)
+        growing.cancel()
+        await asyncio.gather(growing, return_exceptions=True)
+        assert (body.grown, backlog.reserved) == (0, 100)
+        backlog.release(100)
+        assert await waiting == 100
+
+    asyncio.run(scenario())
+
+
+def _client(handler) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+def test_fetch_asks_room_for_the_declared_length_before_reading_and_the_wait_is_not_its_time():
+    asked: list[int] = []
+
+    async def room(total: int) -> None:
+        asked.append(total)
+        await asyncio.sleep(1.5)  # longer than the deadline: the wait does not count against it
+
+    async def scenario():
+        async with _client(lambda request: httpx.Response(200, headers={"Content-Length": "10000"}, stream=httpx.ByteStream(b"x" * 10_000))) as client:
+            return await fetch(client, "http://h.example/big", limits=FetchLimits(deadline_s=1.0), room=room)
+
+    result = asyncio.run(scenario())
+    assert (result.exit_code, result.status, len(result.body or b"")) == (None, 200, 10_000)
+    assert asked == [10_000]
+    assert result.room_wait_s >= 1.5 and result.duration_s < result.room_wait_s
+
+
+def test_fetch_asks_room_for_twice_as_much_as_an_undeclared_body_grows():
+    asked: list[int] = []
+
+    async def room(total: int) -> None:
+        asked.append(total)
+
+    async def chunks():
+        for _ in range(5):
+            yield b"y" * 1000
+
+    async def scenario():
+        async with _client(lambda request: httpx.Response(200, content=chunks())) as client:
+            ok = await fetch(client, "http://h.example/streamed", room=room)
+        async with _client(lambda request: httpx.Response(404, stream=httpx.ByteStream(b"z" * 5000))) as client:
+            missing = await fetch(client, "http://h.example/missing", room=room)
+        return ok, missing
+
+    ok, missing = asyncio.run(scenario())
+    assert (ok.exit_code, len(ok.body or b"")) == (None, 5000)
+    assert asked == [1000, 2000, 4000, 8000]  # a 404's body is never held: no room asked
+    assert missing.status == 404

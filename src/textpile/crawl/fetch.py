@@ -13,6 +13,7 @@ import datetime
 import email.utils
 import time
 import zlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -46,7 +47,9 @@ class FetchResult:
     that only its first ``truncate_at`` bytes were kept (see :func:`fetch`). ``note`` says
 what was recovered from an answer that was not what it claimed (a plain body behind a
 false Content-Encoding), else None. Times: ``time_sent``
-    unix seconds (float), ``duration_s`` seconds from sending to the end of reading.
+    unix seconds (float), ``duration_s`` seconds from sending to the end of reading,
+    less ``room_wait_s``, the seconds :func:`fetch` waited for room for the body (its
+    ``room`` argument) before reading on.
     """
 
     url: str
@@ -61,6 +64,7 @@ false Content-Encoding), else None. Times: ``time_sent``
     blocked_address: bool = False
     truncated: bool = False
     note: str | None = None
+    room_wait_s: float = 0.0
 
 
 class BodyTooLarge(Exception):
@@ -196,8 +200,13 @@ def _build_request(client: "httpx.AsyncClient | CrawlClient", url: str, headers:
     return request
 
 
+#: Waits until a body may hold the given number of bytes (see :func:`fetch`).
+BodyRoom = Callable[[int], Awaitable[None]]
+
+
 async def fetch(client: "httpx.AsyncClient | CrawlClient", url: str, *, headers: dict[str, str] | None = None,
-                limits: FetchLimits = FetchLimits(), truncate_at: int | None = None) -> FetchResult:
+                limits: FetchLimits = FetchLimits(), truncate_at: int | None = None,
+                room: BodyRoom | None = None) -> FetchResult:
     """GET ``url`` with ``client`` (an ``httpx.AsyncClient``, or the crawl's
     :class:`CrawlClient`) and return what happened; never raises for network
     trouble or a hostile answer (that becomes ``exit_code``), only for cancellation.
@@ -207,7 +216,11 @@ async def fetch(client: "httpx.AsyncClient | CrawlClient", url: str, *, headers:
     valid (see :func:`is_valid_header_value`) are not sent. With ``truncate_at`` (bytes)
     a 2xx body is read only that far and kept, cut to ``truncate_at`` decoded bytes,
     instead of being refused as too large (robots.txt: RFC 9309 2.5); ``truncated`` then
-    says whether anything was cut.
+    says whether anything was cut. With ``room``, a 2xx body is read only after
+    ``await room(n)`` for its declared Content-Length (within the cap), and again for
+    twice as much whenever more arrives (the crawl's read backlog, which bounds the
+    memory of bodies waiting to be read); that wait counts neither against the deadline
+    nor in ``duration_s`` (it is ``room_wait_s``).
     Exit codes: connection errors 100 connection_failed (172 blocked_origin_by_local_policy
     when the SSRF filter refused the address), the deadline or an httpx timeout 101
     request_timeout, a broken connection while reading or a gzip/deflate body whose
@@ -223,10 +236,10 @@ async def fetch(client: "httpx.AsyncClient | CrawlClient", url: str, *, headers:
     sendable = {k: v for k, v in (headers or {}).items() if is_valid_header_value(v)}
     try:
         request = _build_request(client, url, sendable)
-        async with asyncio.timeout(limits.deadline_s):
+        async with asyncio.timeout(limits.deadline_s) as deadline:
             response = await client.send(request, stream=True)
             try:
-                await _read(response, result, limits, truncate_at)
+                await _read(response, result, limits, truncate_at, room, deadline)
             finally:
                 await response.aclose()
     except RefusedUrl as exc:
@@ -265,15 +278,32 @@ async def fetch(client: "httpx.AsyncClient | CrawlClient", url: str, *, headers:
         _connection_failure(result, exc, ExitCode.unknown_error)
     except OSError as exc:
         _connection_failure(result, exc, ExitCode.connection_failed)
-    result.duration_s = time.monotonic() - start
+    result.duration_s = time.monotonic() - start - result.room_wait_s
     if result.exit_code is not None:
         result.body = None
     return result
 
 
+async def _wait_for_room(room: BodyRoom, total: int, result: FetchResult, deadline: asyncio.Timeout) -> None:
+    """``await room(total)`` with the deadline stopped meanwhile, then moved on by the
+    time waited (counted in ``result.room_wait_s``)."""
+    started = time.monotonic()
+    when = deadline.when()
+    deadline.reschedule(None)  # stopped while waiting
+    try:
+        await room(total)
+    finally:
+        waited = time.monotonic() - started
+        result.room_wait_s += waited
+        if when is not None:
+            deadline.reschedule(when + waited)
+
+
 async def _read(response: httpx.Response, result: FetchResult, limits: FetchLimits,
-                truncate_at: int | None) -> None:
-    """Read ``response`` into ``result`` within the size caps (see :func:`fetch`)."""
+                truncate_at: int | None, room: BodyRoom | None = None,
+                deadline: asyncio.Timeout | None = None) -> None:
+    """Read ``response`` into ``result`` within the size caps, waiting for ``room`` (see
+    :func:`fetch`)."""
     result.status = response.status_code
     result.headers = response.headers
     ok = 200 <= response.status_code < 300
@@ -281,11 +311,20 @@ async def _read(response: httpx.Response, result: FetchResult, limits: FetchLimi
     if (ok and truncate_at is None and declared.isascii() and declared.isdigit()
             and int(declared) > limits.max_body_bytes):
         raise BodyTooLarge(f"Content-Length {declared} exceeds {limits.max_body_bytes} bytes")
+    if not ok or truncate_at is not None or deadline is None:
+        room = None  # only a 2xx body read whole is held for the page readers
+    asked = 0
+    if room is not None and declared.isascii() and declared.isdigit():
+        asked = int(declared)
+        await _wait_for_room(room, asked, result, deadline)
     # Every body is read, so that the connection can be reused; a non-2xx body beyond
     # the cap is simply not read further.
     chunks = []
     size = 0
     async for chunk in response.aiter_raw():
+        if room is not None and size + len(chunk) > asked:
+            asked = min(max(size + len(chunk), 2 * asked), limits.max_body_bytes + len(chunk))
+            await _wait_for_room(room, asked, result, deadline)
         if ok and truncate_at is not None and size + len(chunk) > truncate_at:
             chunks.append(chunk[: truncate_at - size])
             size = truncate_at

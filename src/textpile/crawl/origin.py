@@ -94,6 +94,12 @@ class ReadBacklog:
     for the origins that have none waiting, and one origin's big pages (a run of them on
     many origins at once) do not silence every other origin. When nothing is held or
     reserved, a request always gets room (one body bigger than the limit still passes).
+
+    A body bigger than its reservation (a Content-Length above it, or more bytes
+    arriving) waits for room for the rest before it is read (:meth:`grow`), before
+    every request waiting for room: without that, every origin fetching the same big
+    page at once (a site's table of contents) holds one in memory per request in flight,
+    far beyond the limit.
     """
 
     #: the share of the limit at which origins with pages of their own waiting stop
@@ -113,6 +119,10 @@ class ReadBacklog:
         #: waiting requests per class (True: their origin has pages waiting), in order:
         #: [order, future]
         self._waiting: dict[bool, deque] = {False: deque(), True: deque()}
+        #: bytes reserved by :meth:`grow` and not given back
+        self._grown = 0
+        #: requests under way waiting in :meth:`grow`, in order: [extra bytes, future]
+        self._growing: deque = deque()
 
     def estimate(self) -> int:
         """The bytes a request reserves: the mean size of the bodies counted so far
@@ -131,7 +141,8 @@ class ReadBacklog:
         counted with :meth:`add` (or the request failed). Cancelled while waiting, it
         reserves nothing."""
         amount = self.estimate()
-        if not self._waiting[False] and not self._waiting[True] and self._fits(reading, amount):
+        if (not self._waiting[False] and not self._waiting[True] and not self._growing
+                and self._fits(reading, amount)):
             self.reserved += amount
             return amount
         future = asyncio.get_running_loop().create_future()
@@ -151,8 +162,51 @@ class ReadBacklog:
                 self._admit()
             raise
 
+    def _grow_fits(self, extra: int) -> bool:
+        return self.size + self.reserved + extra <= self.limit or (self.size == 0 and self._grown == 0)
+
+    async def grow(self, extra: int) -> None:
+        """Wait until a request under way, whose body is bigger than what it reserved,
+        may hold ``extra`` bytes more, and reserve them (given back by :meth:`unreserve`).
+        Such requests go first, oldest first, before any request waiting in :meth:`room`
+        (they hold a connection); one goes on when ``extra`` more bytes fit the limit, or
+        when no body is held and no other growth is reserved (a body bigger than the
+        limit still passes, one at a time). Cancelled while waiting, it reserves nothing."""
+        if not self._growing and self._grow_fits(extra):
+            self.reserved += extra
+            self._grown += extra
+            return
+        future = asyncio.get_running_loop().create_future()
+        entry = [extra, future]
+        self._growing.append(entry)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.unreserve(0, extra)  # room was given, then the caller was cancelled
+            else:
+                try:
+                    self._growing.remove(entry)
+                except ValueError:
+                    pass
+                self._admit()
+            raise
+
     def _admit(self) -> None:
-        """Give room to the waiting requests that fit, oldest first."""
+        """Give room to the waiting requests that fit, oldest first: requests under way
+        that grow first (:meth:`grow`); the others only when none of those waits."""
+        growing = self._growing
+        while growing:
+            extra, future = growing[0]
+            if future.done():  # cancelled
+                growing.popleft()
+                continue
+            if not self._grow_fits(extra):
+                return
+            growing.popleft()
+            self.reserved += extra
+            self._grown += extra
+            future.set_result(None)
         waiting = self._waiting
         while True:
             for queue in waiting.values():
@@ -174,15 +228,43 @@ class ReadBacklog:
         self._bodies += 1
         self._body_bytes += size
 
-    def unreserve(self, amount: int) -> None:
-        """Give back ``amount`` bytes :meth:`room` reserved."""
-        self.reserved -= amount
+    def unreserve(self, amount: int, grown: int = 0) -> None:
+        """Give back ``amount`` bytes :meth:`room` reserved and ``grown`` bytes
+        :meth:`grow` reserved for the same request."""
+        self.reserved -= amount + grown
+        self._grown -= grown
         self._admit()
 
     def release(self, size: int) -> None:
         """``size`` bytes were read and written."""
         self.size -= size
         self._admit()
+
+
+class BodyRoom:
+    """The room one request's body has in a :class:`ReadBacklog`: ``amount`` bytes
+    :meth:`ReadBacklog.room` reserved, grown on demand. Awaiting ``room(total)`` (what
+    :func:`~textpile.crawl.fetch.fetch` does before it reads a body, with its declared
+    length, and while the body arrives) waits until the body may hold ``total`` bytes;
+    :meth:`give_back` returns all of it once the body is counted."""
+
+    __slots__ = ("backlog", "amount", "grown")
+
+    def __init__(self, backlog: ReadBacklog, amount: int) -> None:
+        self.backlog = backlog
+        self.amount = amount
+        self.grown = 0
+
+    async def __call__(self, total: int) -> None:
+        extra = total - self.amount - self.grown
+        if extra > 0:
+            await self.backlog.grow(extra)
+            self.grown += extra
+
+    def give_back(self) -> None:
+        """Give back everything reserved (once)."""
+        self.backlog.unreserve(self.amount, self.grown)
+        self.amount = self.grown = 0
 
 
 @dataclass
@@ -261,6 +343,8 @@ class OriginCrawler:
     fluke_charged: set = field(default_factory=set)
     #: calendar-like path pattern -> url ids of it crawled in this run
     pattern_urls: dict = field(default_factory=dict)
+    #: the read backlog's room for the body of the file crawl under way (None otherwise)
+    body_room: BodyRoom | None = None
 
     def __post_init__(self) -> None:
         self.delay = CrawlDelay(self.state.config.default_delay_ms / 1000.0)
@@ -439,7 +523,7 @@ class OriginCrawler:
             await asyncio.sleep(wait)
         truncate_at = ROBOTS_MAX_BYTES if self.reading_robots else None
         result = await fetch(self.state.client, url, headers=headers, limits=self.state.limits,
-                             truncate_at=truncate_at)
+                             truncate_at=truncate_at, room=self.body_room)
         retry_after = None
         if result.status in (429, 503):
             retry_after = parse_retry_after(result.headers.get("retry-after"))
@@ -626,7 +710,8 @@ class OriginCrawler:
         """Crawl ``url`` with a conditional request when the candidate allows one, and
         log the outcome with its data tree. Waits first for room in the run's read
         backlog (:class:`ReadBacklog`: its turn, and less room while pages of this origin
-        wait to be read), holding that room until the answer's body is counted."""
+        wait to be read), holding that room (grown for a bigger body before it is read:
+        :class:`BodyRoom`) until the answer's body is counted."""
         headers = {}
         # A stored validator that is not a valid header value (a hostile ETag) is not sent.
         if is_valid_header_value(candidate.last_contentful_http_etag):
@@ -636,7 +721,7 @@ class OriginCrawler:
             # never the time of the crawl.
             headers["If-Modified-Since"] = http_date(candidate.server_last_modified_unix)
         backlog = self.state.backlog
-        reserved = await backlog.room(reading=bool(self.reads))
+        self.body_room = room = BodyRoom(backlog, await backlog.room(reading=bool(self.reads)))
         try:
             started = time.time()
             t0 = time.monotonic()
@@ -648,7 +733,8 @@ class OriginCrawler:
                 await self.read_later(url, results, started, t0, candidate)
                 return
         finally:
-            backlog.unreserve(reserved)  # its body, if any, is counted now
+            self.body_room = None
+            room.give_back()  # its body, if any, is counted now
         entry = await self.interpret(url, results, candidate)
         entry.time_started_unix = int(started)
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
