@@ -228,7 +228,7 @@ def test_crawl_of_a_refused_local_site_says_why_and_fails(tmp_path, capsys):
     assert captured.err == (f"{refusal}\n"
                             f"textpile: error: nothing crawled: every seed origin was refused: {refusal}\n")
     assert captured.out.startswith("[Crawl_Statistics_Report]\n"
-                                   f'out_of_patience_origins = ["{site.base_url}"]\n'
+                                   'out_of_patience_origins = []\n'
                                    f'refused_origins = ["{site.base_url}"]\n'
                                    "total_requests = 0\n")
     assert f'"{site.base_url}" = "{refusal}"\n' in captured.out

@@ -417,10 +417,10 @@ class OriginCrawler:
                 if wait > 0:
                     await asyncio.sleep(wait)
             if self.patience <= 0:
-                state.report.out_of_patience_origins.append(self.str_origin)
-                if self.str_origin in state.report.refused_origins:
+                if self.str_origin in state.report.refused_origins:  # listed there, not as out of patience
                     state.display.note(f"Gave up on {self.str_origin}: its address was refused")
                 else:
+                    state.report.out_of_patience_origins.append(self.str_origin)
                     state.display.note(f"Out of patience with {self.str_origin}")
                 return
             if self.robots is None or self.robots_unavailable or time.monotonic() >= self.robots_expiry:

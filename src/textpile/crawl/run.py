@@ -104,8 +104,8 @@ class CrawlReport:
     ``origins`` lists the run's seed origins (``str_origin``); ``refused_origins`` maps
     each origin the SSRF filter refused to connect to (its address is loopback, private,
     link-local or reserved and ``allow_private_addresses`` is off) to the refusal message,
-    which says how to allow it. A refused origin stops at once (patience 0), so it is in
-    ``out_of_patience_origins`` too. ``closed_runs`` lists the crawl runs that a killed
+    which says how to allow it. A refused origin stops at once; it is listed there only,
+    not in ``out_of_patience_origins``. ``closed_runs`` lists the crawl runs that a killed
     process had left unfinished, which this run closed before it started
     (:func:`textpile.crawl.recovery.close_unfinished_runs`). ``failure`` says why the run
     stopped early because of its database, naming the file and the cause (deleted or
