@@ -115,6 +115,8 @@ def crawl_run(
     )
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
+    if config.max_commands_per_run == 0:
+        context.log.warning("0 requests allowed (max_commands_per_run = 0): nothing crawled")
     for origin, cause in report.unreachable_origins.items():
         context.log.warning("no answer from %s: %s", origin, cause)
     record_closed_runs(context, report)

@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     how to allow such addresses. When no seed origin answered at all (each unreachable:
     no address, connection refused, timeout ...; or refused), TextpileError (exit 1)
     names each origin with its cause; when some answered, each unreachable origin is
-    named with its cause on stderr (``textpile: warning: ...``) and the exit is 0.
+    named with its cause on stderr (``textpile: warning: ...``) and the exit is 0; so is
+    a run allowed 0 commands ("0 requests allowed ...: nothing crawled").
     When the database failed under the run (deleted or
     replaced, disk full, read-only, I/O error), the report is printed and TextpileError
     (exit 1) names the file, the cause and what was kept."""
@@ -132,6 +133,9 @@ def run(args: argparse.Namespace) -> int:
         raise TextpileError(report.refusal_message())
     if report.nothing_answered:
         raise TextpileError(report.unreachable_message())
+    if config.max_commands_per_run == 0:
+        print("textpile: warning: 0 requests allowed (max_commands_per_run = 0, or --max-commands 0): "
+              "nothing crawled", file=sys.stderr)
     for line in report.unreachable_message().splitlines():
         print(f"textpile: warning: {line}", file=sys.stderr)
     return EXIT_OK
