@@ -146,9 +146,14 @@ def test_query_interrupted_while_scraping(small, tmp_path, monkeypatch, capsys):
     assert main(["summarize", "-c", str(crawler), "-s", str(tmp_path / "s.db"), "--batch-size", "5"]) == 130
     captured = capsys.readouterr()
     assert "Interrupted: the current page was rolled back; the next run continues from here." in captured.err
+    # review-6: it went on embedding for seconds, and nothing said a second Ctrl+C stops it
+    assert ("Rebuilding the search index from what was kept; press Ctrl+C again to stop at once (the next run "
+            "rebuilds it and embeds the new pages).") in captured.err
+    assert "Embedding new and changed pages" not in captured.err
     assert "interrupted = true" in captured.out and "pages_processed = 5" in captured.out
     assert "Traceback" not in captured.err
     assert check_consistent(tmp_path / "s.db") == 5
+    assert sqlite3.connect(tmp_path / "s.db").execute("SELECT count(*) FROM page_embedding").fetchone()[0] == 0
     monkeypatch.undo()
     assert main(["summarize", "-c", str(crawler), "-s", str(tmp_path / "s.db"), "--no-progress"]) == 0
     assert semantic_dump(tmp_path / "s.db") == semantic_dump(whole)

@@ -447,8 +447,12 @@ def empty_fts(conn: sqlite3.Connection, table: str) -> None:
     """
     if table not in FTS_TABLES:
         raise ValueError(f"{table!r} is not an FTS5 table of the summary database ({', '.join(sorted(FTS_TABLES))})")
-    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('pgsz', ?)", (FTS_PAGE_BYTES,))  # one of FTS_TABLES
-    conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+    conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")  # one of FTS_TABLES
+    # set only when it differs: a configuration write bumps the table's structure cookie,
+    # and a table rebuilt twice must hold the same bytes as one rebuilt once
+    row = conn.execute(f"SELECT v FROM {table}_config WHERE k = 'pgsz'").fetchone()
+    if row is None or row[0] != FTS_PAGE_BYTES:
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('pgsz', ?)", (FTS_PAGE_BYTES,))
 
 
 def _fill_vocabularies(conn: sqlite3.Connection) -> None:

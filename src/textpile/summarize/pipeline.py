@@ -211,7 +211,8 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
 
     Ctrl+C (KeyboardInterrupt) stops after rolling back the current batch: the report
     says ``interrupted``, the FTS index is still rebuilt from what was committed (so it
-    matches the database) and optimizing is skipped; the next run continues. A kill
+    matches the database; a second Ctrl+C stops that too), embedding and optimizing are
+    skipped; the next run continues (and embeds the pages not embedded yet). A kill
     loses at most the current batch's uncommitted transaction.
 
     When the summary database fails under the run (disk full, I/O error) or is deleted
@@ -311,6 +312,8 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
         except KeyboardInterrupt:
             report.interrupted = True
             say("Interrupted: the current page was rolled back; the next run continues from here.")
+            say("Rebuilding the search index from what was kept; press Ctrl+C again to stop at once "
+                "(the next run rebuilds it and embeds the new pages).")
         except OSError as exc:
             if exc.errno != errno.ENOSPC:
                 raise
@@ -345,7 +348,7 @@ def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = 
         with sqlite_errors(summary_db):
             say("(Re)generating full text index ...")
             report.fts_rows = fts.rebuild_fts_in(conn, progress=progress)
-            if embeddings and report.failure is None:
+            if embeddings and report.failure is None and not report.interrupted:  # after Ctrl+C the next run embeds
                 _embed(conn, report, say, progress)
             if not report.interrupted and report.failure is None:
                 say("Optimizing and vacuuming the summary database ...")
