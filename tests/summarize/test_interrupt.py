@@ -199,3 +199,30 @@ def test_sigint_at_several_moments(tmp_path, sigint_default):
     assert check_consistent(summary) == done
     assert semantic_dump(summary) == semantic_dump(whole)
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_ctrl_c_inside_the_text_piles_unpacking_during_the_index_rebuild_is_an_interruption(small, tmp_path, sigint_default,
+                                                                                             monkeypatch):
+    """A Ctrl+C that lands in sqlar_uncompress (called by SQLite while the full text index
+    reads the text_pile view) came back as 'user-defined function raised exception':
+    exit 1 and a failure instead of 130 (seen once in test_sigint_at_several_moments)."""
+    import textpile.store.gen2_piles as gen2_piles
+
+    crawler, whole = small
+    real = gen2_piles.unpack
+    calls = []
+
+    def unpack_then_ctrl_c(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler raises KeyboardInterrupt right here
+        return real(*args, **kwargs)
+
+    summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
+    monkeypatch.setattr(gen2_piles, "unpack", unpack_then_ctrl_c)
+    report = summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
+    assert report.interrupted and report.failure is None and len(calls) >= 3
+    monkeypatch.undo()
+    again = summarize(crawler, tmp_path / "s.db", progress=False)
+    assert not again.interrupted and again.failure is None
+    assert semantic_dump(tmp_path / "s.db") == semantic_dump(whole)

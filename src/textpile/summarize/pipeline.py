@@ -343,19 +343,26 @@ def _kept(problem: str, report: SummaryReport) -> str:
 
 def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = True, progress: bool = True) -> None:
     """Rebuild the FTS index, embed and, after a complete run, optimize; a database that
-    fails here sets ``report.failure`` (the index then stays as it was)."""
-    try:
-        with sqlite_errors(summary_db):
-            say("(Re)generating full text index ...")
-            report.fts_rows = fts.rebuild_fts_in(conn, progress=progress)
-            if embeddings and report.failure is None and not report.interrupted:  # after Ctrl+C the next run embeds
-                _embed(conn, report, say, progress)
-            if not report.interrupted and report.failure is None:
-                say("Optimizing and vacuuming the summary database ...")
-                optimize_and_vacuum(conn)
-    except DatabaseError as exc:
-        if report.failure is None:
-            report.failure = _kept(str(exc), report)
+    fails here sets ``report.failure`` (the index then stays as it was). A Ctrl+C that
+    lands inside a Python function SQLite calls (the text_pile view's sqlar_uncompress,
+    while the full text index reads it) reaches here as SQLite's error about that
+    function: it is an interruption (``report.interrupted``, exit 130), not a failure."""
+    with _SigintSeen() as sigint:
+        try:
+            with sqlite_errors(summary_db):
+                say("(Re)generating full text index ...")
+                report.fts_rows = fts.rebuild_fts_in(conn, progress=progress)
+                if embeddings and report.failure is None and not report.interrupted:  # after Ctrl+C the next run embeds
+                    _embed(conn, report, say, progress)
+                if not report.interrupted and report.failure is None:
+                    say("Optimizing and vacuuming the summary database ...")
+                    optimize_and_vacuum(conn)
+        except DatabaseError as exc:
+            if sigint.seen:
+                report.interrupted = True
+                say("Interrupted while rebuilding the search index: the next run rebuilds it.")
+            elif report.failure is None:
+                report.failure = _kept(str(exc), report)
 
 
 def _embed(conn, report: SummaryReport, say, progress: bool) -> None:
