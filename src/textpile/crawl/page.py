@@ -12,14 +12,12 @@ X-Robots-Tag header is read by :mod:`textpile.crawl.headers`.
 
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
 
 from textpile.crawl.refresh import parse_refresh
-from textpile.store.urls import ParsedUrl, UrlError, UrlResolver, parse_url
+from textpile.store.urls import ParsedUrl, UrlError, UrlResolver
 
 #: The longest URL the crawler collects, in characters (8 KiB, a common server limit for
 #: the request line; longer links are dropped, never scheduled).
@@ -79,83 +77,17 @@ def usable_link(url: ParsedUrl) -> bool:
             and url.username is None and url.password is None)
 
 
-#: Resolved links remembered across pages by a page reader process (see :func:`_shared_link`).
-SHARED_LINKS = 32768
-#: Base URLs whose parse is remembered across pages (see :func:`_base_resolver`).
-SHARED_BASES = 1024
-#: An absolute URL with an authority (``scheme://``): resolved the same against any base.
-_WITH_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-#: The first characters of an href without ":" that make it a path-relative reference
-#: (no leading space or control, which the URL parser strips; not "/", "\\", "?" or "#").
-_PATH_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-%")
-
-
-@functools.lru_cache(maxsize=SHARED_BASES)
-def _base_resolver(base: str) -> UrlResolver:
-    """The :class:`UrlResolver` of ``base`` (an absolute URL)."""
-    return UrlResolver(base)
-
-
-@functools.lru_cache(maxsize=SHARED_LINKS)
-def _shared_link(base: str, href: str) -> ParsedUrl | None:
-    """``href`` resolved against ``base`` ("": ``href`` is absolute) when the result is
-    a usable link (:func:`usable_link`), else None. A pure function, remembered for the
-    last :data:`SHARED_LINKS` arguments: the pages of one site share most of their
-    links (navigation, the same directory's pages), and :class:`_LinkResolver` asks
-    with the part of the page's base URL the answer depends on (its directory, or its
-    origin), so one site's pages ask the same questions."""
-    try:
-        parsed = _base_resolver(base).resolve(href) if base else parse_url(href)
-    except UrlError:
-        return None
-    return parsed if usable_link(parsed) else None
-
-
 class _LinkResolver:
     """Resolves a page's hrefs against one base, keeping only usable http(s) URLs,
     without their fragment. Each distinct href without its fragment is resolved once
     (pages repeat their links a lot, often with different fragments: a table of
-    contents links every section of every page).
+    contents links every section of every page)."""
 
-    The answer for an href that depends only on part of an http(s) base without user
-    name or password comes from :func:`_shared_link`, asked with that part alone, so
-    that it is shared with other pages (WHATWG URL Standard, basic URL parser): an href
-    starting with ``scheme://`` does not depend on the base; one starting with "/" (an
-    absolute path, or ``//`` an authority) on the base's scheme and origin only; a
-    path-relative one (no ":", starting like a path segment) on the base's scheme,
-    origin and path without its last segment (the "directory": the last segment is
-    dropped before the href is appended, and the base's query is not used). Every
-    other href (a query or fragment alone, empty, a leading space, "\\", or a scheme
-    without "//") is resolved against the whole base."""
-
-    __slots__ = ("resolver", "seen", "origin_base", "directory_base")
+    __slots__ = ("resolver", "seen")
 
     def __init__(self, base: str) -> None:
         self.resolver = UrlResolver(base)
         self.seen: dict[str, ParsedUrl | None] = {}
-        self.origin_base: str | None = None
-        self.directory_base: str | None = None
-        parsed = parse_url(base)
-        if parsed.scheme in ("http", "https") and parsed.username is None and parsed.password is None:
-            self.origin_base = parsed.str_origin + "/"
-            self.directory_base = parsed.str_origin + parsed.path[: parsed.path.rfind("/") + 1]
-
-    def _resolve(self, href: str) -> ParsedUrl | None:
-        """``href`` (without fragment) resolved, when usable (see the class doc)."""
-        if href and self.origin_base is not None:
-            first = href[0]
-            if first == "/":
-                return _shared_link(self.origin_base, href)
-            if ":" in href:
-                if _WITH_AUTHORITY.match(href):
-                    return _shared_link("", href)
-            elif first in _PATH_START:
-                return _shared_link(self.directory_base, href)
-        try:
-            parsed = self.resolver.resolve(href)
-        except UrlError:
-            return None
-        return parsed if usable_link(parsed) else None
 
     def http_url(self, href: str | None) -> ParsedUrl | None:
         if not href or len(href) > MAX_URL_CHARS:
@@ -166,7 +98,11 @@ class _LinkResolver:
             return self.seen[href]
         except KeyError:
             pass
-        result = self.seen[href] = self._resolve(href)
+        try:
+            parsed = self.resolver.resolve(href)
+        except UrlError:
+            parsed = None
+        result = self.seen[href] = parsed if parsed is not None and usable_link(parsed) else None
         return result
 
     def links(self, hrefs: list[str]) -> list[ParsedUrl]:
