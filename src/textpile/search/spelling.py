@@ -25,6 +25,9 @@ MIN_DOCS = 2
 COMMON_RATIO = 20
 #: ... and held by this many pages at least.
 COMMON_MIN_DOCS = 10
+#: A word more pages than this hold is never taken for a typo (nor looked up: a pasted
+#: paragraph's words would each scan the vocabulary).
+TYPO_MAX_DOCS = 5
 #: Vocabulary words looked at per query word, at most.
 MAX_SCAN = 20_000
 
@@ -41,6 +44,8 @@ def suggest_word(conn: sqlite3.Connection, word: str) -> str | None:
     if len(folded) < 3 or not folded.isalpha():
         return None
     held = _doc_count(conn, folded)
+    if held > TYPO_MAX_DOCS:
+        return None
     least = max(COMMON_MIN_DOCS, COMMON_RATIO * held) if held else MIN_DOCS
     limit = 1 if len(folded) <= 4 else 2
     first = folded[0]
