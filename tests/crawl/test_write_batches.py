@@ -49,3 +49,28 @@ def test_entries_go_to_the_database_process_once_their_texts_reach_the_byte_boun
         assert rows == [(1000,)] * 7
     finally:
         conn.close()
+
+
+def test_a_query_whose_caller_was_cancelled_while_it_ran_leaves_no_error_and_the_next_one_runs(tmp_path):
+    conn = open_crawler_db(tmp_path / "crawl.db")
+    db = CrawlerDb(conn)
+    db.start_agent(uuid.uuid4(), "test", "ua")
+    problems: list[dict] = []
+
+    async def scenario() -> list:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: problems.append(context))
+        ask = dict(recrawl_interval_s=3600, force=False, limit=5)
+        task = asyncio.ensure_future(db.due_candidates("http://h.example", **ask))
+        await asyncio.sleep(0)  # the query is with the database process now
+        task.cancel()  # its caller gives up (a deadline, the crawl stopping)
+        next_one = await db.due_candidates("http://h.example", **ask)
+        await db.drain()
+        return next_one
+
+    try:
+        assert asyncio.run(scenario()) == []
+        # before: the next query never ran (the crawl stalled): setting the cancelled future's result
+        # raised InvalidStateError in the done callback, before it started the next job
+        assert [str(p.get("exception")) for p in problems] == []
+    finally:
+        conn.close()

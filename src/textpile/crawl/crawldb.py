@@ -235,8 +235,9 @@ class CrawlerDb:
 
     def _job_done(self, job, work: asyncio.Future) -> None:
         self._busy = False
-        pass_outcome(work, job[3])
-        self._job_failed(job)
+        if not job[3].done():  # else its caller was cancelled while the job ran: nobody waits for it
+            pass_outcome(work, job[3])
+            self._job_failed(job)
         self._pump()
 
     @staticmethod
