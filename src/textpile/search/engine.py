@@ -42,7 +42,7 @@ from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages
 from textpile.search.features import QueryMatcher, Scored, page_features
 from textpile.search.filters import filter_sql, missing_language_note
 from textpile.search.index import require_search_index
-from textpile.search.plan import QueryPlan, index_languages, plan_query
+from textpile.search.plan import Item, QueryPlan, index_languages, plan_query
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
@@ -78,9 +78,10 @@ MAX_RESULT_SECTIONS = 3
 
 #: The hook of the semantic and hybrid search modes (:mod:`textpile.semantic.modes`):
 #: called with the connection, the parsed query, the keyword ranking (every reranked
-#: candidate, best first) and whether the time budget ended the keyword search early, it returns the ranking to show and whether keyword matching
-#: still decides which pages are results (hybrid: True; semantic: False, then ``total``
-#: counts the returned ranking and no partial-match note is given).
+#: candidate, best first) and whether the time budget ended the keyword search early, it
+#: returns the ranking to show and whether keyword matching still decides which pages
+#: are results (hybrid: True; semantic: False, then ``total`` counts the returned
+#: ranking and no partial-match note is given).
 Reorder = Callable[[sqlite3.Connection, ParsedQuery, list[Scored], bool], tuple[list[Scored], bool]]
 
 
@@ -450,7 +451,7 @@ def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer
     return out
 
 
-def _phrase_form(analyzer: Analyzer, item) -> str | None:
+def _phrase_form(analyzer: Analyzer, item: Item) -> str | None:
     """The snippet form of a phrase of two or more words (:class:`SnippetMaker`: words
     separated by spaces, each matched as a word prefix): each word cut to what it shares
     with its stem (``temporary directory`` -> ``temporar director``, which marks

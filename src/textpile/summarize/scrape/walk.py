@@ -610,21 +610,7 @@ def walk_document(root: etree._Element, lowered: bytes | None = None) -> WalkRes
             if cur_len:
                 pending_space = True
             continue
-        if len(words) == 1:
-            joined = words[0]
-            if joined is text:  # str.split gives the string itself when it holds no whitespace
-                if pending_space and cur_len:
-                    buf.append(" ")
-                    cur_len += 1
-                buf.append(text)
-                length = len(text)
-                cur_len += length
-                if in_link:
-                    cur_link += length
-                pending_space = False
-                continue
-        else:
-            joined = " ".join(words)
+        joined = words[0] if len(words) == 1 else " ".join(words)
         if cur_len and (pending_space or text[0].isspace()):
             buf.append(" ")
             cur_len += 1
