@@ -19,7 +19,10 @@ polite crawler (bench/crawl/run_scrapy.py). From the server's log it prints per 
 - CPU per request (ms, the crawler process and its children; the benchmark's own
   sampler left out) and the part of it spent in the crawler's main process (for
   textpile: the event loop, which one core must carry at the politeness bound), for
-  textpile the parts spent in its page readers and its crawler database process, peak
+  textpile the parts spent in its page readers and its crawler database process, the
+  cores the crawler kept busy (its CPU seconds over the wall seconds: near 2 on this
+  machine's 2 cores, the crawl is CPU-bound and every origin waits on the readers and
+  the read backlog, so rate and silence measure the CPU, not the scheduling), peak
   RSS (MiB, summed over the process tree) and peak PSS (shared pages counted once), and
   the load average (1 min) before and after the run.
 """
@@ -133,7 +136,7 @@ def _role_ms(result: dict, name: str, requests: int) -> float:
 
 def print_table(runs: list[RunFigures]) -> None:
     header = (f"{'crawler':<16} {'N':>5} {'delay':>6} {'requests':>8} {'rate/bound':>10} {'min gap':>8} "
-              f"{'gap/answer':>10} {'silence':>8} {'CPU ms/req':>10} {'main ms/req':>11} {'readers':>7} {'db':>5} "
+              f"{'gap/answer':>10} {'silence':>8} {'CPU ms/req':>10} {'main ms/req':>11} {'readers':>7} {'db':>5} {'cores':>5} "
               f"{'RSS MiB':>8} {'PSS MiB':>8} "
               f"{'wall s':>7} {'load':>10}")
     print(header)
@@ -142,7 +145,8 @@ def print_table(runs: list[RunFigures]) -> None:
         print(f"{r.crawler:<16} {r.origins:>5} {r.delay_s:>5g}s {r.requests:>8} {r.rate_over_bound:>10.3f} "
               f"{r.min_gap:>8.3f} {r.min_gap_after_answer:>10.3f} {r.longest_silence:>8.2f} "
               f"{r.cpu_ms_per_request:>10.2f} {r.loop_ms_per_request:>11.2f} {r.readers_ms_per_request:>7.2f} "
-              f"{r.db_ms_per_request:>5.2f} {r.peak_rss_mib:>8.0f} "
+              f"{r.db_ms_per_request:>5.2f} {r.cpu_ms_per_request * r.requests / 1000 / r.wall_s:>5.2f} "
+              f"{r.peak_rss_mib:>8.0f} "
               f"{r.peak_pss_mib:>8.0f} {r.wall_s:>7.1f} "
               f"{r.load_before:>4.1f}-{r.load_after:<4.1f}")
 
