@@ -20,9 +20,10 @@ polite crawler (bench/crawl/run_scrapy.py). From the server's log it prints per 
   sampler left out) and the part of it spent in the crawler's main process (for
   textpile: the event loop, which one core must carry at the politeness bound), for
   textpile the parts spent in its page readers and its crawler database process, the
-  cores the crawler kept busy (its CPU seconds over the wall seconds: near 2 on this
-  machine's 2 cores, the crawl is CPU-bound and every origin waits on the readers and
-  the read backlog, so rate and silence measure the CPU, not the scheduling), peak
+  cores the crawler kept busy (its CPU seconds over the wall seconds: when that is all
+  the doc server leaves of the machine's cores, the crawl is CPU-bound and every origin
+  waits on the readers and the read backlog, so rate and silence measure the CPU, not
+  the scheduling), peak
   RSS (MiB, summed over the process tree) and peak PSS (shared pages counted once), and
   the load average (1 min) before and after the run.
 """
