@@ -261,7 +261,7 @@ class TextpileStageOne:
             return 0
         found = engine._Found()
         engine._candidates(self.conn, plan, parsed, DEFAULT_RANKING, engine.RERANK_DEPTH, Budget(DEFAULT_BUDGET_MS),
-                           found)
+                           found, self.analyzer)
         return len(found.pages)
 
 

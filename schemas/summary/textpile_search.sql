@@ -37,15 +37,12 @@ CREATE TABLE IF NOT EXISTS search_page (
     anchor_terms TEXT NOT NULL -- the texts of links to it (at most 40, most linking pages first) analyzed, one per line; empty string when none
 );
 
--- Per section of a searchable page: its analyzed title and anchor name (rerank features).
+-- Per section of a searchable page: its docid in section_search_index. The rerank analyzes
+-- the section's title and anchor name from section_summary at query time
+-- (textpile.search.index.section_terms).
 CREATE TABLE IF NOT EXISTS search_section (
     section_summary_id INTEGER NOT NULL REFERENCES section_summary(section_summary_id), -- the section (one row each, but none for a boilerplate heading: textpile.search.index.boilerplate_headings)
-    docid INTEGER NOT NULL PRIMARY KEY, -- its rowid in section_search_index (and this table's): numbered in the order of its page's docid, then its position
-    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id), -- the generation whose document holds it
-    title_terms TEXT NOT NULL, -- section_summary.title, analyzed
-    title_words TEXT, -- section_summary.title analyzed without stemming; NULL when that is title_terms
-    name_terms TEXT, -- section_summary.anchor analyzed when it is a name; empty string otherwise; NULL when name_terms and name_words are title_terms and title_words (an anchor made from the title)
-    name_words TEXT -- the same without stemming; NULL when that is name_terms, or when name_terms is NULL
+    docid INTEGER NOT NULL PRIMARY KEY -- its rowid in section_search_index (and this table's): numbered in the order of its page's docid, then its position
 );
 
 -- The stemmer languages of the search index: queries are analyzed in each of them.

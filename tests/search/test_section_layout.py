@@ -1,7 +1,7 @@
-"""search_section: docid its rowid, the unstemmed strings NULL where they equal the stemmed
-ones, the name's strings NULL where the name is the title; an older database's
-search_section (keyed by section_summary_id, every string kept; or every name string kept)
-moved on its next write-open, and search reads every layout the same."""
+"""search_section: docid its rowid and the section it indexes, nothing else (a search
+analyzes the titles and anchor names it reranks); an older database's search_section (with
+the analyzed strings, in three layouts) read as it is and moved on its next write-open,
+and search reads every layout the same."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from contextlib import closing
 
 import pytest
 
+from textpile.search.analysis import Analyzer
+from textpile.search.candidates import section_candidates
 from textpile.search.engine import search
-from textpile.search.index import rebuild_search_index
+from textpile.search.index import rebuild_search_index, section_terms
 from textpile.store.database import open_summary_db
 from textpile.store.gen2_piles import register_functions
 
@@ -41,60 +43,77 @@ def _site(path) -> dict[str, int]:
     return ids
 
 
-_ROWS = "SELECT section_summary_id, docid, entity_generation_id, title_terms, title_words, name_terms, name_words " \
-        "FROM search_section ORDER BY docid"
+_ROWS = "SELECT section_summary_id, docid FROM search_section ORDER BY docid"
+_TITLES = ("SELECT s.title, t.docid FROM search_section t JOIN section_summary s"
+           " ON s.section_summary_id = t.section_summary_id ORDER BY t.docid")
 
 
-def test_unstemmed_strings_are_null_where_they_equal_the_stemmed_ones_and_names_where_they_are_titles(tmp_path):
+def test_search_section_holds_docids_and_search_analyzes_the_sections_titles(tmp_path):
     path = tmp_path / "summary.db"
-    ids = _site(path)
-    with closing(sqlite3.connect(path)) as conn:
-        rows = conn.execute(_ROWS).fetchall()
+    _site(path)
+    with closing(open_summary_db(path, read_only=True)) as conn:
+        assert [r[1] for r in conn.execute("PRAGMA table_info(search_section)")] == ["section_summary_id", "docid"]
         assert conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'search_section' AND type = 'index'"
                             ).fetchall() == []
-    by_title = {r[3]: r for r in rows}
-    assert sorted(r[2] for r in rows) == sorted([ids["json"]] * 3 + [ids["sorting"]])
-    assert by_title["basic usag"][3:] == ("basic usag", "basic usage", None, None)  # anchor basic-usage
-    assert by_title["json dump"][3:] == ("json dump", "json dumps", None, None)
-    assert by_title["decod and encod"][3:] == ("decod and encod", "decoders and encoders", "decod", "decoders")
-    assert by_title["key function"][3:] == ("key function", "key functions", None, None)
-    assert [r[1] for r in rows] == [1, 2, 3, 4]
+        assert conn.execute(_TITLES).fetchall() == [("Basic Usage", 1), ("json.dumps", 2),
+                                                     ("Decoders and encoders", 3), ("Key Functions", 4)]
+        hits = section_candidates(conn, Analyzer(), "decod OR function OR usag", (10.0, 5.0, 2.0), 10, 100)
+        strings = {h.title: (h.title_terms, h.title_words, h.name_terms, h.name_words) for h in hits}
+    assert strings == {
+        "Basic Usage": ("basic usag", "basic usage", "basic usag", "basic usage"),  # anchor basic-usage
+        "Decoders and encoders": ("decod and encod", "decoders and encoders", "decod", "decoders"),
+        "Key Functions": ("key function", "key functions", "key function", "key functions"),
+    }
 
 
-_OLD = """
-ALTER TABLE search_section RENAME TO search_section_new;
-CREATE TABLE search_section (
-    section_summary_id INTEGER NOT NULL PRIMARY KEY REFERENCES section_summary(section_summary_id),
-    docid INTEGER NOT NULL UNIQUE,
-    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id),
-    title_terms TEXT NOT NULL, title_words TEXT NOT NULL, name_terms TEXT NOT NULL, name_words TEXT NOT NULL);
-INSERT INTO search_section SELECT section_summary_id, docid, entity_generation_id, title_terms,
-    coalesce(title_words, title_terms), coalesce(name_terms, title_terms),
-    CASE WHEN name_terms IS NULL THEN coalesce(title_words, title_terms) ELSE coalesce(name_words, name_terms) END
-    FROM search_section_new;
-DROP TABLE search_section_new;
-"""
+def test_section_terms_of_a_generated_anchor_have_no_name():
+    analyzer = Analyzer()
+    assert section_terms(analyzer, "Sorting Basics", "id-1.9.3", "en") == ("sort basic", "sorting basics", "", "")
+    assert section_terms(analyzer, "Sorting Basics", None, None) == ("sorting basics", "sorting basics", "", "")
 
 
-#: The layout before: name_terms NOT NULL, every name string kept (name_words NULL where
-#: it is name_terms).
-_MIDDLE = """
-ALTER TABLE search_section RENAME TO search_section_new;
-CREATE TABLE search_section (
-    section_summary_id INTEGER NOT NULL REFERENCES section_summary(section_summary_id),
-    docid INTEGER NOT NULL PRIMARY KEY,
-    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation(entity_generation_id),
-    title_terms TEXT NOT NULL, title_words TEXT, name_terms TEXT NOT NULL, name_words TEXT);
-INSERT INTO search_section SELECT section_summary_id, docid, entity_generation_id, title_terms, title_words,
-    coalesce(name_terms, title_terms),
-    nullif(CASE WHEN name_terms IS NULL THEN coalesce(title_words, title_terms) ELSE coalesce(name_words, name_terms) END,
-           coalesce(name_terms, title_terms))
-    FROM search_section_new;
-DROP TABLE search_section_new;
-"""
+def _strings(analyzer: Analyzer, title: str, anchor: str | None, language: str | None, layout: str) -> tuple:
+    """The four strings an older textpile stored for a section, in ``layout``."""
+    terms, words, name_terms, name_words = section_terms(analyzer, title, anchor, language)
+    if layout == "keyed-by-section":  # every string
+        return terms, words, name_terms, name_words
+    if layout == "names-kept":  # title_words NULL where it is title_terms, name_words where it is name_terms
+        return terms, None if words == terms else words, name_terms, None if name_words == name_terms else name_words
+    if (name_terms, name_words) == (terms, words):  # "strings": the name's NULL where it is the title
+        return terms, None if words == terms else words, None, None
+    return terms, None if words == terms else words, name_terms, None if name_words == name_terms else name_words
 
 
-@pytest.mark.parametrize("layout", [_OLD, _MIDDLE], ids=["keyed-by-section", "names-kept"])
+_LAYOUTS = {
+    "keyed-by-section": "section_summary_id INTEGER NOT NULL PRIMARY KEY, docid INTEGER NOT NULL UNIQUE, "
+                        "entity_generation_id INTEGER NOT NULL, title_terms TEXT NOT NULL, title_words TEXT NOT NULL,"
+                        " name_terms TEXT NOT NULL, name_words TEXT NOT NULL",
+    "names-kept": "section_summary_id INTEGER NOT NULL, docid INTEGER NOT NULL PRIMARY KEY, "
+                  "entity_generation_id INTEGER NOT NULL, title_terms TEXT NOT NULL, title_words TEXT, "
+                  "name_terms TEXT NOT NULL, name_words TEXT",
+    "strings": "section_summary_id INTEGER NOT NULL, docid INTEGER NOT NULL PRIMARY KEY, "
+               "entity_generation_id INTEGER NOT NULL, title_terms TEXT NOT NULL, title_words TEXT, "
+               "name_terms TEXT, name_words TEXT",
+}
+
+
+def _write_older_layout(path, layout: str) -> None:
+    """search_section as an older textpile wrote it, strings and all."""
+    analyzer = Analyzer()
+    with closing(register_functions(sqlite3.connect(path))) as conn:
+        rows = conn.execute(
+            "SELECT t.section_summary_id, t.docid, s.entity_generation_id, s.title, s.anchor, sp.language"
+            " FROM search_section t JOIN section_summary s ON s.section_summary_id = t.section_summary_id"
+            " JOIN search_page sp ON sp.entity_generation_id = s.entity_generation_id ORDER BY t.docid").fetchall()
+        conn.execute("DROP TABLE search_section")
+        conn.execute(f"CREATE TABLE search_section ({_LAYOUTS[layout]})")  # a test constant, not input
+        conn.executemany("INSERT INTO search_section VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         [(sid, docid, eg, *_strings(analyzer, title, anchor, language, layout))
+                          for sid, docid, eg, title, anchor, language in rows])
+        conn.commit()
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
 def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_open(tmp_path, layout):
     path = tmp_path / "summary.db"
     _site(path)
@@ -102,14 +121,15 @@ def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_op
     with closing(open_summary_db(path, read_only=True)) as conn:
         new = [dataclasses.asdict(search(conn, q)) for q in queries]
         fresh = conn.execute(_ROWS).fetchall()
-    with closing(register_functions(sqlite3.connect(path))) as conn:
-        conn.executescript(layout)
-        old_rows = conn.execute(_ROWS).fetchall()
-    assert all(r[5] is not None for r in old_rows) and old_rows != fresh
+    _write_older_layout(path, layout)
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute(_ROWS).fetchall() == fresh
+        assert conn.execute("SELECT count(*) FROM search_section WHERE title_terms <> ''").fetchone() == (4,)
     with closing(open_summary_db(path, read_only=True)) as conn:  # the old layout reads as it is
         assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
     assert any(r["results"] and r["results"][0]["sections"] for r in new)  # the section path ran
     with closing(open_summary_db(path)) as conn:  # moved
+        assert [r[1] for r in conn.execute("PRAGMA table_info(search_section)")] == ["section_summary_id", "docid"]
         assert conn.execute(_ROWS).fetchall() == fresh
         assert conn.execute("SELECT pk FROM pragma_table_info('search_section') WHERE name = 'docid'").fetchone() == (1,)
         assert conn.execute("SELECT name FROM sqlite_master WHERE name LIKE '%legacy%'").fetchall() == []

@@ -45,8 +45,9 @@ def test_the_first_tier_is_built_only_for_a_large_index(tmp_path):
     tiers = candidates.search_tiers(conn)
     assert tiers.last_docid == 10
     assert [r[0] for r in conn.execute("SELECT rowid FROM search_index_top")] == list(range(1, 11))
-    top_sections = conn.execute("SELECT max(t.docid) FROM search_section t JOIN search_page p "
-                            "ON p.entity_generation_id = t.entity_generation_id WHERE p.docid <= 10").fetchone()[0]
+    top_sections = conn.execute("SELECT max(t.docid) FROM search_section t JOIN section_summary s "
+                                "ON s.section_summary_id = t.section_summary_id JOIN search_page p "
+                                "ON p.entity_generation_id = s.entity_generation_id WHERE p.docid <= 10").fetchone()[0]
     assert tiers == candidates.Tiers(30, sections, 10, top_sections)
     assert [r[0] for r in conn.execute("SELECT rowid FROM section_search_index_top")] == list(range(1, top_sections + 1))
 

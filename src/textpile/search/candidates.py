@@ -17,7 +17,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from textpile.search.index import SEARCHABLE, SECTION_STRINGS_SQL
+from textpile.search.analysis import Analyzer
+from textpile.search.index import SEARCHABLE, section_terms
 
 _SEARCHABLE = SEARCHABLE.format(eg="eg")
 _FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_id = u.origin_id "
@@ -27,7 +28,8 @@ _FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_i
 @dataclass(frozen=True)
 class SectionHit:
     """A matching section: its ids, anchor, title, level, Gen2 span, bm25 score, and the
-    analyzed terms of its title and anchor name (stemmed and not; see search_section)."""
+    analyzed terms of its title and anchor name (stemmed and not:
+    :func:`textpile.search.index.section_terms`)."""
 
     section_id: int
     entity_generation_id: int
@@ -205,13 +207,14 @@ def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str 
     return conn.execute(sql, [match, *(filter_params or []), cap]).fetchone()[0]
 
 
-def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
-                       filter_sql: str = "", filter_params: list | None = None,
+def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str, weights: tuple[float, ...],
+                       limit: int, scan: int, filter_sql: str = "", filter_params: list | None = None,
                        tiers: Tiers = NO_TIERS) -> list[SectionHit]:
     """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
     matching ``match`` (over section_search_index, its first tier first as in
     :func:`page_candidates`), best first; only sections of searchable generations (and,
-    with filters, of pages passing them)."""
+    with filters, of pages passing them). ``analyzer`` analyzes the titles and anchor
+    names of the ``limit`` returned (the rerank's strings)."""
     joins = _FILTER_JOINS if filter_sql else ""
     scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
                           tiers.sections, tiers.last_section_docid)
@@ -219,20 +222,20 @@ def section_candidates(conn: sqlite3.Connection, match: str, weights: tuple[floa
     if not filter_sql:
         scanned = scanned[:limit + 10]  # a few spare for stale rows
     scores = dict(scanned)
-    out: list[SectionHit] = []
+    found: list[tuple] = []
     for start in range(0, len(scanned), 500):
         chunk = [docid for docid, _ in scanned[start:start + 500]]
         marks = ", ".join("?" * len(chunk))
-        for row in conn.execute(
-                "SELECT t.docid, t.section_summary_id, t.entity_generation_id, s.anchor, s.title, s.level, "
-                f"s.start_offset, s.end_offset, {SECTION_STRINGS_SQL} "
-                "FROM search_section t JOIN section_summary s ON s.section_summary_id = t.section_summary_id "
-                f"JOIN entity_generation eg ON eg.entity_generation_id = t.entity_generation_id {joins}"
-                f"WHERE t.docid IN ({marks}) AND {_SEARCHABLE}{filter_sql}", [*chunk, *(filter_params or [])]):
-            docid, rest = row[0], row[1:]
-            out.append(SectionHit(*rest[:7], scores[docid], *rest[7:]))
-    out.sort(key=lambda h: (-h.score, h.section_id))
-    return out[:limit]
+        found.extend(conn.execute(
+            "SELECT t.docid, t.section_summary_id, s.entity_generation_id, s.anchor, s.title, s.level, "
+            "s.start_offset, s.end_offset, sp.language "
+            "FROM search_section t JOIN section_summary s ON s.section_summary_id = t.section_summary_id "
+            f"JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id {joins}"
+            "LEFT JOIN search_page sp ON sp.entity_generation_id = s.entity_generation_id "
+            f"WHERE t.docid IN ({marks}) AND {_SEARCHABLE}{filter_sql}", [*chunk, *(filter_params or [])]))
+    found.sort(key=lambda r: (-scores[r[0]], r[1]))
+    return [SectionHit(*row[1:8], scores[row[0]], *section_terms(analyzer, row[4], row[3], row[8]))
+            for row in found[:limit]]
 
 
 @dataclass(frozen=True)

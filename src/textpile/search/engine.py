@@ -274,8 +274,9 @@ def _document_frequencies(conn: sqlite3.Connection, plan: QueryPlan) -> list[int
 
 
 def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
-                depth: int, budget: Budget, found: _Found) -> None:
+                depth: int, budget: Budget, found: _Found, analyzer: Analyzer) -> None:
     """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent).
+    ``analyzer`` analyzes the found sections' titles for the rerank.
 
     ``found.total`` is the number of matches the page scan saw: exact when it saw every
     match, else a lower bound (``total_is_lower_bound``): counting every match of common
@@ -292,16 +293,16 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     found.total, found.total_is_lower_bound = seen, not complete
     found.all_terms_complete = complete and len(rows) < depth
     with budget.guard():
-        found.add_sections(section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN,
+        found.add_sections(section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN,
                                               fsql, fparams, tiers=tiers), 1.0)
     relaxed = plan.relaxed()
     if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
-        _partial_candidates(conn, relaxed, ranking, depth, budget, found, fsql, fparams, tiers,
+        _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
                             every_part=len(relaxed.requirements) > len(plan.requirements))
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: _Found,
-                        fsql: str, fparams: list, tiers: Tiers, every_part: bool = False) -> None:
+                        analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
@@ -325,7 +326,7 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                    tiers=tiers)
-            hits = section_candidates(conn, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
+            hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
                                       fsql, fparams, tiers=tiers)
         before = len(found.pages)
         found.add_pages(rows, held)
@@ -693,7 +694,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     scored: list[Scored] = []
     try:
-        _candidates(conn, plan, parsed, ranking, depth, budget, found)
+        _candidates(conn, plan, parsed, ranking, depth, budget, found, analyzer)
     except BudgetSpent:
         out.timed_out = True
     try:

@@ -67,9 +67,9 @@ NO_MATCH = Match(0.0, 0.0)
 class QueryMatcher:
     """Matches analyzed field terms against a plan's requirements.
 
-    Fields come analyzed from the index (search_page, search_section: lines of
-    space-separated terms, stemmed and unstemmed), so matching a candidate only splits
-    strings and compares sets.
+    Fields come analyzed (search_page's from the index, a section's analyzed by stage one:
+    lines of space-separated terms, stemmed and unstemmed), so matching a candidate only
+    splits strings and compares sets.
     """
 
     def __init__(self, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None]) -> None:

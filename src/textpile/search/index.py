@@ -35,9 +35,11 @@ unobtanium's documented ``full_text_entity_index``, and rebuilt with it from the
   are mostly links), and the analyzed terms of its title variants, URL and most frequent
   anchor texts (rerank features, :mod:`textpile.search.features`,
   matched at query time without analyzing again);
-* ``search_section``: the analyzed terms of each section's title and anchor name (the
-  unstemmed strings NULL where they equal the stemmed ones, the name's NULL where it is
-  the title: :func:`section_strings`), its rowid the section's docid.
+* ``search_section``: each indexed section's docid (its rowid) and section_summary_id.
+  The rerank's analyzed strings of a section (its title and anchor name, stemmed and
+  not: :func:`section_terms`) are not stored: a search analyzes the titles of the
+  hundred-odd sections it reranks (about 2 ms) from ``section_summary``, which cost 0.023
+  of the raw HTML stored on python3.11-doc.
 
 These tables are derived: when their columns differ from what this code writes (a
 database built by another textpile), they are dropped and made anew before the rebuild.
@@ -48,6 +50,7 @@ searchable pages (any origin), a page's anchor text counted once per linking pag
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sqlite3
@@ -128,8 +131,7 @@ DERIVED_TABLES = {
     "search_page": ("entity_generation_id", "docid", "language", "term_count", "text_length", "in_links",
                     "content_in_links", "link_density", "title_terms", "title_words",
                     "url_terms", "url_last_terms", "anchor_terms"),
-    "search_section": ("section_summary_id", "docid", "entity_generation_id", "title_terms", "title_words",
-                       "name_terms", "name_words"),
+    "search_section": ("section_summary_id", "docid"),
     "search_language": ("language", "pages"),
     "search_term": ("term", "docs"),
     "search_word": ("word", "docs"),
@@ -243,12 +245,21 @@ def _top_texts(rows: list[tuple[str, int]]) -> list[str]:
 #: Every column of the :data:`DERIVED_TABLES`, no row: one statement, prepared once per
 #: connection (Python's statement cache) and again only when the schema changes.
 _READS_SQL = "SELECT * FROM " + ", ".join(DERIVED_TABLES) + " LIMIT 0"
-_READS = tuple(column for columns in DERIVED_TABLES.values() for column in columns)
-#: The same for a database whose search_page still has anchor_texts (the raw anchor texts,
-#: which nothing read; dropped on its next write-open, textpile.store.migrations).
-_READS_WITH_ANCHOR_TEXTS = tuple(column for table, columns in DERIVED_TABLES.items() for column in (
-    columns if table != "search_page" else columns[:columns.index("link_density") + 1] + ("anchor_texts",)
-    + columns[columns.index("link_density") + 1:]))
+#: Older layouts of derived tables that a database opened read-only is read in as it is
+#: (moved on its next write-open, textpile.store.migrations): search_page with
+#: anchor_texts (the raw anchor texts, which nothing read) and search_section with the
+#: analyzed strings of its sections (now analyzed at query time, :func:`section_terms`).
+OLDER_LAYOUTS = {
+    "search_page": (DERIVED_TABLES["search_page"][:DERIVED_TABLES["search_page"].index("link_density") + 1]
+                    + ("anchor_texts",)
+                    + DERIVED_TABLES["search_page"][DERIVED_TABLES["search_page"].index("link_density") + 1:],),
+    "search_section": (("section_summary_id", "docid", "entity_generation_id", "title_terms", "title_words",
+                        "name_terms", "name_words"),),
+}
+_READS_ACCEPTED = frozenset(
+    tuple(column for columns in layout for column in columns)
+    for layout in itertools.product(*((columns, *OLDER_LAYOUTS.get(table, ())) for table, columns in
+                                      DERIVED_TABLES.items())))
 
 
 def require_search_index(conn: sqlite3.Connection) -> None:
@@ -266,7 +277,7 @@ def require_search_index(conn: sqlite3.Connection) -> None:
         if _search_tables_current(conn):
             raise  # the tables are right: something else failed
     else:
-        if tuple(d[0] for d in cursor.description) in (_READS, _READS_WITH_ANCHOR_TEXTS):
+        if tuple(d[0] for d in cursor.description) in _READS_ACCEPTED:
             return
     raise DatabaseError(
         "this summary database has no search index of this textpile version (it was summarized by an "
@@ -373,16 +384,13 @@ def rebuild_search_index(conn: sqlite3.Connection, *, on_page: Callable[[], None
                 url_terms, analyzer.analyze(last_segment(str_url), language),
                 "\n".join(analyzer.analyze(a, language) for a in anchors)))
             for section_id, anchor, stitle, level in page_sections:
-                name = is_name_anchor(anchor)
                 section_docid += 1
                 section_rows.append((
                     section_docid,
                     analyzer.analyze(stitle, language),
-                    analyzer.analyze(anchor, language) if name else "",
+                    analyzer.analyze(anchor, language) if is_name_anchor(anchor) else "",
                     analyzer.analyze("\n".join(_top_texts(by_fragment.get(anchor, []))), language) if anchor else "",
-                    section_id, eg_id,
-                    analyzer.analyze(stitle, None),
-                    analyzer.analyze(anchor, None) if name else "",
+                    section_id,
                 ))
             if docid <= top:
                 top_section = section_docid
@@ -482,25 +490,17 @@ def _number_pages(conn: sqlite3.Connection) -> None:
                      [(i, r[0]) for i, r in enumerate(ordered, start=1)])
 
 
-def section_strings(title_terms: str, title_words: str, name_terms: str,
-                    name_words: str) -> tuple[str, str | None, str | None, str | None]:
-    """search_section's ``(title_terms, title_words, name_terms, name_words)`` for a
-    section's analyzed title and anchor name, stemmed and not: an unstemmed string NULL
-    where it equals the stemmed one, and both name strings NULL where the name is the
-    title in both forms (an anchor made from its heading: ``history-and-license``; a
-    third of the python3.11-doc sections, 0.36% of its summary database).
-    :data:`SECTION_STRINGS_SQL` reads them back."""
-    if (name_terms, name_words) == (title_terms, title_words):
-        return title_terms, None if title_words == title_terms else title_words, None, None
-    return (title_terms, None if title_words == title_terms else title_words, name_terms,
-            None if name_words == name_terms else name_words)
-
-
-#: The four strings :func:`section_strings` gives back, as SQL over search_section ``t``:
-#: title_terms, title_words, name_terms, name_words.
-SECTION_STRINGS_SQL = ("t.title_terms, coalesce(t.title_words, t.title_terms), coalesce(t.name_terms, t.title_terms), "
-                       "CASE WHEN t.name_terms IS NULL THEN coalesce(t.title_words, t.title_terms) "
-                       "ELSE coalesce(t.name_words, t.name_terms) END")
+def section_terms(analyzer: Analyzer, title: str, anchor: str | None,
+                  language: str | None) -> tuple[str, str, str, str]:
+    """``(title_terms, title_words, name_terms, name_words)`` of a section with heading
+    ``title`` and ``anchor`` on a page analyzed in ``language`` (search_page.language):
+    the title analyzed (stemmed, then not), and the anchor the same when it is a name
+    (:func:`is_name_anchor`), else two empty strings. The section index holds the stemmed
+    ones (section_search_index's title and name); the rerank
+    (:mod:`textpile.search.features`) matches all four."""
+    name = is_name_anchor(anchor)
+    return (analyzer.analyze(title, language), analyzer.analyze(title, None),
+            analyzer.analyze(anchor, language) if name else "", analyzer.analyze(anchor, None) if name else "")
 
 
 _PAGE_INSERT = ("INSERT INTO {table}(rowid, " + ", ".join(SEARCH_COLUMNS) + ") VALUES (?"
@@ -522,10 +522,8 @@ def _flush(conn: sqlite3.Connection, page_rows: list, section_rows: list, stats_
         conn.executemany(_PAGE_INSERT.format(table="search_index_top"), top_pages)
         conn.executemany(_SECTION_INSERT.format(table="section_search_index_top"),
                          [r for r in sections if r[0] <= top_section])
-    conn.executemany(
-        "INSERT INTO search_section(section_summary_id, docid, entity_generation_id, title_terms, title_words,"
-        " name_terms, name_words) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(r[4], r[0], r[5], *section_strings(r[1], r[6], r[2], r[7])) for r in section_rows])
+    conn.executemany("INSERT INTO search_section(section_summary_id, docid) VALUES (?, ?)",
+                     [(r[4], r[0]) for r in section_rows])
     conn.executemany(
         "INSERT INTO search_page(" + ", ".join(DERIVED_TABLES["search_page"]) + ") VALUES (?"
         + ", ?" * (len(DERIVED_TABLES["search_page"]) - 1) + ")", stats_rows)

@@ -8,7 +8,8 @@ and ``link_summary`` over ``link_target``, ``link_style`` and ``link_list``
 (:mod:`textpile.store.links`; the markup in its own table and link_list packed since).
 textpile's own ``section_embedding`` became a view too, over ``page_section_embedding``
 (:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes),
-and its derived ``search_section`` changed its layout twice and ``search_page`` lost a column
+and its derived ``search_section`` changed its layout three times (the analyzed strings
+gone last) and ``search_page`` lost a column
 (:mod:`textpile.search.index`).
 A database where one of them is still a table, or a compact table is in an older layout,
 is moved when it is opened for writing, in one transaction: a kill or an error leaves it
@@ -63,45 +64,27 @@ def set_aside(table: str, successor: str, legacy: str, conn: sqlite3.Connection)
         conn.execute("PRAGMA legacy_alter_table=OFF")
 
 
-_SECTION_COLUMNS = "section_summary_id, docid, entity_generation_id, title_terms, title_words, name_terms, name_words"
-
-
 def search_section_needs_move(conn: sqlite3.Connection) -> bool:
-    """True when textpile's search_section table is in an older layout: keyed by
-    section_summary_id with a UNIQUE docid and every unstemmed string stored, or name_terms
-    NOT NULL (every name string stored, also where the name is the title)."""
-    rows = dict(conn.execute("SELECT name, pk FROM pragma_table_info('search_section') WHERE name = 'docid'"
-                             " UNION ALL SELECT name, \"notnull\" FROM pragma_table_info('search_section')"
-                             " WHERE name = 'name_terms'"))
-    return rows.get("docid") == 0 or rows.get("name_terms") == 1
+    """True when textpile's search_section table is in an older layout: with the analyzed
+    strings of its sections (title_terms and the others, now analyzed at query time), in
+    any of its three layouts (keyed by section_summary_id or by docid)."""
+    return conn.execute("SELECT 1 FROM pragma_table_info('search_section') WHERE name = 'title_terms'"
+                        ).fetchone() is not None
 
 
 def finish_search_section_move(conn: sqlite3.Connection) -> int:
-    """The rows of the older search_section in the new one (docid its rowid, the strings
-    as :func:`textpile.search.index.section_strings` stores them), checked to read back
-    (:data:`textpile.search.index.SECTION_STRINGS_SQL`), the old table dropped; returns the
-    rows moved.
+    """The rows of the older search_section in the new one (docid its rowid, with its
+    section_summary_id; the strings left out), checked to be all there, the old table
+    dropped; returns the rows moved.
 
     Raises:
-        sqlite3.IntegrityError: a row would not read back as it was.
+        sqlite3.IntegrityError: a row is missing from the new table.
     """
-    from textpile.search.index import SECTION_STRINGS_SQL
-
-    old = ("SELECT section_summary_id, docid, entity_generation_id, title_terms, coalesce(title_words, title_terms)"
-           " AS title_words, name_terms, coalesce(name_words, name_terms) AS name_words FROM search_section_legacy")
-    same_name = "o.name_terms = o.title_terms AND o.name_words = o.title_words"
-    conn.execute(f"INSERT INTO search_section({_SECTION_COLUMNS}) SELECT o.section_summary_id, o.docid, "
-                 "o.entity_generation_id, o.title_terms, nullif(o.title_words, o.title_terms), "
-                 f"CASE WHEN {same_name} THEN NULL ELSE o.name_terms END, "
-                 f"CASE WHEN {same_name} THEN NULL ELSE nullif(o.name_words, o.name_terms) END "
-                 f"FROM ({old}) o ORDER BY o.docid")
+    conn.execute("INSERT INTO search_section(section_summary_id, docid) SELECT section_summary_id, docid"
+                 " FROM search_section_legacy ORDER BY docid")
     rows, same = conn.execute(
-        "WITH n(docid, section_summary_id, entity_generation_id, title_terms, title_words, name_terms, name_words)"
-        f" AS (SELECT t.docid, t.section_summary_id, t.entity_generation_id, {SECTION_STRINGS_SQL} FROM search_section t)"
-        f" SELECT count(*), count(n.docid) FROM ({old}) o LEFT JOIN n "
-        "ON n.docid = o.docid AND n.section_summary_id = o.section_summary_id "
-        "AND n.entity_generation_id = o.entity_generation_id AND n.title_terms = o.title_terms "
-        "AND n.title_words = o.title_words AND n.name_terms = o.name_terms AND n.name_words = o.name_words").fetchone()
+        "SELECT count(*), count(n.docid) FROM search_section_legacy o LEFT JOIN search_section n "
+        "ON n.docid = o.docid AND n.section_summary_id = o.section_summary_id").fetchone()
     if rows != same or conn.execute("SELECT count(*) FROM search_section").fetchone()[0] != rows:
         raise sqlite3.IntegrityError(f"search_section: {rows - same} rows would not read back as they were")
     conn.execute("DROP TABLE search_section_legacy")
