@@ -17,6 +17,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,6 +152,25 @@ def usable_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+#: Files that hold the memory limit of this process's control group (cgroup v2, then v1).
+CGROUP_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def usable_memory_bytes(cgroup_limits: Sequence[str] = CGROUP_MEMORY_LIMITS) -> int:
+    """The memory this process may use, in bytes: the machine's physical memory, or its
+    control group's limit when that is lower (a container's ``--memory``). A limit file
+    that is missing, unreadable or says ``max`` sets no limit."""
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    for path in cgroup_limits:
+        try:
+            value = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if value.isdigit():
+            memory = min(memory, int(value))
+    return memory
 
 
 def forkserver_context(preload: list[str]) -> multiprocessing.context.BaseContext:

@@ -210,3 +210,29 @@ def test_fetch_asks_room_for_twice_as_much_as_an_undeclared_body_grows():
     assert (ok.exit_code, len(ok.body or b"")) == (None, 5000)
     assert asked == [1000, 2000, 4000, 8000]  # a 404's body is never held: no room asked
     assert missing.status == 404
+
+
+def test_the_backlog_limit_is_a_share_of_the_memory_within_bounds():
+    from textpile.crawl.origin import read_backlog_bytes
+
+    mib, gib = 2**20, 2**30
+    assert [read_backlog_bytes(m) for m in (512 * mib, 4 * gib, 8 * gib, 24 * gib, 32 * gib, 256 * gib)] == [
+        128 * mib, 128 * mib, 256 * mib, 768 * mib, 1024 * mib, 1024 * mib]
+    assert ReadBacklog().limit == read_backlog_bytes()
+    assert ReadBacklog(limit=1000).limit == 1000
+
+
+def test_usable_memory_is_the_lower_of_the_machine_and_its_control_group(tmp_path):
+    import os
+
+    from textpile.processes import usable_memory_bytes
+
+    machine = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    limited, unlimited, junk = tmp_path / "memory.max", tmp_path / "unlimited", tmp_path / "junk"
+    limited.write_text("1073741824\n")
+    unlimited.write_text("max\n")
+    junk.write_text("-1\n")
+    assert usable_memory_bytes([str(tmp_path / "missing")]) == machine
+    assert usable_memory_bytes([str(unlimited), str(junk)]) == machine
+    assert usable_memory_bytes([str(unlimited), str(limited)]) == min(machine, 2**30)
+    assert usable_memory_bytes([str(limited), str(tmp_path / "missing")]) == min(machine, 2**30)

@@ -14,7 +14,7 @@ the ignore list so they are tried again in the same run (each at most
 Pages are read while the loop goes on: a 2xx text answer is handed to the run's page
 reader (a worker process) and the origin crawler waits out its delay and sends its next
 request meanwhile (at most :data:`MAX_READS_PER_ORIGIN` pages of one origin, and
-:data:`MAX_READ_BACKLOG_BYTES` of all, wait to be read). Its crawl log entries are still
+:func:`read_backlog_bytes` of all, wait to be read). Its crawl log entries are still
 queued in request order (an outbox per origin). With its todo list empty it waits for
 its oldest page's links (asking the readers to hurry: :meth:`PageReader.hurry`), then
 looks for new candidates, page after page.
@@ -56,6 +56,7 @@ from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.errors import DatabaseError
 from textpile.store.mimetypes import parse_media_type
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
+from textpile import processes
 
 #: Patience of an origin crawler (page "Crawl Loop").
 INITIAL_PATIENCE = 5
@@ -72,8 +73,25 @@ MAX_ERROR_MESSAGE_CHARS = 500
 #: Pages of one origin waiting to be read (or being read) before it sends no more requests.
 MAX_READS_PER_ORIGIN = 4
 #: Body bytes of all origins waiting to be read, or read and their text waiting to be
-#: written, before origins send no more requests (memory bound).
-MAX_READ_BACKLOG_BYTES = 128 * 1024 * 1024
+#: written, before origins send no more requests (the memory bound,
+#: :func:`read_backlog_bytes`): this share of the memory the crawl may use, within
+#: these bounds.
+READ_BACKLOG_SHARE = 1 / 32
+MIN_READ_BACKLOG_BYTES = 128 * 1024 * 1024
+MAX_READ_BACKLOG_BYTES = 1024 * 1024 * 1024
+
+
+def read_backlog_bytes(memory: int | None = None) -> int:
+    """The read backlog's limit in bytes for a crawl that may use ``memory`` bytes (None:
+    :func:`textpile.processes.usable_memory_bytes`): :data:`READ_BACKLOG_SHARE` of it,
+    at least :data:`MIN_READ_BACKLOG_BYTES` and at most :data:`MAX_READ_BACKLOG_BYTES`
+    (128 MiB up to 4 GiB of memory, 768 MiB with 24 GiB, 1 GiB from 32 GiB). More room
+    lets the origins go on fetching while the page readers are behind: when 200 origins
+    fetch the same 2.5 MB table of contents within a second (the crawl benchmark),
+    128 MiB holds 50 of them and every origin waited up to 7 delays for room."""
+    if memory is None:
+        memory = processes.usable_memory_bytes()
+    return int(min(MAX_READ_BACKLOG_BYTES, max(MIN_READ_BACKLOG_BYTES, memory * READ_BACKLOG_SHARE)))
 
 
 class ReadBacklog:
@@ -107,8 +125,8 @@ class ReadBacklog:
     #: the body size reserved for a request before any body was counted, in bytes
     FIRST_ESTIMATE = 64 * 1024
 
-    def __init__(self, limit: int = MAX_READ_BACKLOG_BYTES) -> None:
-        self.limit = limit
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = read_backlog_bytes() if limit is None else limit
         #: bytes of bodies held (waiting to be read, or read and waiting to be written)
         self.size = 0
         #: bytes reserved for requests under way
