@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import socket
@@ -154,6 +155,7 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+_BYTE_COUNT = re.compile(rb"[0-9]{1,20}")
 #: Files that hold the memory limit of this process's control group (cgroup v2, then v1).
 CGROUP_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
@@ -161,14 +163,15 @@ CGROUP_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memo
 def usable_memory_bytes(cgroup_limits: Sequence[str] = CGROUP_MEMORY_LIMITS) -> int:
     """The memory this process may use, in bytes: the machine's physical memory, or its
     control group's limit when that is lower (a container's ``--memory``). A limit file
-    that is missing, unreadable or says ``max`` sets no limit."""
+    that is missing or unreadable, says ``max``, or holds anything but up to 20 ASCII
+    digits (a byte count) sets no limit."""
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     for path in cgroup_limits:
         try:
-            value = Path(path).read_text().strip()
+            value = Path(path).read_bytes()[:64].strip()
         except OSError:
             continue
-        if value.isdigit():
+        if _BYTE_COUNT.fullmatch(value):
             memory = min(memory, int(value))
     return memory
 
