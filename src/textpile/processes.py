@@ -155,6 +155,7 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: A control-group memory limit as :func:`usable_memory_bytes` accepts it: a byte count in ASCII digits.
 _BYTE_COUNT = re.compile(rb"[0-9]{1,20}")
 #: Files that hold the memory limit of this process's control group (cgroup v2, then v1).
 CGROUP_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")

@@ -236,7 +236,8 @@ def test_usable_memory_is_the_lower_of_the_machine_and_its_control_group(tmp_pat
     assert usable_memory_bytes([str(unlimited), str(junk)]) == machine
     assert usable_memory_bytes([str(unlimited), str(limited)]) == min(machine, 2**30)
     assert usable_memory_bytes([str(limited), str(tmp_path / "missing")]) == min(machine, 2**30)
-    odd = [b"\xff\xfe1024", "\u00b2".encode(), "\uff11\uff10".encode(), b"9" * 5000, b"", b" \n", b"-5", b"1e9"]
+    odd = [b"\xff\xfe1024", "\u00b2".encode(), "\uff11\uff10".encode(), b"9" * 5000,
+           b"", b" \n", b"-5", b"1e9"]
     for i, content in enumerate(odd):  # not a byte count in ASCII digits: no limit, no error
         (tmp_path / f"odd{i}").write_bytes(content)
     assert usable_memory_bytes([str(tmp_path / f"odd{i}") for i in range(len(odd))] + [str(tmp_path)]) == machine

@@ -293,8 +293,8 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     found.total, found.total_is_lower_bound = seen, not complete
     found.all_terms_complete = complete and len(rows) < depth
     with budget.guard():
-        found.add_sections(section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN,
-                                              fsql, fparams, tiers=tiers), 1.0)
+        found.add_sections(section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH,
+                                              SECTION_SCAN, fsql, fparams, tiers=tiers), 1.0)
     relaxed = plan.relaxed()
     if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,

@@ -249,10 +249,10 @@ _READS_SQL = "SELECT * FROM " + ", ".join(DERIVED_TABLES) + " LIMIT 0"
 #: (moved on its next write-open, textpile.store.migrations): search_page with
 #: anchor_texts (the raw anchor texts, which nothing read) and search_section with the
 #: analyzed strings of its sections (now analyzed at query time, :func:`section_terms`).
+_PAGE_COLUMNS = DERIVED_TABLES["search_page"]
 OLDER_LAYOUTS = {
-    "search_page": (DERIVED_TABLES["search_page"][:DERIVED_TABLES["search_page"].index("link_density") + 1]
-                    + ("anchor_texts",)
-                    + DERIVED_TABLES["search_page"][DERIVED_TABLES["search_page"].index("link_density") + 1:],),
+    "search_page": (_PAGE_COLUMNS[:_PAGE_COLUMNS.index("link_density") + 1] + ("anchor_texts",)
+                    + _PAGE_COLUMNS[_PAGE_COLUMNS.index("link_density") + 1:],),
     "search_section": (("section_summary_id", "docid", "entity_generation_id", "title_terms", "title_words",
                         "name_terms", "name_words"),),
 }
