@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from textpile.errors import DatabaseError
-from textpile.store import open_crawler_db, open_summary_db
+from textpile.store.database import open_crawler_db, open_summary_db
 from textpile.store.mimetypes import intern_mimetype, parse_media_type
 from textpile.store.urls import intern_url, parse_url
 

@@ -236,7 +236,7 @@ def test_crawl_delay_from_robots_txt(tmp_path):
 
 def test_database_of_another_kind_is_refused(tmp_path):
     from textpile.errors import DatabaseError
-    from textpile.store import open_summary_db
+    from textpile.store.database import open_summary_db
 
     open_summary_db(tmp_path / "s.db").close()
     cfg = config(tmp_path, [SITE + "/"])

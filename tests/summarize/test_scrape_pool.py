@@ -82,7 +82,8 @@ def test_texts_are_staged_and_read_in_small_row_groups(tmp_path, monkeypatch):
 
 
 def test_worker_columns_are_the_tables_columns():
-    """The workers' rows (no pyarrow there) come in the order of the tables' schemas."""
+    """The workers' rows (no pyarrow there, nor DuckDB or numpy: each is resident memory in
+    every worker) come in the order of the tables' schemas."""
     import subprocess
     import sys
 
@@ -95,7 +96,7 @@ def test_worker_columns_are_the_tables_columns():
     imported = subprocess.run(
         [sys.executable, "-c", "import sys; from textpile.summarize.scrape_pool import WORKER_MODULES\n"
          "for m in WORKER_MODULES: __import__(m)\n"
-         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyarrow', 'duckdb'}))"],
+         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyarrow', 'duckdb', 'numpy'}))"],
         capture_output=True, text=True, check=True).stdout
     assert imported == "[]\n"
 

@@ -1,21 +1,7 @@
-"""The database layer shared by every stage: opening, schema versions, URLs, media types."""
+"""The database layer shared by every stage: opening (:mod:`textpile.store.database`),
+schema versions, URLs, media types, text piles and links.
 
-from textpile.store.database import (
-    BASE_SCHEMA_VERSION,
-    CRAWLER_SCHEMA_VERSION,
-    SUMMARY_SCHEMA_VERSION,
-    connect,
-    open_crawler_db,
-    open_summary_db,
-    optimize_and_vacuum,
-)
-
-__all__ = [
-    "BASE_SCHEMA_VERSION",
-    "CRAWLER_SCHEMA_VERSION",
-    "SUMMARY_SCHEMA_VERSION",
-    "connect",
-    "open_crawler_db",
-    "open_summary_db",
-    "optimize_and_vacuum",
-]
+Nothing is imported here: the scraping workers and the crawl's page readers import
+:mod:`textpile.store.urls` and :mod:`textpile.store.mimetypes` alone, without the
+database layer (its migrations pull in numpy: about 15 MiB resident in every worker).
+"""
