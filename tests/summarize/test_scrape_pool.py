@@ -50,8 +50,9 @@ def test_workers_write_the_same_rows_as_one_process(tmp_path):
     assert inline == pooled == (PAGES + 1, PAGES * 3, 0, 0)
     assert _results(batch) == alone
     files = alone["scrape_file"]
-    assert [r["file_id"] for r in files] == sorted(r["file_id"] for r in files)
-    assert files[0]["title"] == "Page 0" and files[-1]["gen1_text"] == "plain\ntext"
+    urls = {row["file_id"]: row["str_url"] for row in pq.read_table(batch / "file.parquet").to_pylist()}
+    assert [urls[r["file_id"]] for r in files] == sorted(urls.values())  # integration's order: by URL
+    assert files[0]["gen1_text"] == "plain\ntext" and files[1]["title"] == "Page 0" and files[-1]["title"] == "Page 9"
     assert sorted(os.listdir(batch)) == sorted(["crawl_log.parquet", "file.parquet", "file_text.parquet",
                                                 "redirect.parquet", "request.parquet", "scrape_file.parquet",
                                                 "scrape_link.parquet", "scrape_section.parquet"])
@@ -68,14 +69,15 @@ def test_texts_are_staged_and_read_in_small_row_groups(tmp_path, monkeypatch):
     [batch] = batch_dirs(tmp_path / "stage")
     texts = pq.ParquetFile(batch / "file_text.parquet")
     assert [texts.metadata.row_group(i).num_rows for i in range(texts.num_row_groups)] == [4] * 7 + [2]
-    assert texts.read().column("file_id").to_pylist() == sorted(texts.read().column("file_id").to_pylist())
+    urls = {row["file_id"]: row["str_url"] for row in pq.read_table(batch / "file.parquet").to_pylist()}
+    assert [urls[i] for i in texts.read().column("file_id").to_pylist()] == sorted(urls.values())
     read = []
     real = pq.ParquetFile.read_row_group
     monkeypatch.setattr(pq.ParquetFile, "read_row_group",
                         lambda self, i, **kw: read.append(i) or real(self, i, **kw))
     chunks = scrape_stage.iter_files_to_scrape(batch, 3)
     first = next(chunks)
-    assert len(first) == 3 and first[0][1] == f"{BASE}/p0.html" and read == [0]  # one row group read so far
+    assert len(first) == 3 and first[0][1] == f"{BASE}/notes.txt" and read == [0]  # one row group read so far
     rest = list(chunks)
     assert read == list(range(8)) and sum(map(len, rest)) == PAGES + 1 - 3
     assert [row[0] for chunk in [first, *rest] for row in chunk] == texts.read().column("file_id").to_pylist()

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from itertools import groupby
 from pathlib import Path
 
 import duckdb
@@ -48,6 +47,7 @@ from textpile.summarize import duplicates
 from textpile.summarize.events import INTEGRATED_SCHEMA, PRIOR_SCHEMA, decide_batch
 from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.scrape.result import LOCATION_FLAGS
+from textpile.summarize.scrape_stage import ScrapedRows
 from textpile.summarize.staging import rows_to_table, table_path
 
 
@@ -186,31 +186,6 @@ def _fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None =
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
-class _RowsByFile:
-    """The rows of an Arrow table sorted by ``file_id``, given out as dicts one file at a
-    time: a batch's scrape results stay columnar (a link as a dict is about 1.4 KB, 240 MiB
-    for the 175,000 links of 526 documentation pages; as Arrow about 30 MiB)."""
-
-    def __init__(self, table: pa.Table) -> None:
-        self.table = table
-        self.spans: dict[int, tuple[int, int]] = {}
-        start = 0
-        for file_id, run in groupby(table.column("file_id").to_pylist()):
-            count = sum(1 for _ in run)
-            self.spans[file_id] = (start, count)
-            start += count
-
-    def rows(self, file_id: int) -> list[dict]:
-        """The rows of ``file_id`` in table order (none: an empty list)."""
-        start, count = self.spans.get(file_id, (0, 0))
-        return self.table.slice(start, count).to_pylist() if count else []
-
-    def one(self, file_id: int) -> dict:
-        """The one row of ``file_id`` (KeyError when it has none)."""
-        start, _ = self.spans[file_id]
-        return self.table.slice(start, 1).to_pylist()[0]
-
-
 def _check_batch(batch_dir: Path) -> None:
     for name in ("crawl_log", "request", "file", "redirect", "scrape_file", "scrape_link", "scrape_section"):
         if not table_path(batch_dir, name).exists():
@@ -263,28 +238,68 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> Integrat
 
 def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch_dir: Path,
                  result: IntegrationReport) -> None:
-    interner = _Interner(conn)
-    links_store = LinkStore(conn)
     generations = _fetch_dicts(con, """
         SELECT g.*, e.file_id, e.file_size, e.str_mimetype, e.canonical_str_url, e.redirect_to,
                e.information_source, e.by_security_policy, e.gen2_digest IS NOT NULL AS has_pile
         FROM generations g LEFT JOIN events e ON e.crawl_log_id = g.opening_crawl_log_id
         ORDER BY g.str_url, g.gen_seq""")
-    scraped = _RowsByFile(con.sql("""
-        SELECT s.* FROM read_parquet(?) s
-        WHERE s.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
-        ORDER BY s.file_id""", params=[str(table_path(batch_dir, "scrape_file"))]).to_arrow_table())
-    links = _RowsByFile(con.sql("""
-            SELECT l.* FROM read_parquet(?) l
-            WHERE l.file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
-            ORDER BY l.file_id, l.link_index""", params=[str(table_path(batch_dir, "scrape_link"))]).to_arrow_table())
-    sections: dict[int, list[tuple]] = {}
-    for row in con.execute("""
-            SELECT file_id, section_index, anchor, title, level, start_offset, end_offset FROM read_parquet(?)
-            WHERE file_id IN (SELECT e.file_id FROM events e WHERE e.opens AND e.gen2_digest IS NOT NULL)
-            ORDER BY file_id, section_index""", [str(table_path(batch_dir, "scrape_section"))]).fetchall():
-        sections.setdefault(row[0], []).append(row[1:])
+    # An opening generation's scrape results are read when its turn comes, a chunk's row
+    # group at a time (the staged files are in this order: by URL, then time), instead of
+    # the whole batch's: its texts and links are 50 MiB of Arrow for 526 documentation
+    # pages, and more once read.
+    scraped, links, sections = (ScrapedRows(table_path(batch_dir, name))
+                                for name in ("scrape_file", "scrape_link", "scrape_section"))
+    try:
+        generation_ids, touched = _write_generations(conn, generations, scraped, links, sections, result)
+    finally:
+        for rows in (scraped, links, sections):
+            rows.close()
+        # Arrow's allocator keeps the row groups' freed buffers for later; give them back.
+        pa.default_memory_pool().release_unused()
 
+    events = _fetch_dicts(con, """
+        SELECT crawl_uuid, agent_uuid, crawl_type, exit_code, str_url, gen_seq, t, duration_ms,
+               robotstxt_approved, http_status_code, http_etag, self_duplicate
+        FROM events ORDER BY t, crawl_log_id""")
+    for e in events:
+        cur = conn.execute(
+            "INSERT INTO crawl_summary(entity_generation_id, was_robotstxt_approved, crawl_type, crawl_uuid,"
+            " agent_uuid, time_started_unix_utc, exit_code, request_duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (generation_ids[(e["str_url"], e["gen_seq"])], bool(e["robotstxt_approved"]), e["crawl_type"],
+             e["crawl_uuid"], e["agent_uuid"], e["t"], e["exit_code"], e["duration_ms"]))
+        if e["http_status_code"] is not None:
+            conn.execute("INSERT INTO http_summary(crawl_summary_id, status_code, etag) VALUES (?, ?, ?)",
+                         (cur.lastrowid, e["http_status_code"], e["http_etag"]))
+        result.self_duplicates += bool(e["self_duplicate"])
+    result.crawls_integrated = len(events)
+    if events:
+        batch_time = max(e["t"] for e in events)
+        inserted, ended = duplicates.reconcile(conn, touched, batch_time)
+        result.exact_duplicates += inserted
+        result.duplicates_ended += ended
+
+
+def _one(scraped: ScrapedRows, file_id: int) -> dict:
+    """The scrape_file row of ``file_id`` (an opening generation with a text pile has one).
+
+    Raises:
+        TextpileError: the batch's scrape_file.parquet has no row for it.
+    """
+    rows = scraped.rows(file_id)
+    if len(rows) != 1:
+        raise TextpileError(f"scrape_file.parquet holds {len(rows)} rows of file {file_id}, expected 1")
+    return rows[0]
+
+
+def _write_generations(conn: sqlite3.Connection, generations: list[dict], scraped: ScrapedRows,
+                       links: ScrapedRows, sections: ScrapedRows,
+                       result: IntegrationReport) -> tuple[dict[tuple[str, int], int], list[int]]:
+    """Insert or update the batch's generations, in the order of ``generations``, with their
+    text piles, file or redirect summary, description, links and sections, counting them in
+    ``result``. Returns the entity_generation_id of each (str_url, gen_seq) and the
+    generations opened or closed (their duplicate groups are rechecked)."""
+    interner = _Interner(conn)
+    links_store = LinkStore(conn)
     generation_ids: dict[tuple[str, int], int] = {}
     touched: list[int] = []  # generations opened or closed: their duplicate groups are rechecked
     for g in generations:
@@ -308,9 +323,10 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
                     touched.append(gen_id)
             continue
         url_id = interner.url(g["str_url"])
-        tp1 = tp2 = None
+        tp1 = tp2 = s = None
         if g["has_pile"]:
-            tp1, tp2 = _store_text_piles(conn, scraped.one(g["file_id"]))
+            s = _one(scraped, g["file_id"])
+            tp1, tp2 = _store_text_piles(conn, s)
         first_seen = g["first_seen"]
         last_seen = max(first_seen, g["extend_to"] or first_seen)
         gen_id = generation_ids[key] = _insert_generation(conn, url_id, first_seen, last_seen, end, tp1, tp2)
@@ -327,8 +343,7 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
         canonical_id = interner.url(g["canonical_str_url"]) if g["canonical_str_url"] is not None else None
         conn.execute("INSERT INTO file_summary(entity_generation_id, file_size, mimetype_id, canonical_url_id)"
                      " VALUES (?, ?, ?, ?)", (gen_id, g["file_size"], mimetype_id, canonical_id))
-        if g["has_pile"]:
-            s = scraped.one(g["file_id"])
+        if s is not None:
             conn.execute(
                 "INSERT INTO document_description(entity_generation_id, time_created_unix_utc, time_updated_unix_utc,"
                 " primary_language, title, primary_headline, description, indexiness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -338,25 +353,6 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
             conn.executemany(
                 "INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
                 " start_offset, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(gen_id, *row) for row in sections.get(g["file_id"], [])])
-
-    events = _fetch_dicts(con, """
-        SELECT crawl_uuid, agent_uuid, crawl_type, exit_code, str_url, gen_seq, t, duration_ms,
-               robotstxt_approved, http_status_code, http_etag, self_duplicate
-        FROM events ORDER BY t, crawl_log_id""")
-    for e in events:
-        cur = conn.execute(
-            "INSERT INTO crawl_summary(entity_generation_id, was_robotstxt_approved, crawl_type, crawl_uuid,"
-            " agent_uuid, time_started_unix_utc, exit_code, request_duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (generation_ids[(e["str_url"], e["gen_seq"])], bool(e["robotstxt_approved"]), e["crawl_type"],
-             e["crawl_uuid"], e["agent_uuid"], e["t"], e["exit_code"], e["duration_ms"]))
-        if e["http_status_code"] is not None:
-            conn.execute("INSERT INTO http_summary(crawl_summary_id, status_code, etag) VALUES (?, ?, ?)",
-                         (cur.lastrowid, e["http_status_code"], e["http_etag"]))
-        result.self_duplicates += bool(e["self_duplicate"])
-    result.crawls_integrated = len(events)
-    if events:
-        batch_time = max(e["t"] for e in events)
-        inserted, ended = duplicates.reconcile(conn, touched, batch_time)
-        result.exact_duplicates += inserted
-        result.duplicates_ended += ended
+                [(gen_id, row["section_index"], row["anchor"], row["title"], row["level"], row["start_offset"],
+                  row["end_offset"]) for row in sections.rows(g["file_id"])])
+    return generation_ids, touched

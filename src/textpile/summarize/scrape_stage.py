@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from itertools import groupby
 from pathlib import Path
 
 import duckdb
@@ -93,7 +94,8 @@ _FILES_TO_SCRAPE_SQL = (
 def iter_files_to_scrape(batch_dir: Path, chunk_size: int) -> Iterator[list[tuple]]:
     """The ``(file_id, str_url, mime_essence, last_modified, now, text)`` rows of the files
     of a batch to scrape, in chunks of up to ``chunk_size``, in the order of the staged
-    ``file_text`` (file_id order).
+    ``file_text`` (the order in which integration reads them:
+    :func:`textpile.summarize.staging.write_batch`).
 
     What to scrape and with what URL and times comes from DuckDB (the staged crawl_log,
     file, request and file_text tables joined, no text read); the texts are then read from
@@ -123,6 +125,9 @@ def iter_files_to_scrape(batch_dir: Path, chunk_size: int) -> Iterator[list[tupl
                     yield chunk
                     chunk = []
             del table
+            # Arrow's allocator keeps the row group's freed buffers (mimalloc: about 4 MiB a
+            # row group, never reused by the next one); give them back.
+            pa.default_memory_pool().release_unused()
         if chunk:
             yield chunk
     finally:
@@ -138,7 +143,10 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
 
     The files go in chunks of :data:`CHUNK_FILES` through ``pool`` (None: a pool of its
     own, one worker per CPU) and their rows are written chunk by chunk, so memory holds
-    the batch's staged texts and the chunks in flight, never every result of the batch.
+    one row group of staged texts and the chunks in flight, never every result of the
+    batch. Each chunk's rows are a row group in each of the three files, in the order of
+    the staged texts; integration reads them back a row group at a time
+    (:class:`ScrapedRows`).
     The three Parquet files appear when the whole batch is scraped (written to temporary
     files, then renamed; an interrupted batch leaves none).
     A file whose scraping raises is recorded with its error message in ``scrape_error``
@@ -178,3 +186,51 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
             writer.close()
             path.unlink(missing_ok=True)
     return files, links, noindex, errors
+
+
+class ScrapedRows:
+    """The rows of one scrape-result Parquet file (``scrape_file``, ``scrape_link`` or
+    ``scrape_section`` of a batch) given out by file_id, reading a row group (one chunk's
+    rows, :func:`scrape_batch`) when a file in it is asked for and keeping only the last
+    one read: memory holds one chunk's results, never the batch's. Asked for in the order
+    written (integration's order: :func:`textpile.summarize.staging.write_batch`), each row
+    group is read once; any other order gives the same rows, reading row groups again.
+    The file_id column is read once, on opening.
+
+    Raises:
+        OSError, pyarrow.ArrowInvalid: ``path`` cannot be read as Parquet.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._file = pq.ParquetFile(path)
+        #: file_id -> its runs of rows: (row group, first row in it, rows)
+        self._runs: dict[int, list[tuple[int, int, int]]] = {}
+        for group in range(self._file.num_row_groups):
+            ids = self._file.read_row_group(group, columns=["file_id"], use_threads=False).column(0).to_pylist()
+            start = 0
+            for file_id, run in groupby(ids):
+                count = sum(1 for _ in run)
+                self._runs.setdefault(file_id, []).append((group, start, count))
+                start += count
+        self._group = -1
+        self._table: pa.Table | None = None
+
+    def rows(self, file_id: int) -> list[dict]:
+        """The rows of ``file_id`` as dicts of column name to value, in the order written
+        (none: an empty list)."""
+        rows: list[dict] = []
+        for group, start, count in self._runs.get(file_id, ()):
+            if group != self._group:
+                self._table = None  # the row group before is freed before the next is read
+                # Arrow's allocator (mimalloc) would keep the freed buffers of the row
+                # groups read: up to 66 MiB over a batch of documentation pages.
+                pa.default_memory_pool().release_unused()
+                self._table = self._file.read_row_group(group, use_threads=False)
+                self._group = group
+            rows.extend(self._table.slice(start, count).to_pylist())
+        return rows
+
+    def close(self) -> None:
+        """Close the file and free the row group read last."""
+        self._table = None
+        self._file.close()

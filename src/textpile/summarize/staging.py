@@ -71,9 +71,12 @@ STAGED_TABLES: dict[str, tuple[pa.Schema, str]] = {
         FROM file f JOIN url u ON u.url_id = f.url_id JOIN mimetype m ON m.mimetype_id = f.mimetype_id
         LEFT JOIN url cu ON cu.url_id = f.canonical_url_id
         WHERE f.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY f.file_id"""),
+    # the file ids in integration's order (write_batch); _row_groups reads their texts
     "file_text": (FILE_TEXT_SCHEMA, """
-        SELECT ft.file_id, ft.text FROM file_text ft JOIN file f ON f.file_id = ft.file_id
-        WHERE f.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY ft.file_id"""),
+        SELECT f.file_id FROM file f JOIN file_text ft ON ft.file_id = f.file_id
+        JOIN crawl_log cl ON cl.crawl_log_id = f.crawl_log_id JOIN url u ON u.url_id = cl.url_id
+        WHERE f.crawl_log_id IN (SELECT value FROM json_each(?))
+        ORDER BY u.str_url, cl.time_started_unix_utc, cl.crawl_log_id, f.file_id"""),
     "redirect": (REDIRECT_SCHEMA, """
         SELECT r.redirect_id, r.crawl_log_id, r.request_id, u.str_url, r.last_modified_unix_utc,
                tu.str_url, r.information_source, r.is_permanent, r.by_security_policy
@@ -81,6 +84,9 @@ STAGED_TABLES: dict[str, tuple[pa.Schema, str]] = {
         WHERE r.crawl_log_id IN (SELECT value FROM json_each(?)) ORDER BY r.redirect_id"""),
 }
 
+
+#: The texts of the files a staged row group holds, by file_id (the order comes from the ids).
+_FILE_TEXTS_SQL = "SELECT file_id, text FROM file_text WHERE file_id IN (SELECT value FROM json_each(?))"
 
 #: Rows per Parquet row group of a staged table, where not :data:`DEFAULT_ROW_GROUP_ROWS`.
 #: A row group is read whole, so ``file_text`` (a whole page per row, 94 KB on average on
@@ -190,9 +196,14 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     The folder is first written as ``<batch_dir>.tmp`` and renamed when complete, so a
     batch folder is either whole or absent; when writing fails (a full disk, Ctrl+C) the
     ``.tmp`` folder is removed before the error goes on. Rows are read from SQLite and written in row
-    groups of :data:`ROW_GROUP_ROWS` (every table in its SELECT's order: ``file_text`` in
-    file_id order), so memory holds one row group, not the batch. Returns the row count
-    per table and ``bytes_of_text`` (UTF-8 bytes of the file texts).
+    groups of :data:`ROW_GROUP_ROWS` (every table in its SELECT's order), so memory holds
+    one row group, not the batch. Returns the row count per table and ``bytes_of_text``
+    (UTF-8 bytes of the file texts).
+
+    ``file_text`` is in the order in which integration opens the files' generations: by
+    the crawl's URL, then its time (:mod:`textpile.summarize.integrate`). Scraping keeps
+    that order, so integration reads the scrape results' row groups one after the other,
+    each once, instead of jumping between them (it reads any order, more slowly).
     """
     batch_dir = Path(batch_dir)
     tmp = batch_dir.with_name(batch_dir.name + ".tmp")
@@ -200,13 +211,13 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     tmp.mkdir(parents=True)
     ids_json = json.dumps(crawl_log_ids)
     counts: dict[str, int] = {"bytes_of_text": 0}
+    crawler.execute("BEGIN")  # one snapshot for all the batch's tables (the file ids, then their texts)
     try:
         for name, (schema, sql) in STAGED_TABLES.items():
             group = ROW_GROUP_ROWS.get(name, DEFAULT_ROW_GROUP_ROWS)
-            cursor = crawler.execute(sql, (ids_json,))
             counts[name] = 0
             with pq.ParquetWriter(table_path(tmp, name), schema, compression="zstd") as writer:
-                while rows := cursor.fetchmany(group):
+                for rows in _row_groups(crawler, name, sql, ids_json, group):
                     writer.write_table(rows_to_table(rows, schema), row_group_size=group)
                     counts[name] += len(rows)
                     if name == "file_text":
@@ -216,12 +227,30 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        crawler.rollback()  # ends the read transaction (nothing was written)
     shutil.rmtree(batch_dir, ignore_errors=True)
     os.replace(tmp, batch_dir)
     # Arrow's allocator keeps the row groups' freed memory (about 55 MiB after a batch of
     # documentation pages) for later use; give it back while the batch is being scraped.
     pa.default_memory_pool().release_unused()
     return counts
+
+
+def _row_groups(crawler: sqlite3.Connection, name: str, sql: str, ids_json: str, size: int) -> Iterator[list[tuple]]:
+    """The rows of staged table ``name`` (``sql`` over the crawl log ids ``ids_json``), in
+    lists of up to ``size``. For ``file_text`` the query gives the file ids in order and
+    each list's texts are read by id, so no text goes through SQLite's sorter."""
+    cursor = crawler.execute(sql, (ids_json,))
+    if name != "file_text":
+        while rows := cursor.fetchmany(size):
+            yield rows
+        return
+    file_ids = [row[0] for row in cursor]
+    for start in range(0, len(file_ids), size):
+        ids = file_ids[start:start + size]
+        texts = dict(crawler.execute(_FILE_TEXTS_SQL, (json.dumps(ids),)))
+        yield [(file_id, texts[file_id]) for file_id in ids]
 
 
 def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid: uuid.UUID | None = None,
@@ -242,6 +271,10 @@ def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid:
     if batch_size < 1:
         raise TextpileError(f"batch size must be at least 1, got {batch_size}")
     crawler = open_crawler_db(crawler_db, create=False, read_only=True)
+    # Staging reads each page once, in order: a memory-mapped file would only add the
+    # pages read so far to this process's resident memory (the whole crawler database's
+    # text by the last batch, 87 MiB for python3.11-doc) for the rest of the run.
+    crawler.execute("PRAGMA mmap_size=0")
     try:
         root = Path(staging_dir)
         root.mkdir(parents=True, exist_ok=True)
