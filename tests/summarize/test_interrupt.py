@@ -226,3 +226,31 @@ def test_ctrl_c_inside_the_text_piles_unpacking_during_the_index_rebuild_is_an_i
     again = summarize(crawler, tmp_path / "s.db", progress=False)
     assert not again.interrupted and again.failure is None
     assert semantic_dump(tmp_path / "s.db") == semantic_dump(whole)
+
+
+def test_ctrl_c_inside_the_text_piles_unpacking_during_integration_is_an_interruption(small, tmp_path, sigint_default,
+                                                                                       monkeypatch):
+    """Integration reads each new Gen1 text pile back through the text_pile view, whose
+    sqlar_uncompress is Python called by SQLite: a Ctrl+C landing there came back as
+    'user-defined function raised exception', exit 1 and a failure instead of 130 (seen
+    in test_sigint_at_several_moments at a load of 7). The batch is rolled back."""
+    import textpile.store.gen2_piles as gen2_piles
+
+    crawler, whole = small
+    real = gen2_piles.unpack
+    calls = []
+
+    def unpack_then_ctrl_c(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler raises KeyboardInterrupt right here
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gen2_piles, "unpack", unpack_then_ctrl_c)
+    report = summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
+    assert report.interrupted and report.failure is None and len(calls) >= 3
+    assert report.pages_processed == 0 and check_consistent(tmp_path / "s.db") == 0
+    monkeypatch.undo()
+    again = summarize(crawler, tmp_path / "s.db", progress=False)
+    assert not again.interrupted and again.failure is None
+    assert semantic_dump(tmp_path / "s.db") == semantic_dump(whole)

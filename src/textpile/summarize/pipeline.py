@@ -297,6 +297,10 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
                         with sqlite_errors(summary_db):
                             result = integrate_batch(conn, batch_dir)
                     except DatabaseError as exc:
+                        # A Ctrl+C inside a function SQLite called (the text_pile view's
+                        # sqlar_uncompress, as a new Gen1 pile is read back) comes as
+                        # SQLite's error about that function: it is an interruption.
+                        sigint.check()
                         report.failure = _kept(str(exc), report)
                         break
                     report.integration.add(result)
