@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from textpile.semantic.embed import embed_summary
+from textpile.semantic import model
 from textpile.semantic.model import DIMENSIONS, MODEL_NAME, Embedder, ModelError, load_embedder
 from textpile.semantic.store import decode_vectors, encode_vectors
 
@@ -47,6 +48,29 @@ def test_missing_model_files_are_named(tmp_path):
     (tmp_path / "weights").mkdir()
     with pytest.raises(ModelError, match=r"weights/l2_supercat_256\.safetensors: the embedding model's file is missing"):
         load_embedder(tmp_path)
+
+
+def test_texts_are_tokenized_in_groups_of_bounded_characters():
+    texts = ["a" * 10, "b" * 30, "c" * 25, "d" * 100, "", "e" * 5]
+    assert [(start, [len(t) for t in part]) for start, part in model._groups(texts, 40)] == [
+        (0, [10, 30]), (2, [25]), (3, [100]), (4, [0, 5])]
+    assert list(model._groups([], 40)) == []
+    assert list(model._groups(["x" * 50], 40)) == [(0, ["x" * 50])]
+
+
+def test_grouped_tokenizing_gives_the_same_vectors(embedder, monkeypatch):
+    """Tokenizing a few texts at a time (the memory bound) changes no vector: each equals
+    the text embedded alone and the texts embedded all at once, to the bit."""
+    texts = ["send mail from my web app", "", "deliver email messages with SMTP " * 40, "bake bread",
+             "   ", "tempfile: create a temporary directory " * 5, "é" * 70_000]
+    monkeypatch.setattr(model, "TOKENIZE_CHARS", 10**9)
+    whole = embedder.embed(texts)
+    monkeypatch.setattr(model, "TOKENIZE_CHARS", 60)
+    grouped = embedder.embed(texts)
+    assert grouped.tobytes() == whole.tobytes()
+    assert b"".join(embedder.embed_one(t).tobytes() for t in texts) == whole.tobytes()
+    assert np.linalg.norm(whole, axis=1).round(4).tolist() == [1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert embedder.embed([]).shape == (0, DIMENSIONS)
 
 
 def test_vectors_round_trip_as_int8():

@@ -23,6 +23,7 @@ its figures on the relevance benchmark are in issue 14's closing note and the RE
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,12 @@ DIMENSIONS = 256
 MAX_TOKENS = 8192
 #: Characters of one text handed to the tokenizer (bounds its time and memory).
 MAX_CHARS = 60_000
+#: Characters of the texts tokenized together (on every core), at least one text: the
+#: tokenizer's output for a text (an ``Encoding``, about 100 bytes per token) lives only
+#: until its vector is made, so memory holds this many characters' tokens, not a whole
+#: embedding batch's (issue 10: 200 documentation pages and their 6,000 sections took
+#: 270 MiB at once).
+TOKENIZE_CHARS = 262_144
 
 
 class ModelError(TextpileError):
@@ -82,17 +89,17 @@ class Embedder:
 
         A text without any token (empty, only spaces) gets the zero vector. At most
         :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens of a text count.
+        Texts are tokenized in groups of about :data:`TOKENIZE_CHARS` characters, without
+        the tokens' character offsets (``encode_batch_fast``: the same ids).
         """
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        if not texts:
-            return out
-        encoded = self.tokenizer.encode_batch([t[:MAX_CHARS] if t else "" for t in texts], add_special_tokens=False)
         vocabulary = self.weights.shape[0]
-        for i, enc in enumerate(encoded):
-            ids = np.asarray(enc.ids[:MAX_TOKENS], dtype=np.int64)
-            ids = ids[(ids >= 0) & (ids < vocabulary)]
-            if ids.size:
-                out[i] = self.weights[ids].mean(axis=0)
+        for start, part in _groups([t[:MAX_CHARS] if t else "" for t in texts], TOKENIZE_CHARS):
+            for i, enc in enumerate(self.tokenizer.encode_batch_fast(part, add_special_tokens=False), start):
+                ids = np.asarray(enc.ids[:MAX_TOKENS], dtype=np.int64)
+                ids = ids[(ids >= 0) & (ids < vocabulary)]
+                if ids.size:
+                    out[i] = self.weights[ids].mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
@@ -100,6 +107,19 @@ class Embedder:
     def embed_one(self, text: str) -> np.ndarray:
         """The vector of one text (a query): shape (dimensions,)."""
         return self.embed([text])[0]
+
+
+def _groups(texts: list[str], chars: int) -> Iterator[tuple[int, list[str]]]:
+    """``(index of the first, texts)`` of consecutive groups of ``texts`` of at most
+    ``chars`` characters together, or of one longer text alone."""
+    start = size = 0
+    for end, text in enumerate(texts):
+        if end > start and size + len(text) > chars:
+            yield start, texts[start:end]
+            start, size = end, 0
+        size += len(text)
+    if start < len(texts):
+        yield start, texts[start:]
 
 
 def load_embedder(folder: Path | None = None) -> Embedder:
