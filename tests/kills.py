@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -27,3 +28,12 @@ def dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def killable_env(tmp_path: Path) -> dict[str, str]:
+    """The environment for a textpile process a test kills with SIGKILL: this one's, without
+    DAGSTER_HOME, and with TMPDIR in ``tmp_path``, so that the folder its forkserver made
+    (``pymp-*``, left behind after any SIGKILL) goes with the test's own files."""
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    env["TMPDIR"] = str(tmp_path)
+    return env

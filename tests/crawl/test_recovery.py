@@ -12,7 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
-from kills import crawl_log_entries
+from kills import crawl_log_entries, killable_env
 from sites import Response, SiteServer
 from textpile.crawl.recovery import ClosedRun, close_unfinished_runs
 from textpile.store.database import open_crawler_db
@@ -66,7 +66,7 @@ def test_killed_crawl_is_closed_by_the_next_and_summarized(tmp_path):
         cfg = write_config(tmp_path, [site.base_url + "/"])
         db = tmp_path / "crawl.db"
         first = subprocess.Popen([textpile, "crawl", "--config", str(cfg), "-c", str(db), "--no-progress"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=killable_env(tmp_path))
         deadline = time.monotonic() + 300
         while crawl_log_entries(db) < 6 and time.monotonic() < deadline and first.poll() is None:
             time.sleep(0.05)

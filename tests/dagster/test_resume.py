@@ -2,7 +2,6 @@
 the reason, a killed crawl run is closed by the next start, and every crawl log entry is
 summarized by the next run, whichever crawl run wrote it."""
 
-import os
 import signal
 import socket
 import sqlite3
@@ -18,7 +17,7 @@ import dagster as dg
 from dagster._core.launcher import DefaultRunLauncher
 
 from conftest import write_config
-from kills import crawl_log_entries, dead_pid
+from kills import crawl_log_entries, dead_pid, killable_env
 from sites import Response, SiteServer
 from textpile.cli import main
 from textpile.crawl.run import run_crawl
@@ -157,7 +156,7 @@ def test_pipeline_killed_during_its_crawl_is_resumed_by_the_next(tmp_path, capsy
               "/": Response(200, "<title>Index</title>" + "".join(f'<a href="{p}">{p}</a>' for p in pages)),
               **{p: leaf for p in pages}}
     data = tmp_path / "data"
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    env = killable_env(tmp_path)
     with SiteServer(routes) as site:
         config = write_config(tmp_path / "crawl.toml", [site.base_url + "/"])
         command = [str(Path(sys.executable).with_name("textpile")), "pipeline", "--config", str(config),
@@ -217,7 +216,7 @@ def test_pipeline_stopped_by_sigterm_stops_its_crawl_cleanly_and_is_resumed(tmp_
               "/": Response(200, "<title>Index</title>" + "".join(f'<a href="{p}">{p}</a>' for p in pages)),
               **{p: leaf for p in pages}}
     data = tmp_path / "data"
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    env = killable_env(tmp_path)
     with SiteServer(routes) as site:
         config = write_config(tmp_path / "crawl.toml", [site.base_url + "/"])
         first = subprocess.Popen([str(Path(sys.executable).with_name("textpile")), "pipeline", "--config", str(config),
@@ -257,7 +256,7 @@ def test_pipeline_killed_in_summary_db_frees_its_pool_slot(tmp_path, changing_si
     the run failed frees it, so the next pipeline ends."""
     data = tmp_path / "data"
     config = write_config(tmp_path / "crawl.toml", [changing_site.base_url + "/"])
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    env = killable_env(tmp_path)
     command = [str(Path(sys.executable).with_name("textpile")), "pipeline", "--config", str(config),
                "--data-dir", str(data), "--no-progress"]
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
