@@ -8,7 +8,9 @@ from __future__ import annotations
 import sqlite3
 
 import pyarrow.parquet as pq
+import pytest
 
+from textpile.errors import TextpileError
 from textpile.store.gen2_piles import register_functions
 from textpile.summarize.pipeline import integrate_staged, scrape_staged, stage_crawl_log
 from textpile.summarize.scrape_stage import CHUNK_FILES, ScrapedRows
@@ -133,3 +135,22 @@ def _content(path):
         }
     finally:
         conn.close()
+
+
+def test_a_damaged_scrape_result_file_is_named_and_nothing_is_integrated(tmp_path):
+    """A scrape-result file cut short (pyarrow's message names no file) stops integration
+    with the file's path and what to do; the summary database gets none of the batch, and
+    scraping again then integrating gives the whole batch."""
+    batch = _scraped_batch(tmp_path)
+    damaged = batch / "scrape_link.parquet"
+    damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])
+    with pytest.raises(TextpileError) as caught:
+        integrate_staged(tmp_path / "s.db", tmp_path / "stage", progress=False)
+    assert str(caught.value).startswith(f"{damaged}: not a readable Parquet file of scrape results (")
+    assert str(caught.value).endswith("); scrape the batch again (scrape_staged, or `textpile summarize`)")
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        assert conn.execute("SELECT count(*) FROM entity_generation").fetchone() == (0,)
+    scrape_staged(tmp_path / "stage", progress=False, scrape_processes=0)
+    integrate_staged(tmp_path / "s.db", tmp_path / "stage", progress=False)
+    assert [len(v) for v in _content(tmp_path / "s.db").values()] == [
+        PAGES + 1, 3 * PAGES, sum(i % 4 for i in range(PAGES))]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import groupby
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textpile.enums import CrawlType, ExitCode
+from textpile.errors import TextpileError
 from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.scrape.result import LOCATION_FLAGS
 from textpile.summarize.scrape_pool import ScrapePool
@@ -198,15 +200,19 @@ class ScrapedRows:
     The file_id column is read once, on opening.
 
     Raises:
-        OSError, pyarrow.ArrowInvalid: ``path`` cannot be read as Parquet.
+        TextpileError: ``path`` cannot be read as Parquet (the message names it and the
+            reader's reason), on opening or when a row group is read.
     """
 
     def __init__(self, path: Path) -> None:
-        self._file = pq.ParquetFile(path)
+        self._path = path
+        with self._reading():
+            self._file = pq.ParquetFile(path)
         #: file_id -> its runs of rows: (row group, first row in it, rows)
         self._runs: dict[int, list[tuple[int, int, int]]] = {}
         for group in range(self._file.num_row_groups):
-            ids = self._file.read_row_group(group, columns=["file_id"], use_threads=False).column(0).to_pylist()
+            with self._reading():
+                ids = self._file.read_row_group(group, columns=["file_id"], use_threads=False).column(0).to_pylist()
             start = 0
             for file_id, run in groupby(ids):
                 count = sum(1 for _ in run)
@@ -225,10 +231,20 @@ class ScrapedRows:
                 # Arrow's allocator (mimalloc) would keep the freed buffers of the row
                 # groups read: up to 66 MiB over a batch of documentation pages.
                 pa.default_memory_pool().release_unused()
-                self._table = self._file.read_row_group(group, use_threads=False)
+                with self._reading():
+                    self._table = self._file.read_row_group(group, use_threads=False)
                 self._group = group
             rows.extend(self._table.slice(start, count).to_pylist())
         return rows
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        # pyarrow's messages ("Parquet magic bytes not found in footer...") name no file.
+        try:
+            yield
+        except (OSError, pa.ArrowException) as exc:
+            raise TextpileError(f"{self._path}: not a readable Parquet file of scrape results ({exc}); "
+                                "scrape the batch again (scrape_staged, or `textpile summarize`)") from exc
 
     def close(self) -> None:
         """Close the file and free the row group read last."""
