@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from textpile.errors import TextpileError
+from textpile.errors import DatabaseError, TextpileError
 from textpile.store.database import open_crawler_db, sqlite_errors, sqlite_uri
 
 BATCH_PREFIX = "batch-"
@@ -85,7 +85,9 @@ STAGED_TABLES: dict[str, tuple[pa.Schema, str]] = {
 }
 
 
-#: The texts of the files a staged row group holds, by file_id (the order comes from the ids).
+#: The texts of the files a staged row group holds, by file_id (the order comes from the
+#: ids); read as UTF-8 bytes and decoded by :func:`_decode_text`, which names a text that is
+#: not UTF-8 (sqlite3's own error quotes the whole text, and a BLOB would stay bytes).
 _FILE_TEXTS_SQL = "SELECT file_id, text FROM file_text WHERE file_id IN (SELECT value FROM json_each(?))"
 
 #: Rows per Parquet row group of a staged table, where not :data:`DEFAULT_ROW_GROUP_ROWS`.
@@ -190,8 +192,10 @@ def pending_runs(crawler_db: str | Path, summary_db: str | Path | None) -> list[
     return [PendingRun(uuid.UUID(bytes=bytes(raw)), count, bool(finished)) for raw, count, finished in rows]
 
 
-def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir: Path) -> dict[str, int]:
-    """Write the staged tables of ``crawl_log_ids`` into ``batch_dir`` (replacing it).
+def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir: Path, *,
+                crawler_db: str | Path) -> dict[str, int]:
+    """Write the staged tables of ``crawl_log_ids`` from ``crawler`` (the open
+    ``crawler_db``, named in errors) into ``batch_dir`` (replacing it).
 
     The folder is first written as ``<batch_dir>.tmp`` and renamed when complete, so a
     batch folder is either whole or absent; when writing fails (a full disk, Ctrl+C) the
@@ -204,6 +208,11 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     the crawl's URL, then its time (:mod:`textpile.summarize.integrate`). Scraping keeps
     that order, so integration reads the scrape results' row groups one after the other,
     each once, instead of jumping between them (it reads any order, more slowly).
+
+    Raises:
+        DatabaseError: a file text is not UTF-8 (stored as a BLOB: the documented column
+            is TEXT, and a BLOB of UTF-8 is read as its text); the message names
+            ``crawler_db`` and the file. sqlite3.Error: reading ``crawler`` failed.
     """
     batch_dir = Path(batch_dir)
     tmp = batch_dir.with_name(batch_dir.name + ".tmp")
@@ -217,7 +226,7 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
             group = ROW_GROUP_ROWS.get(name, DEFAULT_ROW_GROUP_ROWS)
             counts[name] = 0
             with pq.ParquetWriter(table_path(tmp, name), schema, compression="zstd") as writer:
-                for rows in _row_groups(crawler, name, sql, ids_json, group):
+                for rows in _row_groups(crawler, crawler_db, name, sql, ids_json, group):
                     writer.write_table(rows_to_table(rows, schema), row_group_size=group)
                     counts[name] += len(rows)
                     if name == "file_text":
@@ -237,7 +246,8 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     return counts
 
 
-def _row_groups(crawler: sqlite3.Connection, name: str, sql: str, ids_json: str, size: int) -> Iterator[list[tuple]]:
+def _row_groups(crawler: sqlite3.Connection, crawler_db: str | Path, name: str, sql: str, ids_json: str,
+                size: int) -> Iterator[list[tuple]]:
     """The rows of staged table ``name`` (``sql`` over the crawl log ids ``ids_json``), in
     lists of up to ``size``. For ``file_text`` the query gives the file ids in order and
     each list's texts are read by id, so no text goes through SQLite's sorter."""
@@ -249,8 +259,28 @@ def _row_groups(crawler: sqlite3.Connection, name: str, sql: str, ids_json: str,
     file_ids = [row[0] for row in cursor]
     for start in range(0, len(file_ids), size):
         ids = file_ids[start:start + size]
-        texts = dict(crawler.execute(_FILE_TEXTS_SQL, (json.dumps(ids),)))
-        yield [(file_id, texts[file_id]) for file_id in ids]
+        crawler.text_factory = bytes
+        try:
+            texts = dict(crawler.execute(_FILE_TEXTS_SQL, (json.dumps(ids),)))
+        finally:
+            crawler.text_factory = str
+        yield [(file_id, _decode_text(texts[file_id], file_id, crawler_db)) for file_id in ids]
+
+
+def _decode_text(text: bytes | None, file_id: int, crawler_db: str | Path) -> str | None:
+    """``text`` (file ``file_id``'s file_text as UTF-8 bytes, or a BLOB) as a str; None
+    stays None.
+
+    Raises:
+        DatabaseError: ``text`` is not UTF-8 (SQLite's own error would quote the whole text).
+    """
+    if text is None:
+        return None
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatabaseError(f"{crawler_db}: the file_text of file {file_id} is not UTF-8 text "
+                            f"({exc.reason} at byte {exc.start} of {len(text)})") from None
 
 
 def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid: uuid.UUID | None = None,
@@ -287,7 +317,7 @@ def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid:
         for number, start in enumerate(range(0, len(ids), batch_size), start=1):
             batch_dir = root / f"{BATCH_PREFIX}{number:05d}"
             with sqlite_errors(crawler_db):
-                counts = write_batch(crawler, ids[start:start + batch_size], batch_dir)
+                counts = write_batch(crawler, ids[start:start + batch_size], batch_dir, crawler_db=crawler_db)
             yield batch_dir, counts
     finally:
         crawler.close()
