@@ -201,6 +201,19 @@ def test_main_maps_os_and_sqlite_errors(monkeypatch, capsys):
         "a -> b: Invalid cross-device link"
 
 
+def test_ctrl_c_while_the_subcommands_are_imported_is_an_interruption(monkeypatch, capsys):
+    """A Ctrl+C in the first 0.3 s, while build_parser imports every subcommand's modules,
+    was a KeyboardInterrupt traceback."""
+    import textpile.cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(textpile.cli, "build_parser", interrupted)
+    assert main(["summarize", "-c", "x.db", "-s", "y.db"]) == 130
+    assert capsys.readouterr() == ("", "textpile: interrupted\n")
+
+
 # ---- read-only files and folders -------------------------------------------------------------
 
 @pytest.fixture

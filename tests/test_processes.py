@@ -100,3 +100,69 @@ def test_freed_memory_is_kept_for_the_next_big_structure():
     flag, faults = kept.stdout.split()
     assert flag == "True"
     assert int(faults) < pages / 10
+
+
+SLOW_PRELOAD = """
+import os, time
+open(os.path.join(os.path.dirname(__file__), "importing"), "w").close()
+deadline = time.monotonic() + 300
+while not os.path.exists(os.path.join(os.path.dirname(__file__), "go")) and time.monotonic() < deadline:
+    time.sleep(0.02)
+"""
+
+FORKSERVER_OWNER = """
+import signal, time
+signal.signal(signal.SIGINT, lambda signum, frame: None)  # this process lives on; the forkserver has the default
+from textpile.processes import forkserver_context
+context = forkserver_context(["slow_preload"])
+worker = context.Process(target=time.sleep, args=(0,))
+worker.start()
+worker.join()
+print(worker.exitcode, flush=True)
+"""
+
+
+def test_a_ctrl_c_while_the_forkserver_imports_its_modules_is_not_its_to_handle(tmp_path):
+    """Ctrl+C (SIGINT to the whole process group) while the forkserver imports its preload
+    modules: no KeyboardInterrupt traceback of the forkserver's (it was printed, and the
+    forkserver died), and workers start from it afterwards."""
+    (tmp_path / "slow_preload.py").write_text(SLOW_PRELOAD)
+    # PYTHONPATH: Python 3.11's forkserver imports its modules with its own sys.path
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    owner = subprocess.Popen([sys.executable, "-c", FORKSERVER_OWNER], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while not (tmp_path / "importing").exists() and time.monotonic() < deadline and owner.poll() is None:
+            time.sleep(0.02)
+        assert (tmp_path / "importing").exists(), owner.communicate(timeout=60)
+        os.killpg(owner.pid, signal.SIGINT)
+        time.sleep(0.2)  # the signal is delivered at once; a little time for a handler to run
+        (tmp_path / "go").touch()
+        out, err = owner.communicate(timeout=300)
+    finally:
+        if owner.poll() is None:
+            os.killpg(owner.pid, signal.SIGKILL)
+    assert (owner.returncode, out) == (0, "0\n"), err
+    assert err == ""
+
+
+PENDING = """
+import os, signal
+import multiprocessing.forkserver
+signal.signal(signal.SIGINT, signal.default_int_handler)
+multiprocessing.forkserver.ensure_running = lambda: os.kill(os.getpid(), signal.SIGINT)
+from textpile.processes import forkserver_context
+try:
+    forkserver_context([])
+except KeyboardInterrupt:
+    print("interrupted", signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+          signal.pthread_sigmask(signal.SIG_BLOCK, []) == set())
+"""
+
+
+def test_a_ctrl_c_while_the_forkserver_starts_is_handled_after(tmp_path):
+    """A Ctrl+C that comes while the forkserver is started (SIGINT is ignored then, for
+    it to inherit) is not lost: it reaches this process's handler once that is back."""
+    done = subprocess.run([sys.executable, "-c", PENDING], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "interrupted True True\n", "")

@@ -11,6 +11,8 @@ compared too where the system tells it (Linux ``/proc``).
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
+import multiprocessing.resource_tracker
 import os
 import re
 import shutil
@@ -181,10 +183,25 @@ def forkserver_context(preload: list[str]) -> multiprocessing.context.BaseContex
     """The multiprocessing context of textpile's worker processes: a forkserver (no fork
     of a process with threads or an event loop) that imports the modules ``preload``
     once, so that a new worker starts in milliseconds. The forkserver is shared by the
-    whole process: the list given before it starts (its first use) is the one imported;
-    a module missing from it is imported by each worker on first use."""
+    whole process and started here when it is not running: the list given then is the
+    one imported; a module missing from it is imported by each worker on first use.
+
+    The forkserver starts with Ctrl+C blocked: a Ctrl+C while it imports ``preload``
+    (about 0.3 s) is this process's to handle, not a KeyboardInterrupt traceback of the
+    forkserver's and a dead forkserver. It ignores Ctrl+C once it serves anyway, and so do
+    the workers (:func:`init_worker`)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(preload)
+    # A process inherits the signal mask of the thread that starts it. A Ctrl+C while
+    # SIGINT is blocked here is taken by another thread of this process, or by this one
+    # once it is unblocked: deferred by a few ms, never lost. The resource tracker is
+    # started first, as starting it unblocks SIGINT.
+    multiprocessing.resource_tracker.ensure_running()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return context
 
 

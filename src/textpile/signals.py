@@ -67,3 +67,29 @@ def keyboard_interrupt_on(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGT
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+@contextmanager
+def interruptions_deferred(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """While active (main thread only): each of ``signums`` that comes is noted instead of
+    handled, and raised again as the block ends, for the handlers in place before it (so
+    Ctrl+C's KeyboardInterrupt comes right after the block, not inside it). For a short
+    step that an exception must not cut in two: a worker process started, its parent
+    interrupted before it kept the process's id, loses track of it (the worker then dies
+    with a traceback of its own once the parent's objects are gone). Signals ignored on
+    entry stay ignored; elsewhere than the main thread nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    previous = {}
+    try:
+        for signum in signums:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, lambda signum, frame: noted.append(signum))
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)

@@ -47,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     status 143 instead of 130."""
     from textpile.signals import EXIT_TERMINATED, TerminateAsInterrupt
 
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports every subcommand's modules: about 0.3 s
+    except KeyboardInterrupt:
+        print("textpile: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     args = parser.parse_args(argv)
     with TerminateAsInterrupt() as signals:
         status = _run(args, signals)

@@ -19,6 +19,7 @@ from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
 from typing import TypeVar
 
 from textpile.processes import forkserver_context, init_worker, this_process, usable_cpus
+from textpile.signals import interruptions_deferred
 from textpile.errors import TextpileError
 
 T = TypeVar("T")
@@ -95,7 +96,9 @@ class ScrapePool:
         pending: deque[Future] = deque()
         try:
             for chunk in _chained(first, second, chunks):
-                pending.append(executor.submit(function, chunk))
+                # submit may start a worker: a Ctrl+C inside would lose it (see interruptions_deferred)
+                with interruptions_deferred():
+                    pending.append(executor.submit(function, chunk))
                 if len(pending) >= window:
                     yield pending.popleft().result()
             while pending:
