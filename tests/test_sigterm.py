@@ -2,6 +2,7 @@
 crawl run and releases (and removes) its lock; summarize rolls back its current batch;
 exit status 143. A SIGTERM ignored by the caller stays ignored."""
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -9,6 +10,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from kills import crawl_log_entries
 from sites import Response, SiteServer
@@ -34,18 +37,26 @@ def _site(hold: threading.Event):
                    **{p: leaf for p in pages}}
 
 
-def test_sigterm_stops_a_crawl_like_ctrl_c(tmp_path):
+@pytest.mark.parametrize("to", ["crawl", "its process group"])
+def test_sigterm_stops_a_crawl_like_ctrl_c(tmp_path, to):
+    """SIGTERM to the crawl, or to its whole process group as a service manager's stop sends
+    it: its page readers and crawler database process leave it to the crawl (they died of
+    it, and a crawl writing entries just then ended with exit 1, a traceback and entries
+    of exit code -3, database error; the worker itself: tests/crawl/test_workers.py)."""
     hold = threading.Event()
     pages, routes = _site(hold)
     with SiteServer(routes) as site:
         cfg = write_config(tmp_path, [site.base_url + "/"])
         db = tmp_path / "crawl.db"
         proc = subprocess.Popen([TEXTPILE, "crawl", "--config", str(cfg), "-c", str(db), "--no-progress"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         deadline = time.monotonic() + 300
         while crawl_log_entries(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
+        if to == "crawl":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
         hold.set()
         assert proc.returncode == 143, err
@@ -54,6 +65,7 @@ def test_sigterm_stops_a_crawl_like_ctrl_c(tmp_path):
         assert not Path(f"{db}.lock").exists()
         with sqlite3.connect(db) as conn:
             assert conn.execute("SELECT count(*) FROM agent WHERE time_finished_unix_utc IS NULL").fetchone() == (0,)
+            assert conn.execute("SELECT count(*) FROM crawl_log WHERE exit_code < 0").fetchone() == (0,)
         again = subprocess.run([TEXTPILE, "crawl", "--config", str(cfg), "-c", str(db), "--no-progress"],
                                capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr

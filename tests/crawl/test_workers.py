@@ -10,8 +10,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from textpile.crawl.reader import forkserver_context
+from textpile.crawl.reader import forkserver_context, init_crawl_worker
 from textpile.crawl.workers import WorkerProcess
+from textpile.processes import this_process
 
 
 def _echo(value):
@@ -113,5 +114,30 @@ def test_close_cancels_the_calls_not_answered_and_ends_the_process():
         return pid
 
     pid = asyncio.run(run())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_a_crawl_worker_leaves_sigterm_and_ctrl_c_to_its_owner():
+    """A service manager's stop sends SIGTERM to every process of the service, a terminal's
+    Ctrl+C SIGINT to the whole process group: the crawl's workers go on (the crawl writes
+    its last entries through its crawler database process), and end when closed."""
+    async def run():
+        owner = this_process()
+        worker = WorkerProcess(forkserver_context(), name="test worker", initializer=init_crawl_worker,
+                               initargs=(owner.pid, owner.started_unix, "textpile-test"))
+        try:
+            pid = await worker.call(_pid)
+            under_way = worker.call(_sleep_then_pid, 0.5)
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                os.kill(pid, signum)
+            assert await asyncio.wait_for(under_way, 60) == pid
+            assert await worker.call(_echo, "still there") == "still there"
+        finally:
+            worker.close()
+        return pid, worker.process.exitcode
+
+    pid, exitcode = asyncio.run(run())
+    assert exitcode == 0
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)

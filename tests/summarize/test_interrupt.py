@@ -26,6 +26,7 @@ import textpile.summarize.scrape_stage as scrape_stage
 from textpile.summarize.interrupts import duckdb_interrupts, is_duckdb_interrupt
 from textpile.summarize.pipeline import summarize
 from textpile.summarize.fts import fts_row_count
+from textpile.signals import TerminateAsInterrupt
 from textpile.store.gen2_piles import register_functions
 
 from .summary_fixtures import CrawlerRows, page, semantic_dump
@@ -201,27 +202,31 @@ def test_sigint_at_several_moments(tmp_path, sigint_default):
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_inside_the_text_piles_unpacking_during_the_index_rebuild_is_an_interruption(small, tmp_path, sigint_default,
-                                                                                             monkeypatch):
-    """A Ctrl+C that lands in sqlar_uncompress (called by SQLite while the full text index
-    reads the text_pile view) came back as 'user-defined function raised exception':
-    exit 1 and a failure instead of 130 (seen once in test_sigint_at_several_moments)."""
+                                                                                             monkeypatch, signum):
+    """A Ctrl+C, or a SIGTERM (which the CLI turns into one), that lands in sqlar_uncompress
+    (called by SQLite while the full text index reads the text_pile view) came back as
+    'user-defined function raised exception': exit 1 and a failure instead of 130 or 143
+    (seen once in test_sigint_at_several_moments; for SIGTERM by a breaker helper)."""
     import textpile.store.gen2_piles as gen2_piles
 
     crawler, whole = small
     real = gen2_piles.unpack
     calls = []
 
-    def unpack_then_ctrl_c(*args, **kwargs):
+    def unpack_then_signal(*args, **kwargs):
         calls.append(1)
         if len(calls) == 3:
-            os.kill(os.getpid(), signal.SIGINT)  # the handler raises KeyboardInterrupt right here
+            os.kill(os.getpid(), signum)  # the handler raises KeyboardInterrupt right here
         return real(*args, **kwargs)
 
     summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
-    monkeypatch.setattr(gen2_piles, "unpack", unpack_then_ctrl_c)
-    report = summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
+    monkeypatch.setattr(gen2_piles, "unpack", unpack_then_signal)
+    with TerminateAsInterrupt() as signals:
+        report = summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
     assert report.interrupted and report.failure is None and len(calls) >= 3
+    assert signals.terminated is (signum == signal.SIGTERM)
     monkeypatch.undo()
     again = summarize(crawler, tmp_path / "s.db", progress=False)
     assert not again.interrupted and again.failure is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import signal
 from collections import OrderedDict, deque
 from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -145,9 +146,17 @@ def forkserver_context() -> multiprocessing.context.BaseContext:
 
 def init_crawl_worker(owner_pid: int, owner_started: float | None, name: str) -> None:
     """Initializer of the crawl's worker processes (page readers, the crawler database
-    process): :func:`textpile.processes.init_worker` with the process ``name``, and
-    their freed memory kept for the next page (:data:`WORKER_HEAP_BYTES`)."""
+    process): :func:`textpile.processes.init_worker` with the process ``name``, SIGTERM
+    ignored as Ctrl+C is, and their freed memory kept for the next page
+    (:data:`WORKER_HEAP_BYTES`).
+
+    A service manager's stop (systemd sends SIGTERM to every process of the service) is
+    the owner's to handle, as a Ctrl+C to the terminal's process group is: the owner
+    writes its last crawl log entries through the crawler database process and then
+    closes its workers (:meth:`textpile.crawl.workers.WorkerProcess.close`, which kills
+    one that does not end). A worker that died of it lost those entries (exit code -3)."""
     init_worker(owner_pid, owner_started, name)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     keep_freed_memory(WORKER_HEAP_BYTES, 2 * WORKER_HEAP_BYTES)
 
 

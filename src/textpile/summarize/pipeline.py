@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from textpile.processes import remove_leftovers_of_dead
@@ -281,11 +282,11 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
     try:
         staging_dir = Path(work_dir) / "staging"
         try:
-            with progress_bar("Summarizing", None, enabled=progress) as bar, _SigintSeen() as sigint, \
+            with progress_bar("Summarizing", None, enabled=progress) as bar, _InterruptSeen() as interrupts, \
                     ScrapePool(scrape_processes) as pool:
                 for batch_dir, counts in staging.iter_batches(crawler_db, staging_dir, summary_db=summary_db,
                                                               batch_size=batch_size, on_total=bar.update_total):
-                    sigint.check()
+                    interrupts.check()
                     report.batches += 1
                     _add_stage_counts(report.stage, batch_dir, counts)
                     say(f"Summarizing page {report.batches} ({counts['crawl_log']} crawl log entries) ...")
@@ -300,7 +301,7 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
                         # A Ctrl+C inside a function SQLite called (the text_pile view's
                         # sqlar_uncompress, as a new Gen1 pile is read back) comes as
                         # SQLite's error about that function: it is an interruption.
-                        sigint.check()
+                        interrupts.check()
                         report.failure = _kept(str(exc), report)
                         break
                     report.integration.add(result)
@@ -312,7 +313,7 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
                     say(f"Found {result.exact_duplicates} exact duplicates.")
                     shutil.rmtree(batch_dir)
                     bar.advance(counts["crawl_log"] - (report.scrape.files_scraped - scraped_before))
-                    sigint.check()
+                    interrupts.check()
         except KeyboardInterrupt:
             report.interrupted = True
             say("Interrupted: the current page was rolled back; the next run continues from here.")
@@ -351,7 +352,7 @@ def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = 
     lands inside a Python function SQLite calls (the text_pile view's sqlar_uncompress,
     while the full text index reads it) reaches here as SQLite's error about that
     function: it is an interruption (``report.interrupted``, exit 130), not a failure."""
-    with _SigintSeen() as sigint:
+    with _InterruptSeen() as interrupts:
         try:
             with sqlite_errors(summary_db):
                 say("(Re)generating full text index ...")
@@ -362,7 +363,7 @@ def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = 
                     say("Optimizing and vacuuming the summary database ...")
                     optimize_and_vacuum(conn)
         except DatabaseError as exc:
-            if sigint.seen:
+            if interrupts.seen:
                 report.interrupted = True
                 say("Interrupted while rebuilding the search index: the next run rebuilds it.")
             elif report.failure is None:
@@ -379,37 +380,41 @@ def _embed(conn, report: SummaryReport, say, progress: bool) -> None:
         say("Interrupted while embedding: the pages embedded so far are kept; the next run embeds the rest.")
 
 
-class _SigintSeen:
-    """Remember a Ctrl+C (SIGINT) even when a library swallows its KeyboardInterrupt.
+class _InterruptSeen:
+    """Remember a Ctrl+C (SIGINT) or SIGTERM even when a library swallows its KeyboardInterrupt.
 
-    While active (main thread only; elsewhere it does nothing), SIGINT still raises
-    KeyboardInterrupt as Python's default handler does, and also sets a flag;
-    :meth:`check` raises KeyboardInterrupt when the flag is set. A native library that
-    checks for signals and clears the error (a DuckDB query finishing just as Ctrl+C
-    arrives) then still stops the run at the next batch boundary.
+    While active (main thread only; elsewhere it does nothing), each of SIGINT and SIGTERM
+    whose handler is a Python function (Python's Ctrl+C handler; the CLI's SIGTERM one,
+    :class:`textpile.signals.TerminateAsInterrupt`) still runs it, raising
+    KeyboardInterrupt, and also sets a flag; :meth:`check` raises KeyboardInterrupt when
+    the flag is set. A native library that checks for signals and clears the error (a
+    DuckDB query finishing just as Ctrl+C arrives) then still stops the run at the next
+    batch boundary, and SQLite's error about a function it called that was interrupted
+    is known for an interruption.
     """
 
     def __init__(self) -> None:
         self.seen = False
-        self._previous = None
-        self._installed = False
+        self._previous: dict[int, object] = {}
 
-    def _handler(self, signum, frame) -> None:
+    def _handler(self, previous, signum, frame) -> None:
         self.seen = True
-        raise KeyboardInterrupt
+        previous(signum, frame)
 
-    def __enter__(self) -> "_SigintSeen":
-        if threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            self._previous = signal.signal(signal.SIGINT, self._handler)
-            self._installed = True
+    def __enter__(self) -> "_InterruptSeen":
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                handler = signal.getsignal(signum)
+                if callable(handler):
+                    self._previous[signum] = signal.signal(signum, partial(self._handler, handler))
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
 
     def check(self) -> None:
-        """Raise KeyboardInterrupt when SIGINT arrived since :meth:`__enter__`."""
+        """Raise KeyboardInterrupt when SIGINT or SIGTERM arrived since :meth:`__enter__`."""
         if self.seen:
             raise KeyboardInterrupt
