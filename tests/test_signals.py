@@ -71,3 +71,4 @@ def test_outside_the_main_thread_nothing_changes(usr1_handled):
     thread.start()
     thread.join()
     assert handlers == [signal.getsignal(signal.SIGUSR1)] and handlers[0] is not signal.SIG_DFL
+
