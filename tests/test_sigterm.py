@@ -57,7 +57,11 @@ def test_sigterm_stops_a_crawl_like_ctrl_c(tmp_path, to):
             proc.send_signal(signal.SIGTERM)
         else:
             os.killpg(proc.pid, signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        try:
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:  # a crawl that hung is not left behind
+                os.killpg(proc.pid, signal.SIGKILL)
         hold.set()
         assert proc.returncode == 143, err
         assert out.startswith("[Crawl_Statistics_Report]\n") and "interrupted = true\n" in out

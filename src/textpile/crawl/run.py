@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sqlite3
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -51,9 +54,54 @@ def crawl_event_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 def run_event_loop(main: Any) -> Any:
     """Run the coroutine ``main`` to its end on a new :func:`crawl_event_loop` loop, as
-    ``asyncio.run`` does (Ctrl+C cancels it and raises KeyboardInterrupt after)."""
-    with asyncio.Runner(loop_factory=crawl_event_loop()) as runner:
-        return runner.run(main)
+    ``asyncio.run`` does: Ctrl+C cancels it and raises KeyboardInterrupt after.
+
+    So does SIGTERM (the CLI's handler raises KeyboardInterrupt:
+    :class:`textpile.signals.TerminateAsInterrupt`), and Ctrl+C when its handler is not
+    Python's default (a Dagster step's, :func:`textpile.signals.keyboard_interrupt_on`):
+    the first such signal cancels ``main``'s task, which stops the crawl cleanly, and is
+    then raised again for its handler once the loop has ended; a second one goes to that
+    handler at once. Raised wherever it landed, a KeyboardInterrupt could cut a callback
+    of the loop in two (the crawler database's job queue left busy), and the loop then
+    waited forever for the write that the crawl's last flush awaited."""
+    stop_signals = (signal.SIGTERM,) if signal.getsignal(signal.SIGINT) is signal.default_int_handler \
+        else (signal.SIGINT, signal.SIGTERM)  # asyncio.Runner handles a default Ctrl+C so itself
+    noted: list[int] = []
+    try:
+        with asyncio.Runner(loop_factory=crawl_event_loop()) as runner:
+            return runner.run(_cancelled_by_signals(main, stop_signals, noted))
+    finally:
+        for signum in noted:
+            signal.raise_signal(signum)  # for the handler of before, given back by now
+
+
+async def _cancelled_by_signals(main: Any, signums: tuple[int, ...], noted: list[int]) -> Any:
+    """Await ``main`` in this task, each of ``signums`` whose handler is a Python function
+    cancelling the task the first time (noted in ``noted``) instead (see
+    :func:`run_event_loop`). Main thread only; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        return await main
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def cancel(previous, signum, frame) -> None:
+        if noted:
+            previous(signum, frame)  # a second signal: at once
+            return
+        noted.append(signum)
+        task.cancel()
+        loop.call_soon_threadsafe(lambda: None)  # wake the loop
+
+    previous = {}
+    try:
+        for signum in signums:
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                previous[signum] = signal.signal(signum, partial(cancel, handler))
+        return await main
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 #: Requests in flight at once over all origins (each origin has its own connection pool,
