@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 #: Exit status after SIGTERM (128 + 15, what a shell reports for a process it ended).
 EXIT_TERMINATED = 143
@@ -44,6 +45,29 @@ class TerminateAsInterrupt:
             self._installed = False
 
 
+@contextmanager
+def handlers_replaced(signums: tuple[int, ...], handler_for: Callable[[Any], Any], *,
+                      python_handlers_only: bool = False) -> Iterator[None]:
+    """While active (main thread only, where Python's handlers live; elsewhere nothing
+    changes): each of ``signums`` is handled by ``handler_for(previous)``, ``previous``
+    being the handler in place on entry, which is given back afterwards. Signals ignored on
+    entry stay ignored; with ``python_handlers_only``, so do those whose handler is not a
+    Python function (the default action, or one installed outside Python)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    try:
+        for signum in signums:
+            handler = signal.getsignal(signum)
+            if handler is not signal.SIG_IGN and (callable(handler) or not python_handlers_only):
+                previous[signum] = signal.signal(signum, handler_for(handler))
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
 def _raise_keyboard_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -55,18 +79,8 @@ def keyboard_interrupt_on(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGT
     one, turns SIGINT and SIGTERM into its own interruption error during a step, which
     the library's clean stops (report, end of the crawl run, lock released) do not catch.
     Signals ignored on entry stay ignored."""
-    if threading.current_thread() is not threading.main_thread():
+    with handlers_replaced(signums, lambda previous: _raise_keyboard_interrupt):
         yield
-        return
-    previous = {}
-    try:
-        for signum in signums:
-            if signal.getsignal(signum) is not signal.SIG_IGN:
-                previous[signum] = signal.signal(signum, _raise_keyboard_interrupt)
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 @contextmanager
@@ -78,18 +92,10 @@ def interruptions_deferred(signums: tuple[int, ...] = (signal.SIGINT, signal.SIG
     interrupted before it kept the process's id, loses track of it (the worker then dies
     with a traceback of its own once the parent's objects are gone). Signals ignored on
     entry stay ignored; elsewhere than the main thread nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     noted: list[int] = []
-    previous = {}
     try:
-        for signum in signums:
-            if signal.getsignal(signum) is not signal.SIG_IGN:
-                previous[signum] = signal.signal(signum, lambda signum, frame: noted.append(signum))
-        yield
+        with handlers_replaced(signums, lambda previous: lambda signum, frame: noted.append(signum)):
+            yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         for signum in dict.fromkeys(noted):
             signal.raise_signal(signum)

@@ -11,7 +11,6 @@ import asyncio
 import os
 import signal
 import sqlite3
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from textpile.crawl.robots import user_agent_token
 from textpile.crawl.traps import strip_session_ids
 from textpile.errors import DatabaseError
 from textpile.ids import uuid7
+from textpile.signals import handlers_replaced
 from textpile.store.database import open_crawler_db, optimize_and_vacuum, sqlite_error, sqlite_errors
 from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
@@ -79,8 +79,6 @@ async def _cancelled_by_signals(main: Any, signums: tuple[int, ...], noted: list
     """Await ``main`` in this task, each of ``signums`` whose handler is a Python function
     cancelling the task the first time (noted in ``noted``) instead (see
     :func:`run_event_loop`). Main thread only; elsewhere nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        return await main
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
 
@@ -92,16 +90,8 @@ async def _cancelled_by_signals(main: Any, signums: tuple[int, ...], noted: list
         task.cancel()
         loop.call_soon_threadsafe(lambda: None)  # wake the loop
 
-    previous = {}
-    try:
-        for signum in signums:
-            handler = signal.getsignal(signum)
-            if callable(handler):
-                previous[signum] = signal.signal(signum, partial(cancel, handler))
+    with handlers_replaced(signums, lambda previous: partial(cancel, previous), python_handlers_only=True):
         return await main
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 #: Requests in flight at once over all origins (each origin has its own connection pool,

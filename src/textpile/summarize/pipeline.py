@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 from textpile.processes import remove_leftovers_of_dead
 from textpile.semantic.embed import EmbedReport, embed_summary_in
 from textpile.progress import Progress, progress_bar
+from textpile.signals import handlers_replaced
 from textpile.errors import DatabaseError, TextpileError
 from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
 from textpile.store.locks import refuse_when_locked
@@ -395,24 +395,20 @@ class _InterruptSeen:
 
     def __init__(self) -> None:
         self.seen = False
-        self._previous: dict[int, object] = {}
+        self._replaced = handlers_replaced((signal.SIGINT, signal.SIGTERM),
+                                           lambda previous: partial(self._handler, previous),
+                                           python_handlers_only=True)
 
     def _handler(self, previous, signum, frame) -> None:
         self.seen = True
         previous(signum, frame)
 
     def __enter__(self) -> "_InterruptSeen":
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                handler = signal.getsignal(signum)
-                if callable(handler):
-                    self._previous[signum] = signal.signal(signum, partial(self._handler, handler))
+        self._replaced.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous.clear()
+        self._replaced.__exit__(*exc)
 
     def check(self) -> None:
         """Raise KeyboardInterrupt when SIGINT or SIGTERM arrived since :meth:`__enter__`."""
