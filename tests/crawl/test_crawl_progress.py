@@ -58,5 +58,5 @@ def test_crawl_cli_off_a_terminal_ends_with_the_total(tmp_path, capsys):
     assert sorted(line for line in lines if not line.startswith("Crawling: ")) == sorted([
         f"fetched robots.txt: [ file_not_found ] {site.base_url}/robots.txt",
         f"[ file_ingested ] {site.base_url}/", f"[ file_ingested ] {site.base_url}/a",
-        f"Finished {site.base_url}", "Optimizing and vacuuming the database ..."])
+        f"Finished {site.base_url}", "Tidying the database ..."])
     assert re.fullmatch(r"Crawling: 3/40 requests \(\d+ s\)", lines[-1]), lines

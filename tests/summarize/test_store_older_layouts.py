@@ -170,7 +170,8 @@ def test_an_older_layout_is_moved_when_opened_for_writing(tmp_path, plain_ids, c
         with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
             conn.execute("UPDATE entity_generation SET text_pile_id = 99 WHERE entity_generation_id = 2")
     converted = [r.getMessage() for r in caplog.records if r.name == "textpile.store.database"]
-    assert len(converted) == 1 and converted[0].startswith(f"{path}: converted from an older textpile's layout (")
+    assert len(converted) == 2 and converted[0].startswith(f"{path}: converted from an older textpile's layout (")
+    assert converted[1] == f"{path}: switching to incremental vacuum, which rewrites the file once"
     caplog.clear()
     with closing(open_summary_db(path)) as conn:  # and it stays so
         assert _texts_and_links(conn)[1] == rows

@@ -2,7 +2,7 @@
 
 Source: unobtanium-documentation.txt, pages "Crawl Loop", "Crawl Delay between Requests",
 "Crawler User-Agent and robots.txt", "Crawl exit code", "Your first search engine"
-(the statistics report, then optimizing and vacuuming the database).
+(the statistics report, then tidying the database: no whole-file rewrite).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from textpile.crawl.traps import strip_session_ids
 from textpile.errors import DatabaseError
 from textpile.ids import uuid7
 from textpile.signals import handlers_replaced
-from textpile.store.database import open_crawler_db, optimize_and_vacuum, sqlite_error, sqlite_errors
+from textpile.store.database import open_crawler_db, sqlite_error, sqlite_errors, tidy
 from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
 from textpile.store.urls import parse_url
@@ -272,8 +272,9 @@ def run_crawl(
     entries are written whole, in batches at least every 0.25 s
     (:mod:`textpile.crawl.crawldb`) and at the end (also after Ctrl+C), so an interrupted
     run keeps what it did and the next run continues with the candidates still due.
-    After a complete run the database is optimized and
-    vacuumed.
+    After a complete run the database is tidied
+    (:func:`textpile.store.database.tidy`: statistics where stale, free pages given back
+    past a share of the file; never a whole-file rewrite).
 
     Must be called outside a running event loop (use :func:`crawl_async` inside one).
 
@@ -325,14 +326,14 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
 
 
 def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, display: CrawlDisplay) -> None:
-    """End the crawl run in the database and, after a complete run, optimize it; a
+    """End the crawl run in the database and, after a complete run, tidy it; a
     database that failed (a write of the run, or now) sets ``report.failure``."""
     try:
         with sqlite_errors(database):
             db.finish_agent()
             if not report.interrupted and report.database_error is None:
-                display.note("Optimizing and vacuuming the database ...")
-                optimize_and_vacuum(conn)
+                display.note("Tidying the database ...")
+                tidy(conn)
     except DatabaseError as exc:
         report.database_error = report.database_error or exc
     if report.database_error is not None:

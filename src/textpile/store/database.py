@@ -21,6 +21,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
@@ -359,6 +360,7 @@ def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sql
                             f"{path.absolute().parent} is read-only")
 
     def build(conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA auto_vacuum={_INCREMENTAL}")  # before the first table: see tidy
         with conn:
             conn.executescript(schema_sql("base", BASE_SCHEMA_VERSION))
             conn.executescript(schema_sql(kind, schema_version))
@@ -442,6 +444,8 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
                             ", ".join(f"{table}: {rows} rows" for table, rows in sorted(moved.items())))
                 conn.executescript(schema_sql(kind, schema_version))
                 conn.executescript(extension_sql(kind))
+                if not vacuum_mode_current(conn):
+                    set_incremental_vacuum(conn, path)
         except BaseException:
             conn.close()
             raise
@@ -502,12 +506,79 @@ def open_any_db(path: str | Path) -> tuple[sqlite3.Connection, str]:
 
 
 def optimize_and_vacuum(conn: sqlite3.Connection) -> None:
-    """Run ANALYZE, ``PRAGMA optimize`` and VACUUM (page "unobtanium-crawler", optimize-db)."""
+    """Run ANALYZE, ``PRAGMA optimize`` and VACUUM (page "unobtanium-crawler", optimize-db):
+    the whole file rewritten, for an explicit ``textpile optimize-db``; runs use :func:`tidy`."""
     conn.commit()
     conn.execute("ANALYZE")
     conn.execute("PRAGMA optimize")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+#: The share of a database's pages that may lie free (left by deleted rows, reused by later
+#: writes) before a run gives them back to the file system (:func:`tidy`).
+FREE_PAGE_SHARE = 0.10
+#: Rows per index that ANALYZE samples when :func:`tidy` refreshes SQLite's statistics.
+ANALYSIS_LIMIT = 400
+
+
+@dataclass
+class TidyReport:
+    """What :func:`tidy` found and did: the file's pages, those free before, and those given back."""
+
+    pages: int
+    free_pages: int
+    pages_freed: int
+
+
+def tidy(conn: sqlite3.Connection) -> TidyReport:
+    """What a run does at its end instead of a VACUUM, at a cost that follows what changed:
+    SQLite's query planner statistics refreshed where they are stale (``PRAGMA optimize``,
+    sampling :data:`ANALYSIS_LIMIT` rows per index), and, when more than
+    :data:`FREE_PAGE_SHARE` of the file's pages are free, the free pages given back to the
+    file system (``PRAGMA incremental_vacuum``: the file is in ``auto_vacuum`` mode
+    INCREMENTAL, :func:`vacuum_mode_current`). Free pages below that share are reused by
+    the next writes. ``textpile optimize-db`` still rewrites the whole file.
+
+    Raises:
+        sqlite3.Error: database problems (locked, read-only, full disk).
+    """
+    conn.commit()
+    conn.execute(f"PRAGMA analysis_limit={ANALYSIS_LIMIT}")
+    conn.execute("PRAGMA optimize")
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    freed = 0
+    if free > pages * FREE_PAGE_SHARE and conn.execute("PRAGMA auto_vacuum").fetchone()[0] == _INCREMENTAL:
+        # stepped to its end (it frees one page per step; a plain execute steps once)
+        conn.executescript("PRAGMA incremental_vacuum;")
+        freed = free - conn.execute("PRAGMA freelist_count").fetchone()[0]
+    conn.commit()
+    return TidyReport(pages, free, freed)
+
+
+#: SQLite's auto_vacuum value of INCREMENTAL.
+_INCREMENTAL = 2
+
+
+def vacuum_mode_current(conn: sqlite3.Connection) -> bool:
+    """True when the file is in ``auto_vacuum`` mode INCREMENTAL (so that :func:`tidy` can
+    give free pages back without rewriting it)."""
+    return conn.execute("PRAGMA auto_vacuum").fetchone()[0] == _INCREMENTAL
+
+
+def set_incremental_vacuum(conn: sqlite3.Connection, path: str | Path) -> None:
+    """Put a database made before textpile used incremental vacuum into that mode: SQLite
+    records the mode in the file's layout, so the file is rewritten once (a VACUUM, which
+    needs free disk space of the file's size); a kill leaves it as it was.
+
+    Raises:
+        sqlite3.Error: database problems (locked, read-only, full disk).
+    """
+    logging.getLogger(__name__).warning("%s: switching to incremental vacuum, which rewrites the file once", path)
+    conn.commit()
+    conn.execute(f"PRAGMA auto_vacuum={_INCREMENTAL}")
+    conn.execute("VACUUM")
 
 
 def check_summary_db(path: str | Path) -> Path:
