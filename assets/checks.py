@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 import sqlite_utils
 from dagster import AssetCheckResult, MetadataValue, asset_check
 
-from textpile_dagster.assets.figures import SEARCHABLE
+from textpile.store.searchable import searchable
 from textpile_dagster.assets.summary import fts_index, summary_db
 from textpile_dagster.assets.tables import table
 from textpile_dagster.resources import CrawlerDatabaseResource, SummaryDatabaseResource
 from textpile.errors import DatabaseError
 from textpile.store.gen2_piles import register_functions
-from textpile.summarize.fts import ROWIDS_SQL as FTS_ROWIDS_SQL, fts_row_count
+from textpile.index.fulltext import ROWIDS_SQL as FTS_ROWIDS_SQL, fts_row_count
 from textpile.store.database import (
     BASE_SCHEMA_VERSION,
     CRAWLER_SCHEMA_VERSION,
@@ -28,6 +28,8 @@ from textpile.store.database import (
     open_summary_db,
     schema_sql,
 )
+
+_SEARCHABLE = searchable("eg")
 
 #: (table, column, referenced table, referenced column) for every reference in the summary
 #: database (base schema 0.1.0 + summary schema 0.0.0). NULL references are not orphans.
@@ -152,14 +154,14 @@ def fts_matches_searchable(conn: sqlite3.Connection) -> CheckOutcome:
     """The FTS rowids are exactly the ids of the searchable generations (count and set)."""
     extra = [r[0] for r in conn.execute(
         f"{FTS_ROWIDS_SQL} EXCEPT "
-        f"SELECT eg.entity_generation_id FROM entity_generation eg WHERE {SEARCHABLE} ORDER BY 1"
+        f"SELECT eg.entity_generation_id FROM entity_generation eg WHERE {_SEARCHABLE} ORDER BY 1"
     )]
     missing = [r[0] for r in conn.execute(
-        f"SELECT eg.entity_generation_id FROM entity_generation eg WHERE {SEARCHABLE} EXCEPT "
+        f"SELECT eg.entity_generation_id FROM entity_generation eg WHERE {_SEARCHABLE} EXCEPT "
         f"{FTS_ROWIDS_SQL} ORDER BY 1"
     )]
     fts_rows = fts_row_count(conn)
-    searchable = int(conn.execute(f"SELECT count(*) FROM entity_generation eg WHERE {SEARCHABLE}").fetchone()[0])
+    searchable = int(conn.execute(f"SELECT count(*) FROM entity_generation eg WHERE {_SEARCHABLE}").fetchone()[0])
     passed = not extra and not missing and fts_rows == searchable
     return CheckOutcome(
         passed,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from textpile.summarize.fts import fts_row_count
+from textpile.index.fulltext import fts_row_count
+from textpile.store.searchable import searchable
 
-#: Condition of a searchable generation (shared decision; alias ``eg``).
-SEARCHABLE = "eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL"
+_SEARCHABLE = searchable("eg")
 
 
 def summary_figures(conn: sqlite3.Connection) -> dict[str, int]:
@@ -17,7 +17,7 @@ def summary_figures(conn: sqlite3.Connection) -> dict[str, int]:
     return {
         "generations": one("SELECT count(*) FROM entity_generation"),
         "open_generations": one("SELECT count(*) FROM entity_generation WHERE confirmed_end_unix_utc IS NULL"),
-        "searchable_generations": one(f"SELECT count(*) FROM entity_generation eg WHERE {SEARCHABLE}"),
+        "searchable_generations": one(f"SELECT count(*) FROM entity_generation eg WHERE {_SEARCHABLE}"),
         "duplicate_generations": one("SELECT count(*) FROM entity_generation WHERE marked_duplicate"),
         "crawl_summaries": one("SELECT count(*) FROM crawl_summary"),
         "text_piles": one("SELECT count(*) FROM text_pile"),

@@ -26,7 +26,8 @@ from dagster import (
 )
 from pydantic import Field
 
-from textpile.summarize.pipeline import rebuild_fts, scrape_staged, stage_crawl_log
+from textpile.index.update import update_search_index
+from textpile.summarize.pipeline import scrape_staged, stage_crawl_log
 from textpile.summarize.tokens import regenerate_token_index
 from textpile.summarize.versions import EXTRACTION_VERSION, FTS_VERSION, INTEGRATION_VERSION, STAGING_VERSION
 from textpile_dagster.assets.automation import AFTER_CHECKS, AFTER_CRAWL, AFTER_SCRAPE
@@ -135,6 +136,16 @@ class SummaryDbConfig(Config):
     )
 
 
+class IndexConfig(Config):
+    """Run config of ``fts_index``."""
+
+    rebuild: bool = Field(
+        default=False,
+        description="Rebuild the full text and search index whole instead of updating it by what the summary "
+        "changed (the same index; done by itself when it was written by another textpile version).",
+    )
+
+
 def _parquet_table(staging_area: StagingAreaResource, key: str):
     counts = staging_area.parquet_row_counts(key)
     return table([("dataset", "string"), ("rows", "int")], sorted(counts.items()))
@@ -194,21 +205,32 @@ def summary_db(
     pool=SUMMARY_POOL,
     code_version=FTS_VERSION,
     automation_condition=AFTER_CHECKS,
-    description="The FTS5 full_text_entity_index over the searchable generations (rowid = generation id).",
+    description="The FTS5 full_text_entity_index and textpile's search index over the searchable generations, "
+    "updated by what the summary changed (config rebuild: true rebuilds them whole).",
 )
-def fts_index(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
-    """``rebuild_fts`` on the summary database (holding its write lock)."""
+def fts_index(context: AssetExecutionContext, config: IndexConfig,
+              summary_database: SummaryDatabaseResource) -> MaterializeResult:
+    """``update_search_index`` on the summary database (holding its write lock)."""
     with summary_database.write_lock():
-        rows = rebuild_fts(summary_database.path, progress=summary_database.show_progress)
+        report = update_search_index(summary_database.path, rebuild=config.rebuild,
+                                     progress=summary_database.show_progress)
     with closing(summary_database.open(read_only=True)) as conn:
         figures = summary_figures(conn)
-    context.log.info("FTS index: %d rows", rows)
+    context.log.info("search index: %d pages (%s: %d added, %d removed, %d indexed again)", report.pages,
+                     "rebuilt" if report.rebuilt else "updated", report.pages_added, report.pages_removed,
+                     report.pages_reindexed)
     return MaterializeResult(
         metadata={
-            "rows": rows,
+            "rows": report.pages,
             "searchable_generations": figures["searchable_generations"],
+            "rebuilt": report.rebuilt,
+            "rebuild_reason": report.rebuild_reason,
+            "pages_added": report.pages_added,
+            "pages_removed": report.pages_removed,
+            "pages_reindexed": report.pages_reindexed,
+            "seconds": round(report.seconds, 3),
             "path": MetadataValue.path(summary_database.path),
-            **row_count(rows),
+            **row_count(report.pages),
         }
     )
 

@@ -1,7 +1,9 @@
 """The `textpile` command line as a whole: version, usage errors, a closed output pipe."""
 
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 import pytest
 
@@ -66,13 +68,15 @@ def test_search_in_a_language_no_page_has_says_which_languages_there_are(sample_
 
 
 def _damaged_copy(sample_db, path):
-    """``sample_db`` with four pages in its middle overwritten (b-tree pages); return
-    ``path`` and SQLite's finding: the first of them is no b-tree page any more."""
+    """``sample_db`` with the page of a table no search reads (search_heading, kept for the
+    index updates) overwritten; return ``path`` and SQLite's finding: it is no b-tree page
+    any more."""
+    with closing(sqlite3.connect(f"file:{sample_db}?mode=ro", uri=True)) as conn:
+        (page,) = conn.execute("SELECT pageno FROM dbstat WHERE name = 'search_heading'").fetchone()
     data = bytearray(sample_db.read_bytes())
-    start = (len(data) // 2) // 4096 * 4096  # 4096-byte pages, numbered from 1
-    data[start:start + 4 * 4096] = b"\xa5" * (4 * 4096)
+    data[(page - 1) * 4096:page * 4096] = b"\xa5" * 4096  # 4096-byte pages, numbered from 1
     path.write_bytes(bytes(data))
-    return path, f"in database main Page {start // 4096 + 1}: btreeInitPage() returns error code 11"
+    return path, f"in database main Page {page}: btreeInitPage() returns error code 11"
 
 
 def test_search_on_a_damaged_database_warns_naming_the_file(sample_db, tmp_path, capsys):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textpile.cli import main
 from textpile.demo import DEFAULT_PORT, PydocServer, demo_config_text
-from textpile.summarize.fts import fts_row_count
+from textpile.index.fulltext import fts_row_count
 from textpile.store.gen2_piles import register_functions
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from textpile.errors import DatabaseError
 from textpile.processes import remove_leftovers_of_dead
 from textpile.store.database import open_summary_db
-from textpile.summarize.fts import fts_row_count
+from textpile.index.fulltext import fts_row_count
 
 
 #: Permissions of a newly published file (an existing target's permissions are kept).

@@ -8,11 +8,12 @@ also indexes the unsearchable ones, to prove the search SQL filters them out its
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 from textpile.ids import uuid7_bytes
 from textpile.search.analysis import Analyzer
-from textpile.search.index import rebuild_search_index
+from textpile.index.update import update_index
 from textpile.store.database import open_summary_db
 from textpile.store.text_piles import store_gen1
 from textpile.store.urls import intern_url, parse_url
@@ -73,37 +74,33 @@ class SummaryBuilder:
     def build_fts(self, *, stale: bool = False) -> int:
         """(Re)build the FTS rows; with ``stale`` index closed/duplicate generations too. Return the row count."""
         conn = self.conn
-        conn.execute("INSERT INTO full_text_entity_index(full_text_entity_index) VALUES ('delete-all')")
-        where = "eg.text_pile_id IS NOT NULL"
-        if not stale:
-            where += " AND eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate"
-        rows = conn.execute(
-            "INSERT INTO full_text_entity_index(rowid, text_pile_id, any, title, description, text, secondary_text,"
-            " big_headlines, small_headlines, code_text, quote_text)"
-            " SELECT eg.entity_generation_id, tp.text_pile_id, 'any', dd.title, dd.description, tp.text,"
-            " tp.secondary_text, tp.big_headlines, tp.small_headlines, tp.code_text, tp.quote_text"
-            " FROM entity_generation eg JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id"
-            f" LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id WHERE {where}"
-        ).rowcount
-        conn.commit()
-        rebuild_search_index(conn)
+        rows = update_index(conn, rebuild=True).pages
         if stale:
-            # The unsearchable generations get search rows too, as an index lagging behind
+            # The unsearchable generations get index rows too, as an index lagging behind
             # its database would have: the search must filter them out itself.
             analyzer = Analyzer()
             docid = conn.execute("SELECT coalesce(max(docid), 0) FROM search_page").fetchone()[0]
-            for eg_id, title, text in conn.execute(
-                    "SELECT eg.entity_generation_id, dd.title, tp.text FROM entity_generation eg"
-                    " JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id"
-                    " LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id"
-                    " WHERE eg.confirmed_end_unix_utc IS NOT NULL OR eg.marked_duplicate").fetchall():
+            stale_rows = conn.execute(
+                "SELECT eg.entity_generation_id, dd.title, tp.text, u.origin_id FROM entity_generation eg"
+                " JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id JOIN url u ON u.url_id = eg.url_id"
+                " LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id"
+                " WHERE eg.confirmed_end_unix_utc IS NOT NULL OR eg.marked_duplicate").fetchall()
+            for eg_id, title, text, origin_id in stale_rows:
                 docid += 1
-                conn.execute("INSERT INTO search_page(entity_generation_id, docid, language, term_count, text_length,"
-                             " in_links, content_in_links, link_density, title_terms, title_words,"
-                             " url_terms, url_last_terms, anchor_terms) VALUES (?, ?, 'en', 1, 1, 0, 0, 0,"
-                             " '', '', '', '', '')", (eg_id, docid))
+                conn.execute("INSERT INTO search_page(entity_generation_id, docid, origin_id, language, term_count,"
+                             " text_length, in_links, content_in_links, link_density, title_terms, title_words,"
+                             " url_terms, url_last_terms, anchor_terms) VALUES (?, ?, ?, 'en', 1, 1, 0, 0, 0,"
+                             " '', '', '', '', '')", (eg_id, docid, origin_id))
                 conn.execute("INSERT INTO search_index(rowid, title, text) VALUES (?, ?, ?)",
                              (docid, analyzer.analyze(title, "en"), analyzer.analyze(text, "en")))
+            conn.execute(
+                "INSERT INTO full_text_entity_index(rowid, text_pile_id, any, title, description, text, secondary_text,"
+                " big_headlines, small_headlines, code_text, quote_text)"
+                " SELECT entity_generation_id, text_pile_id, any, title, description, text, secondary_text,"
+                " big_headlines, small_headlines, code_text, quote_text FROM full_text_entity_source"
+                " WHERE entity_generation_id IN (SELECT value FROM json_each(?))",
+                (json.dumps([r[0] for r in stale_rows]),))
+            rows += len(stale_rows)
             conn.commit()
         return rows
 

@@ -14,7 +14,9 @@ import pytest
 from textpile.search.analysis import Analyzer
 from textpile.search.candidates import section_candidates
 from textpile.search.engine import search
-from textpile.search.index import rebuild_search_index, section_terms
+from textpile.index.docids import section_docid
+from textpile.index.pages import section_terms
+from textpile.index.update import update_index
 from textpile.store.database import open_summary_db
 from textpile.store.gen2_piles import register_functions
 
@@ -50,13 +52,17 @@ _TITLES = ("SELECT s.title, t.docid FROM search_section t JOIN section_summary s
 
 def test_search_section_holds_docids_and_search_analyzes_the_sections_titles(tmp_path):
     path = tmp_path / "summary.db"
-    _site(path)
+    ids = _site(path)
     with closing(open_summary_db(path, read_only=True)) as conn:
         assert [r[1] for r in conn.execute("PRAGMA table_info(search_section)")] == ["section_summary_id", "docid"]
         assert conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'search_section' AND type = 'index'"
                             ).fetchall() == []
-        assert conn.execute(_TITLES).fetchall() == [("Basic Usage", 1), ("json.dumps", 2),
-                                                     ("Decoders and encoders", 3), ("Key Functions", 4)]
+        page = dict(conn.execute("SELECT entity_generation_id, docid FROM search_page").fetchall())
+        json_page, sorting_page = page[ids["json"]], page[ids["sorting"]]
+        assert json_page < sorting_page  # equal priors: the older generation first
+        assert conn.execute(_TITLES).fetchall() == [
+            ("Basic Usage", section_docid(json_page, 0)), ("json.dumps", section_docid(json_page, 1)),
+            ("Decoders and encoders", section_docid(json_page, 2)), ("Key Functions", section_docid(sorting_page, 0))]
         hits = section_candidates(conn, Analyzer(), "decod OR function OR usag", (10.0, 5.0, 2.0), 10, 100)
         strings = {h.title: (h.title_terms, h.title_words, h.name_terms, h.name_words) for h in hits}
     assert strings == {
@@ -114,7 +120,7 @@ def _write_older_layout(path, layout: str) -> None:
 
 
 @pytest.mark.parametrize("layout", list(_LAYOUTS))
-def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_open(tmp_path, layout):
+def test_an_older_search_section_is_read_as_it_is_and_rebuilt_by_the_next_index_update(tmp_path, layout):
     path = tmp_path / "summary.db"
     _site(path)
     queries = ["json dumps", "decoders", "key functions", "basic usage", "encoders"]
@@ -128,14 +134,13 @@ def test_an_older_search_section_is_read_as_it_is_and_moved_on_the_next_write_op
     with closing(open_summary_db(path, read_only=True)) as conn:  # the old layout reads as it is
         assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
     assert any(r["results"] and r["results"][0]["sections"] for r in new)  # the section path ran
-    with closing(open_summary_db(path)) as conn:  # moved
+    with closing(open_summary_db(path)) as conn:  # the next update makes the derived tables anew
+        report = update_index(conn)
+        assert report.rebuilt and report.rebuild_reason == "the index was written by another textpile version or layout"
         assert [r[1] for r in conn.execute("PRAGMA table_info(search_section)")] == ["section_summary_id", "docid"]
         assert conn.execute(_ROWS).fetchall() == fresh
         assert conn.execute("SELECT pk FROM pragma_table_info('search_section') WHERE name = 'docid'").fetchone() == (1,)
-        assert conn.execute("SELECT name FROM sqlite_master WHERE name LIKE '%legacy%'").fetchall() == []
         assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
-        rebuild_search_index(conn)  # and rebuilt in the new layout
-        assert conn.execute(_ROWS).fetchall() == fresh
 
 
 _OLD_PAGES = """
@@ -153,11 +158,7 @@ DROP TABLE search_page_new;
 """
 
 
-def test_an_older_search_page_with_anchor_texts_is_read_as_it_is_and_moved_on_the_next_write_open(tmp_path,
-                                                                                                   monkeypatch):
-    from textpile.errors import DatabaseError
-    from textpile.store import migrations
-
+def test_an_older_search_page_with_anchor_texts_is_read_as_it_is_and_rebuilt_by_the_next_index_update(tmp_path):
     path = tmp_path / "summary.db"
     _site(path)
     queries = ["json dumps", "decoders", "key functions"]
@@ -168,26 +169,11 @@ def test_an_older_search_page_with_anchor_texts_is_read_as_it_is_and_moved_on_th
     with closing(register_functions(sqlite3.connect(path))) as conn:  # search_page as an older textpile wrote it
         conn.executescript(_OLD_PAGES)
     with closing(open_summary_db(path, read_only=True)) as conn:  # read as it is
-        assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
-    real = migrations.drop_anchor_texts
-
-    def fail(conn):
-        real(conn)
-        raise sqlite3.IntegrityError("failed after dropping")
-
-    monkeypatch.setattr(migrations, "MOVES", tuple(m if m.table != "search_page" else
-                                                   dataclasses.replace(m, finish=fail) for m in migrations.MOVES))
-    try:
-        open_summary_db(path).close()
-    except DatabaseError as exc:
-        assert "failed after dropping" in str(exc)
-    else:
-        raise AssertionError("the failing move did not fail")
-    with closing(sqlite3.connect(path)) as conn:  # nothing changed
         assert [r[1] for r in conn.execute("PRAGMA table_info(search_page)")][8] == "anchor_texts"
-        assert {r[8] for r in conn.execute(pages)} == {"Basic usage"}
-    monkeypatch.undo()
-    with closing(open_summary_db(path)) as conn:  # moved
+        assert [dataclasses.asdict(search(conn, q)) for q in queries] == new
+    with closing(open_summary_db(path)) as conn:  # a write-open leaves it as it is
+        assert [r[1] for r in conn.execute("PRAGMA table_info(search_page)")][8] == "anchor_texts"
+        assert update_index(conn).rebuilt  # the next update makes it anew
         assert "anchor_texts" not in [r[1] for r in conn.execute("PRAGMA table_info(search_page)")]
         assert conn.execute(pages).fetchall() == fresh
         assert [dataclasses.asdict(search(conn, q)) for q in queries] == new

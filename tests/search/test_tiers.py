@@ -7,7 +7,8 @@ import sqlite3
 from search.fixture_site import html_page, summarized_site
 from textpile.search import candidates, engine
 from textpile.search.engine import search
-from textpile.search.index import rebuild_search_index
+from textpile.index.docids import last_section_docid
+from textpile.index.update import update_index
 from textpile.store.gen2_piles import register_functions
 
 FILLER = "Other words fill this paragraph so that the page is of an ordinary length for a page. "
@@ -30,8 +31,9 @@ def urls(results):
 
 def tiered(tmp_path, top_tier_pages: int = 10) -> sqlite3.Connection:
     """The site's summary database with its search index rebuilt with a first tier."""
-    with register_functions(sqlite3.connect(tmp_path / "summary.db")) as conn:
-        report = rebuild_search_index(conn, top_tier_pages=top_tier_pages)
+    conn = register_functions(sqlite3.connect(tmp_path / "summary.db"))
+    report = update_index(conn, rebuild=True, top_tier_pages=top_tier_pages)
+    conn.close()
     assert report.pages == 30 and report.top_tier_pages == top_tier_pages
     return register_functions(sqlite3.connect(f"file:{tmp_path / 'summary.db'}?mode=ro", uri=True))
 
@@ -39,17 +41,24 @@ def tiered(tmp_path, top_tier_pages: int = 10) -> sqlite3.Connection:
 def test_the_first_tier_is_built_only_for_a_large_index(tmp_path):
     conn = summarized_site(tmp_path, pages())
     sections = conn.execute("SELECT count(*) FROM search_section").fetchone()[0]
-    assert candidates.search_tiers(conn) == candidates.Tiers(30, sections, 0, 0)  # 30 pages: no tier
+    assert candidates.search_tiers(conn) == candidates.Tiers(30, sections, 0, 0, 0, 0)  # 30 pages: no tier
     assert conn.execute("SELECT count(*) FROM search_index_top").fetchone()[0] == 0
     conn = tiered(tmp_path)
     tiers = candidates.search_tiers(conn)
-    assert tiers.last_docid == 10
-    assert [r[0] for r in conn.execute("SELECT rowid FROM search_index_top")] == list(range(1, 11))
-    top_sections = conn.execute("SELECT max(t.docid) FROM search_section t JOIN section_summary s "
-                                "ON s.section_summary_id = t.section_summary_id JOIN search_page p "
-                                "ON p.entity_generation_id = s.entity_generation_id WHERE p.docid <= 10").fetchone()[0]
-    assert tiers == candidates.Tiers(30, sections, 10, top_sections)
-    assert [r[0] for r in conn.execute("SELECT rowid FROM section_search_index_top")] == list(range(1, top_sections + 1))
+    first = [r[0] for r in conn.execute("SELECT docid FROM search_page ORDER BY docid LIMIT 10")]
+    assert tiers.last_docid == first[-1]
+    assert [r[0] for r in conn.execute("SELECT rowid FROM search_index_top")] == first
+    top_sections = [r[0] for r in conn.execute("SELECT t.docid FROM search_section t JOIN section_summary s "
+                                               "ON s.section_summary_id = t.section_summary_id JOIN search_page p "
+                                               "ON p.entity_generation_id = s.entity_generation_id "
+                                               "WHERE p.docid <= ? ORDER BY t.docid", (first[-1],))]
+    assert top_sections and max(top_sections) <= tiers.last_section_docid == last_section_docid(first[-1])
+    assert tiers == candidates.Tiers(30, sections, first[-1], last_section_docid(first[-1]), 10, len(top_sections))
+    assert [r[0] for r in conn.execute("SELECT rowid FROM section_search_index_top")] == top_sections
+    # the sections past the tier all have greater docids: the tier is a prefix of both orders
+    assert conn.execute("SELECT min(docid) FROM search_section WHERE docid > ?", (tiers.last_section_docid,)
+                        ).fetchone()[0] == min(d for d in [r[0] for r in conn.execute("SELECT docid FROM search_section")]
+                                               if d not in top_sections)
 
 
 def test_pages_found_through_the_first_tier_are_the_whole_index_pages(tmp_path, monkeypatch):
@@ -87,8 +96,7 @@ def test_matches_past_the_first_tier_are_read_from_the_whole_index(tmp_path, mon
 def test_a_rebuilt_index_is_merged_into_one_segment_per_table(tmp_path, monkeypatch):
     import pytest
 
-    from textpile.search import index
-    from textpile.summarize.fts import rebuild_fts_in
+    from textpile.index import schema, update
 
     conn = summarized_site(tmp_path, pages())
     conn.close()
@@ -98,13 +106,13 @@ def test_a_rebuilt_index_is_merged_into_one_segment_per_table(tmp_path, monkeypa
                 conn.execute("INSERT INTO search_index(rowid, title) VALUES (?, ?)", (1000 + len(word), word))
         segments = "SELECT count(DISTINCT segid) FROM search_index_idx"
         assert conn.execute(segments).fetchone()[0] >= 3
-        index.optimize_fts(conn, "search_index")
+        schema.optimize_fts(conn, "search_index")
         assert conn.execute(segments).fetchone()[0] == 1
         assert [r[0] for r in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH 'three'")] == [1005]
         with pytest.raises(ValueError, match="not an FTS5 table"):
-            index.optimize_fts(conn, "search_page")
+            schema.optimize_fts(conn, "search_page")
         merged = []
-        real = index.optimize_fts
-        monkeypatch.setattr(index, "optimize_fts", lambda c, table: (merged.append(table), real(c, table)))
-        rebuild_fts_in(conn)
-    assert sorted(merged) == sorted(index.FTS_TABLES)
+        real = schema.optimize_fts
+        monkeypatch.setattr(update, "optimize_fts", lambda c, table: (merged.append(table), real(c, table)))
+        update.update_index(conn, rebuild=True)
+    assert sorted(merged) == sorted(schema.FTS_TABLES)

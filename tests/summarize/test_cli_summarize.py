@@ -65,8 +65,8 @@ def test_summarize_progress_lines(tmp_path, capsys):
     assert main(["summarize", "-c", str(tmp_path / "c.db"), "-s", str(tmp_path / "s.db")]) == 0
     err = capsys.readouterr().err
     for line in ("Summarizing page 1 (6 crawl log entries) ...", "Found 1 self duplicates.",
-                 "Found 1 exact duplicates.", "(Re)generating full text index ...",
-                 "Optimizing and vacuuming the summary database ..."):
+                 "Found 1 exact duplicates.", "Updating the full text index ...",
+                 "Tidying the summary database ..."):
         assert line in err
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 
 from textpile.store.database import open_summary_db
-from textpile.summarize.pipeline import rebuild_fts, summarize
+from textpile.index.update import update_search_index
+from textpile.summarize.pipeline import summarize
 from textpile.summarize.tokens import regenerate_token_index, tokenize
 from textpile.store.gen2_piles import register_functions
 
@@ -55,7 +56,7 @@ def test_fts_rows_match_searchable_generations(tmp_path):
     assert q(summary, "SELECT count(*) FROM full_text_entity_index WHERE full_text_entity_index MATCH "
                       "'any:any NOT xylophone'") == [(1,)]
     # rebuilding gives the same rows
-    assert rebuild_fts(summary) == 2
+    assert update_search_index(summary).pages == 2
     assert q(summary, "SELECT rowid, text_pile_id, any, title, description FROM full_text_entity_index "
                       "WHERE full_text_entity_index MATCH 'any : \"any\"' ORDER BY rowid") == rows_
 
@@ -90,7 +91,7 @@ def test_tokenize():
 def test_fts_keeps_no_copy_of_the_text_and_an_old_table_is_made_anew(tmp_path):
     import sqlite3
 
-    from textpile.summarize.fts import fts_row_count
+    from textpile.index.fulltext import fts_row_count
 
     summary = tmp_path / "summary.db"
     b = SummaryBuilder(summary)
@@ -103,7 +104,7 @@ def test_fts_keeps_no_copy_of_the_text_and_an_old_table_is_made_anew(tmp_path):
                        " description, text, secondary_text, big_headlines, small_headlines, code_text, quote_text,"
                        " tokenize = 'unicode61 remove_diacritics 2');")
     conn.close()
-    assert rebuild_fts(summary) == 1
+    assert update_search_index(summary).pages == 1
     conn = register_functions(sqlite3.connect(summary))
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'").fetchone()[0]
     assert "content = 'full_text_entity_source'" in sql

@@ -13,7 +13,7 @@ import pytest
 from .summary_fixtures import CrawlerRows, dump_db, generations, page
 
 from textpile.summarize.pipeline import summarize
-from textpile.summarize.fts import ROWIDS_SQL
+from textpile.index.fulltext import ROWIDS_SQL
 from textpile.store.gen2_piles import register_functions
 
 BASE = "http://site.test"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from textpile.store.gen2_piles import register_functions
-from textpile.summarize.pipeline import integrate_staged, rebuild_fts, scrape_staged, stage_crawl_log, summarize
+from textpile.index.update import update_search_index
+from textpile.summarize.pipeline import integrate_staged, scrape_staged, stage_crawl_log, summarize
 
 from .summary_fixtures import CrawlerRows, dump_db, page, semantic_dump
 
@@ -78,7 +79,7 @@ def test_stages_per_crawl_run_equal_one_summarize(tmp_path):
                         batch_size=5, progress=False)
         scrape_staged(stage_dir, progress=False)
         integrate_staged(parts, stage_dir, progress=False)
-    assert rebuild_fts(parts) == 7  # 8 pages + 1 copy, minus the 404 and the duplicate
+    assert update_search_index(parts).pages == 7  # 8 pages + 1 copy, minus the 404 and the duplicate
     assert semantic_dump(parts) == semantic_dump(tmp_path / "whole.db")
 
     # re-staging a crawl run that is already integrated, without the summary db filter,
@@ -89,7 +90,7 @@ def test_stages_per_crawl_run_equal_one_summarize(tmp_path):
     scrape_staged(stage_dir, progress=False)
     report = integrate_staged(parts, stage_dir, progress=False)
     assert report.crawls_integrated == 0 and report.crawls_skipped == 9
-    rebuild_fts(parts)
+    update_search_index(parts)
     assert dump_db(parts) == before
 
 

@@ -25,7 +25,7 @@ import textpile.summarize.integrate as integrate
 import textpile.summarize.scrape_stage as scrape_stage
 from textpile.summarize.interrupts import duckdb_interrupts, is_duckdb_interrupt
 from textpile.summarize.pipeline import summarize
-from textpile.summarize.fts import fts_row_count
+from textpile.index.fulltext import fts_row_count
 from textpile.signals import TerminateAsInterrupt
 from textpile.store.gen2_piles import register_functions
 
@@ -148,8 +148,8 @@ def test_query_interrupted_while_scraping(small, tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     assert "Interrupted: the current page was rolled back; the next run continues from here." in captured.err
     # review-6: it went on embedding for seconds, and nothing said a second Ctrl+C stops it
-    assert ("Rebuilding the search index from what was kept; press Ctrl+C again to stop at once (the next run "
-            "rebuilds it and embeds the new pages).") in captured.err
+    assert ("Updating the search index with what was kept; press Ctrl+C again to stop at once (the next run "
+            "updates it and embeds the new pages).") in captured.err
     assert "Embedding new and changed pages" not in captured.err
     assert "interrupted = true" in captured.out and "pages_processed = 5" in captured.out
     assert "Traceback" not in captured.err
@@ -223,8 +223,8 @@ def test_ctrl_c_inside_the_text_piles_unpacking_during_the_index_rebuild_is_an_i
 
     summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
     monkeypatch.setattr(gen2_piles, "unpack", unpack_then_signal)
-    with TerminateAsInterrupt() as signals:
-        report = summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False)
+    with TerminateAsInterrupt() as signals:  # the index rebuilt whole reads every text pile
+        report = summarize(crawler, tmp_path / "s.db", progress=False, embeddings=False, rebuild_index=True)
     assert report.interrupted and report.failure is None and len(calls) >= 3
     assert signals.terminated is (signum == signal.SIGTERM)
     monkeypatch.undo()

@@ -10,7 +10,9 @@ import time
 
 from textpile import progress
 from textpile.semantic import embed
-from textpile.summarize import fts, pipeline
+from textpile.index import update as index_update
+from textpile.index.update import update_search_index
+from textpile.summarize import pipeline
 
 from .summary_fixtures import CrawlerRows, page
 from .test_cli_summarize import BASE, make_crawler_db
@@ -38,7 +40,7 @@ def _recording(monkeypatch):
         bars.append(bar)
         yield bar
 
-    for module in (pipeline, fts, embed):
+    for module in (pipeline, index_update, embed):
         monkeypatch.setattr(module, "progress_bar", fake)
     return bars
 
@@ -54,7 +56,7 @@ def test_summarize_bar_has_a_total_and_moves_per_file_within_the_first_batch(tmp
                          ("advance", 1)]  # 5 files as they are scraped, then robots.txt with the batch
     pages = report.embedding.pages_embedded
     assert pages == report.fts_rows == 2  # a.html and b.html (a copy, a recrawl, a change)
-    assert indexing.calls == [("start", "Indexing", pages), *[("advance", 1)] * pages]
+    assert indexing.calls == [("start", "Indexing", None), ("total", pages), *[("advance", 1)] * pages]
     assert embedding.calls == [("start", "Embedding", None), ("total", pages), *[("advance", 1)] * pages]
 
 
@@ -64,12 +66,12 @@ def test_the_pipeline_index_and_embedding_stages_show_progress_with_a_total_off_
     make_crawler_db(tmp_path / "c.db")  # 5 crawls of HTML pages, 2 searchable pages
     pipeline.summarize(tmp_path / "c.db", tmp_path / "s.db", progress=False, embeddings=False)
     assert capsys.readouterr().err == ""
-    assert pipeline.rebuild_fts(tmp_path / "s.db", progress=True) == 2
+    assert update_search_index(tmp_path / "s.db", rebuild=True, progress=True).pages == 2
     assert re.fullmatch(r"Indexing: 2/2 \([0-9]+ s\)\n", capsys.readouterr().err)
     report = embed.embed_summary(tmp_path / "s.db", progress=True)
     assert report.pages_embedded == 2
     assert re.fullmatch(r"Embedding: 2/2 \([0-9]+ s\)\n", capsys.readouterr().err)
-    assert pipeline.rebuild_fts(tmp_path / "s.db") == 2  # progress off: nothing
+    assert update_search_index(tmp_path / "s.db", rebuild=True).pages == 2  # progress off: nothing
     assert capsys.readouterr().err == ""
 
 

@@ -18,7 +18,7 @@ from textpile.store.links import FLAG_COLUMNS, LinkStore, store_links
 from textpile.store.text_piles import (
     GEN1_FIELDS, PACKED_FIELDS, Gen2Lines, TextPileStoreError, decode_field, encode_field, store_gen1,
 )
-from textpile.summarize.fts import rebuild_fts
+from textpile.index.update import update_search_index
 from textpile.summarize.scrape.document import scrape_document
 from textpile.summarize.scrape.piles import gen1_digest
 
@@ -183,7 +183,7 @@ def test_an_older_database_moves_its_text_pile_table_into_spans(tmp_path):
     with closing(sqlite3.connect(path)) as conn:
         before = conn.execute("SELECT * FROM text_pile ORDER BY text_pile_id").fetchall()
         gen2_before = conn.execute("SELECT * FROM text_pile_v0_2").fetchall()
-    assert rebuild_fts(path) == 1  # opens for writing: the text_pile table becomes spans first
+    assert update_search_index(path).pages == 1  # opens for writing: the text_pile table becomes spans first
     with closing(register_functions(sqlite3.connect(path))) as conn:
         assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile'").fetchone() == ("view",)
         assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'text_pile_v0_2'").fetchone() == ("view",)

@@ -24,10 +24,10 @@ def register(subparsers) -> None:
         "summarize",
         help="summarize a crawler database into a summary database (the search index)",
         description="Integrate every crawl log entry not yet summarized into the summary database, "
-                    "in batches of up to 1000, then rebuild the full text index, embed new and changed pages "
-                    "(the vectors of the semantic and hybrid search modes), optimize and vacuum. "
-                    "Interrupting is safe: the next run continues. The end report goes to stdout, "
-                    "progress to stderr.",
+                    "in batches of up to 1000, then update the full text index by what changed, embed new and "
+                    "changed pages (the vectors of the semantic and hybrid search modes) and tidy the database "
+                    "(no whole-file rewrite: textpile optimize-db does that). Interrupting is safe: the next run "
+                    "continues. The end report goes to stdout, progress to stderr.",
     )
     p.add_argument("-c", "--crawler-db", required=True, metavar="FILE", help="the crawler database to read")
     p.add_argument("-s", "--summary-db", required=True, metavar="FILE",
@@ -39,6 +39,9 @@ def register(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.add_argument("--no-embeddings", action="store_true",
                    help="do not compute page and section vectors (the semantic and hybrid search modes need them)")
+    p.add_argument("--rebuild-index", action="store_true",
+                   help="rebuild the full text and search index whole instead of updating it by what changed "
+                        "(the same index, at the cost of every page)")
     p.set_defaults(func=run)
 
 
@@ -60,6 +63,10 @@ def format_report(report) -> str:
         f"links_skipped = {i.links_skipped}",
         f"full_text_index_rows = {report.fts_rows}",
     ]
+    if report.index is not None:
+        x = report.index
+        lines += [f"index_rebuilt = {'true' if x.rebuilt else 'false'}", f"index_pages_added = {x.pages_added}",
+                  f"index_pages_removed = {x.pages_removed}", f"index_pages_reindexed = {x.pages_reindexed}"]
     if report.embedding is not None:
         e = report.embedding
         lines += [f"pages_embedded = {e.pages_embedded}", f"sections_embedded = {e.sections_embedded}",
@@ -97,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
             print(text, file=sys.stderr)
 
     report = summarize(args.crawler_db, args.summary_db, work_dir=args.work_dir, batch_size=args.batch_size,
-                       progress=progress, log=log, embeddings=not args.no_embeddings)
+                       progress=progress, log=log, embeddings=not args.no_embeddings,
+                       rebuild_index=args.rebuild_index)
     sys.stdout.write(format_report(report))
     for example in report.integration.skipped_link_examples:
         print(f"textpile summarize: skipped link: {example}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Text analysis for the search index: words to index terms, the same way for pages and queries.
 
-The search index (:mod:`textpile.search.index`) stores *analyzed* text: space-separated
+The search index (:mod:`textpile.index`) stores *analyzed* text: space-separated
 terms that FTS5's ``unicode61`` tokenizer reads back unchanged. Pages and queries go
 through the same :class:`Analyzer`, so a query term matches exactly the page terms made
 from the same word:

@@ -2,7 +2,7 @@
 
 Pages come from ``search_index`` scored by FTS5 ``bm25()`` with per-column weights,
 sections from ``section_search_index`` the same way. FTS5 yields matches in rowid
-order, which is the pages' prior order (:func:`textpile.search.index.page_prior`), so a
+order, which is the pages' prior order (:func:`textpile.index.docids.page_prior`), so a
 scan stops after ``scan`` matches: for a query whose words most pages hold, only the
 ``scan`` likeliest pages are scored, never every match; below that the candidates are
 exact. Both are joined to ``entity_generation`` so that only searchable generations are
@@ -18,7 +18,8 @@ import sqlite3
 from dataclasses import dataclass
 
 from textpile.search.analysis import Analyzer
-from textpile.search.index import SEARCHABLE, section_terms
+from textpile.index.pages import section_terms
+from textpile.store.searchable import SEARCHABLE
 
 _SEARCHABLE = SEARCHABLE.format(eg="eg")
 _FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_id = u.origin_id "
@@ -29,7 +30,7 @@ _FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_i
 class SectionHit:
     """A matching section: its ids, anchor, title, level, Gen2 span, bm25 score, and the
     analyzed terms of its title and anchor name (stemmed and not:
-    :func:`textpile.search.index.section_terms`)."""
+    :func:`textpile.index.pages.section_terms`)."""
 
     section_id: int
     entity_generation_id: int
@@ -52,13 +53,16 @@ def _weights(weights: tuple[float, ...]) -> str:
 @dataclass(frozen=True)
 class Tiers:
     """The search index's size and its first tier (``search_top_tier``, see
-    :mod:`textpile.search.index`): pages and sections in the whole index, and the last
-    page and section docid of the first tier (0 when the index has none: it is small)."""
+    :mod:`textpile.index.tier`): pages and sections in the whole index, the last page and
+    section docid of the first tier (0 when the index has none: it is small) and the
+    pages and sections in it."""
 
     pages: int = 0
     sections: int = 0
     last_docid: int = 0
     last_section_docid: int = 0
+    top_pages: int = 0
+    top_sections: int = 0
 
 
 NO_TIERS = Tiers()
@@ -70,9 +74,16 @@ _FTS_STRING = re.compile(r'"((?:[^"]|"")*)"')
 
 
 def search_tiers(conn: sqlite3.Connection) -> Tiers:
-    """The :class:`Tiers` of the search index of ``conn`` (:data:`NO_TIERS` without a first tier)."""
-    row = conn.execute("SELECT pages, sections, last_docid, last_section_docid FROM search_top_tier").fetchone()
-    return Tiers(*row) if row else NO_TIERS
+    """The :class:`Tiers` of the search index of ``conn`` (:data:`NO_TIERS` without a first
+    tier). An index of an older textpile has no counts of its first tier: its docids
+    numbered the pages (and sections) from 1, so its last docids are its counts."""
+    cursor = conn.execute("SELECT * FROM search_top_tier")
+    row = cursor.fetchone()
+    if row is None:
+        return NO_TIERS
+    if len(cursor.description) == 4:
+        return Tiers(*row, row[2], row[3])
+    return Tiers(*row)
 
 
 def expression_postings(conn: sqlite3.Connection, expression: str) -> int:
@@ -119,10 +130,10 @@ def _unscored_scan(conn: sqlite3.Connection, table: str, match: str, scan: int,
 
 
 def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, score_match: str | None,
-                weights: tuple[float, ...], scan: int, whole: int, top: int) -> list[tuple[int, float]]:
+                weights: tuple[float, ...], scan: int, whole: int, top: int, top_rows: int) -> list[tuple[int, float]]:
     """The first ``scan`` matches of ``match`` in prior order, with their bm25 scores,
-    from ``tables`` (the whole index and its first tier) of ``whole`` rows, the first
-    ``top`` of which (0: none) are in the first tier.
+    from ``tables`` (the whole index and its first tier) of ``whole`` rows, the
+    ``top_rows`` with a docid up to ``top`` (0: none) being in the first tier.
 
     With a first tier the scan runs there first; when it finds ``scan`` matches those
     are the rows the whole index would give (both yield matches in rowid order), scored
@@ -135,7 +146,7 @@ def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, s
     scanned: list[tuple[int, float]] = []
     full_table, top_table = tables
     if top:
-        if postings * top / max(whole, 1) <= SCORE_POSTINGS:
+        if postings * top_rows / max(whole, 1) <= SCORE_POSTINGS:
             scanned = _scored_scan(conn, top_table, match, score_match, weights, scan)
         else:
             scanned = _unscored_scan(conn, top_table, match, scan)
@@ -172,7 +183,7 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
         rows.sort(key=lambda r: (-r[1], r[0]))
         return rows[:limit], len(rows), len(rows) < scan
     scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
-                          tiers.pages, tiers.last_docid)
+                          tiers.pages, tiers.last_docid, tiers.top_pages)
     complete = len(scanned) < scan
     scanned.sort(key=lambda r: (-r[1], r[0]))
     best = scanned[:limit + 10]  # a few spare for stale rows
@@ -217,7 +228,7 @@ def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str,
     names of the ``limit`` returned (the rerank's strings)."""
     joins = _FILTER_JOINS if filter_sql else ""
     scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
-                          tiers.sections, tiers.last_section_docid)
+                          tiers.sections, tiers.last_section_docid, tiers.top_sections)
     scanned.sort(key=lambda r: (-r[1], r[0]))
     if not filter_sql:
         scanned = scanned[:limit + 10]  # a few spare for stale rows

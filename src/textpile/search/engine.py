@@ -41,7 +41,7 @@ from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages
                                        search_tiers, section_candidates)
 from textpile.search.features import QueryMatcher, Scored, page_features
 from textpile.search.filters import filter_sql, missing_language_note
-from textpile.search.index import require_search_index
+from textpile.index.schema import require_search_index
 from textpile.search.plan import Item, QueryPlan, index_languages, plan_query
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
@@ -253,7 +253,7 @@ def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
     terms = sorted({alt[0] for item in plan.items for alt in item.alternatives if len(alt) == 1})
     if not terms:
         return set()
-    pages = conn.execute("SELECT max(docid) FROM search_page").fetchone()[0] or 0  # docids are 1..N
+    pages = search_tiers(conn).pages
     marks = ", ".join("?" * len(terms))
     rows = conn.execute(f"SELECT term, docs FROM search_term WHERE term IN ({marks})", terms).fetchall()
     return {term for term, docs in rows if 2 * docs >= pages > 0}

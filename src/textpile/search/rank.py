@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from textpile.search.features import FEATURES
-from textpile.search.index import SEARCH_COLUMNS, SECTION_COLUMNS
+from textpile.index.schema import SEARCH_COLUMNS, SECTION_COLUMNS
 
 #: bm25 weight of each search_index column, in column order.
 PAGE_COLUMN_WEIGHTS: dict[str, float] = {

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textpile.progress import progress_bar
-from textpile.search.index import SEARCHABLE
+from textpile.store.searchable import SEARCHABLE
 from textpile.semantic.model import Embedder, load_embedder
 from textpile.semantic.partition import MIN_PARTITION_PAGES, update_partition_in
 from textpile.semantic.store import encode_bits, encode_vectors, pack_section_codes, page_text, section_text

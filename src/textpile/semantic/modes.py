@@ -35,7 +35,7 @@ from textpile.search.candidates import page_infos
 from textpile.search.engine import SearchResults, search
 from textpile.search.features import Scored
 from textpile.search.filters import filter_sql
-from textpile.search.index import SEARCHABLE
+from textpile.store.searchable import SEARCHABLE
 from textpile.search.query import ParsedQuery
 from textpile.semantic.fusion import reciprocal_rank_fusion
 from textpile.semantic.model import Embedder, load_embedder

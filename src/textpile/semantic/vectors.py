@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textpile.search.index import SEARCHABLE
+from textpile.store.searchable import SEARCHABLE
 from textpile.semantic.partition import PROBE_LISTS, load_centroids, nearest_lists
 from textpile.semantic.store import decode_vectors
 

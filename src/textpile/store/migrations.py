@@ -7,10 +7,9 @@ the values compressed), ``text_pile`` over ``text_pile_gen1``
 and ``link_summary`` over ``link_target``, ``link_style`` and ``link_list``
 (:mod:`textpile.store.links`; the markup in its own table and link_list packed since).
 textpile's own ``section_embedding`` became a view too, over ``page_section_embedding``
-(:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes),
-and its derived ``search_section`` changed its layout three times (the analyzed strings
-gone last) and ``search_page`` lost a column
-(:mod:`textpile.search.index`).
+(:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes).
+(The derived search tables are not moved: the next index update makes them anew when
+their layout differs, :mod:`textpile.index.schema`.)
 A database where one of them is still a table, or a compact table is in an older layout,
 is moved when it is opened for writing, in one transaction: a kill or an error leaves it
 as it was (the next write-open moves it again from the start), and a database opened
@@ -64,46 +63,6 @@ def set_aside(table: str, successor: str, legacy: str, conn: sqlite3.Connection)
         conn.execute("PRAGMA legacy_alter_table=OFF")
 
 
-def search_section_needs_move(conn: sqlite3.Connection) -> bool:
-    """True when textpile's search_section table is in an older layout: with the analyzed
-    strings of its sections (title_terms and the others, now analyzed at query time), in
-    any of its three layouts (keyed by section_summary_id or by docid)."""
-    return conn.execute("SELECT 1 FROM pragma_table_info('search_section') WHERE name = 'title_terms'"
-                        ).fetchone() is not None
-
-
-def finish_search_section_move(conn: sqlite3.Connection) -> int:
-    """The rows of the older search_section in the new one (docid its rowid, with its
-    section_summary_id; the strings left out), checked to be all there, the old table
-    dropped; returns the rows moved.
-
-    Raises:
-        sqlite3.IntegrityError: a row is missing from the new table.
-    """
-    conn.execute("INSERT INTO search_section(section_summary_id, docid) SELECT section_summary_id, docid"
-                 " FROM search_section_legacy ORDER BY docid")
-    rows, same = conn.execute(
-        "SELECT count(*), count(n.docid) FROM search_section_legacy o LEFT JOIN search_section n "
-        "ON n.docid = o.docid AND n.section_summary_id = o.section_summary_id").fetchone()
-    if rows != same or conn.execute("SELECT count(*) FROM search_section").fetchone()[0] != rows:
-        raise sqlite3.IntegrityError(f"search_section: {rows - same} rows would not read back as they were")
-    conn.execute("DROP TABLE search_section_legacy")
-    return rows
-
-
-def search_page_has_anchor_texts(conn: sqlite3.Connection) -> bool:
-    """True when textpile's search_page still has the column anchor_texts (the raw texts of
-    the links to each page, which nothing read: anchor_terms holds them analyzed)."""
-    return conn.execute("SELECT 1 FROM pragma_table_info('search_page') WHERE name = 'anchor_texts'"
-                        ).fetchone() is not None
-
-
-def drop_anchor_texts(conn: sqlite3.Connection) -> int:
-    """search_page without its column anchor_texts (every other value kept); returns its rows."""
-    conn.execute("ALTER TABLE search_page DROP COLUMN anchor_texts")
-    return conn.execute("SELECT count(*) FROM search_page").fetchone()[0]
-
-
 #: In this order: the Gen1 moves read the Gen2 texts through the text_pile_v0_2 view. A
 #: database needs at most one of the two Gen1 moves (text_pile a table, or text_pile_gen1
 #: with a column per field), and one move for its links whatever their older layout.
@@ -116,9 +75,6 @@ MOVES = (
          "text_pile_gen1_legacy"), text_piles.finish_spans_migration),
     Move("section_embedding", partial(still_a_table, "section_embedding"), vector_store.prepare_section_migration,
          vector_store.finish_section_migration),
-    Move("search_section", search_section_needs_move,
-         partial(set_aside, "search_section", "search_section", "search_section_legacy"), finish_search_section_move),
-    Move("search_page", search_page_has_anchor_texts, lambda conn: None, drop_anchor_texts),
     Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )
 

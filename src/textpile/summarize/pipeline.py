@@ -1,8 +1,8 @@
 """The summarizer's stages, each reading only what the previous one wrote.
 
 crawler DB --stage_crawl_log--> staging Parquet --scrape_staged--> scrape-result Parquet
---integrate_staged--> summary DB --rebuild_fts--> FTS5 index --embed--> page and section
-vectors (:mod:`textpile.semantic.embed`). :func:`summarize` runs them all in batches of
+--integrate_staged--> summary DB --update_search_index--> FTS5 and search index (by what
+changed, :mod:`textpile.index`) --embed--> page and section vectors (:mod:`textpile.semantic.embed`). :func:`summarize` runs them all in batches of
 up to 1000 crawl log entries (the CLI); the Dagster assets call the stages one by one per
 crawl-run partition.
 Source: unobtanium-documentation.txt, pages "Summarizing", "Database Batching".
@@ -27,10 +27,11 @@ from textpile.semantic.embed import EmbedReport, embed_summary_in
 from textpile.progress import Progress, progress_bar
 from textpile.signals import handlers_replaced
 from textpile.errors import DatabaseError, TextpileError
-from textpile.store.database import open_crawler_db, open_summary_db, optimize_and_vacuum, sqlite_errors
+from textpile.index.update import IndexReport, update_index
+from textpile.store.database import open_crawler_db, open_summary_db, sqlite_errors, tidy
 from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import FileWatch
-from textpile.summarize import fts, staging
+from textpile.summarize import staging
 from textpile.summarize.integrate import IntegrationReport, integrate_batch
 from textpile.summarize.scrape_pool import ScrapePool
 from textpile.summarize.scrape_stage import count_files_to_scrape, scrape_batch
@@ -69,6 +70,8 @@ class SummaryReport:
     pages_processed: int = 0
     integration: IntegrationReport = field(default_factory=IntegrationReport)
     fts_rows: int = 0
+    #: What the search index update did (None when the run stopped before it).
+    index: IndexReport | None = None
     seconds: float = 0.0
     interrupted: bool = False
     #: Why the run stopped early because of the summary database (its file, the cause,
@@ -182,20 +185,10 @@ def integrate_staged(summary_db: str | Path, staging_dir: str | Path, *, progres
     return report
 
 
-def rebuild_fts(summary_db: str | Path, *, progress: bool = False) -> int:
-    """(Re)build full_text_entity_index from open, non-duplicate generations; return rows.
-    ``progress`` shows an "Indexing" progress display (pages indexed, out of the
-    searchable generations).
-
-    See :mod:`textpile.summarize.fts`.
-    """
-    return fts.rebuild_fts(summary_db, progress=progress)
-
-
 def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str | Path | None = None,
               batch_size: int = 1000, progress: bool = True,
               log: Callable[[str], None] | None = None, embeddings: bool = True,
-              scrape_processes: int | None = None) -> SummaryReport:
+              scrape_processes: int | None = None, rebuild_index: bool = False) -> SummaryReport:
     """Summarize every not yet integrated crawl log entry of ``crawler_db`` into ``summary_db``.
 
     Per batch of up to ``batch_size`` entries: stage to Parquet under ``work_dir`` (a
@@ -204,15 +197,17 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     one per CPU, 0: in this process; :class:`~textpile.summarize.scrape_pool.ScrapePool`),
     integrate (one transaction). Memory is bounded by the batch size: a batch's staged
     texts and the chunks being scraped, never the whole crawl.
-    Then rebuild the FTS index, bring the page and section vectors up to date (unless
-    ``embeddings`` is False; :func:`textpile.semantic.embed.embed_summary_in`: only new or
-    changed searchable generations are embedded), optimize and vacuum the summary
-    database. ``log`` gets the seed's progress lines ("Summarizing page 1 ...", "Found 0
+    Then bring the FTS and search index up to date by what changed
+    (:func:`textpile.index.update.update_index`; rebuilt whole with ``rebuild_index``),
+    bring the page and section vectors up to date (unless ``embeddings`` is False;
+    :func:`textpile.semantic.embed.embed_summary_in`: only new or changed searchable
+    generations are embedded) and tidy the summary database
+    (:func:`textpile.store.database.tidy`: no whole-file rewrite). ``log`` gets the seed's progress lines ("Summarizing page 1 ...", "Found 0
     self duplicates."). Ctrl+C while embedding keeps the vectors of the batches done.
 
     Ctrl+C (KeyboardInterrupt) stops after rolling back the current batch: the report
-    says ``interrupted``, the FTS index is still rebuilt from what was committed (so it
-    matches the database; a second Ctrl+C stops that too), embedding and optimizing are
+    says ``interrupted``, the FTS index is still updated from what was committed (so it
+    matches the database; a second Ctrl+C stops that too), embedding and tidying are
     skipped; the next run continues (and embeds the pages not embedded yet). A kill
     loses at most the current batch's uncommitted transaction.
 
@@ -255,7 +250,7 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
                                 "another summarize or pipeline run is writing this summary database"):
             return _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
                                      batch_size=batch_size, progress=progress, embeddings=embeddings,
-                                     scrape_processes=scrape_processes)
+                                     scrape_processes=scrape_processes, rebuild_index=rebuild_index)
     finally:
         conn.close()
 
@@ -268,7 +263,7 @@ def summary_lock_path(summary_db: str | Path) -> Path:
 
 def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, started: float, say, *,
                       work_dir: str | Path | None, batch_size: int, progress: bool, embeddings: bool,
-                      scrape_processes: int | None) -> SummaryReport:
+                      scrape_processes: int | None, rebuild_index: bool = False) -> SummaryReport:
     """The body of :func:`summarize`, with the summary database open as ``conn`` and its
     lock held."""
     report = SummaryReport()
@@ -317,8 +312,8 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
         except KeyboardInterrupt:
             report.interrupted = True
             say("Interrupted: the current page was rolled back; the next run continues from here.")
-            say("Rebuilding the search index from what was kept; press Ctrl+C again to stop at once "
-                "(the next run rebuilds it and embeds the new pages).")
+            say("Updating the search index with what was kept; press Ctrl+C again to stop at once "
+                "(the next run updates it and embeds the new pages).")
         except OSError as exc:
             if exc.errno != errno.ENOSPC:
                 raise
@@ -332,7 +327,8 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
         report.pages_processed = report.integration.crawls_integrated
         report.integration.seconds = time.monotonic() - started
         if not gone:
-            _finish(conn, summary_db, report, say, embeddings=embeddings, progress=progress)
+            _finish(conn, summary_db, report, say, embeddings=embeddings, progress=progress,
+                    rebuild_index=rebuild_index)
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
@@ -346,8 +342,9 @@ def _kept(problem: str, report: SummaryReport) -> str:
             "integrated before are kept, and the next run continues from there")
 
 
-def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = True, progress: bool = True) -> None:
-    """Rebuild the FTS index, embed and, after a complete run, optimize; a database that
+def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = True, progress: bool = True,
+            rebuild_index: bool = False) -> None:
+    """Update the FTS index, embed and, after a complete run, tidy; a database that
     fails here sets ``report.failure`` (the index then stays as it was). A Ctrl+C that
     lands inside a Python function SQLite calls (the text_pile view's sqlar_uncompress,
     while the full text index reads it) reaches here as SQLite's error about that
@@ -355,17 +352,18 @@ def _finish(conn, summary_db, report: SummaryReport, say, *, embeddings: bool = 
     with _InterruptSeen() as interrupts:
         try:
             with sqlite_errors(summary_db):
-                say("(Re)generating full text index ...")
-                report.fts_rows = fts.rebuild_fts_in(conn, progress=progress)
+                say("(Re)generating full text index ..." if rebuild_index else "Updating the full text index ...")
+                report.index = update_index(conn, rebuild=rebuild_index, progress=progress)
+                report.fts_rows = report.index.pages
                 if embeddings and report.failure is None and not report.interrupted:  # after Ctrl+C the next run embeds
                     _embed(conn, report, say, progress)
                 if not report.interrupted and report.failure is None:
-                    say("Optimizing and vacuuming the summary database ...")
-                    optimize_and_vacuum(conn)
+                    say("Tidying the summary database ...")
+                    tidy(conn)
         except DatabaseError as exc:
             if interrupts.seen:
                 report.interrupted = True
-                say("Interrupted while rebuilding the search index: the next run rebuilds it.")
+                say("Interrupted while updating the search index: the next run updates it.")
             elif report.failure is None:
                 report.failure = _kept(str(exc), report)
 

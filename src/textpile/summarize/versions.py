@@ -13,5 +13,5 @@ STAGING_VERSION = "1"
 EXTRACTION_VERSION = "3"  # 2: sections (scrape_section.parquet); 3: textpile's own main content decision
 #: :func:`textpile.summarize.pipeline.integrate_staged`: the summary database rows.
 INTEGRATION_VERSION = "2"  # 2: section_summary
-#: :func:`textpile.summarize.pipeline.rebuild_fts`: the FTS5 index.
-FTS_VERSION = "2"  # 2: textpile's analyzed search tables beside full_text_entity_index
+#: :func:`textpile.index.update.update_search_index`: the FTS5 and search index.
+FTS_VERSION = "3"  # 2: textpile's analyzed search tables beside full_text_entity_index; 3: updated by difference

@@ -1,0 +1,61 @@
+"""The FTS5 full text index of the summary database: ``full_text_entity_index``.
+
+Source: unobtanium-documentation.txt, pages "Summary Database" (full_text_entity_index
+and its ``any`` column) and "Summarizing" ((Re)generating full text index); textpile's
+shared decision: rowid = entity_generation_id, and only *searchable* generations
+(:mod:`textpile.store.searchable`) have rows. Pages with noindex never get a text pile,
+so they are never searchable.
+
+The table has the documented columns but keeps no copy of the text: it reads them from
+the view ``full_text_entity_source`` (FTS5 external content over text_pile and
+document_description), which has a row for every generation with a text pile, so the
+row of a generation that stopped being searchable still reads back and is deleted with
+its own values (a generation's text pile and description never change). Its rows are
+counted with :func:`fts_row_count` (``count(*)`` without MATCH counts the view). A table
+made by an older textpile, which stored its own copy, is made anew (:func:`make_external`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from textpile.store.database import SUMMARY_SCHEMA_VERSION, extension_sql, schema_sql
+
+COLUMNS = ("text_pile_id", "any", "title", "description", "text", "secondary_text", "big_headlines",
+           "small_headlines", "code_text", "quote_text")
+_INSERT_SQL = (f"INSERT INTO full_text_entity_index(rowid, {', '.join(COLUMNS)}) "
+               f"SELECT entity_generation_id, {', '.join(COLUMNS)} FROM full_text_entity_source "
+               "WHERE entity_generation_id IN (SELECT value FROM json_each(?)) ORDER BY entity_generation_id")
+#: The rows of the index (not of its content view): every row has "any" in column any.
+ROWIDS_SQL = "SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH 'any : \"any\"'"
+
+
+def fts_row_count(conn: sqlite3.Connection) -> int:
+    """The number of rows in the full text index itself."""
+    return conn.execute(f"SELECT count(*) FROM ({ROWIDS_SQL})").fetchone()[0]
+
+
+def make_external(conn: sqlite3.Connection) -> bool:
+    """Drop a full_text_entity_index that keeps its own copy of the text (made by an older
+    textpile) and create it anew as documented in the schema (external content); True
+    when it was made anew (it is empty then)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'").fetchone()
+    if row is not None and "full_text_entity_source" in (row[0] or ""):
+        return False
+    conn.execute("DROP TABLE IF EXISTS full_text_vocabulary")
+    conn.execute("DROP TABLE IF EXISTS full_text_entity_index")
+    conn.executescript(schema_sql("summary", SUMMARY_SCHEMA_VERSION))
+    conn.executescript(extension_sql("summary"))
+    return True
+
+
+def insert(conn: sqlite3.Connection, generation_ids: list[int]) -> None:
+    """Index the generations ``generation_ids`` (each with a text pile)."""
+    conn.execute(_INSERT_SQL, (json.dumps(generation_ids),))
+
+
+def delete(conn: sqlite3.Connection, generation_ids: list[int]) -> None:
+    """Take the rows of ``generation_ids`` out of the index (FTS5 reads the values to
+    remove from the content view, which still has them)."""
+    conn.executemany("DELETE FROM full_text_entity_index WHERE rowid = ?", [(i,) for i in generation_ids])
