@@ -35,8 +35,8 @@ def refusal_message(failed: dict[str, str]) -> str:
     group_name=GROUP,
     kinds={"sqlite"},
     automation_condition=AFTER_CHECKS,
-    description="A finished copy of the summary database with its page vectors, swapped in atomically; "
-    "Datasette and `textpile search` read this file.",
+    description="A finished copy of the summary database with its page vectors, brought up to date by the "
+    "pages that changed in one transaction (copied whole the first time); Datasette and `textpile search` read it.",
 )
 def published_index(
     context: AssetExecutionContext,
@@ -59,13 +59,17 @@ def published_index(
                 metadata={"failed_checks": MetadataValue.json(failed)},
             )
         report = publish(summary_database.path, publish_target.path)
-    context.log.info("published %s (%d bytes, %d FTS rows)", report.path, report.bytes, report.fts_rows)
+    context.log.info("published %s (%d bytes, %d FTS rows; %d of %d pages written%s)", report.path, report.bytes,
+                     report.fts_rows, report.pages_copied, report.pages, ", whole" if report.whole else "")
     return MaterializeResult(
         metadata={
             "path": MetadataValue.path(str(report.path)),
             "bytes": report.bytes,
             "generations": report.generations,
             "fts_rows": report.fts_rows,
+            "pages": report.pages,
+            "pages_written": report.pages_copied,
+            "copied_whole": report.whole,
             "seconds": round(report.seconds, 3),
             **row_count(report.fts_rows),
         }

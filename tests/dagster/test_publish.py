@@ -1,4 +1,4 @@
-"""textpile.publish: an atomic, self-contained copy of the summary database."""
+"""textpile.publish: a copy of the summary database, whole at first, then by the pages that changed, atomically."""
 
 import os
 import sqlite3
@@ -25,31 +25,60 @@ def _origins(path):
         return [r[0] for r in conn.execute("SELECT host FROM origin ORDER BY host")]
 
 
-def test_publish_copies_and_swaps_atomically(tmp_path):
+def test_publish_copies_whole_then_writes_only_the_changed_pages_atomically(tmp_path):
     source = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
     target = tmp_path / "published" / "summary.db"
     report = publish(source, target)
-    assert report.path == target
+    assert report.path == target and report.whole and report.pages_copied == report.pages > 0
     assert report.bytes == target.stat().st_size > 0
     assert (report.generations, report.fts_rows) == (0, 0)
     assert _origins(target) == ["a.example"]
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
     os.chmod(target, 0o640)
     with closing(register_functions(sqlite3.connect(str(target)))) as conn:
-        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
-    # A reader that holds the old file keeps reading it; a new reader sees the new copy.
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    # A reader in a transaction keeps reading the state it began with; a new one sees the new copy.
     reader = register_functions(sqlite3.connect(f"file:{target}?mode=ro", uri=True))
     reader.execute("BEGIN")
     assert [r[0] for r in reader.execute("SELECT host FROM origin")] == ["a.example"]
     old_inode = target.stat().st_ino
     _summary_with_origins(source, ["b.example"])
-    publish(source, target)
-    assert target.stat().st_ino != old_inode
+    again = publish(source, target)
+    assert target.stat().st_ino == old_inode and not again.whole
+    assert 0 < again.pages_copied < again.pages / 4  # the origin table's page and the header, not the file
     assert [r[0] for r in reader.execute("SELECT host FROM origin ORDER BY host")] == ["a.example"]
+    reader.execute("COMMIT")
+    assert [r[0] for r in reader.execute("SELECT host FROM origin ORDER BY host")] == ["a.example", "b.example"]
     reader.close()
     assert _origins(target) == ["a.example", "b.example"]
+    with closing(sqlite3.connect(str(target))) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
-    assert sorted(os.listdir(target.parent)) == ["summary.db"]  # no temporary file left
+    assert publish(source, target).pages_copied == 0  # nothing changed: nothing written
+    # no temporary file left; beside it the page manifest (and WAL files a reader may leave)
+    assert set(os.listdir(target.parent)) - {"summary.db-wal", "summary.db-shm"} == {"summary.db", "summary.db-pages"}
+
+
+def test_a_copy_changed_by_something_else_is_compared_page_by_page_again(tmp_path):
+    source = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
+    target = tmp_path / "published" / "summary.db"
+    publish(source, target)
+    with closing(sqlite3.connect(str(target))) as conn, conn:  # not the publisher: its manifest is stale now
+        conn.execute("DELETE FROM origin")
+    report = publish(source, target)
+    assert report.pages_copied > 0 and _origins(target) == ["a.example"]
+
+
+def test_a_copy_made_by_an_older_textpile_is_replaced_whole(tmp_path):
+    source = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
+    target = tmp_path / "published" / "summary.db"
+    target.parent.mkdir()
+    with closing(open_summary_db(source, read_only=True)) as conn, closing(sqlite3.connect(str(target))) as copy:
+        conn.backup(copy)
+        copy.execute("PRAGMA journal_mode=DELETE")  # as textpile published before
+    old_inode = target.stat().st_ino
+    report = publish(source, target)
+    assert report.whole and target.stat().st_ino != old_inode and _origins(target) == ["a.example"]
 
 
 def test_publish_refuses_what_is_not_a_summary_database(tmp_path):
@@ -65,7 +94,7 @@ def test_publish_refuses_what_is_not_a_summary_database(tmp_path):
     with pytest.raises(DatabaseError, match="is the working summary database itself"):
         publish(good, good)
     assert target.read_bytes() == before
-    assert sorted(os.listdir(target.parent)) == ["summary.db"]
+    assert sorted(os.listdir(target.parent)) == ["summary.db", "summary.db-pages"]
 
 
 def test_publish_removes_what_a_killed_publisher_left(tmp_path):
@@ -79,4 +108,4 @@ def test_publish_removes_what_a_killed_publisher_left(tmp_path):
     for leftover in (gone, live):
         leftover.write_bytes(b"half a copy")
     publish(source, target)
-    assert sorted(p.name for p in target.parent.iterdir()) == sorted(["summary.db", live.name])
+    assert sorted(p.name for p in target.parent.iterdir()) == sorted(["summary.db", "summary.db-pages", live.name])

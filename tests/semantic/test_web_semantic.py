@@ -97,3 +97,18 @@ def test_swapped_file_gets_its_own_vectors(tmp_path):
     (tmp_path / "next.db").replace(path)  # publish swaps the file in
     body = get(ds, "/search?search=send+mail+from+my+web+app&mode=semantic&format=json").json()
     assert body["message"] is None and _urls(body)[0] == "smtp.html"
+
+
+def test_a_publish_in_place_brings_the_new_vectors(tmp_path):
+    from textpile.publish import publish
+    from textpile.semantic.embed import embed_summary
+
+    work, served = tmp_path / "summary.db", tmp_path / "published" / "summary.db"
+    build(work)
+    assert publish(work, served).whole
+    ds = build_datasette(served)
+    assert get(ds, "/search?search=sourdough&mode=semantic&format=json").json()["message"] == NO_VECTORS
+    embed_summary(work)
+    assert not publish(work, served).whole  # written in place: the server keeps its database object
+    body = get(ds, "/search?search=send+mail+from+my+web+app&mode=semantic&format=json").json()
+    assert body["message"] is None and _urls(body)[0] == "smtp.html"

@@ -3,6 +3,8 @@
 import asyncio
 import os
 import shutil
+import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -145,7 +147,9 @@ def test_sql_exploration_read_only_with_descriptions_and_canned_queries(ds):
     r = get(ds, "/summary.json?sql=delete+from+url")
     assert r.status_code == 400
     assert ds.setting("sql_time_limit_ms") == 3000
-    assert not ds.databases["summary"].is_mutable
+    with closing(ds.databases["summary"].connect()) as conn:  # mode=ro: a publish writes it in place
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("DELETE FROM url")
 
 
 def test_template_location_overrides(summary_path, tmp_path):

@@ -1,7 +1,7 @@
 """Building the Datasette application that ``textpile serve`` runs.
 
-Datasette serves the summary database immutable (read-only, opened with
-``immutable=1``; a published copy is replaced as a whole, never written in place),
+Datasette serves the summary database read-only (opened with ``mode=ro``: a publish
+updates the published copy in place, in one transaction of its WAL),
 with a SQL time limit, the textpile plugin (search page, JSON API, OpenSearch,
 descriptions, canned queries, security headers) and templates that a
 ``--template-location`` folder can override file by file.
@@ -118,8 +118,7 @@ def build_datasette(
     if search_time_limit_ms is not None:
         metadata["plugins"] = {"textpile": {"search_time_limit_ms": int(search_time_limit_ms)}}
     datasette = Datasette(
-        files=[],
-        immutables=[str(path)],
+        files=[str(path)],  # read-only all the same: textpile.web.state opens it with mode=ro
         metadata=metadata,
         template_dir=str(template_dir) if template_dir is not None else None,
         settings={

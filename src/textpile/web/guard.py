@@ -10,7 +10,7 @@ methods a read-only instance has no use for.
   that way, ``printf``, is bounded: :mod:`textpile.web.printf`), so a request ends
   within its time limit plus a small margin, or is refused up front. The search pages
   run on their own threads and are never counted.
-* :func:`read_only_methods`: the instance serves an immutable database and has no
+* :func:`read_only_methods`: the instance serves its database read-only and has no
   writable canned queries, so POST, PUT, PATCH and DELETE get 405 with ``Allow: GET,
   HEAD`` (Datasette 0.65 answers a POST to a canned query with a 500).
 """

@@ -8,13 +8,16 @@ first file whose ``unobtanium_database_info`` says kind summary
 Nothing is stored on the Datasette object: databases are added and removed with
 Datasette's public ``add_database``/``remove_database``.
 
-The published index is replaced atomically (``os.replace`` of a finished copy). Search
-keeps one connection per worker thread for each identity of the file
-(:meth:`SummaryDatabase.search_connection`), so a replaced file is read by new ones. Datasette's own views
-keep one connection per worker thread; :func:`refresh_if_swapped` compares the file's
-identity (device, inode, mtime, size) with the one the served object was made for and,
-when it changed, puts a new :class:`SummaryDatabase` under the same name and route, so
-the next request reads the new file. Datasette (0.65) keys its per-thread connections
+The published index is updated in place, by the pages that changed, in one transaction
+of its WAL (:mod:`textpile.publish`): every connection reads the new state from its next
+query on, and the page vectors kept for the vector modes are loaded again when the file's
+content changed (``PRAGMA data_version``). A copy made whole replaces the file
+(``os.replace``). Search keeps one connection per worker thread for each identity of the
+file (:meth:`SummaryDatabase.search_connection`), so a replaced file is read by new ones.
+Datasette's own views keep one connection per worker thread; :func:`refresh_if_swapped`
+compares the file's identity (device, inode) with the one the served object was made for
+and, when it changed, puts a new :class:`SummaryDatabase` under the same name and route,
+so the next request reads the new file. Datasette (0.65) keys its per-thread connections
 by database name only, so :class:`SummaryDatabase` keeps its own, keyed by file
 identity: the one place textpile relies on Datasette internals
 (``Datasette._prepare_connection``), pinned by the datasette version range in
@@ -44,12 +47,13 @@ _thread_connections = threading.local()
 
 
 def file_identity(path: Path) -> tuple | None:
-    """Return (st_dev, st_ino, st_mtime_ns, st_size) of ``path``, or None if it is missing."""
+    """Return (st_dev, st_ino) of ``path`` (a file replaced by another has another), or
+    None if it is missing. A file written in place keeps its identity."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+    return (st.st_dev, st.st_ino)
 
 
 def is_summary_file(path: Path) -> bool:
@@ -76,7 +80,8 @@ class SummaryDatabase(Database):
     swapped file under the same name gets new ones. Its file is opened through a
     percent-encoded URI (:func:`textpile.store.database.sqlite_uri`), so names holding
     ``#``, ``?`` or ``%`` open the right file (Datasette's own ``connect`` pastes the path in).
-    ``semantic`` holds this file's page vectors and the model between searches.
+    :attr:`semantic` holds this file's page vectors and the model between searches, made
+    anew when its content changed.
     """
 
     def __init__(self, ds, path: str | Path, *, is_mutable: bool = False) -> None:
@@ -84,13 +89,30 @@ class SummaryDatabase(Database):
         self.identity = file_identity(Path(path))
         self._key = "textpile_" + "_".join(str(part) for part in (id(self), *(self.identity or ())))
         self._opened: list[sqlite3.Connection] = []
-        #: The model and page vectors of the semantic search modes, loaded on first use.
-        self.semantic = SemanticCache()
+        self._semantic = SemanticCache()
+        self._watch: sqlite3.Connection | None = None  # reads PRAGMA data_version
+        self._data_version: int | None = None
+        self._watch_lock = threading.Lock()
+
+    @property
+    def semantic(self) -> SemanticCache:
+        """The model and page vectors of the semantic search modes (loaded on first use),
+        made anew when another connection changed the file's content since the last look
+        (a publish: ``PRAGMA data_version`` on a connection kept for it)."""
+        with self._watch_lock:
+            if self._watch is None:
+                self._watch = self.connect()
+            version = self._watch.execute("PRAGMA data_version").fetchone()[0]
+            if self._data_version is not None and version != self._data_version:
+                self._semantic = SemanticCache()
+            self._data_version = version
+            return self._semantic
 
     def connect(self, write=False):
         if write:
             raise sqlite3.NotSupportedError(f"{self.path}: textpile serves the summary database read-only")
-        uri = sqlite_uri(self.path, mode="ro") if self.is_mutable else sqlite_uri(self.path, immutable=True)
+        # not immutable: a publish writes the file in place, in a transaction of its WAL
+        uri = sqlite_uri(self.path, mode="ro")
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._opened.append(conn)
         map_for_reading(conn)

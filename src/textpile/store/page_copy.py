@@ -1,0 +1,225 @@
+"""Bringing a copy of a SQLite database up to date by the pages that differ, atomically.
+
+The approach of SQLite's ``sqlite3_rsync``: the source's pages are read in one read
+transaction (a consistent snapshot), each is hashed (xxHash XXH3, 64 bits) and compared
+with the hash the copy's page has, and only the pages that differ are written into the
+copy, in one write transaction through SQLite's ``sqlite_dbpage`` table (shrinking the
+copy first when the source has fewer pages). The copy is in WAL mode: its readers keep
+reading the state they started from until the transaction commits, then see the new one
+whole, and are never blocked. A kill leaves the copy as it was (the transaction is rolled
+back), and the written pages are read back and compared before the copy counts as done.
+
+The copy's page hashes are kept beside it in a manifest (``<copy>-pages``: the hashes and
+the copy's file identity after the last update), so the copy is not read again; a copy
+changed by anything else (its identity differs) is hashed anew. Bytes written follow the
+pages that changed; the source is read whole (at memory speed: XXH3 hashes several GB/s).
+
+``sqlite_dbpage`` is compiled into SQLite only on request: this runs on sqlean.py's SQLite
+(the Python sqlite3 module with a bundled SQLite that has it), in a process of its own
+(``python -m textpile.store.page_copy``), so that no connection of Python's own SQLite
+library to the same files shares its process (two SQLite libraries in one process would
+drop each other's POSIX locks). :func:`copy_changed_pages` runs that process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+from array import array
+from pathlib import Path
+
+from textpile.errors import DatabaseError
+
+#: The manifest beside a copy: ``<copy>-pages``.
+MANIFEST_SUFFIX = "-pages"
+_MAGIC = b"textpile-pages 1\n"
+_HEADER = struct.Struct("<II")  # page size, page count
+
+
+def manifest_path(copy: str | Path) -> Path:
+    """The manifest of ``copy``: ``<copy>-pages`` beside it."""
+    return Path(f"{os.fspath(copy)}{MANIFEST_SUFFIX}")
+
+
+def _identity(copy: Path) -> list:
+    """What changes when anything writes the copy: its and its -wal file's inode, size and mtime."""
+    out = []
+    for path in (copy, Path(f"{copy}-wal")):
+        try:
+            st = os.stat(path)
+            out.append([st.st_ino, st.st_size, st.st_mtime_ns])
+        except FileNotFoundError:
+            out.append(None)
+    return out
+
+
+def _read_manifest(copy: Path, page_size: int) -> array | None:
+    """The page hashes of the manifest of ``copy``, or None when it is missing, of another
+    page size, or made for another state of the copy."""
+    try:
+        data = manifest_path(copy).read_bytes()
+    except FileNotFoundError:
+        return None
+    if not data.startswith(_MAGIC):
+        return None
+    rest = data[len(_MAGIC):]
+    line, _, rest = rest.partition(b"\n")
+    try:
+        identity = json.loads(line)
+    except ValueError:
+        return None
+    if identity != _identity(copy) or len(rest) < _HEADER.size:
+        return None
+    size, count = _HEADER.unpack_from(rest)
+    hashes = array("Q")
+    hashes.frombytes(rest[_HEADER.size:])
+    return hashes if size == page_size and len(hashes) == count else None
+
+
+def _write_manifest(copy: Path, page_size: int, hashes: array) -> None:
+    """Write the manifest of ``copy`` (its identity as it is now), atomically."""
+    path = manifest_path(copy)
+    tmp = path.with_name(path.name + f".{os.getpid()}")
+    tmp.write_bytes(_MAGIC + json.dumps(_identity(copy)).encode() + b"\n" + _HEADER.pack(page_size, len(hashes))
+                    + hashes.tobytes())
+    os.replace(tmp, path)
+
+
+#: The bytes of the database header (page 1) that the library writing a transaction sets
+#: itself: the file change counter (24-27), and the version-valid-for number and SQLite
+#: version number (92-99). They differ between two SQLite versions writing the same
+#: content, so a page 1 that differs only there is the same page.
+_OWN_HEADER_BYTES = ((24, 28), (92, 100))
+
+
+def page_hash(pgno: int, data: bytes) -> int:
+    """The XXH3 (64 bits) of page ``pgno`` with content ``data``, the header bytes each
+    writer sets itself (:data:`_OWN_HEADER_BYTES`) left out of page 1."""
+    import xxhash
+
+    if pgno == 1:
+        data = bytearray(data)
+        for start, end in _OWN_HEADER_BYTES:
+            data[start:end] = bytes(end - start)
+    return xxhash.xxh3_64_intdigest(data)
+
+
+def _page_hashes(conn) -> array:
+    """The :func:`page_hash` of every page of ``conn``'s main database, in page order."""
+    hashes = array("Q")
+    for pgno, data in conn.execute("SELECT pgno, data FROM sqlite_dbpage ORDER BY pgno"):
+        hashes.append(page_hash(pgno, data))
+    return hashes
+
+
+def _update(source: Path, copy: Path) -> dict:
+    """The body of the child process (module docstring); returns its report."""
+    import sqlean
+
+    started = time.monotonic()
+    src = sqlean.connect(f"file:{source}?mode=ro", uri=True, isolation_level=None)
+    dst = sqlean.connect(str(copy), isolation_level=None, timeout=60)
+    try:
+        if dst.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            return {"whole_copy_needed": f"{copy} is not in WAL mode"}
+        src.execute("BEGIN")
+        page_size = src.execute("PRAGMA page_size").fetchone()[0]
+        if dst.execute("PRAGMA page_size").fetchone()[0] != page_size:
+            return {"whole_copy_needed": f"{copy} has another page size"}
+        old = _read_manifest(copy, page_size)
+        hashed_copy = old is None
+        if old is None:
+            old = _page_hashes(dst)
+        new = array("Q")
+        changed = []
+        for pgno, data in src.execute("SELECT pgno, data FROM sqlite_dbpage ORDER BY pgno"):
+            h = page_hash(pgno, data)
+            new.append(h)
+            if pgno > len(old) or old[pgno - 1] != h:
+                changed.append(pgno)
+        dst.execute("BEGIN IMMEDIATE")
+        try:
+            if len(new) < dst.execute("PRAGMA page_count").fetchone()[0]:
+                dst.execute("INSERT INTO sqlite_dbpage(pgno, data, schema) VALUES (?, NULL, 'main')", (len(new),))
+            for pgno in changed:
+                (data,) = src.execute("SELECT data FROM sqlite_dbpage WHERE pgno = ?", (pgno,)).fetchone()
+                dst.execute("INSERT INTO sqlite_dbpage(pgno, data, schema) VALUES (?, ?, 'main')", (pgno, data))
+            dst.execute("COMMIT")
+        except BaseException:
+            dst.execute("ROLLBACK")
+            raise
+        src.execute("COMMIT")
+        wrong = [pgno for pgno in changed
+                 if page_hash(pgno, dst.execute("SELECT data FROM sqlite_dbpage WHERE pgno = ?", (pgno,)).fetchone()[0])
+                 != new[pgno - 1]]
+        if wrong or dst.execute("PRAGMA page_count").fetchone()[0] != len(new):
+            raise DatabaseError(f"{copy}: {len(wrong)} pages did not read back as written")
+        dst.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    finally:
+        dst.close()
+        src.close()
+    _write_manifest(copy, page_size, new)
+    return {"pages": len(new), "pages_written": len(changed), "page_size": page_size, "hashed_copy": hashed_copy,
+            "seconds": time.monotonic() - started}
+
+
+def write_manifest(copy: str | Path) -> None:
+    """Hash every page of ``copy`` into its manifest (a copy just made whole). Runs in a
+    process of its own (module docstring).
+
+    Raises:
+        DatabaseError: the process failed (the message says why).
+    """
+    _run(["--manifest", os.fspath(copy)])
+
+
+def copy_changed_pages(source: str | Path, copy: str | Path) -> dict:
+    """Bring ``copy`` (a SQLite database in WAL mode that was a page copy of ``source``,
+    or any older state of it) up to date with ``source`` by the pages that differ (module
+    docstring). Returns the report: ``pages``, ``pages_written``, ``page_size``,
+    ``hashed_copy`` (whether the copy had to be read because its manifest did not match
+    it), ``seconds``; or ``whole_copy_needed`` (why nothing was written: the copy is not
+    in WAL mode, or has another page size).
+
+    Raises:
+        DatabaseError: the copy could not be written or did not read back (it is left as
+            it was), or the process failed.
+    """
+    return _run([os.fspath(source), os.fspath(copy)])
+
+
+def _run(args: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "textpile.store.page_copy", *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        raise DatabaseError(f"copying the changed pages failed: {lines[-1] if lines else f'exit {proc.returncode}'}")
+    return json.loads(proc.stdout)
+
+
+def main(argv: list[str]) -> int:
+    if argv[0] == "--manifest":
+        import sqlean
+
+        copy = Path(argv[1])
+        conn = sqlean.connect(str(copy), isolation_level=None)
+        try:
+            conn.execute("BEGIN")
+            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+            hashes = _page_hashes(conn)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        _write_manifest(copy, page_size, hashes)
+        print(json.dumps({"pages": len(hashes)}))
+        return 0
+    source, copy = argv
+    print(json.dumps(_update(Path(source), Path(copy))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
