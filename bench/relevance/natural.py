@@ -2,7 +2,8 @@
 
 Each query describes what the user wants to do or know, mostly without the words of
 the page that answers it ("make lookups on a column faster" for CREATE INDEX). They
-were written for this benchmark and judged by reading the pages of each site: a page is
+were written for this benchmark, before any search was run, from the site's table of
+contents, FAQ and "How do I" pages, and judged by reading the pages of each site: a page is
 relevant when it answers the question (explains how, or documents the command, function
 or setting that does it); several pages can be right. Paths are relative to the site
 root, as in judgments.py. The class is ``natural`` and, like ``everyday``, is never
@@ -190,6 +191,12 @@ SQLALCHEMY = {
     "change how an attribute is stored when it is set": ("orm/mapped_attributes.html",),
     "expunge an object from the session and use it later": ("orm/session_state_management.html",
                                                             "orm/session_api.html"),
+    "my session does not see rows that another process committed": ("faq/sessions.html",),
+    "add the same filter to every query automatically": ("faq/sessions.html", "orm/session_events.html"),
+    "use the engine safely after forking worker processes": ("faq/connections.html", "core/pooling.html"),
+    "get the CREATE TABLE statement as a string": ("faq/metadata_schema.html",),
+    "list every column and relationship of a mapped class": (
+        "faq/ormconfiguration.html", "core/inspection.html", "orm/mapping_api.html"),
 }
 
 SPHINX = {
@@ -224,6 +231,12 @@ SPHINX = {
     "which functions have no documentation yet": ("usage/extensions/coverage.html",),
     "class hierarchy picture": ("usage/extensions/inheritance.html",),
     "shorten links to an issue tracker": ("usage/extensions/extlinks.html",),
+    "show the whole table of contents in the sidebar": ("faq.html", "usage/configuration.html"),
+    "build and publish the docs on read the docs": ("faq.html", "tutorial/deploying.html"),
+    "warn me about references that point nowhere": ("usage/configuration.html", "man/sphinx-build.html"),
+    "mark a paragraph as new in a given version": ("usage/restructuredtext/directives.html",),
+    "document a C++ class and its members": ("usage/restructuredtext/domains.html",),
+    "let my extension read its own setting from conf.py": ("extdev/appapi.html", "development/tutorials/todo.html"),
 }
 
 REQUESTS = {
@@ -242,6 +255,19 @@ REQUESTS = {
     "install the library with pip": ("user/install.html",),
     "report a security problem": ("community/vulnerabilities.html",),
     "send query parameters in the address": ("user/quickstart.html",),
+    "send the same cookies and headers with every call to an API": ("user/advanced.html", "api.html"),
+    "the response text comes out garbled, how do I pick the right character set": (
+        "user/quickstart.html", "user/advanced.html", "community/faq.html"),
+    "use the password stored in my netrc file": ("user/authentication.html",),
+    "why do I get an error that the hostname doesn't match the certificate": ("community/faq.html",),
+    "talk to a server that only accepts an older TLS version": ("user/advanced.html",),
+    "add a signature to every outgoing request": ("user/advanced.html", "user/authentication.html"),
+    "can I make calls without blocking my program": ("user/advanced.html",),
+    "look at the request that was actually sent to the server": ("user/advanced.html",),
+    "send a form as url encoded data": ("user/quickstart.html",),
+    "which versions of python are supported": ("community/faq.html",),
+    "upload a big file without reading it into memory first": ("user/advanced.html",),
+    "see the headers the server sent back": ("user/quickstart.html",),
 }
 
 NATURAL = {
