@@ -166,6 +166,7 @@ def main() -> int:
     load_after = os.getloadavg()
     names = list(dict.fromkeys(n for (n, _, _) in scores))
     print_table(scores, names)
+    print_described(scores, names)
     print("\nlatency per query, ms (p50 / p99), measured interleaved in this run:")
     base = percentile(latency.get("tantivy", []), 50)
     for name in names:
@@ -211,6 +212,40 @@ def print_table(scores, names: list[str]) -> None:
         print(f"{'all':<11} {klass:<9} {len(rows[names[0]]):>4} " + " ".join(cell(rows[name]) for name in names))
     rows = {name: [r for (nm, _, _), v in scores.items() if nm == name for r in v] for name in names}
     print(f"{'ALL':<11} {'all':<9} {len(rows[names[0]]):>4} " + " ".join(cell(rows[name]) for name in names))
+
+
+#: The classes of queries that describe what the user wants rather than name a page.
+DESCRIBED = ("everyday", "natural")
+
+
+def print_described(scores, names: list[str]) -> None:
+    """MRR@10 / success@1 of the everyday and natural classes, apart and together: per
+    site (with its generator), over all sites, and over the sites Sphinx did not make."""
+    generator = {site.name: site.generator for site in SITES}
+    sites = sorted({s for (_, s, c) in scores if c in DESCRIBED})
+    if not sites:
+        return
+    header = f"{'site':<11} {'generator':<18} {'class':<9} {'n':>4} " + " ".join(f"{n[:16]:>16}" for n in names)
+    print("\neveryday and natural queries: MRR@10 / success@1")
+    print(header)
+    print("-" * len(header))
+
+    def row(label: str, gen: str, klass: str, chosen: list[str]) -> None:
+        classes = DESCRIBED if klass == "both" else (klass,)
+        rows = {name: [r for s in chosen for c in classes for r in scores.get((name, s, c), [])] for name in names}
+        if not rows[names[0]]:
+            return
+        cells = " ".join(f"{m:.3f} {s1:.3f}".rjust(16) for m, s1, _ in (summarize_scores(rows[n]) for n in names))
+        print(f"{label:<11} {gen[:18]:<18} {klass:<9} {len(rows[names[0]]):>4} {cells}")
+
+    for site in sites:
+        for klass in (*DESCRIBED, "both"):
+            row(site, generator.get(site, "?"), klass, [site])
+    print("-" * len(header))
+    others = [s for s in sites if generator.get(s) != "Sphinx"]
+    for label, gen, chosen in (("all", f"{len(sites)} sites", sites), ("not Sphinx", f"{len(others)} sites", others)):
+        for klass in (*DESCRIBED, "both"):
+            row(label, gen, klass, chosen)
 
 
 if __name__ == "__main__":
