@@ -116,19 +116,21 @@ PARTIAL_BELOW = 10
 _TANTIVY_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/<>=\'])')
 
 
-def tantivy_search(index, searcher, text: str, k: int, fields: list[str], boosts: dict[str, float]) -> list:
+def tantivy_search(index, searcher, text: str, k: int, fields: list[str], boosts: dict[str, float],
+                   partial: bool = True) -> list:
     """tantivy's top ``k`` hits ``[(score, DocAddress)]`` for ``text``, searched as textpile
     searches: every word required (``conjunction_by_default``), no count of every match
     (``count=False``: textpile never counts past what it needs), and, when fewer than
     :data:`PARTIAL_BELOW` documents hold every word, the documents holding any of them
     after those (in their own BM25 order), as textpile adds partial matches after its
-    complete ones. Query syntax characters are escaped (the text is searched as words)."""
+    complete ones (``partial=False``: never). Query syntax characters are escaped (the
+    text is searched as words)."""
     escaped = _TANTIVY_SPECIAL.sub(r"\\\1", text)
     if not _WORD.search(escaped):
         return []
     query, _errors = index.parse_query_lenient(escaped, fields, field_boosts=boosts, conjunction_by_default=True)
     hits = searcher.search(query, k, count=False).hits
-    if len(hits) < min(k, PARTIAL_BELOW) and len(_WORD.findall(escaped)) > 1:
+    if partial and len(hits) < min(k, PARTIAL_BELOW) and len(_WORD.findall(escaped)) > 1:
         seen = {(address.segment_ord, address.doc) for _, address in hits}
         query, _errors = index.parse_query_lenient(escaped, fields, field_boosts=boosts)
         hits += [(score, address) for score, address in searcher.search(query, k, count=False).hits
