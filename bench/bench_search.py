@@ -2,8 +2,10 @@
 
     python bench/bench_search.py [--pages 100000] [--data-dir bench/data] [--queries 600]
 
-The corpus is the relevance benchmark's six documentation sites (``python bench/relevance``
-builds and caches them) replicated until it holds ``--pages`` searchable pages: copy k of
+The corpus is the relevance benchmark's first six documentation sites (:data:`CORPUS_SITES`;
+``python bench/relevance`` builds and caches them; the sites added later are left out, so
+that a cached corpus and the figures published with it stay comparable) replicated until
+it holds ``--pages`` searchable pages: copy k of
 a page lives on its own origin (``copyK.site.example``), with every link, section and
 description copied, and its text varied (a fixed 5% of its words get a copy suffix) so
 copies differ and common words stay common. The summary database is built once and cached
@@ -20,7 +22,12 @@ or snippets: the floor of a search that starts with FTS5), a bare
 FTS5 ``bm25()`` MATCH of the same words over ``full_text_entity_index`` (top 20, no
 snippets), tantivy (the top 20 hits' addresses) and "tantivy+shown" (tantivy doing what a
 result page needs, as textpile's call does: the top 20 with their stored URL and title and
-a highlighted 240-character snippet each), after one unmeasured warm-up pass. Printed:
+a highlighted 240-character snippet each), both searching as textpile searches (every word
+required, no count of every match, pages holding some of the words after those holding
+all when fewer than 10 hold all: ``systems.tantivy_search``), "tantivy AND" (every word
+required, no count, never partial matches), and "tantivy old", the setting used before
+(tantivy-py's defaults: any word, and a count of every match, which made tantivy read
+every match of common words), after one unmeasured warm-up pass. Printed:
 p50/p90/p99/max per system and per query kind in wall-clock time and in CPU time of the
 process (on a busy machine the CPU time is what one quiet core would give), ratios to both
 tantivy rows, the slowest runs
@@ -46,7 +53,7 @@ sys.path.insert(0, str(HERE / "relevance"))
 from judgments import sample, site_queries  # noqa: E402
 from metrics import percentile  # noqa: E402
 from sites import SITES, ensure_site  # noqa: E402
-from systems import searchable_documents  # noqa: E402
+from systems import searchable_documents, tantivy_search  # noqa: E402
 
 from textpile.search import engine  # noqa: E402
 from textpile.search.analysis import Analyzer  # noqa: E402
@@ -69,7 +76,10 @@ PASTED = (
     "worth running analyze after bulk load of rows"
 )
 COMMON = ["the", "the function", "create table", "return value", "data type", "of the", "how to use", "error"]
+#: The sites the corpus is made of (the relevance benchmark's first six).
+CORPUS_SITES = ("postgresql", "sqlite", "sphinx", "scipy", "sqlalchemy", "requests")
 _WORD = re.compile(r"\w+")
+_TANTIVY_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/<>=\'])')
 
 
 def _vary(text: str | None, copy: int) -> str | None:
@@ -196,11 +206,14 @@ class Tantivy:
     snippet of its body with the query's terms highlighted (tantivy's SnippetGenerator),
     the work textpile's library call does for its 20 results."""
 
-    def __init__(self, db: Path, folder: Path, log=print, shown: bool = False) -> None:
+    def __init__(self, db: Path, folder: Path, log=print, shown: bool = False, old: bool = False,
+                 partial: bool = True) -> None:
         import tantivy
 
         self.tantivy = tantivy
         self.shown = shown
+        self.old = old  # the setting used before: any word, every match counted
+        self.partial = partial  # pages holding some of the words after those holding all, as textpile
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("url", stored=True, tokenizer_name="raw")
         for field in ("title", "headings", "body"):
@@ -226,13 +239,17 @@ class Tantivy:
         self.searcher = self.index.searcher()
 
     def search(self, text: str) -> int:
-        escaped = re.sub(r'([+\-&|!(){}\[\]^"~*?:\\/<>=\'])', r"\\\1", text)
-        if not _WORD.search(escaped):
-            return 0
-        query, _ = self.index.parse_query_lenient(escaped, ["title", "headings", "body"],
-                                                  field_boosts={"title": 2.0, "headings": 1.5})
-        hits = self.searcher.search(query, 20).hits
+        fields, boosts = ["title", "headings", "body"], {"title": 2.0, "headings": 1.5}
+        if self.old:
+            escaped = _TANTIVY_SPECIAL.sub(r"\\\1", text)
+            if not _WORD.search(escaped):
+                return 0
+            query, _ = self.index.parse_query_lenient(escaped, fields, field_boosts=boosts)
+            return len(self.searcher.search(query, 20).hits)
+        hits = tantivy_search(self.index, self.searcher, text, 20, fields, boosts, partial=self.partial)
         if self.shown and hits:
+            query, _ = self.index.parse_query_lenient(_TANTIVY_SPECIAL.sub(r"\\\1", text), fields, field_boosts=boosts,
+                                                      conjunction_by_default=True)
             snippets = self.tantivy.SnippetGenerator.create(self.searcher, query, self.schema, "body")
             snippets.set_max_num_chars(240)
             for _, address in hits:
@@ -286,7 +303,7 @@ def main() -> int:
     parser.add_argument("--build-only", action="store_true", help="build (or reindex) the corpus, then stop")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
-    sources = [data_dir / "index" / s.name / "summary.db" for s in SITES]
+    sources = [data_dir / "index" / name / "summary.db" for name in CORPUS_SITES]
     missing = [str(p) for p in sources if not p.exists()]
     if missing:
         parser.error("run python bench/relevance first (it builds the sites); missing: " + ", ".join(missing))
@@ -306,11 +323,13 @@ def main() -> int:
         return 0
     systems = [("textpile", Textpile(db)), ("stage one", TextpileStageOne(db)), ("bare FTS5", BareFts(db)),
                ("tantivy", Tantivy(db, folder / f"tantivy-{args.pages}")),
-               ("tantivy+shown", Tantivy(db, folder / f"tantivy-shown-{args.pages}", shown=True))]
+               ("tantivy+shown", Tantivy(db, folder / f"tantivy-shown-{args.pages}", shown=True)),
+               ("tantivy AND", Tantivy(db, folder / f"tantivy-{args.pages}", partial=False)),
+               ("tantivy old", Tantivy(db, folder / f"tantivy-{args.pages}", old=True))]
 
     rng = random.Random(7)
     judged = []
-    for site in SITES:
+    for site in (s for s in SITES if s.name in CORPUS_SITES):
         root = ensure_site(site, data_dir)
         qs, _ = sample(site_queries(site, root), {p for q in site_queries(site, root) for p in q.relevant}, 10**6)
         judged.extend((q.klass, q.text) for q in qs)

@@ -3,9 +3,9 @@
     python bench/bench_semantic.py [--data-dir bench/data] [--pages 100000] [--queries 300]
                                    [--parts embedding,latency] [--probes 32,96,192,288]
 
-Uses the relevance benchmark's six documentation sites (``python bench/relevance`` builds
-them under ``--data-dir``; nothing there is changed: work happens on copies in a
-temporary folder). Everything runs in this one process on one core (the tokenizer's
+Uses the relevance benchmark's documentation sites (``--sites``, all eleven by default;
+``python bench/relevance`` builds them under ``--data-dir``; nothing there is changed:
+work happens on copies in a temporary folder). Everything runs in this one process on one core (the tokenizer's
 thread pool and BLAS are held to one thread before they load).
 
 1. **Embedding**, per site: the site's summary database is copied without its vectors,
@@ -15,7 +15,7 @@ thread pool and BLAS are held to one thread before they load).
    rebuild's time.
 2. **Bytes per page**: the file size with and without the embedding tables (both
    ``VACUUM INTO`` copies), divided by the searchable pages.
-3. **Query latency at ``--pages`` pages**: the six sites' page vectors replicated with a
+3. **Query latency at ``--pages`` pages**: the sites' page vectors replicated with a
    little noise (each copy a unit vector near its original, as copies of a page on other
    origins would be) to ``--pages`` rows, and partitioned as a summary database of that
    size is (:mod:`textpile.semantic.partition`: lists, training CPU seconds printed).

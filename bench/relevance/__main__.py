@@ -1,15 +1,18 @@
-"""Relevance benchmark: judged known-item queries over real documentation sites.
+"""Relevance benchmark: judged queries over real documentation sites of several generators.
 
     python bench/relevance [--sites postgresql,sqlite,...] [--per-class 100] [--ablation]
                            [--data-dir bench/data] [--resummarize] [--recrawl]
                            [--modes keyword,semantic,hybrid] [--classes natural,...]
+                           [--no-pagefind]
 
 Installs real documentation sites from Debian packages (apt-get download + dpkg -x),
 serves each on its own loopback address, crawls and summarizes it with textpile (cached
 under ``--data-dir``), rebuilds the search index, then runs the judged queries (see
-judgments.py) through textpile, unobtanium 3.0.0's ranking and tantivy (systems.py),
-interleaved, and prints MRR@10, success@1 and NDCG@10 per site and query class, overall,
-the query latency of each system (p50/p99, ms) and the load average. ``--ablation`` adds
+judgments.py) through textpile, unobtanium 3.0.0's ranking, tantivy and Pagefind
+(systems.py), interleaved, and prints MRR@10, success@1 and NDCG@10 per site and query
+class, overall, the everyday and natural classes apart (per site, over all sites, and
+over the sites whose HTML Sphinx did not make), the query latency of each system
+(p50/p99, ms) and the load average. ``--ablation`` adds
 one textpile run per rerank feature with that feature turned off. ``--modes`` adds one
 textpile run per search mode (``textpile-<mode>``, beside ``textpile``, the default mode);
 the page vectors are brought up to date first (``textpile.semantic.embed``, incremental).
@@ -37,7 +40,7 @@ from corpus import ensure_index, summarizer_digest  # noqa: E402
 from judgments import sample, site_queries  # noqa: E402
 from metrics import ndcg, percentile, reciprocal_rank, success_at, summarize_scores  # noqa: E402
 from sites import SITE_NAMES, SITES, ensure_site  # noqa: E402
-from systems import Tantivy, Textpile, Unobtanium, searchable_documents  # noqa: E402
+from systems import Pagefind, Tantivy, Textpile, Unobtanium, searchable_documents  # noqa: E402
 
 from textpile.semantic.embed import embed_summary  # noqa: E402
 from textpile.semantic.modes import MODES, Semantic  # noqa: E402
@@ -79,6 +82,7 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=HERE.parent / "data")
     parser.add_argument("--ablation", action="store_true", help="also run textpile with each rerank feature off")
     parser.add_argument("--no-baselines", action="store_true", help="textpile only (faster while tuning)")
+    parser.add_argument("--no-pagefind", action="store_true", help="leave Pagefind out of the peers (it needs Node)")
     parser.add_argument("--resummarize", action="store_true")
     parser.add_argument("--recrawl", action="store_true")
     parser.add_argument("--json", type=Path, help="also write every query's ranks here")
@@ -129,6 +133,8 @@ def main() -> int:
             systems += [(f"textpile-{mode}", Textpile(summary_db, mode=mode, semantic=semantic)) for mode in modes]
         if not args.no_baselines:
             systems += [("unobtanium", Unobtanium(summary_db)), ("tantivy", Tantivy(summary_db))]
+            if not args.no_pagefind:
+                systems.append(("pagefind", Pagefind(summary_db, root, data_dir / "index" / site.name / "pagefind")))
         if args.ablation:
             systems += [(f"textpile{label}", Textpile(summary_db, **opts)) for label, opts in ablation_variants()]
         print(f"   {len(queries)} judged queries ({dropped} dropped: no relevant page indexed)", flush=True)
@@ -154,9 +160,13 @@ def main() -> int:
                                 "relevant": sorted(q.relevant), "ranked": ranked, "rr": row[0]})
                 if name == "textpile" and row[1] == 0.0:
                     misses[site.name].append((q, ranked[:3]))
+        for _, system in systems:
+            if hasattr(system, "close"):
+                system.close()
     load_after = os.getloadavg()
     names = list(dict.fromkeys(n for (n, _, _) in scores))
     print_table(scores, names)
+    print_described(scores, names)
     print("\nlatency per query, ms (p50 / p99), measured interleaved in this run:")
     base = percentile(latency.get("tantivy", []), 50)
     for name in names:
@@ -202,6 +212,40 @@ def print_table(scores, names: list[str]) -> None:
         print(f"{'all':<11} {klass:<9} {len(rows[names[0]]):>4} " + " ".join(cell(rows[name]) for name in names))
     rows = {name: [r for (nm, _, _), v in scores.items() if nm == name for r in v] for name in names}
     print(f"{'ALL':<11} {'all':<9} {len(rows[names[0]]):>4} " + " ".join(cell(rows[name]) for name in names))
+
+
+#: The classes of queries that describe what the user wants rather than name a page.
+DESCRIBED = ("everyday", "natural")
+
+
+def print_described(scores, names: list[str]) -> None:
+    """MRR@10 / success@1 of the everyday and natural classes, apart and together: per
+    site (with its generator), over all sites, and over the sites Sphinx did not make."""
+    generator = {site.name: site.generator for site in SITES}
+    sites = sorted({s for (_, s, c) in scores if c in DESCRIBED})
+    if not sites:
+        return
+    header = f"{'site':<11} {'generator':<18} {'class':<9} {'n':>4} " + " ".join(f"{n[:16]:>16}" for n in names)
+    print("\neveryday and natural queries: MRR@10 / success@1")
+    print(header)
+    print("-" * len(header))
+
+    def row(label: str, gen: str, klass: str, chosen: list[str]) -> None:
+        classes = DESCRIBED if klass == "both" else (klass,)
+        rows = {name: [r for s in chosen for c in classes for r in scores.get((name, s, c), [])] for name in names}
+        if not rows[names[0]]:
+            return
+        cells = " ".join(f"{m:.3f} {s1:.3f}".rjust(16) for m, s1, _ in (summarize_scores(rows[n]) for n in names))
+        print(f"{label:<11} {gen[:18]:<18} {klass:<9} {len(rows[names[0]]):>4} {cells}")
+
+    for site in sites:
+        for klass in (*DESCRIBED, "both"):
+            row(site, generator.get(site, "?"), klass, [site])
+    print("-" * len(header))
+    others = [s for s in sites if generator.get(s) != "Sphinx"]
+    for label, gen, chosen in (("all", f"{len(sites)} sites", sites), ("not Sphinx", f"{len(others)} sites", others)):
+        for klass in (*DESCRIBED, "both"):
+            row(label, gen, klass, chosen)
 
 
 if __name__ == "__main__":

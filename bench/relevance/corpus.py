@@ -10,6 +10,7 @@ run by the caller (cheap), so ranking and index changes need neither.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -28,7 +29,7 @@ default_delay_ms = 0
 max_commands_per_run = 100000
 recrawl_interval = "100 years"
 user_agent = "textpile-bench (relevance benchmark on loopback)"
-seeds = ["{base}/index.html"]
+seeds = ["{base}/{seed}"]
 allow_private_addresses = true
 
 [[do_not_crawl]]
@@ -39,6 +40,29 @@ if.or = [
     {{ url.path.has_prefix = "/_modules/" }}, {{ url.path.has_prefix = "/_panels_static/" }},
 ]
 """
+#: A site cut to a part of its package (``Site.scope``) and the pages it never crawls (``Site.skip``).
+_SCOPE = """
+[[do_not_crawl]]
+reason = "outside the part of the package this site is"
+if.and = [{conditions}]
+"""
+_SKIP = """
+[[do_not_crawl]]
+reason = "pages left out of this site (Site.skip): navigation its generator makes, or a part not benchmarked"
+if.or = [{conditions}]
+"""
+
+
+def crawl_config(site: Site, base_url: str) -> str:
+    """The crawl configuration (TOML) of ``site`` served at ``base_url``."""
+    text = _CONFIG.format(name=site.name, base=base_url, seed=site.seed)
+    if site.scope:
+        text += _SCOPE.format(conditions=", ".join(
+            f"{{ url.path.not.has_prefix = {json.dumps('/' + prefix)} }}" for prefix in site.scope))
+    if site.skip:
+        text += _SKIP.format(conditions=", ".join(
+            f"{{ url.path.contains = {json.dumps(part)} }}" for part in site.skip))
+    return text
 
 
 def summarizer_digest() -> str:
@@ -71,7 +95,7 @@ def ensure_index(site: Site, root: Path, data_dir: Path, digest: str, *, recrawl
     if not (folder / "crawl.done").exists():
         config_path = folder / "crawl.toml"
         with SiteServer(root, site.address) as server:
-            config_path.write_text(_CONFIG.format(name=site.name, base=server.base_url))
+            config_path.write_text(crawl_config(site, server.base_url))
             log(f"== crawling {site.name} ({server.base_url})")
             report = run_crawl(load_config(config_path), crawler_db, progress=True)
         log(f"   {report.total_requests} requests, {report.ingested_files} pages")

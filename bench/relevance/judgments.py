@@ -9,12 +9,16 @@ Classes (``Query.klass``):
   ``sqlalchemy.orm.Session.execute``; SQLite's C functions from ``c3ref/funclist.html``)
   -> the page that documents it;
 * ``command``: a PostgreSQL reference page's name (``CREATE INDEX``, ``pg_dump``);
-* ``everyday``: a few hand-judged queries per site (the ones a user types);
+* ``title`` on sites without an objects.inv (javadoc, rustdoc, AsciiDoc, Doxygen,
+  Texinfo): each page's ``<title>`` without what its generator adds
+  (:func:`generator_title_queries`);
+* ``everyday``: what a user types, two to five words, hand-judged (everyday.py);
 * ``natural``: questions and paraphrases in a user's own words, hand-judged
-  (natural.py), for the semantic and hybrid search modes.
+  (natural.py).
 
 A query's ``relevant`` pages are every page that the site's data gives for the same
-text (two pages with one title are both right). Paths are relative to the site root.
+text (two pages with one title are both right; on the rustdoc site, an item's page
+and its re-exported copies, :func:`rustdoc_twins`). Paths are relative to the site root.
 Queries whose every relevant page is missing from the index are dropped (and counted):
 the benchmark measures ranking, not crawl coverage.
 """
@@ -29,6 +33,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from everyday import EVERYDAY
 from natural import NATURAL
 
 
@@ -116,7 +121,7 @@ def _html_title(path: Path) -> str | None:
 
 def postgres_queries(site: str, root: Path) -> list[Query]:
     """command queries (sql-*.html, app-*.html titles) and title queries (other pages,
-    section numbers removed), plus the everyday set."""
+    section numbers removed)."""
     commands, titles = [], []
     for path in sorted(root.glob("*.html")):
         title = _html_title(path)
@@ -130,16 +135,14 @@ def postgres_queries(site: str, root: Path) -> list[Query]:
     # command DECLARE and ECPG's DECLARE are both titled "DECLARE").
     everything = {q.text.lower(): q.relevant for q in _group(commands + titles, site, "any")}
     return ([Query(q.site, q.klass, q.text, everything[q.text.lower()], q.anchor)
-             for q in _group(commands, site, "command") + _group(titles, site, "title")]
-            + _everyday(site, POSTGRES_EVERYDAY))
+             for q in _group(commands, site, "command") + _group(titles, site, "title")])
 
 
 _FUNC_LINK = re.compile(r"<a href='\.\./(c3ref/[^'#]+)(?:#([^']*))?'>(sqlite3_\w+)</a>")
 
 
 def sqlite_queries(site: str, root: Path) -> list[Query]:
-    """api queries (C functions of c3ref/funclist.html) and title queries (page titles),
-    plus the everyday set."""
+    """api queries (C functions of c3ref/funclist.html) and title queries (page titles)."""
     apis = [(m.group(3), m.group(1), m.group(2))
             for m in _FUNC_LINK.finditer((root / "c3ref" / "funclist.html").read_text(encoding="utf-8"))]
     titles = []
@@ -147,70 +150,90 @@ def sqlite_queries(site: str, root: Path) -> list[Query]:
         title = _html_title(path)
         if title:
             titles.append((title, path.relative_to(root).as_posix(), None))
-    return _group(apis, site, "api") + _group(titles, site, "title") + _everyday(site, SQLITE_EVERYDAY)
+    return _group(apis, site, "api") + _group(titles, site, "title")
 
 
-def _everyday(site: str, table: dict[str, tuple[str, ...]]) -> list[Query]:
-    return [Query(site, "everyday", text, frozenset(pages)) for text, pages in table.items()]
-
-
-#: Hand-judged everyday queries: the query and the pages that answer it.
-POSTGRES_EVERYDAY = {
-    "create index concurrently": ("sql-createindex.html",),
-    "CREATE INDEX": ("sql-createindex.html",),
-    "vacuum full": ("sql-vacuum.html",),
-    "explain analyze": ("sql-explain.html", "using-explain.html"),
-    "window functions": ("tutorial-window.html", "functions-window.html"),
-    "row level security": ("ddl-rowsecurity.html",),
-    "foreign key": ("ddl-constraints.html", "tutorial-fk.html"),
-    "json operators": ("functions-json.html",),
-    "pg_dump": ("app-pgdump.html",),
-    "streaming replication": ("warm-standby.html",),
-    "connection string": ("libpq-connect.html",),
-    "upsert on conflict": ("sql-insert.html",),
-    "table partitioning": ("ddl-partitioning.html",),
-    "full text search": ("textsearch.html", "textsearch-intro.html"),
-    "autovacuum": ("routine-vacuuming.html", "runtime-config-autovacuum.html"),
-    "common table expressions": ("queries-with.html",),
-    "date formatting": ("functions-formatting.html",),
-    "uuid type": ("datatype-uuid.html",),
-    "listen notify": ("sql-listen.html", "sql-notify.html"),
-    "alter table add column": ("sql-altertable.html",),
+#: Per generator, what its ``<title>`` adds around a page's own title (the product's
+#: name, the manual's name and version, a man page's section), removed for title queries.
+_TITLE_NOISE = {
+    "javadoc": re.compile(r"\s*\((?:Java SE|JDK)[^()]*\)$"),       # "ExecutorService (Java SE 17 & JDK 17)"
+    "rustdoc": re.compile(r"\s+-\s+Rust$"),                          # "HashMap in std::collections - Rust"
+    "asciidoc": re.compile(r"\(\d\)$"),                              # "git-reset(1)"
+    "doxygen": re.compile(r"^Eigen:\s*"),                             # "Eigen: The Matrix class"
+    "texinfo": re.compile(r"\s*\(GNU Octave \(version [^()]*\)\)$"),  # "Basic Vectorization (GNU Octave (...))"
 }
-SQLITE_EVERYDAY = {
-    "create index": ("lang_createindex.html",),
-    "foreign keys": ("foreignkeys.html",),
-    "full text search": ("fts5.html", "fts3.html"),
-    "json functions": ("json1.html",),
-    "write ahead log": ("wal.html",),
-    "vacuum": ("lang_vacuum.html",),
-    "upsert": ("lang_upsert.html",),
-    "window functions": ("windowfunctions.html",),
-    "datatypes": ("datatype3.html",),
-    "date and time functions": ("lang_datefunc.html",),
-    "autoincrement": ("autoinc.html",),
-    "pragma journal_mode": ("pragma.html",),
-    "query planner": ("queryplanner.html", "optoverview.html"),
-    "sqlite3_prepare_v2": ("c3ref/prepare.html",),
-    "busy timeout": ("c3ref/busy_timeout.html",),
-    "attach database": ("lang_attach.html",),
-    "strict tables": ("stricttables.html",),
-    "generated columns": ("gencol.html",),
-    "savepoint": ("lang_savepoint.html",),
-    "explain query plan": ("eqp.html",),
-}
+#: A Doxygen class title's template parameters ("Eigen::Matrix< _Scalar, _Rows, ... > Class
+#: Template Reference"): nobody types them, so title queries leave them out.
+_TEMPLATE_ARGS = re.compile(r"\s*<[^<>]*>")
+_REDIRECT = re.compile(rb"<meta[^>]+http-equiv=[\"']?refresh", re.I)
+
+
+def generator_title_queries(site, root: Path) -> list[Query]:
+    """title queries of a site without an objects.inv: each crawled page's ``<title>``
+    without what its generator adds (``_TITLE_NOISE``; Doxygen's template parameters
+    too). Redirect pages and titles that more than two pages share (Doxygen's many
+    "Reference" pages name no page) are left out; two pages with one title are both right."""
+    noise = _TITLE_NOISE[site.kind]
+    items = []
+    for path in sorted(root.rglob("*.html")):
+        rel = path.relative_to(root).as_posix()
+        if not site.in_scope(rel) or _REDIRECT.search(path.read_bytes()[:4096]):
+            continue
+        title = _html_title(path)
+        if not title:
+            continue
+        title = noise.sub("", title)
+        if site.kind == "doxygen":
+            while _TEMPLATE_ARGS.search(title):
+                title = _TEMPLATE_ARGS.sub("", title)
+        items.append((title, rel, None))
+    return [q for q in _group(items, site.name, "title") if len(q.relevant) <= 2]
+
+
+_DESCRIPTION = re.compile(rb'<meta name="description" content="([^"]*)"')
+_DECLARATION = re.compile(rb'<div class="docblock item-decl">(.*?)</div>', re.S)
+_TAG = re.compile(rb"<[^>]+>")
+
+
+def rustdoc_twins(root: Path, site) -> dict[str, frozenset[str]]:
+    """Pages rustdoc renders twice: an item re-exported at another path
+    (``std/collections/struct.HashMap.html`` and ``std/collections/hash_map/struct.HashMap.html``)
+    gets a full page at each, with one file name, one description and one declaration
+    (its text; ``f32::consts::LOG2_E`` and ``f64::consts::LOG2_E`` differ in it). Maps
+    each such page to all of its copies."""
+    groups: dict[tuple[str, bytes, bytes], set[str]] = defaultdict(set)
+    for path in root.rglob("*.html"):
+        rel = path.relative_to(root).as_posix()
+        if not site.in_scope(rel):
+            continue
+        data = path.read_bytes()
+        description, declaration = _DESCRIPTION.search(data[:4096]), _DECLARATION.search(data)
+        if description and description.group(1) and declaration:
+            groups[(path.name, description.group(1), _TAG.sub(b"", declaration.group(1)))].add(rel)
+    return {rel: frozenset(paths) for paths in groups.values() if len(paths) > 1 for rel in paths}
+
+
+def hand_judged(site) -> list[Query]:
+    """The everyday (everyday.py) and natural (natural.py) queries of ``site``."""
+    return ([Query(site.name, "everyday", text, frozenset(pages)) for text, pages in EVERYDAY.get(site.name, {}).items()]
+            + [Query(site.name, "natural", text, frozenset(pages)) for text, pages in NATURAL.get(site.name, {}).items()])
 
 
 def site_queries(site, root: Path) -> list[Query]:
     """All judged queries of ``site`` (a sites.Site) served from ``root``."""
-    natural = [Query(site.name, "natural", text, frozenset(pages))
-               for text, pages in NATURAL.get(site.name, {}).items()]
     if site.kind == "sphinx":
-        return sphinx_queries(site.name, root) + natural
+        return sphinx_queries(site.name, root) + hand_judged(site)
     if site.kind == "postgres":
-        return postgres_queries(site.name, root) + natural
+        return postgres_queries(site.name, root) + hand_judged(site)
     if site.kind == "sqlite":
-        return sqlite_queries(site.name, root) + natural
+        return sqlite_queries(site.name, root) + hand_judged(site)
+    if site.kind in _TITLE_NOISE:
+        queries = generator_title_queries(site, root) + hand_judged(site)
+        if site.kind == "rustdoc":
+            twins = rustdoc_twins(root, site)
+            queries = [Query(q.site, q.klass, q.text, frozenset().union(q.relevant, *(twins.get(p, ()) for p in q.relevant)),
+                             q.anchor) for q in queries]
+        return queries
     raise ValueError(f"unknown site kind {site.kind!r}")
 
 

@@ -2,7 +2,8 @@
 
 Each query describes what the user wants to do or know, mostly without the words of
 the page that answers it ("make lookups on a column faster" for CREATE INDEX). They
-were written for this benchmark and judged by reading the pages of each site: a page is
+were written for this benchmark, before any search was run, from the site's table of
+contents, FAQ and "How do I" pages, and judged by reading the pages of each site: a page is
 relevant when it answers the question (explains how, or documents the command, function
 or setting that does it); several pages can be right. Paths are relative to the site
 root, as in judgments.py. The class is ``natural`` and, like ``everyday``, is never
@@ -10,6 +11,8 @@ sampled: every query runs.
 """
 
 from __future__ import annotations
+
+from everyday import under
 
 POSTGRES = {
     "make a column that numbers new rows automatically": (
@@ -190,6 +193,12 @@ SQLALCHEMY = {
     "change how an attribute is stored when it is set": ("orm/mapped_attributes.html",),
     "expunge an object from the session and use it later": ("orm/session_state_management.html",
                                                             "orm/session_api.html"),
+    "my session does not see rows that another process committed": ("faq/sessions.html",),
+    "add the same filter to every query automatically": ("faq/sessions.html", "orm/session_events.html"),
+    "use the engine safely after forking worker processes": ("faq/connections.html", "core/pooling.html"),
+    "get the CREATE TABLE statement as a string": ("faq/metadata_schema.html",),
+    "list every column and relationship of a mapped class": (
+        "faq/ormconfiguration.html", "core/inspection.html", "orm/mapping_api.html"),
 }
 
 SPHINX = {
@@ -224,6 +233,12 @@ SPHINX = {
     "which functions have no documentation yet": ("usage/extensions/coverage.html",),
     "class hierarchy picture": ("usage/extensions/inheritance.html",),
     "shorten links to an issue tracker": ("usage/extensions/extlinks.html",),
+    "show the whole table of contents in the sidebar": ("faq.html", "usage/configuration.html"),
+    "build and publish the docs on read the docs": ("faq.html", "tutorial/deploying.html"),
+    "warn me about references that point nowhere": ("usage/configuration.html", "man/sphinx-build.html"),
+    "mark a paragraph as new in a given version": ("usage/restructuredtext/directives.html",),
+    "document a C++ class and its members": ("usage/restructuredtext/domains.html",),
+    "let my extension read its own setting from conf.py": ("extdev/appapi.html", "development/tutorials/todo.html"),
 }
 
 REQUESTS = {
@@ -242,6 +257,183 @@ REQUESTS = {
     "install the library with pip": ("user/install.html",),
     "report a security problem": ("community/vulnerabilities.html",),
     "send query parameters in the address": ("user/quickstart.html",),
+    "send the same cookies and headers with every call to an API": ("user/advanced.html", "api.html"),
+    "the response text comes out garbled, how do I pick the right character set": (
+        "user/quickstart.html", "user/advanced.html", "community/faq.html"),
+    "use the password stored in my netrc file": ("user/authentication.html",),
+    "why do I get an error that the hostname doesn't match the certificate": ("community/faq.html",),
+    "talk to a server that only accepts an older TLS version": ("user/advanced.html",),
+    "add a signature to every outgoing request": ("user/advanced.html", "user/authentication.html"),
+    "can I make calls without blocking my program": ("user/advanced.html",),
+    "look at the request that was actually sent to the server": ("user/advanced.html",),
+    "send a form as url encoded data": ("user/quickstart.html",),
+    "which versions of python are supported": ("community/faq.html",),
+    "upload a big file without reading it into memory first": ("user/advanced.html",),
+    "see the headers the server sent back": ("user/quickstart.html",),
+}
+
+GIT = {
+    "how do I fix a typo in the commit I just made": ("git-commit.html", "gitfaq.html", "user-manual.html"),
+    "a bad commit is already on the main branch, how do I back it out without rewriting history": (
+        "git-revert.html", "gitfaq.html", "user-manual.html"),
+    "what is the difference between fetching and pulling": ("gitfaq.html", "git-pull.html", "git-fetch.html"),
+    "stop tracking a file but keep it on my disk": ("git-rm.html", "gitfaq.html", "gitignore.html"),
+    "put my unfinished work aside so I can switch to another branch": ("git-stash.html",),
+    "replay my branch on top of the latest main branch": ("git-rebase.html",),
+    "browse my repositories in a web browser": ("gitweb.html", "git-instaweb.html", "gitweb.conf.html"),
+    "find the commit where the tests started failing": ("git-bisect.html", "git-bisect-lk2009.html"),
+    "serve my repository to others over http": (
+        "howto/setup-git-server-over-http.html", "git-http-backend.html", "git-update-server-info.html"),
+    "which files have I changed but not committed yet": ("git-status.html", "git-diff.html"),
+    "get back a file as it was two commits ago": ("git-restore.html", "git-checkout.html"),
+    "include another project's repository inside mine": (
+        "git-submodule.html", "gitsubmodules.html", "howto/using-merge-subtree.html"),
+    "send my patches to a mailing list by email": (
+        "git-send-email.html", "git-format-patch.html", "SubmittingPatches.html", "MyFirstContribution.html"),
+    "refuse pushes that break our rules on the server": (
+        "githooks.html", "gitfaq.html", "howto/update-hook-example.html"),
+    "make the repository smaller and faster by cleaning it up": (
+        "git-gc.html", "git-repack.html", "git-maintenance.html", "git-prune.html"),
+    "one person appears under two names in the log": ("gitmailmap.html", "git-check-mailmap.html", "git-shortlog.html"),
+    "check out only some folders of a huge repository": ("git-sparse-checkout.html", "git-clone.html"),
+    "why does a file always show as modified on windows": ("gitfaq.html", "gitattributes.html"),
+    "use two accounts on the same hosting site over ssh": ("gitfaq.html",),
+    "move an old subversion repository to git": ("git-svn.html",),
+    "set the name and email that go into my commits": (
+        "git-config.html", "gitfaq.html", "gittutorial.html", "user-manual.html"),
+    "apply a single commit from another branch to mine": ("git-cherry-pick.html",),
+}
+
+_J = "java.base/java/"
+JAVA = {
+    "get a result back from a task that runs on another thread": under(
+        _J + "util/concurrent/", "Future", "Callable", "CompletableFuture", "ExecutorService"),
+    "check whether a file exists before opening it": under(_J, "nio/file/Files", "io/File"),
+    "remove items from a list while iterating over it": under(
+        _J + "util/", "Iterator", "Collection", "ConcurrentModificationException"),
+    "build a long string out of many pieces efficiently": under(_J, "lang/StringBuilder", "util/StringJoiner"),
+    "a map that remembers the order keys were added in": under(_J, "util/LinkedHashMap"),
+    "allow only a few threads to use a resource at the same time": under(_J, "util/concurrent/Semaphore"),
+    "convert a timestamp to another time zone": under(_J + "time/", "ZonedDateTime", "ZoneId", "Instant"),
+    "make an array bigger and keep its contents": under(_J, "util/Arrays", "lang/System"),
+    "encrypt data with a key derived from a password": (
+        "java.base/javax/crypto/Cipher.html", "java.base/javax/crypto/SecretKeyFactory.html",
+        "java.base/javax/crypto/spec/PBEKeySpec.html"),
+    "open a tcp connection to a server and send bytes": under(_J, "net/Socket", "nio/channels/SocketChannel"),
+    "download the contents of a web address": under(_J + "net/", "URL", "HttpURLConnection", "URLConnection"),
+    "start another program and read what it prints": under(_J + "lang/", "ProcessBuilder", "Process", "Runtime"),
+    "how much memory is my program using": under(_J, "lang/Runtime"),
+    "close a resource automatically at the end of a block": under(_J, "lang/AutoCloseable", "io/Closeable"),
+    "sort people by last name and then by first name": under(_J, "util/Comparator"),
+    "return a value that may be absent without using null": under(_J, "util/Optional"),
+    "append a line of text to the end of a file": under(_J, "nio/file/Files", "nio/file/StandardOpenOption",
+                                                        "io/FileWriter"),
+    "count how often each word occurs in a list": under(_J + "util/", "stream/Collectors", "Map"),
+    "load a resource file that ships inside my jar": under(_J + "lang/", "ClassLoader", "Class"),
+    "call a method when I only know its name at runtime": under(_J + "lang/", "reflect/Method", "Class"),
+    "a queue that makes producers wait when it is full": under(
+        _J + "util/concurrent/", "BlockingQueue", "ArrayBlockingQueue", "LinkedBlockingQueue"),
+    "wait until several threads have all finished": under(
+        _J, "util/concurrent/CountDownLatch", "lang/Thread", "util/concurrent/ExecutorService",
+        "util/concurrent/CompletableFuture"),
+}
+
+RUST = {
+    "check whether a string begins with a given prefix": under("std/", "primitive.str", "string/struct.String"),
+    "remove repeated elements from a vector": under("std/", "vec/struct.Vec", "collections/struct.HashSet"),
+    "turn a number into a string": under("std/", "string/trait.ToString", "fmt/index", "macro.format"),
+    "append to the end of a file instead of overwriting it": under("std/", "fs/struct.OpenOptions"),
+    "wait for a spawned thread to finish and get its return value": under(
+        "std/thread/", "struct.JoinHandle", "fn.spawn", "index"),
+    "count how many times each word appears in a text": under(
+        "std/collections/", "hash_map/enum.Entry", "struct.HashMap", "index"),
+    "loop over a list together with the position of each item": under("std/iter/", "trait.Iterator", "struct.Enumerate"),
+    "measure how long a piece of code takes to run": under("std/time/", "struct.Instant", "index"),
+    "take a value out of a mutable reference and leave a default in its place": under(
+        "std/mem/", "fn.take", "fn.replace"),
+    "a value that may or may not be present": under("std/option/", "index", "enum.Option"),
+    "pass errors up to the calling function": under("std/result/", "index", "enum.Result"),
+    "make my own type printable with {}": under("std/fmt/", "trait.Display", "index"),
+    "put a value on the heap": under("std/boxed/", "struct.Box", "index"),
+    "change a value through a shared reference": under("std/cell/", "index", "struct.RefCell", "struct.Cell"),
+    "several owners of one value in a single thread": under("std/rc/", "struct.Rc", "index"),
+    "accept incoming tcp connections": under("std/net/", "struct.TcpListener"),
+    "split a text into lines": under("std/", "primitive.str", "io/trait.BufRead", "str/struct.Lines"),
+    "sort a list of floating point numbers": under("std/", "primitive.f64", "primitive.slice"),
+    "run cleanup code when a value goes out of scope": under("std/ops/", "trait.Drop"),
+    "initialize a global value only once": under("std/sync/", "struct.Once"),
+    "convert between String and &str": under("std/", "string/struct.String", "primitive.str"),
+}
+
+EIGEN = {
+    "my program crashes when a fixed size matrix is a member of my class": (
+        "group__TopicStructHavingEigenMembers.html", "group__TopicUnalignedArrayAssert.html",
+        "TopicUnalignedArrayAssert.html"),
+    "why does a = a.transpose() give wrong results": ("group__TopicAliasing.html", "group__TutorialMatrixArithmetic.html"),
+    "write a function that accepts any matrix expression as an argument": ("TopicFunctionTakingEigenTypes.html",),
+    "which decomposition should I pick to solve my system quickly and accurately": (
+        "group__TopicLinearAlgebraDecompositions.html", "group__TutorialLinearAlgebra.html",
+        "group__DenseDecompositionBenchmark.html"),
+    "use my own number type such as a multiprecision float": ("TopicCustomizing_CustomScalar.html",),
+    "fill a vector with evenly spaced values between two numbers": (
+        "classEigen_1_1DenseBase.html", "group__TutorialAdvancedInitialization.html", "group__QuickRefPage.html"),
+    "apply my own function to every coefficient": ("classEigen_1_1CwiseUnaryOp.html", "group__QuickRefPage.html"),
+    "find the largest entry and its position": (
+        "group__TutorialReductionsVisitorsBroadcasting.html", "classEigen_1_1DenseBase.html"),
+    "add a vector to every column of a matrix": (
+        "group__TutorialReductionsVisitorsBroadcasting.html", "classEigen_1_1VectorwiseOp.html"),
+    "rotate a point around an axis in 3D": (
+        "group__TutorialGeometry.html", "classEigen_1_1AngleAxis.html", "classEigen_1_1Quaternion.html"),
+    "change the shape of a matrix without copying its data": ("group__TutorialReshape.html",
+                                                              "classEigen_1_1Reshaped.html"),
+    "take every other row of a matrix": ("group__TutorialSlicingIndexing.html",),
+    "make Eigen use Intel's math kernel library": ("TopicUsingIntelMKL.html",),
+    "turn off the runtime checks to make my code faster": ("TopicAssertions.html", "TopicPreprocessorDirectives.html"),
+    "solve a huge system with mostly zero entries iteratively": (
+        "group__TopicSparseSystems.html", "group__IterativeLinearSolvers__Module.html",
+        "classEigen_1_1ConjugateGradient.html", "classEigen_1_1BiCGSTAB.html"),
+    "my program crashes when I pass matrices to a function by value": (
+        "group__TopicPassingByValue.html", "group__TopicUnalignedArrayAssert.html"),
+    "check whether two matrices are almost equal": ("classEigen_1_1DenseBase.html",),
+    "length of a vector": ("classEigen_1_1MatrixBase.html", "group__TutorialReductionsVisitorsBroadcasting.html"),
+    "convert a matrix of floats to doubles": ("group__QuickRefPage.html",),
+    "use only the lower triangle of a matrix": (
+        "classEigen_1_1MatrixBase.html", "classEigen_1_1TriangularView.html", "group__QuickRefPage.html"),
+    "speed up matrix products by avoiding temporaries": (
+        "TopicWritingEfficientProductExpression.html", "TopicLazyEvaluation.html", "group__TopicAliasing.html"),
+}
+
+OCTAVE = {
+    "how do I make my loop faster by working on whole arrays at once": (
+        "Basic-Vectorization.html", "Vectorization-and-Faster-Code-Execution.html", "Broadcasting.html"),
+    "keep values of different types together in one variable": (
+        "Cell-Arrays.html", "Basic-Usage-of-Cell-Arrays.html", "Structures.html", "Basic-Usage.html"),
+    "write a function that accepts any number of inputs": ("Variable_002dlength-Argument-Lists.html",),
+    "save my variables to a file and load them again in a later session": ("Simple-File-I_002fO.html",),
+    "call Java classes from a script": (
+        "Java-Interface.html", "How-to-use-Java-from-within-Octave.html", "Java-Interface-Functions.html"),
+    "download a web page from inside a script": ("WWW-Access.html",),
+    "run a shell command and capture what it prints": ("Controlling-Subprocesses.html",),
+    "run some commands automatically every time Octave starts": ("Startup-Files.html",),
+    "show several plots next to each other in one window": ("Multiple-Plots-on-One-Page.html",),
+    "best straight line through a set of points": (
+        "Linear-Least-Squares.html", "Polynomial-Interpolation.html", "Correlation-and-Regression-Analysis.html"),
+    "estimate values between my measured data points": ("One_002ddimensional-Interpolation.html", "Interpolation.html"),
+    "change how many digits are shown when numbers are printed": ("Terminal-Output.html",),
+    "compile C++ code so that Octave can call it": (
+        "Oct_002dFiles.html", "Getting-Started-with-Oct_002dFiles.html", "Mex_002dFiles.html",
+        "Getting-Started-with-Mex_002dFiles.html", "External-Code-Interface.html"),
+    "make sure cleanup code runs even when an error happens": (
+        "The-unwind_005fprotect-Statement.html", "The-try-Statement.html"),
+    "check that the arguments passed to my function are valid": (
+        "Validating-Arguments.html", "Validating-the-type-of-Arguments.html",
+        "Validating-the-number-of-Arguments.html", "Parsing-Arguments.html"),
+    "let the user pick a file in a dialog window": ("I_002fO-Dialogs.html",),
+    "store values under string keys like a dictionary": ("containers_002eMap.html",),
+    "turn a number into text": ("Numerical-Data-and-Strings.html", "Formatted-Output.html"),
+    "hide a warning message I keep getting": ("Enabling-and-Disabling-Warnings.html",),
+    "find out which part of my script takes the most time": ("Profiling.html", "Profiler-Example.html"),
+    "a variable inside a function that keeps its value between calls": ("Persistent-Variables.html",),
 }
 
 NATURAL = {
@@ -251,4 +443,9 @@ NATURAL = {
     "sqlalchemy": SQLALCHEMY,
     "sphinx": SPHINX,
     "requests": REQUESTS,
+    "java": JAVA,
+    "rust": RUST,
+    "git": GIT,
+    "eigen": EIGEN,
+    "octave": OCTAVE,
 }

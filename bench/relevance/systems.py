@@ -7,17 +7,31 @@
 * ``unobtanium``: unobtanium 3.0.0's ranking, ``bm25(full_text_entity_index, 0, 0, 5.0,
   1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)`` in the documented column order, over the
   documented FTS table; every word required, any word when none has them all;
-* ``tantivy``: a default tantivy BM25 index of the same documents: title x2, headings x1.5,
-  body, English stemming (``en_stem``), the query parser's default (any word).
+* ``tantivy``: a tantivy BM25 index of the same documents: title x2, headings x1.5, body,
+  English stemming (``en_stem``), searched as textpile searches (:func:`tantivy_search`):
+  every word required, no match counting, and pages holding only some of the words after
+  them when fewer than 10 pages hold every word;
+* ``pagefind``: Pagefind (PyPI ``pagefind[bin]``) over the HTML files of the pages textpile
+  indexed, English forced (stemming on every site, whatever its ``lang``), its default
+  ranking, searched by Pagefind's own ``pagefind.js`` in Node (``pagefind_search.mjs``)
+  as a browser would run it, the bundle's files read from disk instead of fetched.
 
 ``search(text)`` returns result URLs, best first, at most ``k``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import json
+import os
 import re
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from textpile.semantic.modes import Semantic, search_mode
 from textpile.semantic.vectors import has_vectors
@@ -96,9 +110,36 @@ class Unobtanium:
         return found
 
 
+#: textpile adds pages holding only some of the query's words when fewer pages than this
+#: hold them all (``textpile.search.engine.PARTIAL_BELOW``); tantivy_search does the same.
+PARTIAL_BELOW = 10
+_TANTIVY_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/<>=\'])')
+
+
+def tantivy_search(index, searcher, text: str, k: int, fields: list[str], boosts: dict[str, float],
+                   partial: bool = True) -> list:
+    """tantivy's top ``k`` hits ``[(score, DocAddress)]`` for ``text``, searched as textpile
+    searches: every word required (``conjunction_by_default``), no count of every match
+    (``count=False``: textpile never counts past what it needs), and, when fewer than
+    :data:`PARTIAL_BELOW` documents hold every word, the documents holding any of them
+    after those (in their own BM25 order), as textpile adds partial matches after its
+    complete ones (``partial=False``: never). Query syntax characters are escaped (the
+    text is searched as words)."""
+    escaped = _TANTIVY_SPECIAL.sub(r"\\\1", text)
+    if not _WORD.search(escaped):
+        return []
+    query, _errors = index.parse_query_lenient(escaped, fields, field_boosts=boosts, conjunction_by_default=True)
+    hits = searcher.search(query, k, count=False).hits
+    if partial and len(hits) < min(k, PARTIAL_BELOW) and len(_WORD.findall(escaped)) > 1:
+        seen = {(address.segment_ord, address.doc) for _, address in hits}
+        query, _errors = index.parse_query_lenient(escaped, fields, field_boosts=boosts)
+        hits += [(score, address) for score, address in searcher.search(query, k, count=False).hits
+                 if (address.segment_ord, address.doc) not in seen][: k - len(hits)]
+    return hits
+
+
 class Tantivy:
     name = "tantivy"
-    _SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/<>=\'])')
 
     def __init__(self, summary_db: Path) -> None:
         import tantivy
@@ -119,10 +160,61 @@ class Tantivy:
         self.searcher = self.index.searcher()
 
     def search(self, text: str, k: int = 10) -> list[str]:
-        escaped = self._SPECIAL.sub(r"\\\1", text)
-        if not _WORD.search(escaped):
-            return []
-        query, _errors = self.index.parse_query_lenient(
-            escaped, ["title", "headings", "body"], field_boosts={"title": 2.0, "headings": 1.5})
-        hits = self.searcher.search(query, k).hits
+        hits = tantivy_search(self.index, self.searcher, text, k, ["title", "headings", "body"],
+                              {"title": 2.0, "headings": 1.5})
         return [self.searcher.doc(address)["url"][0] for _score, address in hits]
+
+
+class Pagefind:
+    """Pagefind over the HTML files of the pages textpile indexed (see the module doc).
+
+    The bundle is built once per set of pages and Pagefind version, under ``folder``
+    (``site/``: the pages, hard-linked from ``root``; ``bundle/``: Pagefind's index), and
+    searched by one Node process for the object's life (:meth:`close` ends it).
+
+    Raises:
+        RuntimeError: Pagefind's indexer or Node failed (the message says which and why).
+    """
+
+    name = "pagefind"
+    SCRIPT = Path(__file__).resolve().parent / "pagefind_search.mjs"
+
+    def __init__(self, summary_db: Path, root: Path, folder: Path, log=print) -> None:
+        conn = _connect(summary_db)
+        pages = sorted({urlsplit(url).path.lstrip("/") or "index.html" for url, *_ in searchable_documents(conn)})
+        conn.close()
+        version = importlib.metadata.version("pagefind")
+        stamp = hashlib.blake2b(json.dumps([version, pages]).encode(), digest_size=16).hexdigest()
+        bundle = folder / "bundle"
+        if not (folder / "stamp").exists() or (folder / "stamp").read_text().strip() != stamp:
+            self._build(root, pages, folder, log)
+            (folder / "stamp").write_text(stamp + "\n")
+        self.process = subprocess.Popen(["node", str(self.SCRIPT), str(bundle)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    @staticmethod
+    def _build(root: Path, pages: list[str], folder: Path, log) -> None:
+        """Link ``pages`` (paths under ``root``) into ``folder/site`` and index them with Pagefind."""
+        shutil.rmtree(folder, ignore_errors=True)
+        site = folder / "site"
+        for page in pages:
+            target = site / page
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(root / page, target)
+        log(f"   pagefind: indexing {len(pages)} pages")
+        done = subprocess.run([sys.executable, "-m", "pagefind", "--site", str(site), "--output-path",
+                               str(folder / "bundle"), "--force-language", "en", "--silent"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"pagefind failed (exit {done.returncode}): {(done.stderr or done.stdout)[-500:]}")
+
+    def search(self, text: str, k: int = 10) -> list[str]:
+        self.process.stdin.write(json.dumps({"query": text, "k": k}) + "\n")
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the Pagefind search process ended (exit {self.process.wait()})")
+        return json.loads(line)["urls"]
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
