@@ -63,9 +63,8 @@ from textpile.search.analysis import Analyzer
 from textpile.errors import DatabaseError
 from textpile.store.database import extension_sql
 from textpile.store.gen2_piles import register_functions
+from textpile.store.searchable import SEARCHABLE
 
-SEARCHABLE = ("{eg}.confirmed_end_unix_utc IS NULL AND NOT {eg}.marked_duplicate"
-              " AND {eg}.text_pile_id IS NOT NULL")
 #: Columns of search_index, in order (bm25 weights in textpile.search.rank follow it).
 SEARCH_COLUMNS = ("title", "headings", "names", "parts", "url", "anchor_text", "description", "text",
                   "secondary_text")

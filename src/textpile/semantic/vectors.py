@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textpile.search.index import SEARCHABLE
+from textpile.store.searchable import SEARCHABLE
 from textpile.semantic.partition import PROBE_LISTS, load_centroids, nearest_lists
-from textpile.semantic.store import decode_vectors
+from textpile.store.embeddings import decode_vectors
 
 _LOAD = f"""
 SELECT pe.entity_generation_id, pe.vector, NULL FROM page_embedding pe
