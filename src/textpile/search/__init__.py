@@ -1,1 +1,1 @@
-"""Searching a summary database: the query language (query.py), its safe FTS5 compilation (fts.py), ranking and snippets (engine.py, snippets.py). Entry point: :func:`textpile.search.engine.search`."""
+"""Searching a summary database: the query language (query.py), its safe FTS5 compilation (query_compiler.py), ranking and snippets (engine.py, snippets.py). Entry point: :func:`textpile.search.engine.search`."""

@@ -583,7 +583,7 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
     first. When ``budget`` is spent while they are counted or listed, ``out`` says so
     (``timed_out``) and holds what was found by then (no pages when the list was not
     reached)."""
-    from textpile.search.fts import compile_query
+    from textpile.search.query_compiler import compile_query
 
     compiled = compile_query(parsed)
     out.notes.extend(compiled.messages)
