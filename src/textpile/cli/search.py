@@ -356,8 +356,8 @@ def run_search(args) -> int:
     from textpile.semantic.modes import more_like_this, search_mode
     from textpile.search.terminal import json_terminal_safe
     from textpile.search.api import results_json
+    from textpile.search.limits import limit_search_connection
     from textpile.store.database import check_summary_db, open_summary_db
-    from textpile.web.limits import limit_search_connection
 
     helper = search_help_parser()
     try:

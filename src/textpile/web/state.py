@@ -31,8 +31,8 @@ from pathlib import Path
 
 from datasette.database import Database
 
+from textpile.search.limits import limit_search_connection
 from textpile.store.database import map_for_reading, sqlite_uri
-from textpile.web.limits import limit_search_connection
 from textpile.web.unpacking import report_unpack_problems
 from textpile.semantic.modes import SemanticCache
 
