@@ -9,7 +9,7 @@ import pytest
 
 from textpile.web.app import build_datasette
 
-from textpile.semantic.modes import NO_VECTORS
+from textpile.search.service import NO_VECTORS
 
 from semantic.corpus import BASE, PAGES, build
 

@@ -5,7 +5,7 @@ results; with ``format=json`` they answer the JSON that unobtanium's viewer give
 SearxNG's ``json_engine`` reads (unobtanium-documentation.txt, "Configuring SearxNG to
 use Unobtanium": ``results_query: list``, ``title_query: title``, ``url_query: url``,
 ``content_query: description``, ``first_page_num: 0``). ``mode=keyword|semantic|hybrid``
-chooses the search mode (:mod:`textpile.semantic.modes`) and ``like=<entity generation
+chooses the search mode (:mod:`textpile.search.service`) and ``like=<entity generation
 UUID or URL>`` lists the pages most like one page; the JSON answer then says its ``mode``.
 """
 
@@ -23,19 +23,10 @@ from datasette.utils.asgi import Forbidden, NotFound, Response, asgi_static
 from datasette.version import __version__ as datasette_version
 from markupsafe import escape
 
-from textpile.errors import DatabaseError
-from textpile.search.api import results_json
-from textpile.errors import TextpileError
+from textpile.errors import DatabaseError, TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS
-from textpile.search.engine import SearchResults, clamp_paging
-from textpile.semantic.modes import (
-    DEFAULT_MODE,
-    MODES,
-    ModeError,
-    check_mode,
-    more_like_this,
-    search_mode,
-)
+from textpile.search.results import DEFAULT_PER_PAGE, SearchResults, clamp_paging, results_json
+from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.web.access import may_view_summary
 from textpile.web.settings import search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
@@ -49,8 +40,8 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                like: str | None = None) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
     ``budget_ms`` on this thread's search connection to ``target``
-    (:meth:`SummaryDatabase.search_connection`); ``target.semantic`` keeps the model and
-    vectors between requests.
+    (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
+    ``target.semantic`` keeps the model and vectors between requests.
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
@@ -63,7 +54,7 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         loaded = target.semantic.get(conn, with_model=not like)
     if like:
         return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
-    return search_mode(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+    return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
 
 
 def _query_arg(request) -> str:
@@ -76,7 +67,7 @@ def _page_url(request, query: str, page: int, per_page: int, mode: str | None = 
     params = {"search": query} if query or not request.args.get("like") else {"like": request.args.get("like")}
     if page:
         params["page"] = str(page)
-    if per_page != 20:
+    if per_page != DEFAULT_PER_PAGE:
         params["per_page"] = str(per_page)
     mode = mode if mode is not None else request.args.get("mode")
     if mode in MODES and mode != DEFAULT_MODE:
