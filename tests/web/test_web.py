@@ -301,3 +301,13 @@ def test_paging_values_that_are_not_numbers_are_refused(ds):
         assert r.json()["list"] == []
     r = get(ds, "/search?q=cats&format=json&page=-1&per_page=0")  # whole numbers: clamped to their range
     assert r.status_code == 200 and (r.json()["page"], r.json()["per_page"]) == (0, 1)
+
+
+def test_bad_paging_is_a_400_naming_the_first_bad_parameter(ds):
+    r = get(ds, "/search?q=cats&format=json&page=two&per_page=also")
+    assert r.status_code == 400 and r.json()["message"] == "page: expected a whole number, got 'two'"
+    assert (r.json()["page"], r.json()["per_page"], r.json()["list"]) == (0, 20, [])  # the defaults, nothing searched
+    r = get(ds, "/search?q=cats&page=1&per_page=ten")
+    assert r.status_code == 400 and "per_page: expected a whole number, got &#39;ten&#39;" in r.text
+    r = get(ds, "/search?q=cats&format=json&mode=vector&page=x")  # a bad mode is named first
+    assert r.status_code == 400 and r.json()["message"].startswith("unknown search mode 'vector'")

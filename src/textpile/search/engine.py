@@ -48,7 +48,8 @@ from textpile.search.index import require_search_index
 from textpile.search.plan import Item, QueryPlan, index_languages, plan_query
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
-from textpile.search.results import DEFAULT_PER_PAGE, ResultSection, SearchResult, SearchResults, clamp_paging
+from textpile.search.results import (DEFAULT_PER_PAGE, ResultSection, SearchResult, SearchResults, result_page,
+                                     results_per_page)
 from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
                                       marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
@@ -503,7 +504,8 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            reorder: Reorder | None = None, correct: bool = True) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
-    ``page`` counts from 0; ``per_page`` is clamped to 1..100 (default 20);
+    ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
+    number beyond either end is taken at that end (:mod:`textpile.search.results`);
     ``budget_ms`` is the time budget in milliseconds (the search returns what it has
     when it is spent); ``ranking`` the weights, ``disable`` features to leave out (the
     relevance benchmark's ablation); ``explain`` fills ``explained``; ``reorder`` is the
@@ -515,11 +517,12 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     ``message``; this never raises for the query's content.
 
     Raises:
+        textpile.search.results.PagingError: ``page`` or ``per_page`` is not a whole number.
         textpile.errors.DatabaseError: the database has no search index of this textpile
             version (summarized by an older one; ``textpile summarize`` builds it).
         sqlite3.Error: other database problems (a missing table, a locked file).
     """
-    page, per_page = clamp_paging(page, per_page)
+    page, per_page = result_page(page), results_per_page(per_page)
     ensure_functions(conn)  # the text_pile_v0_2 and text_pile views unpack (textpile.store.gen2_piles)
     if disable:
         ranking = Ranking(ranking.features, ranking.page_columns, ranking.section_columns, frozenset(disable))

@@ -6,17 +6,31 @@ is the JSON document of the API and of ``textpile search --format json``, kept a
 the web layer so that ``textpile search`` does not import Datasette.
 
 Paging: ``page`` counts from 0 up to :data:`MAX_PAGE`, ``per_page`` from 1 up to
-:data:`MAX_PER_PAGE` (default :data:`DEFAULT_PER_PAGE`): :func:`clamp_paging`.
+:data:`MAX_PER_PAGE` (default :data:`DEFAULT_PER_PAGE`). :func:`result_page` and
+:func:`results_per_page` read either from a number or from a request's text: a whole
+number beyond either end is taken at that end, anything else that is not a whole number
+is a :class:`PagingError` naming the parameter.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
+
+from textpile.errors import TextpileError
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
 MAX_PAGE = 1000
+#: A whole number as a request writes it (signed, up to 100 digits; surrounding spaces
+#: are stripped first).
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,100}")
+
+
+class PagingError(TextpileError):
+    """A result page or page size that is not a whole number; the message names the
+    parameter (``page: expected a whole number, got 'abc'``)."""
 
 
 @dataclass
@@ -121,20 +135,42 @@ class SearchResults:
                 f"on {self.page_count:,} {pages}.")
 
 
-def clamp_paging(page: int | str | None, per_page: int | str | None) -> tuple[int, int]:
-    """Return (page, per_page) as ints: page in 0..MAX_PAGE, per_page in 1..MAX_PER_PAGE.
+def _whole_number(name: str, value: int | str | None, default: int, low: int, high: int) -> int:
+    """``value`` as an int in ``low..high`` (a whole number beyond either end is taken at
+    that end); ``default`` for None or blank text.
 
-    Unparseable values fall back to page 0 and :data:`DEFAULT_PER_PAGE`.
+    Raises:
+        PagingError: ``value`` is not a whole number (text other than one, a bool, a float).
     """
-    try:
-        p = int(page) if page is not None else 0
-    except (TypeError, ValueError):
-        p = 0
-    try:
-        pp = int(per_page) if per_page is not None else DEFAULT_PER_PAGE
-    except (TypeError, ValueError):
-        pp = DEFAULT_PER_PAGE
-    return max(0, min(MAX_PAGE, p)), max(1, min(MAX_PER_PAGE, pp))
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    if isinstance(value, str) and _WHOLE_NUMBER.fullmatch(value.strip()):
+        number = int(value.strip())
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        raise PagingError(f"{name}: expected a whole number, got {value!r}")
+    return max(low, min(high, number))
+
+
+def result_page(value: int | str | None) -> int:
+    """The result page ``value`` names, counted from 0: 0..:data:`MAX_PAGE`, 0 when None
+    or blank.
+
+    Raises:
+        PagingError: ``value`` is not a whole number (the message names ``page``).
+    """
+    return _whole_number("page", value, 0, 0, MAX_PAGE)
+
+
+def results_per_page(value: int | str | None) -> int:
+    """The page size ``value`` names: 1..:data:`MAX_PER_PAGE`, :data:`DEFAULT_PER_PAGE`
+    when None or blank.
+
+    Raises:
+        PagingError: ``value`` is not a whole number (the message names ``per_page``).
+    """
+    return _whole_number("per_page", value, DEFAULT_PER_PAGE, 1, MAX_PER_PAGE)
 
 
 def iso_date(unix_utc: int | None) -> str | None:

@@ -130,6 +130,7 @@ def search_pages(conn: sqlite3.Connection, query: str, *, mode: str | None = Non
 
     Raises:
         ModeError: ``mode`` is not a search mode.
+        textpile.search.results.PagingError: the page or page size is not a whole number.
         textpile.semantic.model.ModelError: the model's package is missing.
         sqlite3.Error: database problems (as :func:`~textpile.search.engine.search`).
     """
@@ -185,6 +186,7 @@ def more_like_this(conn: sqlite3.Connection, target: str, *, semantic: Semantic 
 
     Raises:
         ModeError: ``target`` names no searchable page, or the index has no vector for it.
+        textpile.search.results.PagingError: the page or page size is not a whole number.
         textpile.semantic.model.ModelError: the model's package is missing.
     """
     eg_id = find_page(conn, target)

@@ -7,13 +7,13 @@ use Unobtanium": ``results_query: list``, ``title_query: title``, ``url_query: u
 ``content_query: description``, ``first_page_num: 0``). ``mode=keyword|semantic|hybrid``
 chooses the search mode (:mod:`textpile.search.service`) and ``like=<entity generation
 UUID or URL>`` lists the pages most like one page; the JSON answer then says its ``mode``.
+A bad ``mode``, ``page`` or ``per_page`` is a 400 naming it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sqlite3
 from importlib import resources
 from pathlib import Path
@@ -25,7 +25,8 @@ from markupsafe import escape
 
 from textpile.errors import DatabaseError, TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS
-from textpile.search.results import DEFAULT_PER_PAGE, SearchResults, clamp_paging, results_json
+from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResults, result_page, results_json,
+                                     results_per_page)
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.web.access import may_view_summary
 from textpile.web.settings import search_time_limit_ms
@@ -95,9 +96,6 @@ FORBIDDEN_JSON = {"ok": False, "error": "Permission denied: you may not view thi
                   "status": 403, "title": "Forbidden"}
 
 
-_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,100}")
-
-
 async def search_view(datasette, request):
     """Handle ``/`` and ``/search``: form, results, pagination, help; JSON with format=json.
 
@@ -115,7 +113,6 @@ async def search_view(datasette, request):
         raise Forbidden("Permission denied: you may not view this search index")
     query = _query_arg(request)
     like = request.args.get("like") or None
-    page, per_page = clamp_paging(request.args.get("page"), request.args.get("per_page"))
     results = None
     error = None
     status = 503
@@ -124,10 +121,16 @@ async def search_view(datasette, request):
         mode = check_mode(named)
     except ModeError as exc:
         mode, error, status = None, str(exc), 400
-    for name in ("page", "per_page"):  # whole numbers, clamped to their range; anything else is refused
-        value = request.args.get(name)
-        if error is None and value and value.strip() and not _WHOLE_NUMBER.fullmatch(value.strip()):
-            error, status = f"{name}: expected a whole number, got {value!r}", 400
+    # whole numbers, clamped to their range; anything else is refused (the answer then
+    # shows the parameter's default)
+    paging = {"page": 0, "per_page": DEFAULT_PER_PAGE}
+    for name, read in (("page", result_page), ("per_page", results_per_page)):
+        try:
+            paging[name] = read(request.args.get(name))
+        except PagingError as exc:
+            if error is None:
+                error, status = str(exc), 400
+    page, per_page = paging["page"], paging["per_page"]
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
