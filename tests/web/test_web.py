@@ -1,6 +1,5 @@
 """The Datasette plugin through Datasette(...).client: search page, JSON API, SQL views."""
 
-import asyncio
 import os
 import shutil
 
@@ -10,6 +9,7 @@ from search.builder import SummaryBuilder, sample_site
 from textpile.errors import ConfigError, DatabaseError
 from textpile.web.app import build_datasette
 from textpile.web.metadata import CANNED_QUERIES
+from web.client import get
 
 # The SearxNG engine of unobtanium-documentation.txt, "Configuring SearxNG to use Unobtanium".
 SEARXNG = {
@@ -20,22 +20,6 @@ SEARXNG = {
     "url_query": "url",
     "content_query": "description",
 }
-
-
-def get(ds, path):
-    return asyncio.run(ds.client.get(path))
-
-
-@pytest.fixture(scope="module")
-def summary_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("web") / "summary.db"
-    sample_site(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def ds(summary_path):
-    return build_datasette(summary_path)
 
 
 def test_search_form_at_root_and_search(ds):
