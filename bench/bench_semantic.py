@@ -59,7 +59,7 @@ from systems import searchable_documents  # noqa: E402
 from textpile.search.engine import search  # noqa: E402
 from textpile.semantic.embed import embed_summary_in  # noqa: E402
 from textpile.semantic.model import load_embedder  # noqa: E402
-from textpile.semantic.modes import SEMANTIC_DEPTH  # noqa: E402
+from textpile.search.nearest import SEMANTIC_DEPTH  # noqa: E402
 from textpile.semantic.partition import PROBE_LISTS, partition  # noqa: E402
 from textpile.semantic.vectors import PageVectors, load_page_vectors  # noqa: E402
 from textpile.store.database import open_summary_db  # noqa: E402

@@ -15,8 +15,17 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Property-based tests (hypothesis, tests/**/test_*_properties.py): a bounded number of
+# examples each and no deadline per example, so the suite stays fast and never fails for
+# a slow moment of a loaded machine (CI runs it on 2 cores); a test needing fewer examples
+# says so with its own @settings.
+settings.register_profile("textpile", max_examples=100, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("textpile")
 
 from sites import DirectoryServer, real_docs_root  # noqa: E402
 

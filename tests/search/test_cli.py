@@ -175,3 +175,15 @@ def test_search_does_not_import_the_web_stack(db):
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "IMPORTED [] 0"
     assert '"title": "Why cats sleep all day"' in out.stdout
+
+
+def test_search_imports_nothing_of_the_web_frontend(db):
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom textpile.cli import main\n"
+            f"status = main(['search', '-s', {str(db)!r}, 'cats'])\n"
+            "print('IMPORTED', sorted(m for m in sys.modules if m.startswith('textpile.web')), status)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "IMPORTED [] 0"

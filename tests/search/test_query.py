@@ -1,6 +1,6 @@
 """The query language parser and the FTS5 compiler."""
 
-from textpile.search.fts import compile_query, fts_string, token_counts
+from textpile.search.query_compiler import compile_query, fts_string, token_counts
 from textpile.search.query import MAX_QUERY_CHARS, MAX_TERMS, Filter, Term, parse_query
 
 

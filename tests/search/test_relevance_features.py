@@ -141,7 +141,7 @@ def test_a_query_the_page_title_holds_opens_the_page_at_its_top_not_at_a_section
 
 
 def test_a_query_no_page_matches_gives_the_results_of_its_correction(tmp_path):
-    from textpile.search.api import results_json
+    from textpile.search.results import results_json
 
     pages = {f"https://a.example/t{i}": html_page(f"Page {i}", f"<p>Each transaction commits in step {i}. {FILLER}</p>")
              for i in range(3)}
@@ -285,7 +285,7 @@ def test_a_budget_spent_while_a_query_without_words_lists_pages_says_so(tmp_path
 
 def test_json_and_text_outputs_carry_sections(tmp_path):
     from textpile.cli.search import format_text
-    from textpile.search.api import results_json
+    from textpile.search.results import results_json
 
     conn = summarized_site(tmp_path, {"https://docs.example/api/module.html": API_PAGE})
     results = search(conn, "pkg.module.open_reader")

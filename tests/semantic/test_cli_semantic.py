@@ -8,7 +8,7 @@ import json
 import pytest
 
 from textpile.cli import main
-from textpile.semantic.modes import NO_VECTORS
+from textpile.search.service import NO_VECTORS
 
 from summarize.summary_fixtures import CrawlerRows, page
 from semantic.corpus import PAGES

@@ -13,7 +13,7 @@ import pytest
 from textpile.semantic.embed import embed_summary
 from textpile.semantic import model
 from textpile.semantic.model import DIMENSIONS, MODEL_NAME, Embedder, ModelError, load_embedder
-from textpile.semantic.store import decode_vectors, encode_vectors
+from textpile.store.embeddings import decode_vectors, encode_vectors
 
 from search.builder import SummaryBuilder
 from semantic.corpus import BASE

@@ -9,17 +9,11 @@ import numpy as np
 import pytest
 
 from textpile.publish import publish
-from textpile.semantic.fusion import reciprocal_rank_fusion
-from textpile.semantic.modes import (
-    NO_VECTORS,
-    ModeError,
-    Semantic,
-    check_mode,
-    keyword_found_it,
-    more_like_this,
-    search_mode,
-)
+from textpile.search.hybrid import keyword_found_it
 from textpile.search.query import parse_query
+from textpile.search.service import NO_VECTORS, ModeError, check_mode, more_like_this, search_pages
+from textpile.semantic.fusion import reciprocal_rank_fusion
+from textpile.semantic.loaded import Semantic
 from textpile.semantic.vectors import load_page_vectors
 
 from semantic.corpus import BASE, build, result_pages as _pages
@@ -39,9 +33,9 @@ def test_reciprocal_rank_fusion_values():
 def test_semantic_finds_the_paraphrased_page_that_keyword_misses(corpus, query, page):
     path, _ = corpus
     conn = sqlite3.connect(path)
-    keyword = search_mode(conn, query, mode="keyword")
-    semantic = search_mode(conn, query, mode="semantic")
-    hybrid = search_mode(conn, query, mode="hybrid")
+    keyword = search_pages(conn, query, mode="keyword")
+    semantic = search_pages(conn, query, mode="semantic")
+    hybrid = search_pages(conn, query, mode="hybrid")
     assert _pages(keyword)[:1] != [page]
     assert _pages(semantic)[0] == page
     assert page in _pages(hybrid)[:2]
@@ -53,10 +47,10 @@ def test_semantic_finds_the_paraphrased_page_that_keyword_misses(corpus, query, 
 def test_filters_and_exclusions_hold_in_vector_modes(corpus):
     path, _ = corpus
     conn = sqlite3.connect(path)
-    assert _pages(search_mode(conn, "send mail from my web app -\"smtp\"", mode="semantic"))[0] != "smtp.html"
-    assert "smtp.html" not in _pages(search_mode(conn, "send mail -\"ESMTP listener\"", mode="semantic"))
-    assert search_mode(conn, "send mail site:other.example.com", mode="semantic").results == []
-    assert _pages(search_mode(conn, "send mail site:example.org", mode="semantic"))[0] == "smtp.html"
+    assert _pages(search_pages(conn, "send mail from my web app -\"smtp\"", mode="semantic"))[0] != "smtp.html"
+    assert "smtp.html" not in _pages(search_pages(conn, "send mail -\"ESMTP listener\"", mode="semantic"))
+    assert search_pages(conn, "send mail site:other.example.com", mode="semantic").results == []
+    assert _pages(search_pages(conn, "send mail site:example.org", mode="semantic"))[0] == "smtp.html"
 
 
 def test_more_like_this_leaves_the_page_out(corpus):
@@ -65,7 +59,7 @@ def test_more_like_this_leaves_the_page_out(corpus):
     like = more_like_this(conn, f"{BASE}/cats.html")
     assert "cats.html" not in _pages(like)
     assert len(like.results) == 5
-    uuid_text = search_mode(conn, "sourdough", mode="keyword").results[0].entity_generation_uuid
+    uuid_text = search_pages(conn, "sourdough", mode="keyword").results[0].entity_generation_uuid
     assert _pages(more_like_this(conn, uuid_text)) == _pages(more_like_this(conn, f"{BASE}/bread.html"))
     with pytest.raises(ModeError, match="no searchable page"):
         more_like_this(conn, f"{BASE}/nothing.html")
@@ -74,17 +68,17 @@ def test_more_like_this_leaves_the_page_out(corpus):
 def test_more_like_this_reads_no_query_syntax_in_the_title(corpus, monkeypatch):
     import dataclasses
 
-    import textpile.semantic.modes as modes
+    import textpile.search.service as service
 
     path, _ = corpus
     conn = sqlite3.connect(path)
-    real = modes.page_infos
+    real = service.page_infos
     title = 'smtplib — "SMTP" -client OR site:other.example.com'
 
     def infos(conn, ids):
         return {i: dataclasses.replace(info, title=title) for i, info in real(conn, ids).items()}
 
-    monkeypatch.setattr(modes, "page_infos", infos)
+    monkeypatch.setattr(service, "page_infos", infos)
     like = more_like_this(conn, f"{BASE}/smtp.html")
     assert like.query == title and like.message is None  # no "Ignored ..." about '—', no site: filter
     assert "smtp.html" not in _pages(like) and len(like.results) == 5
@@ -100,10 +94,10 @@ def test_index_without_vectors_answers_keyword_results_and_says_so(tmp_path):
     path = tmp_path / "summary.db"
     build(path)
     conn = sqlite3.connect(path)
-    out = search_mode(conn, "sourdough", mode="hybrid")
+    out = search_pages(conn, "sourdough", mode="hybrid")
     assert _pages(out) == ["bread.html"]
     assert (out.message, out.mode, out.mode_note) == (NO_VECTORS, "keyword", NO_VECTORS)
-    default = search_mode(conn, "sourdough")  # the default mode's message says nothing about vectors
+    default = search_pages(conn, "sourdough")  # the default mode's message says nothing about vectors
     assert _pages(default) == ["bread.html"] and default.message is None
     assert (default.mode, default.mode_note) == ("keyword", NO_VECTORS)  # but it says what ran, and why
 
@@ -117,7 +111,7 @@ def test_published_copy_carries_its_vectors(corpus, tmp_path):
     assert published.ids.tolist() == sorted(ids.values())
     assert np.array_equal(published.matrix, original.matrix)
     conn = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
-    assert _pages(search_mode(conn, "send mail from my web app", mode="semantic"))[0] == "smtp.html"
+    assert _pages(search_pages(conn, "send mail from my web app", mode="semantic"))[0] == "smtp.html"
 
 
 
@@ -125,11 +119,11 @@ def test_hybrid_keeps_the_keyword_ranking_of_a_known_item_without_loading_vector
     path, _ = corpus
     conn = sqlite3.connect(path)
     lazy = Semantic.lazy(conn)
-    hybrid = search_mode(conn, "CREATE INDEX", mode="hybrid", semantic=lazy)
-    assert _pages(hybrid) == _pages(search_mode(conn, "CREATE INDEX", mode="keyword"))
+    hybrid = search_pages(conn, "CREATE INDEX", mode="hybrid", semantic=lazy)
+    assert _pages(hybrid) == _pages(search_pages(conn, "CREATE INDEX", mode="keyword"))
     assert _pages(hybrid)[0] == "sqlite_index.html"
     assert lazy.vectors is None and lazy.embedder is None  # neither was needed
-    search_mode(conn, "scratch folder that is deleted afterwards", mode="hybrid", semantic=lazy)
+    search_pages(conn, "scratch folder that is deleted afterwards", mode="hybrid", semantic=lazy)
     assert lazy.vectors is not None and lazy.embedder is not None
 
 
@@ -138,9 +132,9 @@ def test_hybrid_gives_the_pages_near_in_meaning_when_the_budget_ends_the_keyword
     conn = sqlite3.connect(path)
     # a flaky web test at load 7: the budget ran out before any keyword candidate and
     # hybrid answered nothing
-    spent = search_mode(conn, "send mail from my web app", mode="hybrid", budget_ms=0)
+    spent = search_pages(conn, "send mail from my web app", mode="hybrid", budget_ms=0)
     assert spent.timed_out and _pages(spent)[0] == "smtp.html"
-    assert search_mode(conn, "qqqzzz", mode="hybrid").results == []  # no page holds the word: nothing
+    assert search_pages(conn, "qqqzzz", mode="hybrid").results == []  # no page holds the word: nothing
 
 
 def test_known_item_rule():

@@ -15,12 +15,11 @@ import numpy as np
 import pytest
 
 from textpile.errors import DatabaseError
-from textpile.semantic import store as vector_store
-from textpile.semantic.embed import embed_summary
+from textpile.semantic.embed import embed_summary, section_text
 from textpile.semantic.model import DIMENSIONS
-from textpile.semantic.store import (decode_bits, encode_bits, encode_vectors, int8_to_bits, pack_section_codes,
-                                     section_text)
+from textpile.store import embeddings
 from textpile.store.database import open_summary_db
+from textpile.store.embeddings import decode_bits, encode_bits, encode_vectors, int8_to_bits, pack_section_codes
 
 from semantic.corpus import PAGES, build
 
@@ -144,7 +143,7 @@ def test_a_failed_section_move_changes_nothing(tmp_path, embedder, monkeypatch):
     with closing(sqlite3.connect(path)) as conn:
         schema = conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
         rows = conn.execute("SELECT * FROM section_embedding ORDER BY 1").fetchall()
-    monkeypatch.setattr(vector_store, "pack_section_codes", lambda indexes, codes: bytes(len(indexes) * 32))
+    monkeypatch.setattr(embeddings, "pack_section_codes", lambda indexes, codes: bytes(len(indexes) * 32))
     with pytest.raises(DatabaseError, match="do not read back through the section_embedding view"):
         open_summary_db(path)
     with closing(sqlite3.connect(path)) as conn:

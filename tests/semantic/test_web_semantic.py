@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 
 import pytest
 
+from textpile.search.service import NO_VECTORS
 from textpile.web.app import build_datasette
 
-from textpile.semantic.modes import NO_VECTORS
-
 from semantic.corpus import BASE, PAGES, build
-
-
-def get(ds, path):
-    return asyncio.run(ds.client.get(path))
+from web.client import get
 
 
 @pytest.fixture(scope="module")

@@ -8,27 +8,11 @@ from urllib.parse import quote
 
 import pytest
 
-from search.builder import sample_site
 from textpile.web.app import build_datasette
 from textpile.web.limits import EXPLORER_MAX_RESULT_BYTES, MIB, budget_row_factory
+from web.client import get
 
 SECURITY_HEADERS = ("content-security-policy", "x-content-type-options", "x-frame-options", "referrer-policy")
-
-
-def get(ds, path):
-    return asyncio.run(ds.client.get(path))
-
-
-@pytest.fixture(scope="module")
-def summary_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("webhostile") / "summary.db"
-    sample_site(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def ds(summary_path):
-    return build_datasette(summary_path)
 
 
 def peak_rss_mib():

@@ -8,16 +8,8 @@ import pytest
 from datasette.app import Datasette
 from datasette.version import __version__ as DATASETTE_VERSION
 
-from search.builder import sample_site
 from textpile.web.app import build_datasette
 from textpile.web.state import SummaryDatabase, find_target
-
-
-@pytest.fixture(scope="module")
-def summary_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("perm") / "summary.db"
-    sample_site(path)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,6 @@ import pytest
 from datasette.app import Datasette
 from datasette.utils import StartupError
 
-from search.builder import sample_site
-
-
-@pytest.fixture(scope="module")
-def summary_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("settings") / "summary.db"
-    sample_site(path)
-    return path
 
 
 def _instance(summary_path, settings):

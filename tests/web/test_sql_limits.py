@@ -10,7 +10,6 @@ from urllib.parse import quote
 
 import pytest
 
-from search.builder import sample_site
 from textpile.web.app import build_datasette
 from textpile.web.guard import BUSY_MESSAGE, READ_ONLY_MESSAGE, read_only_methods, sql_admission
 from textpile.web.printf import install_bounded_printf, largest_field
@@ -19,13 +18,6 @@ LIMIT = 16 * 1024 * 1024
 HUGE = ["select printf('%.*c', 2000000000, 'x')", "select format('%.*c', 2147483647, 'x')",
         "select printf('%!.*c', 1999999999, 'x')", "select printf('%.2000000000c', 'x')",
         "select printf('%s %.*c', 'a', '2000000000 apples', 'x')"]
-
-
-@pytest.fixture(scope="module")
-def summary_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sqllimits") / "summary.db"
-    sample_site(path)
-    return path
 
 
 def _in_thread(function, timeout_s=10):

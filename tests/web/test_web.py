@@ -1,6 +1,5 @@
 """The Datasette plugin through Datasette(...).client: search page, JSON API, SQL views."""
 
-import asyncio
 import os
 import shutil
 import sqlite3
@@ -12,6 +11,7 @@ from search.builder import SummaryBuilder, sample_site
 from textpile.errors import ConfigError, DatabaseError
 from textpile.web.app import build_datasette
 from textpile.web.metadata import CANNED_QUERIES
+from web.client import get
 
 # The SearxNG engine of unobtanium-documentation.txt, "Configuring SearxNG to use Unobtanium".
 SEARXNG = {
@@ -22,22 +22,6 @@ SEARXNG = {
     "url_query": "url",
     "content_query": "description",
 }
-
-
-def get(ds, path):
-    return asyncio.run(ds.client.get(path))
-
-
-@pytest.fixture(scope="module")
-def summary_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("web") / "summary.db"
-    sample_site(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def ds(summary_path):
-    return build_datasette(summary_path)
 
 
 def test_search_form_at_root_and_search(ds):
@@ -305,3 +289,13 @@ def test_paging_values_that_are_not_numbers_are_refused(ds):
         assert r.json()["list"] == []
     r = get(ds, "/search?q=cats&format=json&page=-1&per_page=0")  # whole numbers: clamped to their range
     assert r.status_code == 200 and (r.json()["page"], r.json()["per_page"]) == (0, 1)
+
+
+def test_bad_paging_is_a_400_naming_the_first_bad_parameter(ds):
+    r = get(ds, "/search?q=cats&format=json&page=two&per_page=also")
+    assert r.status_code == 400 and r.json()["message"] == "page: expected a whole number, got 'two'"
+    assert (r.json()["page"], r.json()["per_page"], r.json()["list"]) == (0, 20, [])  # the defaults, nothing searched
+    r = get(ds, "/search?q=cats&page=1&per_page=ten")
+    assert r.status_code == 400 and "per_page: expected a whole number, got &#39;ten&#39;" in r.text
+    r = get(ds, "/search?q=cats&format=json&mode=vector&page=x")  # a bad mode is named first
+    assert r.status_code == 400 and r.json()["message"].startswith("unknown search mode 'vector'")

@@ -1,10 +1,9 @@
 """The search page shows a result's section, its other sections and "did you mean"."""
 
-import asyncio
-
 from search.fixture_site import html_page, summarized_site
 from search.test_relevance_features import API_PAGE
 from textpile.web.app import build_datasette
+from web.client import get
 
 
 def test_search_page_shows_sections_and_suggestion(tmp_path):
@@ -14,9 +13,9 @@ def test_search_page_shows_sections_and_suggestion(tmp_path):
            for i in range(3)},
     }).close()
     ds = build_datasette(tmp_path / "summary.db")
-    page = asyncio.run(ds.client.get("/search?search=pkg.module.Reader")).text
+    page = get(ds, "/search?search=pkg.module.Reader").text
     assert '<a href="https://docs.example/api/module.html#pkg.module.Reader" rel="noopener">pkg.module reference</a>' in page
     assert '<p class="tp-section">§ class pkg.module.Reader(path)</p>' in page
     assert 'href="https://docs.example/api/module.html#pkg.module.Reader.close"' in page  # another matching section
-    page = asyncio.run(ds.client.get("/search?search=replicaton")).text
+    page = get(ds, "/search?search=replicaton").text
     assert '<p class="tp-suggestion">Did you mean <a href="/search?search=replication">replication</a>?</p>' in page

@@ -73,7 +73,7 @@ def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIE
     """Print each query as a command to copy, with its first result; return how many found something."""
     import shlex
 
-    from textpile.search.engine import search
+    from textpile.search.service import search_pages
     from textpile.store.database import connect
 
     found = 0
@@ -81,7 +81,7 @@ def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIE
     conn = connect(published_db, read_only=True)
     try:
         for query in queries:
-            results = search(conn, query, per_page=1)
+            results = search_pages(conn, query, mode="keyword", per_page=1)
             print(f"  {prefix} {shlex.quote(query)}")
             if results.results:
                 found += 1

@@ -52,19 +52,19 @@ def _positive(value: str) -> int:
 
 
 def _page(value: str) -> int:
-    from textpile.search.engine import MAX_PAGE
+    from textpile.search.results import MAX_PAGE
 
     return _whole_number(value, 0, MAX_PAGE)
 
 
 def _per_page(value: str) -> int:
-    from textpile.search.engine import MAX_PER_PAGE
+    from textpile.search.results import MAX_PER_PAGE
 
     return _whole_number(value, 1, MAX_PER_PAGE)
 
 
 def _mode(value: str) -> str:
-    from textpile.semantic.modes import MODES
+    from textpile.search.service import MODES
 
     if value not in MODES:
         raise argparse.ArgumentTypeError(f"expected one of {', '.join(MODES)}, got {value!r}")
@@ -311,8 +311,8 @@ def format_text(results) -> str:
     :func:`textpile.search.terminal.terminal_text` (no escape sequences or control
     characters reach the terminal).
     """
+    from textpile.search.results import iso_date
     from textpile.search.terminal import terminal_text as safe
-    from textpile.search.api import iso_date
 
     lines = []
     first = results.page * results.per_page + 1
@@ -353,11 +353,11 @@ def run_search(args) -> int:
     Output is flushed before returning, so that a reader that went away
     (``| head``) raises BrokenPipeError here, inside ``textpile.cli.main``.
     """
-    from textpile.semantic.modes import more_like_this, search_mode
+    from textpile.search.limits import limit_search_connection
+    from textpile.search.results import results_json
+    from textpile.search.service import more_like_this, search_pages
     from textpile.search.terminal import json_terminal_safe
-    from textpile.search.api import results_json
     from textpile.store.database import check_summary_db, open_summary_db
-    from textpile.web.limits import limit_search_connection
 
     helper = search_help_parser()
     try:
@@ -378,8 +378,8 @@ def run_search(args) -> int:
                 results = more_like_this(conn, opts.like, page=opts.page, per_page=opts.per_page,
                                          budget_ms=opts.time_limit_ms)
             else:
-                results = search_mode(conn, opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
-                                      budget_ms=opts.time_limit_ms)
+                results = search_pages(conn, opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
+                                       budget_ms=opts.time_limit_ms)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{opts.summary_db}: search failed: {exc}") from exc
         except DatabaseError as exc:

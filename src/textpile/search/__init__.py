@@ -1,1 +1,5 @@
-"""Searching a summary database: the query language (query.py), its safe FTS5 compilation (fts.py), ranking and snippets (engine.py, snippets.py). Entry point: :func:`textpile.search.engine.search`."""
+"""Searching a summary database. Entry point: :mod:`textpile.search.service`, which every
+interface calls; its stages are the keyword search (engine.py: candidates.py, features.py,
+rank.py, snippets.py), semantic retrieval (nearest.py) and fusion (hybrid.py). The query
+language is query.py's, its FTS5 compilation query_compiler.py's; results and their JSON
+document are results.py's."""

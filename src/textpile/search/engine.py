@@ -1,6 +1,9 @@
-"""Searching a summary database: query in, ranked results with snippets out.
+"""The keyword search of a summary database: query in, ranked results with snippets out.
 
-A search has two stages (design: ``../shared/DESIGN.md``, "Search is two stages"):
+This is the keyword stage of :mod:`textpile.search.service`, the front door every
+interface calls (the semantic and hybrid modes reorder its ranking through
+:data:`Reorder`). A keyword search has two stages (design: ``../shared/DESIGN.md``,
+"Search is two stages"):
 
 1. **candidates**: FTS5 ``bm25()`` over textpile's analyzed ``search_index`` finds the
    best :data:`RERANK_DEPTH` pages holding every required word (stemmed, identifiers by
@@ -45,15 +48,14 @@ from textpile.index.schema import require_search_index
 from textpile.search.plan import Item, QueryPlan, index_languages, plan_query
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
+from textpile.search.results import (DEFAULT_PER_PAGE, ResultSection, SearchResult, SearchResults, result_page,
+                                     results_per_page)
 from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
                                       marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
 from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
 from textpile.store.text_piles import MainText, decode_field, main_text_readers
 
-DEFAULT_PER_PAGE = 20
-MAX_PER_PAGE = 100
-MAX_PAGE = 1000
 #: Candidate pages reranked by their features (deeper result pages rerank more). The
 #: relevance benchmark gives the same MRR@10, success@1 and NDCG@10 overall (0.951 /
 #: 0.931 / 0.951) with 30 as with 50 (and 15 SECTION_PAGES as with 30); with 20 and 10,
@@ -76,131 +78,13 @@ PARTIAL_BELOW = 10
 #: Other matching sections listed with a result.
 MAX_RESULT_SECTIONS = 3
 
-#: The hook of the semantic and hybrid search modes (:mod:`textpile.semantic.modes`):
+#: The hook of the semantic and hybrid search modes (:mod:`textpile.search.service`):
 #: called with the connection, the parsed query, the keyword ranking (every reranked
 #: candidate, best first) and whether the time budget ended the keyword search early, it
 #: returns the ranking to show and whether keyword matching still decides which pages
 #: are results (hybrid: True; semantic: False, then ``total`` counts the returned
 #: ranking and no partial-match note is given).
 Reorder = Callable[[sqlite3.Connection, ParsedQuery, list[Scored], bool], tuple[list[Scored], bool]]
-
-
-@dataclass
-class ResultSection:
-    """A section of a result page that matches the query: its title and link."""
-
-    title: str
-    url: str
-
-
-@dataclass
-class SearchResult:
-    """One hit. ``snippet_html`` is HTML-escaped text with <mark> around matched terms.
-
-    ``url`` is the page's URL (``url.str_url`` plus ``#url_fragment`` when the generation
-    has one), or its best section's ``page#anchor``; ``page_url`` is the page's URL
-    without that anchor; ``section_title`` names the best section (None when the page as
-    a whole matched best); ``sections`` are further matching sections of the page. Times
-    are unix seconds UTC; ``score`` is the rerank score (higher ranks first).
-    """
-
-    title: str
-    url: str
-    description: str
-    snippet_html: str
-    language: str | None = None
-    time_updated_unix_utc: int | None = None
-    time_created_unix_utc: int | None = None
-    entity_generation_uuid: str | None = None
-    snippet_text: str = ""
-    score: float = 0.0
-    page_url: str = ""
-    section_title: str | None = None
-    sections: list[ResultSection] = field(default_factory=list)
-
-
-@dataclass
-class SearchResults:
-    """A page of hits. ``page`` counts from 0; ``message`` explains fallbacks or errors.
-
-    ``message`` is ``notes`` (sentences about the query, partial matches, the time
-    budget) joined with spaces, plus :meth:`past_last_page_sentence` (pages counted from
-    1) when the page is beyond the last one; interfaces that count pages differently
-    rebuild it from ``notes``. ``total`` counts the matching pages (a lower bound when
-    ``total_is_lower_bound``). ``fallback_any_term`` is true when pages holding only some
-    of the words are included (``partial_matches``; the old name is kept for API
-    clients). ``suggestion`` is a "did you mean" query; ``timed_out`` is true when the
-    time budget ended the search early. ``explained`` (with ``search(explain=True)``)
-    lists every reranked candidate in rank order: ``{"url", "held", "score",
-    "features"}``. ``mode`` is the search mode that ran (set by
-    :func:`textpile.semantic.modes.search_mode`), ``mode_note`` says why it is not the one
-    asked for (an index without page vectors answers keyword results). ``corrected`` is
-    true when no page matched ``query`` and the results are those of ``suggestion`` (a
-    note says so).
-    """
-
-    query: str
-    page: int
-    per_page: int
-    results: list[SearchResult] = field(default_factory=list)
-    total: int = 0
-    message: str | None = None
-    fallback_any_term: bool = False
-    notes: list[str] = field(default_factory=list)
-    total_is_lower_bound: bool = False
-    suggestion: str | None = None
-    timed_out: bool = False
-    explained: list[dict] | None = None
-    mode: str = "keyword"
-    mode_note: str | None = None
-    corrected: bool = False
-
-    @property
-    def partial_matches(self) -> bool:
-        """Pages holding only some of the words are included."""
-        return self.fallback_any_term
-
-    @property
-    def total_label(self) -> str:
-        """``total`` as a reader sees it: ``1,234``, or ``300+`` when it is a lower bound."""
-        return f"{self.total:,}" + ("+" if self.total_is_lower_bound else "")
-
-    @property
-    def page_count(self) -> int:
-        """How many pages of ``per_page`` the ``total`` results fill (0 when none)."""
-        return -(-self.total // self.per_page)
-
-    @property
-    def past_last_page(self) -> bool:
-        """True when there are results but ``page`` is beyond the last page of them."""
-        return self.total > 0 and self.page >= self.page_count
-
-    def past_last_page_sentence(self, shown_page: int, note: str = "") -> str:
-        """Return ``No results on page P{note}; there are N results on K pages.``
-
-        ``shown_page`` is the page number as the reader's interface counts it (the web
-        page shows ``page + 1``, the command line's ``--page`` counts from 0).
-        """
-        results = "result" if self.total == 1 else "results"
-        pages = "page" if self.page_count == 1 else "pages"
-        return (f"No results on page {shown_page}{note}; there are {self.total:,} {results} "
-                f"on {self.page_count:,} {pages}.")
-
-
-def clamp_paging(page: int | str | None, per_page: int | str | None) -> tuple[int, int]:
-    """Return (page, per_page) as ints: page in 0..MAX_PAGE, per_page in 1..MAX_PER_PAGE.
-
-    Unparseable values fall back to page 0 and :data:`DEFAULT_PER_PAGE`.
-    """
-    try:
-        p = int(page) if page is not None else 0
-    except (TypeError, ValueError):
-        p = 0
-    try:
-        pp = int(per_page) if per_page is not None else DEFAULT_PER_PAGE
-    except (TypeError, ValueError):
-        pp = DEFAULT_PER_PAGE
-    return max(0, min(MAX_PAGE, p)), max(1, min(MAX_PER_PAGE, pp))
 
 
 def _nonempty(value: str | None) -> str | None:
@@ -583,7 +467,7 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
     first. When ``budget`` is spent while they are counted or listed, ``out`` says so
     (``timed_out``) and holds what was found by then (no pages when the list was not
     reached)."""
-    from textpile.search.fts import compile_query
+    from textpile.search.query_compiler import compile_query
 
     compiled = compile_query(parsed)
     out.notes.extend(compiled.messages)
@@ -620,7 +504,8 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            reorder: Reorder | None = None, correct: bool = True) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
-    ``page`` counts from 0; ``per_page`` is clamped to 1..100 (default 20);
+    ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
+    number beyond either end is taken at that end (:mod:`textpile.search.results`);
     ``budget_ms`` is the time budget in milliseconds (the search returns what it has
     when it is spent); ``ranking`` the weights, ``disable`` features to leave out (the
     relevance benchmark's ablation); ``explain`` fills ``explained``; ``reorder`` is the
@@ -632,11 +517,12 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     ``message``; this never raises for the query's content.
 
     Raises:
+        textpile.search.results.PagingError: ``page`` or ``per_page`` is not a whole number.
         textpile.errors.DatabaseError: the database has no search index of this textpile
             version (summarized by an older one; ``textpile summarize`` builds it).
         sqlite3.Error: other database problems (a missing table, a locked file).
     """
-    page, per_page = clamp_paging(page, per_page)
+    page, per_page = result_page(page), results_per_page(per_page)
     ensure_functions(conn)  # the text_pile_v0_2 and text_pile views unpack (textpile.store.gen2_piles)
     if disable:
         ranking = Ranking(ranking.features, ranking.page_columns, ranking.section_columns, frozenset(disable))
@@ -707,7 +593,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         # Spent before reranking: the candidates in bm25 order.
         scored = _rerank(conn, plan, analyzer, codes, Ranking(features={"bm25": 1.0, "all_terms": 1.0}), found,
                          Budget(float("inf")))
-    if reorder is not None:  # the semantic and hybrid modes (textpile.semantic.modes)
+    if reorder is not None:  # the semantic and hybrid modes (textpile.search.service)
         scored, lexical = reorder(conn, parsed, scored, out.timed_out)
         if not lexical:
             found.total, found.total_is_lower_bound, found.partial = len(scored), False, False

@@ -2,8 +2,13 @@
 
 After integration (``textpile summarize``, the Dagster asset ``embeddings``) every
 searchable generation (open, not marked duplicate, with a text pile) gets a page vector
-and one vector per section (``section_summary``); see :mod:`textpile.semantic.store` for
-what is embedded. A generation is immutable, so a vector once made is kept as long as
+and one vector per section (``section_summary``). A page is embedded as its title,
+description, headings (section titles, up to :data:`MAX_HEADINGS_CHARS`) and its text
+(Gen2, else Gen1 main text); a section as the page title, the section title and the
+first :data:`SECTION_TEXT_CHARS` characters of its span of the Gen2 text. A page's whole
+text counts (up to the model's :data:`~textpile.semantic.model.MAX_TOKENS`): a mean of
+token vectors costs its length. How the vectors are stored is
+:mod:`textpile.store.embeddings`'. A generation is immutable, so a vector once made is kept as long as
 its generation stays searchable with the same text pile: a page that changed gets a new
 generation, which is embedded, while the old generation (now closed) loses its vectors.
 Vectors of generations that stopped being searchable (closed, marked duplicate) are
@@ -25,14 +30,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textpile.progress import progress_bar
-from textpile.store.searchable import SEARCHABLE
 from textpile.semantic.model import Embedder, load_embedder
 from textpile.semantic.partition import MIN_PARTITION_PAGES, update_partition_in
-from textpile.semantic.store import encode_bits, encode_vectors, pack_section_codes, page_text, section_text
 from textpile.store.database import open_summary_db, sqlite_errors
+from textpile.store.embeddings import encode_bits, encode_vectors, pack_section_codes
+from textpile.store.searchable import SEARCHABLE
 
 #: Pages embedded (and committed) together.
 BATCH_PAGES = 200
+#: Characters of the joined section titles that go into a page's text.
+MAX_HEADINGS_CHARS = 2000
+#: Characters of a section's own text that go into its vector.
+SECTION_TEXT_CHARS = 1000
 
 _SEARCHABLE = SEARCHABLE.format(eg="eg")
 _STALE_PAGES = f"""
@@ -84,6 +93,18 @@ class EmbedReport:
     lists_trained: bool = False
     seconds: float = 0.0
 
+
+
+def page_text(title: str | None, description: str | None, headings: list[str], text: str | None) -> str:
+    """The text a page's vector is made of (lines: title, description, headings, text)."""
+    joined = "\n".join(headings)[:MAX_HEADINGS_CHARS]
+    return "\n".join(part for part in (title or "", description or "", joined, text or "") if part)
+
+
+def section_text(page_title: str | None, title: str, body: str) -> str:
+    """The text a section's vector is made of: ``page title: section title`` and its text."""
+    head = f"{page_title}: {title}" if page_title else title
+    return head + "\n" + body[:SECTION_TEXT_CHARS]
 
 def _model_id(conn: sqlite3.Connection, embedder: Embedder, report: EmbedReport) -> int:
     """The id of ``embedder``'s row in embedding_model; another model's vectors are deleted."""

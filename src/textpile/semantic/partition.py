@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textpile.semantic.store import decode_vectors
+from textpile.store.embeddings import decode_vectors
 
 #: Below this many page vectors no partition is built: the exact scan of all of them
 #: costs about 3 ms (20,000 x 256 float32, 20 MB) and loses nothing.

@@ -9,7 +9,7 @@ only the lists whose centroids are most similar to it (about 3 ms of CPU at 100K
 ``bench/bench_semantic.py`` reports both and the recall against the exact scan).
 Loading reads ``page_embedding`` once; a frontend
 keeps the loaded vectors while it serves the same database file
-(:class:`textpile.semantic.modes.SemanticCache`), a command line search loads them for
+(:class:`textpile.semantic.loaded.SemanticCache`), a command line search loads them for
 its one query.
 
 Only vectors whose generation is searchable now (open, not marked duplicate, with the
@@ -27,7 +27,7 @@ import numpy as np
 
 from textpile.store.searchable import SEARCHABLE
 from textpile.semantic.partition import PROBE_LISTS, load_centroids, nearest_lists
-from textpile.semantic.store import decode_vectors
+from textpile.store.embeddings import decode_vectors
 
 _LOAD = f"""
 SELECT pe.entity_generation_id, pe.vector, NULL FROM page_embedding pe

@@ -7,7 +7,7 @@ the values compressed), ``text_pile`` over ``text_pile_gen1``
 and ``link_summary`` over ``link_target``, ``link_style`` and ``link_list``
 (:mod:`textpile.store.links`; the markup in its own table and link_list packed since).
 textpile's own ``section_embedding`` became a view too, over ``page_section_embedding``
-(:mod:`textpile.semantic.store`: each page's section vectors as one blob of binary codes).
+(:mod:`textpile.store.embeddings`: each page's section vectors as one blob of binary codes).
 (The derived search tables are not moved: the next index update makes them anew when
 their layout differs, :mod:`textpile.index.schema`.)
 A database where one of them is still a table, or a compact table is in an older layout,
@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from textpile.errors import DatabaseError
-from textpile.semantic import store as vector_store
-from textpile.store import gen2_piles, links, text_piles
+from textpile.store import embeddings, gen2_piles, links, text_piles
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,8 @@ MOVES = (
          partial(set_aside, "text_pile", "text_pile_gen1", "text_pile_legacy"), text_piles.finish_migration),
     Move("text_pile_gen1", text_piles.spans_need_migration, partial(set_aside, "text_pile_gen1", "text_pile_gen1",
          "text_pile_gen1_legacy"), text_piles.finish_spans_migration),
-    Move("section_embedding", partial(still_a_table, "section_embedding"), vector_store.prepare_section_migration,
-         vector_store.finish_section_migration),
+    Move("section_embedding", partial(still_a_table, "section_embedding"), embeddings.prepare_section_migration,
+         embeddings.finish_section_migration),
     Move("link_summary", links.needs_migration, links.prepare_migration, links.finish_migration),
 )
 

@@ -279,14 +279,3 @@ def intern_url(conn: sqlite3.Connection, url: str | ParsedUrl) -> int:
     )
     return cur.lastrowid
 
-
-def url_string(conn: sqlite3.Connection, url_id: int) -> str:
-    """Return ``str_url`` of ``url_id``.
-
-    Raises:
-        KeyError: no such url_id.
-    """
-    row = conn.execute("SELECT str_url FROM url WHERE url_id = ?", (url_id,)).fetchone()
-    if row is None:
-        raise KeyError(f"no url with url_id {url_id}")
-    return row[0]

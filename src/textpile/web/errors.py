@@ -53,11 +53,6 @@ def error_details(exception: BaseException) -> tuple[int, str, str | None, dict]
     return 500, str(exception), None, {}
 
 
-def is_client_error(exception: BaseException) -> bool:
-    """True for errors caused by the request (status below 500), logged without traceback."""
-    return error_details(exception)[0] < 500
-
-
 async def error_response(datasette, request, exception: BaseException) -> Response:
     """Return Datasette's error page (or JSON for ``.json`` paths) for ``exception``, and log it.
 

@@ -13,11 +13,9 @@ that follow. These limits make such a query fail at once with SQLite's
   rows anyway).
 
 So one request holds at most about columns x value bytes while the row is built.
-The search connections (fixed SQL; no value is built from the request) get
-:data:`SEARCH_MAX_VALUE_BYTES`, more than any text the crawler can store: bodies are
-cut at 10 MiB, decompressed content at 32 MiB, and decoding a one-byte charset gives
-at most 3 UTF-8 bytes per byte. A text pile longer than the explorer's cap reads as an
-error in Datasette's views (use ``substr(text, 1, N)``), never in search.
+A text pile longer than the explorer's cap reads as an error in Datasette's views (use
+``substr(text, 1, N)``), never in search: the search connections have their own, larger
+limit (:mod:`textpile.search.limits`).
 """
 
 from __future__ import annotations
@@ -31,19 +29,11 @@ MIB = 1024 * 1024
 EXPLORER_MAX_VALUE_BYTES = 16 * MIB
 EXPLORER_MAX_COLUMNS = 64
 EXPLORER_MAX_RESULT_BYTES = 32 * MIB
-SEARCH_MAX_VALUE_BYTES = 128 * MIB
 
 RESULT_TOO_BIG = (
     "result too big: the rows of one query may hold at most {limit} MiB of text and "
     "blobs here; select fewer rows or columns, or shorten values with substr()"
 )
-
-
-def limit_search_connection(conn: sqlite3.Connection) -> sqlite3.Connection:
-    """Cap strings and blobs on a search connection at :data:`SEARCH_MAX_VALUE_BYTES`;
-    return ``conn``."""
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SEARCH_MAX_VALUE_BYTES)
-    return conn
 
 
 def budget_row_factory(inner, limit_bytes: int = EXPLORER_MAX_RESULT_BYTES):

@@ -34,10 +34,10 @@ from pathlib import Path
 
 from datasette.database import Database
 
+from textpile.search.limits import limit_search_connection
+from textpile.semantic.loaded import SemanticCache
 from textpile.store.database import map_for_reading, sqlite_uri
-from textpile.web.limits import limit_search_connection
 from textpile.web.unpacking import report_unpack_problems
-from textpile.semantic.modes import SemanticCache
 
 # Seconds an old file's connections stay open after a swap, for queries still running.
 SWAP_GRACE_S = 30.0

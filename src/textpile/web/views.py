@@ -5,15 +5,15 @@ results; with ``format=json`` they answer the JSON that unobtanium's viewer give
 SearxNG's ``json_engine`` reads (unobtanium-documentation.txt, "Configuring SearxNG to
 use Unobtanium": ``results_query: list``, ``title_query: title``, ``url_query: url``,
 ``content_query: description``, ``first_page_num: 0``). ``mode=keyword|semantic|hybrid``
-chooses the search mode (:mod:`textpile.semantic.modes`) and ``like=<entity generation
+chooses the search mode (:mod:`textpile.search.service`) and ``like=<entity generation
 UUID or URL>`` lists the pages most like one page; the JSON answer then says its ``mode``.
+A bad ``mode``, ``page`` or ``per_page`` is a 400 naming it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sqlite3
 from importlib import resources
 from pathlib import Path
@@ -23,19 +23,11 @@ from datasette.utils.asgi import Forbidden, NotFound, Response, asgi_static
 from datasette.version import __version__ as datasette_version
 from markupsafe import escape
 
-from textpile.errors import DatabaseError
-from textpile.search.api import results_json
-from textpile.errors import TextpileError
+from textpile.errors import DatabaseError, TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS
-from textpile.search.engine import SearchResults, clamp_paging
-from textpile.semantic.modes import (
-    DEFAULT_MODE,
-    MODES,
-    ModeError,
-    check_mode,
-    more_like_this,
-    search_mode,
-)
+from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResults, result_page, results_json,
+                                     results_per_page)
+from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.web.access import may_view_summary
 from textpile.web.settings import search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
@@ -49,8 +41,8 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                like: str | None = None) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
     ``budget_ms`` on this thread's search connection to ``target``
-    (:meth:`SummaryDatabase.search_connection`); ``target.semantic`` keeps the model and
-    vectors between requests.
+    (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
+    ``target.semantic`` keeps the model and vectors between requests.
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
@@ -63,7 +55,7 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         loaded = target.semantic.get(conn, with_model=not like)
     if like:
         return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
-    return search_mode(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+    return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
 
 
 def _query_arg(request) -> str:
@@ -76,7 +68,7 @@ def _page_url(request, query: str, page: int, per_page: int, mode: str | None = 
     params = {"search": query} if query or not request.args.get("like") else {"like": request.args.get("like")}
     if page:
         params["page"] = str(page)
-    if per_page != 20:
+    if per_page != DEFAULT_PER_PAGE:
         params["per_page"] = str(per_page)
     mode = mode if mode is not None else request.args.get("mode")
     if mode in MODES and mode != DEFAULT_MODE:
@@ -104,9 +96,6 @@ FORBIDDEN_JSON = {"ok": False, "error": "Permission denied: you may not view thi
                   "status": 403, "title": "Forbidden"}
 
 
-_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,100}")
-
-
 async def search_view(datasette, request):
     """Handle ``/`` and ``/search``: form, results, pagination, help; JSON with format=json.
 
@@ -124,7 +113,6 @@ async def search_view(datasette, request):
         raise Forbidden("Permission denied: you may not view this search index")
     query = _query_arg(request)
     like = request.args.get("like") or None
-    page, per_page = clamp_paging(request.args.get("page"), request.args.get("per_page"))
     results = None
     error = None
     status = 503
@@ -133,10 +121,16 @@ async def search_view(datasette, request):
         mode = check_mode(named)
     except ModeError as exc:
         mode, error, status = None, str(exc), 400
-    for name in ("page", "per_page"):  # whole numbers, clamped to their range; anything else is refused
-        value = request.args.get(name)
-        if error is None and value and value.strip() and not _WHOLE_NUMBER.fullmatch(value.strip()):
-            error, status = f"{name}: expected a whole number, got {value!r}", 400
+    # whole numbers, clamped to their range; anything else is refused (the answer then
+    # shows the parameter's default)
+    paging = {"page": 0, "per_page": DEFAULT_PER_PAGE}
+    for name, read in (("page", result_page), ("per_page", results_per_page)):
+        try:
+            paging[name] = read(request.args.get(name))
+        except PagingError as exc:
+            if error is None:
+                error, status = str(exc), 400
+    page, per_page = paging["page"], paging["per_page"]
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))

@@ -1,10 +1,7 @@
-"""What is embedded and how vectors are stored (``schemas/summary/textpile_embeddings.sql``).
+"""How page and section vectors are stored (``schemas/summary/textpile_embeddings.sql``).
 
-A page is embedded as its title, description, headings (section titles, up to
-:data:`MAX_HEADINGS_CHARS`) and its text (Gen2, else Gen1 main text); a section as the
-page title, the section title and the first :data:`SECTION_TEXT_CHARS` characters of its
-span of the Gen2 text. A page's whole text counts (up to the model's
-:data:`~textpile.semantic.model.MAX_TOKENS`): a mean of token vectors costs its length.
+What is embedded, and by which model, is :mod:`textpile.semantic.embed`'s; this module
+holds only the bytes, so that the store's migrations need nothing of the semantic layer.
 
 A page vector is stored as int8: the unit vector scaled so that its largest component
 is ±127, rounded (one byte per dimension). The scale is not kept: cosine similarity only
@@ -17,6 +14,10 @@ packed into one blob, the section with ``section_index`` i at byte ``i * dimensi
 relevance sites' section titles as queries, ranking sections by their codes keeps 90-99%
 of the int8 vectors' MRR@10 (0.303-0.505 against 0.337-0.519 per site) for an eighth of
 the bytes (issue 10's storage note).
+
+An older textpile kept a row and an int8 vector per section in a ``section_embedding``
+table: :func:`prepare_section_migration` and :func:`finish_section_migration` move it
+(:mod:`textpile.store.migrations`).
 """
 
 from __future__ import annotations
@@ -24,23 +25,6 @@ from __future__ import annotations
 import sqlite3
 
 import numpy as np
-
-#: Characters of the joined section titles that go into a page's text.
-MAX_HEADINGS_CHARS = 2000
-#: Characters of a section's own text that go into its vector.
-SECTION_TEXT_CHARS = 1000
-
-
-def page_text(title: str | None, description: str | None, headings: list[str], text: str | None) -> str:
-    """The text a page's vector is made of (lines: title, description, headings, text)."""
-    joined = "\n".join(headings)[:MAX_HEADINGS_CHARS]
-    return "\n".join(part for part in (title or "", description or "", joined, text or "") if part)
-
-
-def section_text(page_title: str | None, title: str, body: str) -> str:
-    """The text a section's vector is made of: ``page title: section title`` and its text."""
-    head = f"{page_title}: {title}" if page_title else title
-    return head + "\n" + body[:SECTION_TEXT_CHARS]
 
 
 def encode_vectors(vectors: np.ndarray) -> list[bytes]:

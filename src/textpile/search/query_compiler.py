@@ -1,4 +1,9 @@
-"""Compiling a parsed query into a safe FTS5 MATCH expression.
+"""Compiling a parsed query into a safe FTS5 MATCH expression of the documented index.
+
+The expression is for unobtanium's ``full_text_entity_index``: a query of filters and
+exclusions only lists the pages that satisfy it, and the vector modes find the pages
+holding an excluded phrase there (:func:`fts_string`). textpile's own ``search_index`` is
+matched through :mod:`textpile.search.plan`.
 
 Every term becomes an FTS5 string (double quotes, inner ``"`` doubled), so nothing a
 person types is ever read as FTS5 syntax. A term without any FTS5 token (``*``,

@@ -1,0 +1,205 @@
+"""The search service: the one front door of every interface that searches (the web
+page and JSON API, ``textpile search``; shards later).
+
+A search runs in one of three modes (:data:`MODES`), built from three stages:
+
+* ``keyword``: the keyword search (:func:`textpile.search.engine.search`) alone;
+* ``semantic``: semantic retrieval (:mod:`textpile.search.nearest`): the pages whose
+  vectors are most similar to the query's, whatever words they share with it;
+* ``hybrid``: the keyword ranking when it found a known item or nothing at all (then
+  "did you mean" helps more), else the fusion (:mod:`textpile.search.hybrid`) of the
+  keyword ranking and the semantic one.
+
+Both vector modes go through the keyword search's one hook (``reorder``), so paging,
+snippets, section links, filters and the time budget are the keyword search's. Filters
+(``site:``, ``host:``, ``lang:``) and exclusions (``-"phrase"``) hold for the pages the
+vectors find too. A summary database without vectors (summarized with
+``--no-embeddings``, or by a textpile without them) answers a vector mode with keyword
+results and says so.
+
+:func:`more_like_this` ranks the pages nearest to one page's own vector.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import uuid as uuid_module
+
+import numpy as np
+
+from textpile.errors import TextpileError
+from textpile.search.candidates import page_infos
+from textpile.search.engine import search
+from textpile.search.features import Scored
+from textpile.search.hybrid import fused_scores, keyword_found_it
+from textpile.search.nearest import nearest_pages, query_text
+from textpile.search.query import ParsedQuery
+from textpile.search.results import SearchResults
+from textpile.semantic.loaded import Semantic
+from textpile.semantic.vectors import has_vectors, load_page_vectors
+from textpile.store.searchable import SEARCHABLE
+
+MODES = ("keyword", "semantic", "hybrid")
+#: The mode of a search that names none, chosen by the relevance benchmark's figures
+#: (README, "Search modes"): hybrid equals keyword on every known-item class and lifts
+#: the natural-language queries. On an index without vectors it is keyword, silently.
+DEFAULT_MODE = "hybrid"
+
+NO_VECTORS = ("This index has no page vectors (it was summarized without embeddings), "
+              "so these are keyword results.")
+#: A word of a page title, as :func:`more_like_this` searches it.
+_TITLE_WORD = re.compile(r"\w+")
+
+
+class ModeError(TextpileError):
+    """An unknown search mode, or a page for "more like this" that is not in the index."""
+
+
+def check_mode(mode: str | None) -> str:
+    """``mode`` if it is one of :data:`MODES`, :data:`DEFAULT_MODE` for None or "".
+
+    Raises:
+        ModeError: any other value (the message lists the modes).
+    """
+    if mode is None or mode == "":
+        return DEFAULT_MODE
+    if mode not in MODES:
+        raise ModeError(f"unknown search mode {mode!r} (expected one of: {', '.join(MODES)})")
+    return mode
+
+
+class _VectorRanking:
+    """The keyword search's ``reorder`` hook for one search in a vector mode (see
+    :data:`textpile.search.engine.Reorder`): the semantic ranking, or the hybrid one."""
+
+    def __init__(self, mode: str, semantic: Semantic, query_vector: np.ndarray | None = None,
+                 exclude: int | None = None) -> None:
+        self.mode = mode
+        self.semantic = semantic
+        self.query_vector = query_vector
+        self.exclude = exclude
+
+    def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery,
+                 keyword: list[Scored], timed_out: bool = False) -> tuple[list[Scored], bool]:
+        if self.mode == "hybrid" and ((not keyword and not timed_out) or keyword_found_it(parsed, keyword)):
+            # no page holds any of the words: keep the empty ranking, so the engine offers
+            # "did you mean" (a typo) instead of pages that are only near in meaning (when
+            # the time budget ended the keyword search before it found any, the pages
+            # near in meaning are all there is)
+            return keyword, True
+        vectors = self.semantic.ready(model=self.query_vector is None).vectors
+        q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(query_text(parsed))
+        nearest = nearest_pages(conn, parsed, vectors, q, self.exclude)
+        similarity = dict(nearest)
+        by_id = {s.info.entity_generation_id: s for s in keyword}
+        for s in keyword:
+            v = vectors.vector_of(s.info.entity_generation_id)
+            s.features["semantic"] = float(v @ q) if v is not None else 0.0
+        if self.mode == "semantic":
+            order = [i for i, _ in nearest]
+            scores = {i: sim for i, sim in nearest}
+        else:
+            scores = fused_scores([s.info.entity_generation_id for s in keyword], [i for i, _ in nearest])
+            order = sorted(scores, key=lambda i: (-scores[i], i))
+        missing = [i for i in order if i not in by_id]
+        infos = page_infos(conn, missing) if missing else {}
+        out = []
+        for i in order:
+            s = by_id.get(i)
+            if s is None:
+                info = infos.get(i)
+                if info is None:
+                    continue
+                s = Scored(info, {"semantic": similarity[i], "title_cover": 0.0, "section_cover": 0.0})
+            s.score = float(scores[i])
+            out.append(s)
+        return out, self.mode == "hybrid"
+
+
+def search_pages(conn: sqlite3.Connection, query: str, *, mode: str | None = None,
+                 semantic: Semantic | None = None, **options) -> SearchResults:
+    """Run ``query`` in ``mode`` (:data:`MODES`; None or "": :data:`DEFAULT_MODE`) on the
+    summary database ``conn``. ``semantic`` is the model and vectors (loaded from ``conn``
+    when None, only as far as the search needs them); ``options`` are
+    :func:`textpile.search.engine.search`'s (paging, time budget, ranking, explain). A
+    database without vectors answers with keyword results: its ``mode`` is then
+    ``keyword`` and its ``mode_note`` :data:`NO_VECTORS`, which is also its first note
+    when a vector mode was asked for by name (the default mode stays quiet about it).
+    Otherwise ``mode`` is the mode asked for.
+
+    Raises:
+        ModeError: ``mode`` is not a search mode.
+        textpile.search.results.PagingError: the page or page size is not a whole number.
+        textpile.semantic.model.ModelError: the model's package is missing.
+        sqlite3.Error: database problems (as :func:`~textpile.search.engine.search`).
+    """
+    named = mode not in (None, "")
+    mode = check_mode(mode)
+    if mode == "keyword":
+        return search(conn, query, **options)
+    if semantic is None:
+        semantic = Semantic.lazy(conn) if has_vectors(conn) else Semantic(None, None)
+    if semantic.conn is None and (semantic.vectors is None or not len(semantic.vectors)):
+        out = search(conn, query, **options)
+        out.mode, out.mode_note = "keyword", NO_VECTORS
+        if named:
+            out.notes.insert(0, NO_VECTORS)
+            out.message = " ".join([NO_VECTORS, out.message] if out.message else [NO_VECTORS])
+        return out
+    out = search(conn, query, reorder=_VectorRanking(mode, semantic), **options)
+    out.mode = mode
+    return out
+
+
+def find_page(conn: sqlite3.Connection, page: str) -> int:
+    """The searchable generation that ``page`` names: an entity generation UUID (as the
+    JSON API gives it) or a URL (as a result shows it, ``#fragment`` included).
+
+    Raises:
+        ModeError: no searchable page is named so.
+    """
+    searchable = SEARCHABLE.format(eg="eg")
+    try:
+        key = uuid_module.UUID(page.strip()).bytes
+    except ValueError:
+        key = None
+    if key is not None:
+        row = conn.execute(f"SELECT eg.entity_generation_id FROM entity_generation eg "
+                           f"WHERE eg.entity_generation_uuid = ? AND {searchable}", (key,)).fetchone()
+    else:
+        url, _, fragment = page.strip().partition("#")
+        row = conn.execute(
+            "SELECT eg.entity_generation_id FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
+            f"WHERE u.str_url = ? AND eg.url_fragment IS ? AND {searchable} ORDER BY eg.entity_generation_id DESC",
+            (url, fragment or None)).fetchone()
+    if row is None:
+        raise ModeError(f"{page!r}: no searchable page of this index has that URL or entity generation UUID")
+    return row[0]
+
+
+def more_like_this(conn: sqlite3.Connection, target: str, *, semantic: Semantic | None = None,
+                   **options) -> SearchResults:
+    """The pages nearest to ``target`` (:func:`find_page`) by vector similarity, itself left
+    out. The results' ``query`` is the page's title (its words mark the snippets);
+    ``options`` are :func:`textpile.search.engine.search`'s (paging, time budget).
+
+    Raises:
+        ModeError: ``target`` names no searchable page, or the index has no vector for it.
+        textpile.search.results.PagingError: the page or page size is not a whole number.
+        textpile.semantic.model.ModelError: the model's package is missing.
+    """
+    eg_id = find_page(conn, target)
+    if semantic is None:
+        semantic = Semantic(None, load_page_vectors(conn))
+    vector = semantic.vectors.vector_of(eg_id) if semantic.vectors is not None else None
+    if vector is None:
+        raise ModeError(f"{target!r}: this index has no vector for that page (summarized without embeddings?)")
+    info = page_infos(conn, [eg_id])[eg_id]
+    title = " ".join((info.title or info.headline or info.url).split())
+    # Its words only, in lower case: a title's quotes, dashes, colons or OR are no query syntax.
+    words = " ".join(_TITLE_WORD.findall(title)).lower() or title
+    out = search(conn, words, reorder=_VectorRanking("semantic", semantic, query_vector=vector, exclude=eg_id),
+                 **options)
+    out.query, out.mode = title, "semantic"
+    return out
