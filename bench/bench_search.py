@@ -56,7 +56,7 @@ from sites import SITES, ensure_site  # noqa: E402
 from systems import searchable_documents, tantivy_search  # noqa: E402
 
 from textpile.search import engine  # noqa: E402
-from textpile.search.analysis import Analyzer  # noqa: E402
+from textpile.index.analysis import Analyzer  # noqa: E402
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget  # noqa: E402
 from textpile.search.engine import search  # noqa: E402
 from textpile.search.plan import index_languages, plan_query  # noqa: E402
@@ -67,7 +67,7 @@ from textpile.store.gen2_piles import register_functions, store_gen2  # noqa: E4
 from textpile.store.links import store_links  # noqa: E402
 from textpile.store.text_piles import store_gen1  # noqa: E402
 from textpile.store.urls import intern_url  # noqa: E402
-from textpile.summarize.fts import rebuild_fts_in  # noqa: E402
+from textpile.index.update import update_index  # noqa: E402
 
 PASTED = (
     "When the planner estimates that a sequential scan of the table will be cheaper than an index scan it "
@@ -118,7 +118,7 @@ def build_corpus(target: Path, sources: list[Path], pages: int, log=print) -> No
         log(f"   copy {copy + 1}/{copies}: {written} pages ({time.monotonic() - started:.0f} s)")
     log("== rebuilding the search index (textpile's own code)")
     t0 = time.monotonic()
-    rebuild_fts_in(out)
+    update_index(out, rebuild=True)
     log(f"   {time.monotonic() - t0:.0f} s")
     out.execute("PRAGMA optimize")
     out.close()
@@ -316,7 +316,7 @@ def main() -> int:
         print(f"== rebuilding the search index of {db}")
         t0 = time.monotonic()
         conn = open_summary_db(db)
-        rebuild_fts_in(conn)
+        update_index(conn, rebuild=True)
         conn.close()
         print(f"   {time.monotonic() - t0:.0f} s")
     if args.build_only:

@@ -9,7 +9,7 @@ work happens on copies in a temporary folder). Everything runs in this one proce
 thread pool and BLAS are held to one thread before they load).
 
 1. **Embedding**, per site: the site's summary database is copied without its vectors,
-   then ``rebuild_fts`` (the peer: the search index rebuild every summarize does) and
+   then ``update_index(rebuild=True)`` (the peer: the search index rebuilt whole, as every summarize did) and
    ``embed_summary`` run on it, alternately, ``--repeat`` times; printed: pages and
    sections embedded, CPU seconds, pages per CPU second, and the ratio to the index
    rebuild's time.
@@ -63,7 +63,7 @@ from textpile.search.nearest import SEMANTIC_DEPTH  # noqa: E402
 from textpile.semantic.partition import PROBE_LISTS, partition  # noqa: E402
 from textpile.semantic.vectors import PageVectors, load_page_vectors  # noqa: E402
 from textpile.store.database import open_summary_db  # noqa: E402
-from textpile.summarize.fts import rebuild_fts_in  # noqa: E402
+from textpile.index.update import update_index  # noqa: E402
 
 EMBEDDING_TABLES = ("page_embedding_list", "page_embedding_centroid", "page_section_embedding", "page_embedding",
                     "embedding_model")
@@ -88,14 +88,14 @@ def _vacuumed_size(conn: sqlite3.Connection, path: Path) -> int:
 
 
 def embedding_cost(site_db: Path, work: Path, embedder, repeat: int) -> dict:
-    """CPU seconds of embed_summary and rebuild_fts on a copy of ``site_db`` (best of ``repeat``)."""
+    """CPU seconds of embed_summary and a whole index rebuild on a copy of ``site_db`` (best of ``repeat``)."""
     embed_s, fts_s, report = [], [], None
     for _ in range(repeat):
         copy = work / "embed.db"
         _copy_without_vectors(site_db, copy)
         conn = sqlite3.connect(copy)
         t0 = time.process_time()
-        rebuild_fts_in(conn)
+        update_index(conn, rebuild=True)
         fts_s.append(time.process_time() - t0)
         t0 = time.process_time()
         report = embed_summary_in(conn, embedder)

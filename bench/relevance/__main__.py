@@ -31,39 +31,21 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import ensure_index, summarizer_digest  # noqa: E402
 from judgments import sample, site_queries  # noqa: E402
-from metrics import ndcg, percentile, reciprocal_rank, success_at, summarize_scores  # noqa: E402
+from metrics import dedupe_pages, ndcg, page_path, percentile, reciprocal_rank, success_at, summarize_scores  # noqa: E402
 from sites import SITE_NAMES, SITES, ensure_site  # noqa: E402
 from systems import Pagefind, Tantivy, Textpile, Unobtanium, searchable_documents  # noqa: E402
 
 from textpile.semantic.embed import embed_summary  # noqa: E402
-from textpile.semantic.modes import MODES, Semantic  # noqa: E402
+from textpile.search.service import MODES  # noqa: E402
+from textpile.semantic.loaded import Semantic  # noqa: E402
 from textpile.store.gen2_piles import register_functions  # noqa: E402
-from textpile.summarize.fts import rebuild_fts  # noqa: E402
-
-
-def page_path(url: str) -> str:
-    """A result URL as a page path relative to its site root (no fragment)."""
-    path = urlsplit(url).path.lstrip("/")
-    if path == "" or path.endswith("/"):
-        path += "index.html"
-    return path
-
-
-def dedupe_pages(urls: list[str]) -> list[str]:
-    seen, out = set(), []
-    for url in urls:
-        page = page_path(url)
-        if page not in seen:
-            seen.add(page)
-            out.append(page)
-    return out
+from textpile.index.update import update_search_index  # noqa: E402
 
 
 def ablation_variants() -> list[tuple[str, dict]]:
@@ -113,7 +95,7 @@ def main() -> int:
         root = ensure_site(site, data_dir)
         summary_db = ensure_index(site, root, data_dir, digest, recrawl=args.recrawl, resummarize=args.resummarize)
         started = time.monotonic()
-        rows = rebuild_fts(summary_db)
+        rows = update_search_index(summary_db, rebuild=True).pages
         print(f"== {site.name}: search index rebuilt ({rows} pages, {time.monotonic() - started:.1f} s)", flush=True)
         conn = register_functions(sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True))  # the text_pile view unpacks
         indexed = {page_path(r[0]) for r in searchable_documents(conn)}

@@ -65,12 +65,17 @@ def crawl_config(site: Site, base_url: str) -> str:
     return text
 
 
+#: Files of textpile/summarize that do not change what a summary holds: the run's order
+#: of stages and the versions of the others (the search index is rebuilt on every run).
+_NOT_EXTRACTION = {"pipeline.py", "versions.py", "rebuild.py", "retention.py", "tokens.py"}
+
+
 def summarizer_digest() -> str:
     """A digest of the summarizer's source files: it changes when extraction changes."""
     pkg = Path(textpile.__file__).parent
     h = hashlib.blake2b(digest_size=16)
     for path in sorted((pkg / "summarize").rglob("*.py")):
-        if path.name == "fts.py":
+        if path.name in _NOT_EXTRACTION:
             continue
         h.update(path.relative_to(pkg).as_posix().encode())
         h.update(path.read_bytes())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from statistics import mean
+from urllib.parse import urlsplit
 
 
 def first_relevant_rank(ranked: list[str], relevant: frozenset[str]) -> int | None:
@@ -50,3 +51,22 @@ def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     index = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
     return ordered[index]
+
+
+def page_path(url: str) -> str:
+    """A result URL as a page path relative to its site root (no fragment)."""
+    path = urlsplit(url).path.lstrip("/")
+    if path == "" or path.endswith("/"):
+        path += "index.html"
+    return path
+
+
+def dedupe_pages(urls: list[str]) -> list[str]:
+    """The page paths of ``urls`` in order, each once (a page's sections are one page)."""
+    seen, out = set(), []
+    for url in urls:
+        page = page_path(url)
+        if page not in seen:
+            seen.add(page)
+            out.append(page)
+    return out

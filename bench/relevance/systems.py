@@ -3,7 +3,7 @@
 * ``textpile``: the library's own search in its default mode (what users get of a
   server: the vectors and the model, when a query needs them, loaded once and kept);
   ``textpile-keyword``, ``textpile-semantic``, ``textpile-hybrid``: each search mode
-  (``textpile.semantic.modes``), the vectors and model loaded once per site;
+  (``textpile.search.service``), the vectors and model loaded once per site;
 * ``unobtanium``: unobtanium 3.0.0's ranking, ``bm25(full_text_entity_index, 0, 0, 5.0,
   1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)`` in the documented column order, over the
   documented FTS table; every word required, any word when none has them all;
@@ -33,12 +33,14 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from textpile.semantic.modes import Semantic, search_mode
+from textpile.search.service import search_pages
+from textpile.semantic.loaded import Semantic
 from textpile.semantic.vectors import has_vectors
 from textpile.store.gen2_piles import register_functions
+from textpile.store.searchable import searchable
 
 UNOBTANIUM_BM25 = "bm25(full_text_entity_index, 0, 0, 5.0, 1.5, 1.0, 0.75, 4.0, 2.1, 0.2, 0.0)"
-_SEARCHABLE = ("eg.confirmed_end_unix_utc IS NULL AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL")
+_SEARCHABLE = searchable("eg")
 _WORD = re.compile(r"\w+")
 
 
@@ -68,13 +70,13 @@ class Textpile:
                  **options) -> None:
         self.conn = _connect(summary_db)
         self.mode = mode
-        # without one, search_mode would load the vectors and the model again for every
+        # without one, search_pages would load the vectors and the model again for every
         # query that needs them, as a command line search does (seconds under load)
         self.semantic = semantic if semantic is not None or not has_vectors(self.conn) else Semantic.lazy(self.conn)
         self.options = options
 
     def _search(self, text: str, **options):
-        return search_mode(self.conn, text, mode=self.mode, semantic=self.semantic, **self.options, **options)
+        return search_pages(self.conn, text, mode=self.mode, semantic=self.semantic, **self.options, **options)
 
     def search(self, text: str, k: int = 10) -> list[str]:
         return [r.url for r in self._search(text, per_page=k).results]

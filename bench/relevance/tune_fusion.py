@@ -4,12 +4,12 @@
 
 Runs every judged query once through the keyword ranker (all reranked candidates, with
 how many query words each holds) and once through the page vectors (the nearest
-:data:`textpile.semantic.modes.SEMANTIC_DEPTH` pages), then scores fusion variants on
+:data:`textpile.search.nearest.SEMANTIC_DEPTH` pages), then scores fusion variants on
 those two lists offline: reciprocal rank fusion with several keyword weights and
 constants, with and without a gate that keeps the keyword order: when the keyword ranker
 found pages holding every word (no partial match: ``complete``), when its first page
 matches exactly (``exact``, ``exact-top`` keeps only that page first), or textpile's own
-rule (``found-it``: :func:`textpile.semantic.modes.keyword_found_it`, marked). Prints MRR@10 per query class for
+rule (``found-it``: :func:`textpile.search.hybrid.keyword_found_it`, marked). Prints MRR@10 per query class for
 each variant, keyword and semantic alone first; with ``--floors``, also semantic and
 textpile's hybrid with the semantic ranking cut at each similarity floor (cosine), and
 the share of queries whose semantic ranking the floor leaves empty. The sites must have been prepared by
@@ -20,7 +20,6 @@ index is rebuilt first, as the benchmark does.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import pickle
 import sqlite3
 import sys
@@ -32,20 +31,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from judgments import sample, site_queries  # noqa: E402
-from metrics import reciprocal_rank  # noqa: E402
+from metrics import page_path, reciprocal_rank  # noqa: E402
 from sites import SITE_NAMES, SITES  # noqa: E402
 from systems import searchable_documents  # noqa: E402
 
 from textpile.search.engine import search  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("relevance_main", HERE / "__main__.py")
-_relevance = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_relevance)
-page_path = _relevance.page_path
 from textpile.semantic.fusion import reciprocal_rank_fusion  # noqa: E402
 from textpile.search.query import parse_query  # noqa: E402
-from textpile.semantic.modes import FUSION_K, KEYWORD_WEIGHT, SEMANTIC_DEPTH, Semantic, keyword_found_it  # noqa: E402
-from textpile.summarize.fts import rebuild_fts  # noqa: E402
+from textpile.search.hybrid import FUSION_K, KEYWORD_WEIGHT, keyword_found_it  # noqa: E402
+from textpile.search.nearest import SEMANTIC_DEPTH  # noqa: E402
+from textpile.semantic.loaded import Semantic  # noqa: E402
+from textpile.index.update import update_search_index  # noqa: E402
 
 
 def collect(summary_db: Path, queries) -> list[dict]:
@@ -117,7 +114,7 @@ def _floored(item: dict, floor: float) -> dict:
 
 class _Top:
     """The first keyword candidate of a collected item, shaped like a Scored for
-    :func:`textpile.semantic.modes.keyword_found_it`."""
+    :func:`textpile.search.hybrid.keyword_found_it`."""
 
     def __init__(self, held: float, features: dict) -> None:
         self.held, self.features = held, features
@@ -135,7 +132,7 @@ def main() -> int:
     items = pickle.loads(args.cache.read_bytes()) if cached else []
     for site in (s for s in SITES if s.name in args.sites.split(",") and not cached):
         summary_db = args.data_dir.resolve() / "index" / site.name / "summary.db"
-        rebuild_fts(summary_db)  # the search index as this code builds it
+        update_search_index(summary_db, rebuild=True)  # the search index as this code builds it
         conn = sqlite3.connect(f"file:{summary_db}?mode=ro", uri=True)
         indexed = {page_path(r[0]) for r in searchable_documents(conn)}
         conn.close()
