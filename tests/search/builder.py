@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from textpile.ids import uuid7_bytes
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.index.update import update_index
 from textpile.store.database import open_summary_db
 from textpile.store.text_piles import store_gen1

@@ -2,7 +2,7 @@
 
 import random
 
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 
 
 def test_terms_without_cjk_are_the_words_terms_one_by_one():

@@ -1,6 +1,6 @@
 """QueryMatcher.best_anchor: the best line of anchor texts, found by the lines holding a query word."""
 
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.search.features import QueryMatcher
 from textpile.search.plan import plan_query
 from textpile.search.query import parse_query

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.builder import sample_site
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.index.schema import SEARCH_COLUMNS
 from textpile.search.plan import plan_query
 from textpile.search.query import FILTER_KINDS, MAX_QUERY_CHARS, MAX_TERMS, QUOTE_PAIRS, Filter, Term, parse_query

@@ -339,7 +339,7 @@ def test_the_time_limit_is_an_option_of_search_and_serve(tmp_path):
 
 
 def test_words_most_pages_hold_are_left_out_of_scoring_without_changing_it(tmp_path):
-    from textpile.search.analysis import Analyzer
+    from textpile.index.analysis import Analyzer
     from textpile.search.candidates import page_candidates
     from textpile.search.engine import _common_terms
     from textpile.search.plan import index_languages, plan_query

@@ -17,7 +17,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.index.pages import section_terms
 from textpile.store.searchable import SEARCHABLE
 

@@ -7,7 +7,7 @@ interface calls (the semantic and hybrid modes reorder its ranking through
 
 1. **candidates**: FTS5 ``bm25()`` over textpile's analyzed ``search_index`` finds the
    best :data:`RERANK_DEPTH` pages holding every required word (stemmed, identifiers by
-   parts, CJK by bigrams: :mod:`textpile.search.analysis`), and ``section_search_index``
+   parts, CJK by bigrams: :mod:`textpile.index.analysis`), and ``section_search_index``
    the best matching sections (headings, API definitions). When few pages hold every
    word, pages holding most of them follow (:func:`_partial_candidates`), never a plain
    any-word search;
@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
 from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
                                        search_tiers, section_candidates)

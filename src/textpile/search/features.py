@@ -38,7 +38,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.search.candidates import PageInfo, SectionHit
 from textpile.search.plan import QueryPlan
 

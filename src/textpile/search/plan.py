@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.search.query import ParsedQuery, Term
 
 Alternative = tuple[str, ...]

@@ -18,7 +18,7 @@ import sqlite3
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
-from textpile.search.analysis import fold
+from textpile.index.analysis import fold
 
 MIN_DOCS = 2
 #: A word some pages hold is corrected only to a close word this many times as common...
