@@ -11,7 +11,7 @@ from contextlib import closing
 
 import pytest
 
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.search.candidates import section_candidates
 from textpile.search.engine import search
 from textpile.index.docids import section_docid
@@ -136,7 +136,8 @@ def test_an_older_search_section_is_read_as_it_is_and_rebuilt_by_the_next_index_
     assert any(r["results"] and r["results"][0]["sections"] for r in new)  # the section path ran
     with closing(open_summary_db(path)) as conn:  # the next update makes the derived tables anew
         report = update_index(conn)
-        assert report.rebuilt and report.rebuild_reason == "the index was written by another textpile version or layout"
+        assert report.rebuilt and report.rebuild_reason == ("the index was written by another textpile "
+                                                            "(search_section in another layout)")
         assert [r[1] for r in conn.execute("PRAGMA table_info(search_section)")] == ["section_summary_id", "docid"]
         assert conn.execute(_ROWS).fetchall() == fresh
         assert conn.execute("SELECT pk FROM pragma_table_info('search_section') WHERE name = 'docid'").fetchone() == (1,)

@@ -9,8 +9,11 @@ slots in where a whole rebuild would put it: the order, and the first tier that 
 prefix of it (:mod:`textpile.index.tier`), stay exact as pages come and go.
 
 Layout of a page docid (48 bits): the prior as a 20-bit key (larger priors smaller keys,
-:data:`PRIOR_LOW` to :data:`PRIOR_HIGH` in steps of 64 / 2**20, about 6e-5), then the
-entity_generation_id in 28 bits. A section's docid is its page's docid times 2**15
+:data:`PRIOR_LOW` to :data:`PRIOR_HIGH` in steps of :data:`PRIOR_STEP`), then the
+entity_generation_id in 28 bits. The steps are coarse on purpose: one link more or less
+to a page moves its prior by less than a step mostly, so its docid, and with it its rows
+in the index, stay as they are (:func:`textpile.index.pages.same_rows`), while pages
+whose priors differ by a step or more keep their order. A section's docid is its page's docid times 2**15
 (:data:`SECTIONS_PER_PAGE`) plus its position among the page's indexed sections, so the
 sections follow their pages' order and every docid fits SQLite's 63-bit rowids.
 """
@@ -23,9 +26,9 @@ from textpile.errors import DatabaseError
 
 #: The range of priors told apart; priors outside it count as its ends.
 PRIOR_LOW, PRIOR_HIGH = -8.0, 56.0
-_KEY_BITS = 20
+#: The priors in one step share a key (then the older generation comes first).
+PRIOR_STEP = 1 / 16
 _ID_BITS = 28
-_KEY_STEPS = (1 << _KEY_BITS) - 1
 #: The largest entity_generation_id a docid can hold.
 MAX_GENERATION_ID = (1 << _ID_BITS) - 1
 #: Sections of one page that get a docid (the page's first ones; later ones are not indexed).
@@ -40,10 +43,11 @@ def page_prior(in_links: int, content_in_links: int, link_density: float) -> flo
 
 
 def prior_key(prior: float) -> int:
-    """The 20-bit key of ``prior``: 0 for :data:`PRIOR_HIGH` and above, up to 2**20 - 1
-    for :data:`PRIOR_LOW` and below (larger priors, smaller keys)."""
+    """The key of ``prior``: 0 for :data:`PRIOR_HIGH` and above, one more per
+    :data:`PRIOR_STEP` below it, to 1024 for :data:`PRIOR_LOW` and below (larger
+    priors, smaller keys; it fits the 20 bits of a docid)."""
     clamped = min(PRIOR_HIGH, max(PRIOR_LOW, prior))
-    return round((PRIOR_HIGH - clamped) * _KEY_STEPS / (PRIOR_HIGH - PRIOR_LOW))
+    return math.floor((PRIOR_HIGH - clamped) / PRIOR_STEP)
 
 
 def page_docid(prior: float, entity_generation_id: int) -> int:

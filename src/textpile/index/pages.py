@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import regex
 
 from textpile.index.docids import SECTIONS_PER_PAGE, page_docid, page_prior, section_docid
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 
 #: The separators between a page title and a site name (``Engine Configuration — SQLAlchemy``).
 TITLE_PARTS = regex.compile(r"\s+[—–|·•:\-]\s+")
@@ -122,15 +122,17 @@ def section_terms(analyzer: Analyzer, title: str, anchor: str | None,
 
 
 def top_texts(rows: Iterable[tuple[str | None, int]]) -> list[str]:
-    """Distinct anchor texts of ``rows`` ((text, pages) pairs; the pages of one text
-    summed after its whitespace is made single), most linking pages first, cut to
-    :data:`MAX_ANCHOR_TEXTS` texts of at most :data:`MAX_ANCHOR_TEXT` characters."""
+    """The anchor texts of ``rows`` ((text, pages) pairs; the pages of one text summed
+    after its whitespace is made single) that the most linking pages use, at most
+    :data:`MAX_ANCHOR_TEXTS` texts of at most :data:`MAX_ANCHOR_TEXT` characters, in
+    alphabetical order: a page's rows then change only when that set changes, not when
+    one more or one less page links with one of its texts."""
     counted: dict[str, int] = {}
     for text, pages in rows:
         text = " ".join((text or "").split())[:MAX_ANCHOR_TEXT]
         if len(text) > 1 and any(c.isalnum() for c in text):
             counted[text] = counted.get(text, 0) + pages
-    return [t for t, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_ANCHOR_TEXTS]]
+    return sorted(t for t, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_ANCHOR_TEXTS])
 
 
 def _other_lines(secondary: str | None, sections: list, title: str | None, headline: str | None) -> str:
@@ -201,15 +203,35 @@ class InLinks:
 NO_INLINKS = InLinks()
 
 
-def load_inlinks(conn: sqlite3.Connection, source: PageSource) -> InLinks:
-    """The :class:`InLinks` of ``source`` as the in-link counts hold them now (none for a
-    generation of a URL with a fragment: links name the URL)."""
-    if source.url_fragment is not None:
+def load_inlinks(conn: sqlite3.Connection, url_id: int, url_fragment: str | None) -> InLinks:
+    """The :class:`InLinks` of a page at ``url_id`` as the in-link counts hold them now
+    (none for a generation of a URL with a fragment: links name the URL)."""
+    if url_fragment is not None:
         return NO_INLINKS
-    counts = conn.execute(_INLINKS_SQL, (source.url_id,)).fetchone()
+    counts = conn.execute(_INLINKS_SQL, (url_id,)).fetchone()
     if counts is None:
         return NO_INLINKS
-    return InLinks(counts[0], counts[1], tuple(conn.execute(_ANCHOR_TEXTS_SQL, (source.url_id,)).fetchall()))
+    return InLinks(counts[0], counts[1], tuple(conn.execute(_ANCHOR_TEXTS_SQL, (url_id,)).fetchall()))
+
+
+def same_rows(old: InLinks, new: InLinks, entity_generation_id: int, link_density: float) -> bool:
+    """True when a page's search_index and section_search_index rows are the same with its
+    in-links ``old`` and ``new`` (the page's generation id and stored link density given):
+    the same docid, the same anchor texts and the same anchor texts per fragment. Its
+    search_page row then differs at most in its in-link counts."""
+    def docid(links: InLinks) -> int:
+        return page_docid(page_prior(links.pages, links.content_pages, link_density), entity_generation_id)
+
+    def fragments(links: InLinks) -> dict[str, list[str]]:
+        by_fragment: dict[str, list[tuple[str, int]]] = {}
+        for fragment, text, pages in links.texts:
+            if fragment is not None:
+                by_fragment.setdefault(fragment, []).append((text, pages))
+        return {fragment: top_texts(rows) for fragment, rows in by_fragment.items()}
+
+    return (docid(old) == docid(new)
+            and top_texts((t, n) for _, t, n in old.texts) == top_texts((t, n) for _, t, n in new.texts)
+            and fragments(old) == fragments(new))
 
 
 @dataclass(frozen=True)
@@ -249,7 +271,7 @@ def page_rows(analyzer: Analyzer, source: PageSource, inlinks: InLinks, boilerpl
     names = [a for (_, a, _, _) in sections if is_name_anchor(a)]
     names += [t for (_, _, t, level) in sections if level == 7]
     all_titles = "\n".join([title or "", headline or ""])
-    body = analyzer.analyze(text, language)
+    body, body_parts = analyzer.analyze_with_parts(text, language)
     url_terms = analyzer.analyze(url_words(source.str_url), language)
     density = source.link_density
     docid = page_docid(page_prior(inlinks.pages, inlinks.content_pages, density), source.entity_generation_id)
@@ -258,7 +280,8 @@ def page_rows(analyzer: Analyzer, source: PageSource, inlinks: InLinks, boilerpl
         analyzer.analyze(all_titles, language),
         analyzer.analyze("\n".join(h for h in headings if h), language),
         analyzer.analyze("\n".join(names), language),
-        analyzer.camel_parts("\n".join([all_titles, *(h for h in headings if h), *names, text or ""]), language),
+        " ".join(p for p in (analyzer.camel_parts("\n".join([all_titles, *(h for h in headings if h), *names]),
+                                                  language), body_parts) if p),
         url_terms,
         analyzer.analyze("\n".join(anchors), language),
         analyzer.analyze(source.description, language),

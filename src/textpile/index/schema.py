@@ -40,7 +40,7 @@ SEARCH_COLUMNS = ("title", "headings", "names", "parts", "url", "anchor_text", "
 SECTION_COLUMNS = ("title", "name", "anchor_text")
 #: The layout of the derived tables and what is written in them; raise it whenever the
 #: rows written for the same summary change (a column, a docid rule, the analysis).
-INDEX_LAYOUT = "3"  # 3: docids from the prior and the generation id, updated by difference
+INDEX_LAYOUT = "4"  # 3: docids from the prior and the generation id, updated by difference; 4: prior steps of 1/16, anchor texts in alphabetical order
 
 #: The tables a search reads and their columns (search_index and the other FTS5 tables:
 #: their FTS5 columns; the others: their table columns).
@@ -109,7 +109,7 @@ def index_version() -> str:
     analysis depends on (PyStemmer's Snowball stemmers, the ``regex`` module's and
     Python's Unicode data, SQLite's FTS5 tokenizer). An index written under another
     version is rebuilt whole, never updated: its rows could not be deleted exactly.
-    Example: ``"3 stemmer=3.1.0 regex=2026.12.2 unicode=14.0.0 sqlite=3.40.1"``."""
+    Example: ``"4 stemmer=3.1.0 regex=2026.12.2 unicode=14.0.0 sqlite=3.40.1"``."""
     return (f"{INDEX_LAYOUT} stemmer={Stemmer.version()} regex={regex.__version__} "
             f"unicode={unicodedata.unidata_version} sqlite={sqlite3.sqlite_version}")
 
@@ -122,28 +122,34 @@ def _tables_current(conn: sqlite3.Connection, tables: dict[str, tuple[str, ...]]
     return all(tuple(found[table]) == columns for table, columns in tables.items())
 
 
-def ensure_current_tables(conn: sqlite3.Connection) -> bool:
+def ensure_current_tables(conn: sqlite3.Connection) -> str | None:
     """Make the derived tables current: those whose columns differ from
     :data:`DERIVED_TABLES` (a database of another textpile) are dropped, and every missing
     extension table and index is created (``section_summary`` is never dropped). Returns
-    True when the tables hold an index this code can update: none was dropped and
-    ``search_index_build`` names :func:`index_version`; False when they must be filled
-    whole.
+    None when the tables hold an index this code can update, else why they must be filled
+    whole: the index is new, a table had another layout, or ``search_index_build`` names
+    another :func:`index_version`.
 
     Raises:
         sqlite3.Error: database problems (locked, read-only, full disk).
     """
     conn.execute("DROP TABLE IF EXISTS search_vocabulary")  # an fts5vocab table of an older textpile
-    dropped = False
+    dropped = []
     for table, columns in DERIVED_TABLES.items():
         found = tuple(row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,)))
         if found and found != columns:
             conn.execute(f"DROP TABLE {table}")  # a name from DERIVED_TABLES, not input
-            dropped = True
+            dropped.append(table)
     conn.executescript(extension_sql("summary"))
     conn.execute("CREATE INDEX IF NOT EXISTS search_page_by_origin ON search_page(origin_id)")
+    if dropped:
+        return f"the index was written by another textpile ({', '.join(dropped)} in another layout)"
     row = conn.execute("SELECT version FROM search_index_build").fetchone()
-    return not dropped and row is not None and row[0] == index_version()
+    if row is None:
+        return "the index is new"
+    if row[0] != index_version():
+        return f"the index was written by another textpile ({row[0]}; this one writes {index_version()})"
+    return None
 
 
 def require_search_index(conn: sqlite3.Connection) -> None:

@@ -40,14 +40,14 @@ from functools import partial
 from pathlib import Path
 
 from textpile.index import boilerplate, fulltext, inlinks, vocabulary
-from textpile.index.pages import PageRows, load_inlinks, load_sources, page_rows
+from textpile.index.pages import InLinks, PageRows, load_inlinks, load_sources, page_rows, same_rows
 from textpile.index.schema import (FTS_TABLES, QUERY_TABLES, SEARCH_COLUMNS, SECTION_COLUMNS, UPDATE_TABLES,
                                    empty_fts, ensure_current_tables, fts_delete_sql, fts_insert_sql, index_version,
                                    optimize_fts)
 from textpile.index import tier
 from textpile.index.tier import moved_pages, section_end, tier_end
 from textpile.progress import progress_bar
-from textpile.search.analysis import Analyzer
+from textpile.index.analysis import Analyzer
 from textpile.store.database import open_summary_db, sqlite_errors
 from textpile.store.gen2_piles import register_functions
 from textpile.store.searchable import searchable
@@ -167,13 +167,14 @@ class _Boilerplate:
 
 
 def _rows_of(conn: sqlite3.Connection, analyzer: Analyzer, ids: list[int], titles: _Boilerplate,
-             seen: set[int] | None = None) -> Iterator[list[PageRows]]:
-    """The rows of the pages of ``ids`` as the counts are now, a batch at a time, each
-    batch in docid order (FTS5 writes a segment whenever a row's docid is below the last
-    one written, so rows go in ascending order); the ids of the pages found are added to
-    ``seen``."""
+             seen: set[int] | None = None, links: dict[int, InLinks] | None = None) -> Iterator[list[PageRows]]:
+    """The rows of the pages of ``ids`` as the counts are now (or with the in-links
+    ``links`` holds for them), a batch at a time, each batch in docid order (FTS5 writes a
+    segment whenever a row's docid is below the last one written, so rows go in ascending
+    order); the ids of the pages found are added to ``seen``."""
     for batch in _chunks(ids):
-        rows = [page_rows(analyzer, source, load_inlinks(conn, source), titles(source.origin_id))
+        rows = [page_rows(analyzer, source, links[source.entity_generation_id] if links is not None
+                          else load_inlinks(conn, source.url_id, source.url_fragment), titles(source.origin_id))
                 for source in load_sources(conn, batch)]
         if seen is not None:
             seen.update(r.entity_generation_id for r in rows)
@@ -198,11 +199,10 @@ def update_index(conn: sqlite3.Connection, *, rebuild: bool = False, progress: b
     top_tier_pages = tier.TOP_TIER_PAGES if top_tier_pages is None else top_tier_pages
     register_functions(conn)  # the text_pile view unpacks the Gen2 texts (textpile.store.gen2_piles)
     remade = fulltext.make_external(conn)
-    current = ensure_current_tables(conn)
+    outdated = ensure_current_tables(conn)
     if conn.in_transaction:
         conn.commit()
-    reason = ("asked for" if rebuild else "the full text index was made anew" if remade
-              else "" if current else "the index was written by another textpile version or layout")
+    reason = ("asked for" if rebuild else "the full text index was made anew" if remade else outdated or "")
     with progress_bar("Indexing", None, enabled=progress) as bar:
         def page() -> None:
             bar.advance(1)
@@ -252,9 +252,30 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     links = inlinks.LinkChanges.of(conn, leaving, entering)
     headings = boilerplate.HeadingChanges.of(conn, boilerplate.page_headings(conn, leaving),
                                               boilerplate.page_headings(conn, entering))
-    again = set(r[0] for r in conn.execute(_LINKED_SQL, (json.dumps(sorted(links.urls)),)))
-    again |= headings.flipped_pages(conn)
-    again -= set(leaving)
+    linked = set(r[0] for r in conn.execute(_LINKED_SQL, (json.dumps(sorted(links.urls)),))) - set(leaving)
+    flipped = headings.flipped_pages(conn) - set(leaving)
+    # the in-links every old row was made with, before the counts change
+    at = {eg: (url, fragment) for eg, url, fragment in conn.execute(
+        "SELECT entity_generation_id, url_id, url_fragment FROM entity_generation "
+        "WHERE entity_generation_id IN (SELECT value FROM json_each(?))", (json.dumps([*leaving, *linked, *flipped]),))}
+    old_links = {eg: load_inlinks(conn, *where) for eg, where in at.items()}
+    try:
+        links.apply(conn)
+        headings.apply(conn)
+    except sqlite3.IntegrityError as exc:
+        raise IndexDrift(str(exc)) from exc
+    counts_only = []  # linked pages whose rows stay: only their in-link counts change
+    again = set(flipped)
+    for eg, density in conn.execute("SELECT entity_generation_id, link_density FROM search_page "
+                                    "WHERE entity_generation_id IN (SELECT value FROM json_each(?))",
+                                    (json.dumps(sorted(linked - flipped)),)).fetchall():
+        now = load_inlinks(conn, *at[eg])
+        if same_rows(old_links[eg], now, eg, density):
+            counts_only.append((now.pages, now.content_pages, eg))
+        else:
+            again.add(eg)
+    conn.executemany("UPDATE search_page SET in_links = ?, content_in_links = ? WHERE entity_generation_id = ?",
+                     counts_only)
     old = leaving + sorted(again)
     new = entering + sorted(again)
     total(len(old) + len(new))
@@ -267,7 +288,7 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
                                    (json.dumps(old),)).fetchall())
     found: set[int] = set()
     for batch in _rows_of(conn, analyzer, sorted(old, key=old_docids.__getitem__),
-                          _Boilerplate(partial(headings.before, conn=conn)), found):
+                          _Boilerplate(partial(headings.before, conn=conn)), found, old_links):
         for rows in batch:
             stored = conn.execute(_STORED_PAGE_SQL, (rows.entity_generation_id,)).fetchone()
             if stored != rows.page_row:
@@ -281,11 +302,6 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     for batch in _chunks(leaving):
         changes.full_text_rows(batch, -1)
         fulltext.delete(conn, batch)
-    try:
-        links.apply(conn)
-        headings.apply(conn)
-    except sqlite3.IntegrityError as exc:
-        raise IndexDrift(str(exc)) from exc
     entered_docids: dict[int, int] = {}
     for batch in _rows_of(conn, analyzer, new, _Boilerplate(partial(headings.after, conn=conn))):
         for rows in batch:
