@@ -8,7 +8,10 @@ import logging
 import sqlite3
 from contextlib import closing
 
+import pytest
+
 from textpile.cli import main
+from textpile.errors import DatabaseError
 from textpile.store.database import FREE_PAGE_SHARE, open_crawler_db, open_summary_db, tidy
 
 
@@ -77,3 +80,33 @@ def test_optimize_db_still_rewrites_the_whole_file(tmp_path, capsys):
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
         assert conn.execute("PRAGMA auto_vacuum").fetchone() == (2,)
+
+
+def test_a_write_open_reads_every_page_only_after_something_else_changed_the_file(tmp_path, monkeypatch):
+    """PRAGMA quick_check reads the whole file (about 1 s per GB): a run pays it only when
+    the file was not left so by a textpile writer that opened a checked version of it."""
+    import textpile.store.database as database
+
+    checks = []
+    real = database.quick_check_problem
+    monkeypatch.setattr(database, "quick_check_problem", lambda conn: checks.append(1) or real(conn))
+    path = tmp_path / "crawler.db"
+    open_crawler_db(path).close()  # made by textpile
+    with closing(open_crawler_db(path)) as conn:
+        _fill(conn, 5)
+    open_crawler_db(path).close()
+    assert checks == []
+    with closing(sqlite3.connect(path)) as conn, conn:  # another program writes it
+        conn.execute("DELETE FROM filler WHERE rowid = 1")
+    open_crawler_db(path).close()
+    assert checks == [1]
+    open_crawler_db(path).close()  # that version passed: not again
+    assert checks == [1]
+    with closing(sqlite3.connect(path)) as conn:
+        page = conn.execute("SELECT max(pageno) FROM dbstat WHERE name = 'filler'").fetchone()[0]
+    damaged = bytearray(path.read_bytes())
+    damaged[(page - 1) * 4096:page * 4096] = b"\xa5" * 4096  # a page only the check reads
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(DatabaseError, match="malformed"):
+        open_crawler_db(path)
+    assert checks == [1, 1]

@@ -35,6 +35,7 @@ from pathlib import Path
 from textpile.errors import DatabaseError
 from textpile.index.fulltext import fts_row_count
 from textpile.processes import remove_leftovers_of_dead
+from textpile.store.checked import file_version, passed_before, remember_passed
 from textpile.store.database import open_summary_db
 from textpile.store.gen2_piles import register_functions
 from textpile.store.locks import exclusive_lock
@@ -108,6 +109,7 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
     open_summary_db(source_path, create=False, read_only=True).close()  # refuses what is not a summary database
     with exclusive_lock(Path(f"{target}.lock")):
         if _in_wal_mode(target):
+            checked = _checked(target)
             copied = copy_changed_pages(source_path, target)
             if "whole_copy_needed" in copied:
                 raise DatabaseError(f"{target}: cannot be brought up to date ({copied['whole_copy_needed']}); stop "
@@ -115,13 +117,23 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
             pages, pages_copied, whole = copied["pages"], copied["pages_written"], False
         else:
             pages = _copy_whole(source_path, target)
-            pages_copied, whole = pages, True
+            pages_copied, whole, checked = pages, True, True  # it passed PRAGMA quick_check
         # a writable connection: the last one to close removes the -wal and -shm files
         with closing(register_functions(sqlite3.connect(str(target)))) as conn:
             generations = int(conn.execute("SELECT count(*) FROM entity_generation").fetchone()[0])
             fts_rows = fts_row_count(conn)
+        if checked:  # a checked copy with checked pages written into it: searches need not read it all again
+            remember_passed(file_version(target))
     return PublishReport(path=target, bytes=target.stat().st_size, generations=generations, fts_rows=fts_rows,
                          seconds=time.monotonic() - started, pages=pages, pages_copied=pages_copied, whole=whole)
+
+
+def _checked(path: Path) -> bool:
+    """Whether this version of ``path`` passed ``PRAGMA quick_check`` (textpile.store.checked)."""
+    try:
+        return passed_before(file_version(path))
+    except OSError:
+        return False
 
 
 def _in_wal_mode(path: Path) -> bool:

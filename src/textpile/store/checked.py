@@ -35,7 +35,7 @@ def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
 def file_version(path: str | os.PathLike) -> str:
     """The key of the current version of the database file ``path`` (hex SHA-256 of its
     resolved path, device, inode, size and modification time in ns, and its ``-wal``
-    file's size and time when there is one).
+    file's size and time when there is one and it is not empty).
 
     Raises:
         OSError: ``path`` cannot be looked at.
@@ -46,6 +46,8 @@ def file_version(path: str | os.PathLike) -> str:
     try:
         wal = os.stat(real + "-wal")
     except FileNotFoundError:
+        wal = None
+    if wal is None or wal.st_size == 0:  # an empty -wal (a reader made it) holds nothing
         parts.append("-")
     else:
         parts += [wal.st_size, wal.st_mtime_ns]

@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from textpile.errors import DatabaseError
 from textpile.store import migrations
+from textpile.store.checked import file_version, passed_before, remember_passed
 from textpile.store.creation import NameTaken, create_atomically
 from textpile.store.gen2_piles import register_functions
 
@@ -262,7 +263,7 @@ def connect(path: str | Path, *, read_only: bool = False, timeout_s: float | Non
         return _connect_read_only(path, timeout_s)
     conn = None
     try:
-        conn = sqlite3.connect(str(path), timeout=timeout_s)
+        conn = sqlite3.connect(str(path), timeout=timeout_s, factory=_Writer)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         _configure(conn, timeout_s)
@@ -319,20 +320,47 @@ def quick_check_problem(conn: sqlite3.Connection) -> str | None:
 
 def _inspect(path: Path, *, integrity: bool, timeout_s: float) -> dict[str, str] | None:
     """Read the info keys of an existing file through a read-only connection (None: no
-    tables). With ``integrity``, ``PRAGMA quick_check`` must pass too. Writes nothing."""
+    tables). With ``integrity``, ``PRAGMA quick_check`` must pass too, unless this version
+    of the file passed it before or was left by a textpile writer that opened a checked
+    version (:mod:`textpile.store.checked`, :class:`_Writer`): a run then pays the check
+    only after the file was changed by something else. Writes nothing to the file."""
+    try:
+        version = file_version(path) if integrity else None  # before a reader makes a -wal
+    except OSError:  # cannot be looked at: checked, never remembered
+        version = None
     conn = connect(path, read_only=True, timeout_s=timeout_s)
     try:
         with sqlite_errors(path, timeout_s=timeout_s):
             info = _read_info(conn, path)
             if info is not None and integrity:
-                problem = quick_check_problem(conn)
-                if problem is not None:
-                    raise DatabaseError(
-                        f"{path}: database disk image is malformed ({problem}); not writing to it "
-                        f"(try: sqlite3 {path} .recover)")
+                if version is None or not passed_before(version):
+                    problem = quick_check_problem(conn)
+                    if problem is not None:
+                        raise DatabaseError(
+                            f"{path}: database disk image is malformed ({problem}); not writing to it "
+                            f"(try: sqlite3 {path} .recover)")
+                    if version is not None:
+                        remember_passed(version)
     finally:
         conn.close()
     return info
+
+
+class _Writer(sqlite3.Connection):
+    """A writable connection that, once closed, vouches for the file it wrote: when it was
+    opened on a version of the file that passed ``PRAGMA quick_check`` (or made it), the
+    version it leaves counts as checked too (:mod:`textpile.store.checked`): SQLite's own
+    writes keep a sound file sound, so the next run does not read every page again."""
+
+    vouch: Path | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self.vouch is not None:
+            try:
+                remember_passed(file_version(self.vouch))
+            except OSError:  # the file is gone: nothing to vouch for
+                pass
 
 
 def _verify(info: dict[str, str], kind: str, path: Path) -> None:
@@ -381,7 +409,9 @@ def _create(path: Path, kind: str, schema_version: str, timeout_s: float) -> sql
         return _open(path, kind, schema_version, True, False, timeout_s)
     except OSError as exc:
         raise DatabaseError(f"{path}: cannot create a {kind} database: {exc.strerror or exc}") from exc
-    return connect(path, timeout_s=timeout_s)
+    conn = connect(path, timeout_s=timeout_s)
+    conn.vouch = path  # made whole by this process
+    return conn
 
 
 def _refuse_orphan_wal(path: Path, state: str) -> None:
@@ -449,6 +479,7 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
         except BaseException:
             conn.close()
             raise
+        conn.vouch = path  # it passed its check (_inspect) before this connection wrote
     return conn
 
 
