@@ -109,3 +109,36 @@ def test_publish_removes_what_a_killed_publisher_left(tmp_path):
         leftover.write_bytes(b"half a copy")
     publish(source, target)
     assert sorted(p.name for p in target.parent.iterdir()) == sorted(["summary.db", "summary.db-pages", live.name])
+
+
+def test_a_working_database_that_shrank_is_published_by_difference(tmp_path):
+    """tidy gave free pages back (incremental vacuum) and tables came and went: the copy
+    shrinks first and gets its header (page 1) last, or SQLite calls it malformed halfway
+    (seen at 5,000 pages; here 'malformed database schema' before the fix)."""
+    from textpile.store.database import tidy
+
+    source = tmp_path / "summary.db"
+    with closing(open_summary_db(source)) as conn, conn:
+        conn.execute("CREATE TABLE filler (x BLOB)")
+        conn.execute("CREATE TABLE other (y TEXT)")
+        conn.executemany("INSERT INTO filler VALUES (randomblob(3000))", [()] * 3000)
+        conn.executemany("INSERT INTO other VALUES (hex(randomblob(200)))", [()] * 3000)
+    target = tmp_path / "published" / "summary.db"
+    assert publish(source, target).whole
+    with closing(open_summary_db(source)) as conn:
+        with conn:
+            conn.execute("DELETE FROM filler WHERE rowid % 4 <> 0")
+            conn.execute("UPDATE filler SET x = randomblob(3000) WHERE rowid % 8 = 0")
+            conn.execute("CREATE TABLE third (z BLOB)")
+            conn.executemany("INSERT INTO third VALUES (randomblob(500))", [()] * 500)
+            conn.execute("DELETE FROM other WHERE rowid % 3 = 0")
+        assert tidy(conn).pages_freed > 2000
+    report = publish(source, target)
+    assert not report.whole and 0 < report.pages_copied < report.pages
+    with closing(sqlite3.connect(str(target))) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    with closing(sqlite3.connect(str(source))) as a, closing(sqlite3.connect(str(target))) as b:
+        for table in ("filler", "other", "third"):
+            assert a.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall() == \
+                b.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+        assert a.execute("PRAGMA page_count").fetchone() == b.execute("PRAGMA page_count").fetchone()

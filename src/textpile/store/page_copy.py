@@ -4,7 +4,7 @@ The approach of SQLite's ``sqlite3_rsync``: the source's pages are read in one r
 transaction (a consistent snapshot), each is hashed (xxHash XXH3, 64 bits) and compared
 with the hash the copy's page has, and only the pages that differ are written into the
 copy, in one write transaction through SQLite's ``sqlite_dbpage`` table (shrinking the
-copy first when the source has fewer pages). The copy is in WAL mode: its readers keep
+copy first when the source has fewer pages, and writing page 1, the header, last). The copy is in WAL mode: its readers keep
 reading the state they started from until the transaction commits, then see the new one
 whole, and are never blocked. A kill leaves the copy as it was (the transaction is rolled
 back), and the written pages are read back and compared before the copy counts as done.
@@ -145,7 +145,9 @@ def _update(source: Path, copy: Path) -> dict:
         try:
             if len(new) < dst.execute("PRAGMA page_count").fetchone()[0]:
                 dst.execute("INSERT INTO sqlite_dbpage(pgno, data, schema) VALUES (?, NULL, 'main')", (len(new),))
-            for pgno in changed:
+            # page 1 (the header: page count, free list, schema cookie) last: a header that
+            # does not match the pages around it yet makes SQLite call the next write corrupt
+            for pgno in sorted(changed, key=lambda pgno: (pgno == 1, pgno)):
                 (data,) = src.execute("SELECT data FROM sqlite_dbpage WHERE pgno = ?", (pgno,)).fetchone()
                 dst.execute("INSERT INTO sqlite_dbpage(pgno, data, schema) VALUES (?, ?, 'main')", (pgno, data))
             dst.execute("COMMIT")
