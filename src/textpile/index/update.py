@@ -95,6 +95,7 @@ class IndexReport:
     pages_removed: int = 0
     pages_added: int = 0
     pages_reindexed: int = 0
+    pages_recounted: int = 0  # pages whose in-link counts changed but not their rows
     seconds: float = 0.0
 
 
@@ -336,6 +337,7 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     conn.execute("UPDATE search_index_build SET updated_unix_utc = ?", (int(time.time()),))
     report = _report(conn)
     report.pages_removed, report.pages_added, report.pages_reindexed = len(leaving), len(entering), len(again)
+    report.pages_recounted = len(counts_only)
     return report
 
 
