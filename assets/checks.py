@@ -33,6 +33,8 @@ _SEARCHABLE = searchable("eg")
 
 #: (table, column, referenced table, referenced column) for every reference in the summary
 #: database (base schema 0.1.0 + summary schema 0.0.0). NULL references are not orphans.
+#: The link_summary view's references are its tables' (link_list, link_target): reading
+#: them through the view unpacked every page's links (1.7 of the 1.9 CPU-s at 10,000 pages).
 SUMMARY_REFERENCES: tuple[tuple[str, str, str, str], ...] = (
     ("url", "origin_id", "origin", "origin_id"),
     ("mime_parameter", "mimetype_id", "mimetype", "mimetype_id"),
@@ -49,8 +51,6 @@ SUMMARY_REFERENCES: tuple[tuple[str, str, str, str], ...] = (
     ("file_summary", "canonical_url_id", "url", "url_id"),
     ("redirect_summary", "entity_generation_id", "entity_generation", "entity_generation_id"),
     ("redirect_summary", "to_url_id", "url", "url_id"),
-    ("link_summary", "entity_generation_id", "entity_generation", "entity_generation_id"),
-    ("link_summary", "link_to_url", "url", "url_id"),
     ("link_list", "entity_generation_id", "entity_generation", "entity_generation_id"),
     ("link_target", "link_to_url", "url", "url_id"),
     ("document_description", "entity_generation_id", "entity_generation", "entity_generation_id"),
