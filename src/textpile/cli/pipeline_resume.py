@@ -25,8 +25,7 @@ import sys
 from collections.abc import Callable
 from contextlib import closing
 
-from textpile.crawl.recovery import close_unfinished_runs
-from textpile.crawl.run import crawl_lock_path
+from textpile.crawl.recovery import close_unfinished_runs, crawl_lock_path
 from textpile.store.database import open_crawler_db
 from textpile.store.locks import exclusive_lock
 from textpile.summarize.staging import pending_runs

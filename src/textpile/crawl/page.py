@@ -77,6 +77,16 @@ def usable_link(url: ParsedUrl) -> bool:
             and url.username is None and url.password is None)
 
 
+def unusable_reason(url: ParsedUrl) -> str | None:
+    """Why the crawler never crawls ``url`` (it carries a user name or password, or is
+    longer than :data:`MAX_URL_CHARS`), or None when it may."""
+    if url.username is not None or url.password is not None:
+        return "carries a user name or password"
+    if len(url.str_url) > MAX_URL_CHARS:
+        return f"is longer than {MAX_URL_CHARS} characters"
+    return None
+
+
 class _LinkResolver:
     """Resolves a page's hrefs against one base, keeping only usable http(s) URLs,
     without their fragment. Each distinct href without its fragment is resolved once

@@ -8,7 +8,6 @@ Source: unobtanium-documentation.txt, pages "Crawl Loop", "Crawl Delay between R
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sqlite3
 import time
@@ -26,7 +25,7 @@ from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, CrawlClient, FetchLimi
 from textpile.crawl.origin import OriginCrawler, RunState
 from textpile.crawl.pools import PerOriginTransport, keepalive_budget, shared_ssl_context
 from textpile.crawl.reader import PageReader
-from textpile.crawl.recovery import ClosedRun, close_unfinished_runs
+from textpile.crawl.recovery import ClosedRun, close_unfinished_runs, crawl_lock_path
 from textpile.crawl.report import CrawlDisplay
 from textpile.crawl.robots import user_agent_token
 from textpile.crawl.traps import strip_session_ids
@@ -123,11 +122,6 @@ class SlotLimitedOriginCrawler(OriginCrawler):
             await asyncio.sleep(wait)
         async with self.fetch_slots:
             return await super().request(url, *args, **kwargs)
-
-
-def crawl_lock_path(database: str | Path) -> Path:
-    """The lock file of a crawler database: ``<database>.lock`` beside it."""
-    return Path(f"{os.fspath(database)}.lock")
 
 
 @dataclass
