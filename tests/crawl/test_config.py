@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from textpile.crawl.config import (
+from textpile.crawl.policy.config import (
     UNCONFIGURED_USER_AGENT,
     CrawlConfig,
     apply_overrides,
@@ -19,7 +19,7 @@ from textpile.crawl.config import (
     read_config_file,
     read_policy_file,
 )
-from textpile.crawl.criteria import (
+from textpile.crawl.policy.criteria import (
     CriteriumError,
     compile_boolean_chain,
     compile_crawl_policy_chain,

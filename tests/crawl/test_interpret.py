@@ -1,6 +1,6 @@
 """The interpreter of answers, without an HTTP client or a crawl loop: the crawl log
 entry of an answer (textpile.crawl.interpret), and what a robots.txt answer means
-(textpile.crawl.robots.robots_answer)."""
+(textpile.crawl.fetcher.robots.robots_answer)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import sys
 import httpx
 import pytest
 
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.fetch import FetchResult
+from textpile.crawl.crawldb.records import Candidate
+from textpile.crawl.fetcher.fetch import FetchResult
+from textpile.crawl.fetcher.robots import ROBOTS_MAX_BYTES, robots_answer
 from textpile.crawl.interpret import Interpreter
-from textpile.crawl.packed import unpack_links
-from textpile.crawl.reader import PageReader
-from textpile.crawl.records import Candidate
-from textpile.crawl.robots import ROBOTS_MAX_BYTES, robots_answer
+from textpile.crawl.parser.packed import unpack_links
+from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.store.urls import parse_url
 
@@ -152,6 +152,6 @@ def test_robots_answers(result, bad_target, expected):
 def test_the_archive_importer_builds_no_crawler():
     """Importing an archive needs the interpreter, not the crawl loop."""
     code = ("import sys, textpile.archives.importer\n"
-            "print(sorted(m for m in sys.modules if m in ('textpile.crawl.origin', 'textpile.crawl.run')))")
+            "print(sorted(m for m in sys.modules if m in ('textpile.crawl.loop.origin', 'textpile.crawl.loop.run')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

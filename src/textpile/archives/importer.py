@@ -41,14 +41,14 @@ import httpx
 
 from textpile.archives.exchange import Exchange, Problem
 from textpile.archives.kinds import FORMAT_OF_KIND, ArchiveFormat, archive_kind
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.crawlstore import CrawlStore
-from textpile.crawl.fetch import FetchResult, exit_code_for_status, parse_http_date
+from textpile.crawl.crawldb.records import LogEntry, RequestRecord
+from textpile.crawl.crawldb.recovery import crawl_lock_path
+from textpile.crawl.crawldb.sql import CrawlStore
+from textpile.crawl.fetcher.fetch import FetchResult, exit_code_for_status, parse_http_date
+from textpile.crawl.fetcher.robots import RobotsRules, user_agent_token
 from textpile.crawl.interpret import Interpreter
-from textpile.crawl.reader import PageReader
-from textpile.crawl.records import LogEntry, RequestRecord
-from textpile.crawl.recovery import crawl_lock_path
-from textpile.crawl.robots import RobotsRules, user_agent_token
+from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError, TextpileError
 from textpile.ids import uuid7
@@ -107,7 +107,7 @@ def import_archives(database: str | Path, paths: list[Path], *, config: CrawlCon
     ``config`` gives the robots.txt token (its user agent), the session-ID parameters
     stripped and whether sitemaps and feeds are read; None: textpile's defaults with the
     user agent :data:`IMPORT_USER_AGENT`. ``page_readers`` as for
-    :func:`textpile.crawl.run.run_crawl` (0: a thread of this process). ``agent_uuids``
+    :func:`textpile.crawl.loop.run.run_crawl` (0: a thread of this process). ``agent_uuids``
     names the crawl runs, one per path (the Dagster layer's partition keys); new UUID v7s
     when None (an interrupted import goes on in its own run whatever is given). Holds the
     crawl lock of the database (no crawl runs beside an import).

@@ -16,7 +16,7 @@ import threading
 from textpile.cli import EXIT_INTERRUPTED, EXIT_OK
 from textpile.errors import TextpileError
 
-#: The bounds of -m and -d (the same as for the configuration keys, see crawl/config.py;
+#: The bounds of -m and -d (the same as for the configuration keys, see crawl/policy/config.py;
 #: repeated here so that building the parser does not import the crawler).
 MAX_COMMANDS = 10**9
 _MAX_DELAY_MS = 3_600_000
@@ -103,9 +103,9 @@ def run(args: argparse.Namespace) -> int:
     When the database failed under the run (deleted or
     replaced, disk full, read-only, I/O error), the report is printed and TextpileError
     (exit 1) names the file, the cause and what was kept."""
-    from textpile.crawl.config import check_database_file, config_from_options
-    from textpile.crawl.report import format_report
-    from textpile.crawl.run import run_crawl
+    from textpile.crawl.policy.config import check_database_file, config_from_options
+    from textpile.crawl.loop.report import format_report
+    from textpile.crawl.loop.run import run_crawl
 
     atexit.unregister(_ignore_late_interrupts)
     atexit.register(_ignore_late_interrupts)

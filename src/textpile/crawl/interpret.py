@@ -5,7 +5,7 @@ crawler's requests) or from a web archive (``textpile import``), and both become
 same crawl log entries with the same data trees: exit code from the status, redirects,
 text of HTML and plain text, meta robots and X-Robots-Tag, canonicals, meta refresh and
 Refresh headers, links as candidates of the seed origins, sitemaps and feeds. Bodies are
-read by the run's page readers (worker processes, :class:`~textpile.crawl.reader.PageReader`).
+read by the run's page readers (worker processes, :class:`~textpile.crawl.workers.readers.PageReader`).
 
 Sources: unobtanium-documentation.txt, pages "Crawl Loop" (links, canonical, robots
 directives, what is recorded), "Crawl exit code", "Crawl Data Tree";
@@ -19,20 +19,22 @@ import functools
 import time
 from dataclasses import dataclass
 
-from textpile.crawl.charset import codec_for_label
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.fetch import FetchResult, exit_code_for_status, parse_http_date
-from textpile.crawl.headers import header_canonical, header_feeds, header_refresh, parse_link_header, x_robots_tag
-from textpile.crawl.meta import MetaReading, maybe_meta
-from textpile.crawl.packed import unpack_links
-from textpile.crawl.page import unusable_reason
-from textpile.crawl.reader import TEXT_TYPES, PageReader, PageReading
-from textpile.crawl.records import (Candidate, FileRecord, Listing, LogEntry, MetaCandidate, RedirectRecord,
-                                    RequestRecord, SiteLinks)
-from textpile.crawl.refresh import MAX_REDIRECT_DELAY_S
-from textpile.crawl.sitemaps import MAX_SITEMAP_DEPTH
-from textpile.crawl.sniff import mislabeled_text_type
-from textpile.crawl.traps import strip_session_ids
+from textpile.crawl.crawldb.records import (Candidate, FileRecord, Listing, LogEntry, MetaCandidate, RedirectRecord,
+                                            RequestRecord, SiteLinks)
+from textpile.crawl.discovery.meta import MetaReading, maybe_meta
+from textpile.crawl.discovery.sitemaps import MAX_SITEMAP_DEPTH
+from textpile.crawl.fetcher.fetch import FetchResult, exit_code_for_status, parse_http_date
+from textpile.crawl.fetcher.sniff import mislabeled_text_type
+from textpile.crawl.parser.body import TEXT_TYPES, PageReading
+from textpile.crawl.parser.charset import codec_for_label
+from textpile.crawl.parser.headers import (header_canonical, header_feeds, header_refresh, parse_link_header,
+                                           x_robots_tag)
+from textpile.crawl.parser.packed import unpack_links
+from textpile.crawl.parser.page import unusable_reason
+from textpile.crawl.parser.refresh import MAX_REDIRECT_DELAY_S
+from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.policy.traps import strip_session_ids
+from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.store.mimetypes import parse_media_type
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
@@ -60,7 +62,7 @@ class Interpreter:
         return self.config.session_names
 
     def clean(self, url: ParsedUrl | None) -> ParsedUrl | None:
-        """``url`` without its session-ID parameters (:func:`textpile.crawl.traps.strip_session_ids`)."""
+        """``url`` without its session-ID parameters (:func:`textpile.crawl.policy.traps.strip_session_ids`)."""
         return None if url is None else strip_session_ids(url, self.session)
 
     def is_seed_origin(self, url: ParsedUrl) -> bool:
@@ -81,7 +83,7 @@ class Interpreter:
         http(s) URL (else 42 did_not_understand_answer, or a redirect neither recorded
         nor followed when the target has credentials or is too long); a 2xx is read
         (:meth:`read_file`); every other status its exit code
-        (:func:`~textpile.crawl.fetch.exit_code_for_status`).
+        (:func:`~textpile.crawl.fetcher.fetch.exit_code_for_status`).
 
         Raises:
             what the page reader raises (``BrokenProcessPool`` when a worker died).
@@ -132,11 +134,11 @@ class Interpreter:
         read by the page reader (a worker process, in ``origin``'s queue), not on the
         event loop.
 
-        A body labelled as text that is binary (:func:`~textpile.crawl.sniff.mislabeled_text_type`,
+        A body labelled as text that is binary (:func:`~textpile.crawl.fetcher.sniff.mislabeled_text_type`,
         which looks at its first 1445 bytes only) is stored with its real media type and no
         text: 29 file_of_unknown_type, the message naming the label and the real type.
 
-        A sitemap or feed (:mod:`textpile.crawl.meta`) is read for its URLs
+        A sitemap or feed (:mod:`textpile.crawl.discovery.meta`) is read for its URLs
         (:meth:`read_listing`). A file a sitemap dated (``candidate.sitemap_lastmod``) gets
         that date as its last modification, before the Last-Modified header
         (dead-simple-search "Page dates": the sitemap's lastmod, then the header).
@@ -215,7 +217,7 @@ class Interpreter:
         """Fill ``entry`` for a sitemap or feed ``meta`` read at sitemap index ``depth``:
         its file row without text, its listing (the listed URLs become candidates, a
         sitemap index's sitemaps become sitemap candidates one level deeper, up to
-        :data:`~textpile.crawl.sitemaps.MAX_SITEMAP_DEPTH`) and a message counting what it
+        :data:`~textpile.crawl.discovery.sitemaps.MAX_SITEMAP_DEPTH`) and a message counting what it
         listed. 20 file_ingested. Sitemaps while ``sitemaps`` is off, feeds while
         ``feeds`` is off, and any listing whose answer said nofollow list nothing."""
         config = self.config

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import httpx
 from selectolax.lexbor import LexborHTMLParser
 
-from textpile.crawl.charset import decode_body
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.fetch import FetchLimits, exit_code_for_status, fetch
-from textpile.crawl.robots import ROBOTS_MAX_BYTES, RobotsRules, looks_like_html, user_agent_token
+from textpile.crawl.fetcher.fetch import FetchLimits, exit_code_for_status, fetch
+from textpile.crawl.fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, looks_like_html, user_agent_token
+from textpile.crawl.parser.charset import decode_body
+from textpile.crawl.policy.config import CrawlConfig
 from textpile.enums import ExitCode
 from textpile.store.mimetypes import parse_media_type
 from textpile.store.urls import parse_url
@@ -194,7 +194,7 @@ async def check_sites(conn: sqlite3.Connection, origins: list[str], config: Craw
     """:func:`check_site` for each of ``origins`` in turn (one request at a time), each
     verdict stored (:func:`record_check`) as soon as it is known, so an interrupted check
     keeps what it judged. ``transport`` replaces textpile's SSRF-filtered transport (tests)."""
-    from textpile.crawl.ssrf import make_transport
+    from textpile.crawl.fetcher.ssrf import make_transport
 
     transport = transport or make_transport(allow_private_addresses=config.allow_private_addresses)
     headers = {"User-Agent": config.user_agent}

@@ -5,7 +5,7 @@ be written by the crawler database process; meanwhile every origin crawler goes 
 sending requests. :class:`ReadBacklog` bounds the bytes so held (with the bytes reserved
 for requests under way) to :func:`read_backlog_bytes`, fair to every origin, and
 :class:`BodyRoom` is one request's share of it, grown on demand while its body arrives
-(:func:`textpile.crawl.fetch.fetch` awaits it). One asyncio thread: no locks.
+(:func:`textpile.crawl.fetcher.fetch.fetch` awaits it). One asyncio thread: no locks.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ class ReadBacklog:
 class BodyRoom:
     """The room one request's body has in a :class:`ReadBacklog`: ``amount`` bytes
     :meth:`ReadBacklog.room` reserved, grown on demand. Awaiting ``room(total)`` (what
-    :func:`~textpile.crawl.fetch.fetch` does before it reads a body, with its declared
+    :func:`~textpile.crawl.fetcher.fetch.fetch` does before it reads a body, with its declared
     length, and while the body arrives) waits until the body may hold ``total`` bytes;
     :meth:`give_back` returns all of it once the body is counted."""
 

@@ -14,19 +14,19 @@ the ignore list so they are tried again in the same run (each at most
 Pages are read while the loop goes on: a 2xx text answer is handed to the run's page
 reader (a worker process) and the origin crawler waits out its delay and sends its next
 request meanwhile (at most :data:`MAX_READS_PER_ORIGIN` pages of one origin, and
-:func:`~textpile.crawl.backlog.read_backlog_bytes` of all, wait to be read: the read
+:func:`~textpile.crawl.loop.backlog.read_backlog_bytes` of all, wait to be read: the read
 backlog). Its crawl log entries are still queued in request order (an outbox per
 origin). With its todo list empty it waits for its oldest page's links (asking the
 readers to hurry: :meth:`PageReader.hurry`), then looks for new candidates, page after
 page. What an answer means (its crawl log entry) is the interpreter's business
 (:mod:`textpile.crawl.interpret`), and what a robots.txt answer means robots.txt's
-(:func:`textpile.crawl.robots.robots_answer`).
+(:func:`textpile.crawl.fetcher.robots.robots_answer`).
 
 Hostile sites: whatever handling one robots.txt fetch or one URL raises (other than a
 database error, Ctrl+C or cancellation) is logged as that entry's -999 unknown_error
 with the exception's message and costs one patience; the run goes on
 (:meth:`OriginCrawler.guarded`, the one safety net). URLs with a user name or password,
-or longer than :data:`~textpile.crawl.page.MAX_URL_CHARS`, are never scheduled.
+or longer than :data:`~textpile.crawl.parser.page.MAX_URL_CHARS`, are never scheduled.
 """
 
 from __future__ import annotations
@@ -37,20 +37,20 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from textpile.crawl.backlog import BodyRoom, ReadBacklog
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.crawldb import CrawlerDb
-from textpile.crawl.delay import CrawlDelay, parse_retry_after
-from textpile.crawl.fetch import (CrawlClient, FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
-                                  is_valid_header_value)
+from textpile.crawl.crawldb.records import Candidate, LogEntry, MetaCandidate
+from textpile.crawl.crawldb.writer import CrawlerDb
+from textpile.crawl.discovery.sitemaps import WELL_KNOWN_SITEMAPS
+from textpile.crawl.fetcher.delay import CrawlDelay, parse_retry_after
+from textpile.crawl.fetcher.fetch import (CrawlClient, FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
+                                          is_valid_header_value)
+from textpile.crawl.fetcher.robots import (REDIRECT_STATUSES, ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules,
+                                           robots_answer)
 from textpile.crawl.interpret import Interpreter, request_record
-from textpile.crawl.page import unusable_reason, usable_link
-from textpile.crawl.reader import PageReader
-from textpile.crawl.records import Candidate, LogEntry, MetaCandidate
-from textpile.crawl.robots import (REDIRECT_STATUSES, ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules,
-                                   robots_answer)
-from textpile.crawl.sitemaps import WELL_KNOWN_SITEMAPS
-from textpile.crawl.traps import calendar_pattern
+from textpile.crawl.loop.backlog import BodyRoom, ReadBacklog
+from textpile.crawl.parser.page import unusable_reason, usable_link
+from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.policy.traps import calendar_pattern
+from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
@@ -75,7 +75,7 @@ class RunState:
 
     ``commands_left`` is the run's remaining max_commands_per_run budget; a command is a
     crawl that sends requests (a file crawl or a robots.txt fetch). ``reader`` reads the
-    fetched pages off the event loop (see :mod:`textpile.crawl.reader`).
+    fetched pages off the event loop (see :mod:`textpile.crawl.workers.readers`).
     """
 
     config: CrawlConfig
@@ -176,7 +176,7 @@ class OriginCrawler:
 
     async def next_read_done(self) -> None:
         """Wait until the oldest page of this origin being read is read, its readers
-        asked to hurry (:meth:`~textpile.crawl.reader.PageReader.hurry`)."""
+        asked to hurry (:meth:`~textpile.crawl.workers.readers.PageReader.hurry`)."""
         if self.reads:
             self.state.reader.hurry(self.str_origin)
             await asyncio.wait([self.reads[0]])
@@ -258,7 +258,7 @@ class OriginCrawler:
     def trapped(self, url_id: int, url: ParsedUrl) -> str | None:
         """Why ``url`` is not crawled in this run as part of a URL trap, or None.
 
-        A calendar-like URL (:func:`textpile.crawl.traps.calendar_pattern`) is crawled
+        A calendar-like URL (:func:`textpile.crawl.policy.traps.calendar_pattern`) is crawled
         only while fewer than ``max_urls_per_pattern`` URLs of its pattern were crawled
         in this run; the others are logged as 173 without touching their candidate
         rows, so they stay due and the next run takes the next ones."""
@@ -312,7 +312,7 @@ class OriginCrawler:
         """Send one request after waiting out the crawl delay; record its timing and, when
         it was sent (not refused by the SSRF filter or the HTTP client), count it.
         While :attr:`reading_robots`, a 2xx body is kept only up to
-        :data:`~textpile.crawl.robots.ROBOTS_MAX_BYTES` (see :func:`fetch`)."""
+        :data:`~textpile.crawl.fetcher.robots.ROBOTS_MAX_BYTES` (see :func:`fetch`)."""
         wait = self.delay.wait_s()
         if wait > 0:
             await asyncio.sleep(wait)
@@ -403,8 +403,8 @@ class OriginCrawler:
         everything allowed). A redirect whose target cannot be used (not a URL, an
         invalid host, not http(s), a user name or password in it) makes robots.txt
         unreachable: exit 42, nothing allowed for now, one patience. Only the first
-        :data:`~textpile.crawl.robots.ROBOTS_MAX_BYTES` bytes are read and parsed. The
-        last answer is understood by :func:`~textpile.crawl.robots.robots_answer`; an
+        :data:`~textpile.crawl.fetcher.robots.ROBOTS_MAX_BYTES` bytes are read and parsed. The
+        last answer is understood by :func:`~textpile.crawl.fetcher.robots.robots_answer`; an
         unavailable robots.txt costs one patience, an address the SSRF filter refused
         stops the origin (:meth:`refused`).
         """
@@ -451,7 +451,7 @@ class OriginCrawler:
         """The sitemaps to read for this origin (dead-simple-search "Sitemap discovery"):
         the ``Sitemap:`` lines of its robots.txt that are usable http(s) URLs on a seed
         origin (a sitemap elsewhere is not fetched: only seed origins are crawled), or,
-        when robots.txt names none, this origin's :data:`~textpile.crawl.sitemaps.WELL_KNOWN_SITEMAPS`."""
+        when robots.txt names none, this origin's :data:`~textpile.crawl.discovery.sitemaps.WELL_KNOWN_SITEMAPS`."""
         named = []
         for line in rules.sitemaps():
             try:
@@ -599,7 +599,7 @@ class OriginCrawler:
 
     def write(self, entry: LogEntry) -> None:
         """Queue ``entry`` for the database's next flush (see
-        :meth:`~textpile.crawl.crawldb.CrawlerDb.queue_entry`) after this origin's
+        :meth:`~textpile.crawl.crawldb.writer.CrawlerDb.queue_entry`) after this origin's
         earlier entries still being read; :meth:`written` counts it then."""
         if self.outbox:
             self.outbox.append([entry, 0])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from protego import Protego
 
-from textpile.crawl.fetch import FetchResult, exit_code_for_status
+from textpile.crawl.fetcher.fetch import FetchResult, exit_code_for_status
 from textpile.enums import ExitCode
 
 #: Seconds after which robots.txt is fetched again (hard coded in the seed).

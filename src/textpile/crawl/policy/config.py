@@ -3,7 +3,7 @@
 Source: unobtanium-documentation.txt, page "Crawler crawl configuration" (keys, policies,
 the ``database_file`` safety check), page "unobtanium-crawler" (the ``crawl`` options that
 override keys) and the criterium pages (Criterium Chain, String, Number, Boolean, Url,
-Origin; the TOML form of chains is described in :mod:`textpile.crawl.criteria`).
+Origin; the TOML form of chains is described in :mod:`textpile.crawl.policy.criteria`).
 
 Entry points:
 
@@ -36,8 +36,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
-from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
-from textpile.crawl.traps import DEFAULT_MAX_URLS_PER_PATTERN, DEFAULT_SESSION_PARAMETERS, session_names
+from textpile.crawl.policy.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
+from textpile.crawl.policy.traps import DEFAULT_MAX_URLS_PER_PATTERN, DEFAULT_SESSION_PARAMETERS, session_names
 from textpile.errors import ConfigError
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
@@ -98,7 +98,7 @@ class CrawlConfig(BaseModel):
     #: textpile extension, off by default: allow loopback/private/link-local/reserved targets.
     allow_private_addresses: StrictBool = False
     #: textpile extension: session-ID parameter names stripped from every URL before it
-    #: becomes a candidate (textpile.crawl.traps; case-insensitive).
+    #: becomes a candidate (textpile.crawl.policy.traps; case-insensitive).
     session_parameters: tuple[str, ...] = DEFAULT_SESSION_PARAMETERS
     #: textpile extension: URLs of one calendar-like path pattern crawled per run (0: no cap).
     max_urls_per_pattern: Annotated[StrictInt, Field(ge=0, le=MAX_URLS_PER_PATTERN)] = DEFAULT_MAX_URLS_PER_PATTERN
@@ -151,7 +151,7 @@ class CrawlConfig(BaseModel):
 
     @property
     def session_names(self) -> frozenset[str]:
-        """:attr:`session_parameters` in lower case, as :func:`textpile.crawl.traps.strip_session_ids` takes them."""
+        """:attr:`session_parameters` in lower case, as :func:`textpile.crawl.policy.traps.strip_session_ids` takes them."""
         return session_names(self.session_parameters)
 
     def policy_verdict(self, url: ParsedUrl) -> str | None:
