@@ -25,7 +25,7 @@ from textpile.crawl.discovery.meta import MetaReading, maybe_meta
 from textpile.crawl.discovery.sitemaps import MAX_SITEMAP_DEPTH
 from textpile.crawl.fetcher.fetch import FetchResult, exit_code_for_status, parse_http_date
 from textpile.crawl.fetcher.sniff import mislabeled_text_type
-from textpile.crawl.parser.body import TEXT_TYPES, PageReading
+from textpile.crawl.parser.body import PageReading
 from textpile.crawl.parser.charset import codec_for_label
 from textpile.crawl.parser.headers import (header_canonical, header_feeds, header_refresh, parse_link_header,
                                            x_robots_tag)
@@ -36,7 +36,7 @@ from textpile.crawl.policy.config import CrawlConfig
 from textpile.crawl.policy.traps import strip_session_ids
 from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode, InformationSource
-from textpile.store.mimetypes import parse_media_type
+from textpile.store.mimetypes import TEXT_TYPES, parse_media_type
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
 

@@ -29,7 +29,7 @@ from textpile.crawl.fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, looks_l
 from textpile.crawl.parser.charset import decode_body
 from textpile.crawl.policy.config import CrawlConfig
 from textpile.enums import ExitCode
-from textpile.store.mimetypes import parse_media_type
+from textpile.store.mimetypes import HTML_TYPES, parse_media_type
 from textpile.store.urls import parse_url
 
 
@@ -167,7 +167,7 @@ async def check_site(client: httpx.AsyncClient, str_origin: str, config: CrawlCo
         return Check(now, int(exit_code_for_status(page.status)), None,
                      f"{start} answered {page.status}" + (f" (to {where})" if where else ""))
     media = parse_media_type(page.headers.get("content-type"))
-    if media.essence not in ("text/html", "application/xhtml+xml"):
+    if media.essence not in HTML_TYPES:
         return Check(now, int(ExitCode.file_of_unknown_type), None, f"{start} is {media.essence or 'untyped'}, not HTML")
     text = decode_body(page.body or b"", media.charset, is_html=True).text
     relevant, verdict = judge_start_page(text, config)

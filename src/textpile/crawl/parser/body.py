@@ -18,11 +18,8 @@ from textpile.crawl.parser.charset import decode_body
 from textpile.crawl.parser.packed import pack_links
 from textpile.crawl.parser.page import PageInfo, RobotsDirectives, read_page
 from textpile.crawl.policy.traps import strip_session_ids
+from textpile.store.mimetypes import HTML_TYPES, TEXT_TYPES
 from textpile.store.urls import ParsedUrl
-
-#: Media types whose text the crawler keeps, and those it reads as HTML.
-TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
 @dataclass
@@ -30,7 +27,7 @@ class PageReading:
     """What :func:`read_body` found in one body.
 
     ``text`` is the decoded text (None unless the media type is one of
-    :data:`TEXT_TYPES`), or None with ``text_is_body`` when the body is its text in
+    :data:`~textpile.store.mimetypes.TEXT_TYPES`), or None with ``text_is_body`` when the body is its text in
     UTF-8 (valid UTF-8 without a byte order mark): the caller holds those bytes, and a
     big page's text does not cross back from the worker process. For HTML: ``links`` are the usable links (see
     :func:`textpile.crawl.parser.page.read_page`) whose origin is one of the given origins, in

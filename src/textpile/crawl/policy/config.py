@@ -36,6 +36,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
+from textpile.crawl.policy.bounds import (MAX_COMMANDS_PER_RUN, MAX_DEFAULT_DELAY_MS, MAX_DEFAULT_DELAY_WORDS,
+                                          MAX_RECRAWL_INTERVAL_S, MAX_RELEVANCE_MIN_WORDS, MAX_URLS_PER_PATTERN)
 from textpile.crawl.policy.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.crawl.policy.traps import DEFAULT_MAX_URLS_PER_PATTERN, DEFAULT_SESSION_PARAMETERS, session_names
 from textpile.errors import ConfigError
@@ -44,12 +46,6 @@ from textpile.store.urls import ParsedUrl, UrlError, parse_url
 #: User agent used when none is configured (page "Crawler User-Agent and robots.txt").
 UNCONFIGURED_USER_AGENT = "textpile-crawler-unconfigured-ua"
 
-#: Upper bounds of the numeric settings (textpile's sanity limits: a larger value is
-#: certainly a typo, and would overflow SQLite integers or sleep for ever).
-MAX_DEFAULT_DELAY_MS = 3_600_000  # an hour
-MAX_COMMANDS_PER_RUN = 10**9
-MAX_RECRAWL_INTERVAL_S = 100 * 365 * 86400  # 100 years
-MAX_URLS_PER_PATTERN = 10**9
 #: The feed recrawl interval when none is configured: a day (atextcrawler: "e.g. daily").
 DEFAULT_FEED_RECRAWL_S = 86400
 #: Words of visible text a discovered site's start page needs to be relevant by default.
@@ -119,7 +115,7 @@ class CrawlConfig(BaseModel):
     deny_sites: tuple[str, ...] = ()
     #: textpile extension: what makes a discovered site's start page relevant
     #: (textpile discovered --check): a word count, languages of <html lang>, words it mentions.
-    relevance_min_words: Annotated[StrictInt, Field(ge=0, le=10**9)] = DEFAULT_RELEVANCE_MIN_WORDS
+    relevance_min_words: Annotated[StrictInt, Field(ge=0, le=MAX_RELEVANCE_MIN_WORDS)] = DEFAULT_RELEVANCE_MIN_WORDS
     relevance_languages: tuple[str, ...] = ()
     relevance_words: tuple[str, ...] = ()
     #: the file this configuration was read from, None when built in code.
@@ -381,7 +377,7 @@ class _Reader:
             elif key == "user_agent":
                 out[key] = self.string(key, value, single_line=True)
             elif key == "default_delay_ms":
-                out[key] = self.count(key, value, MAX_DEFAULT_DELAY_MS, " ms (an hour)")
+                out[key] = self.count(key, value, MAX_DEFAULT_DELAY_MS, f" ms ({MAX_DEFAULT_DELAY_WORDS})")
             elif key == "max_commands_per_run":
                 out[key] = self.count(key, value, MAX_COMMANDS_PER_RUN)
             elif key == "recrawl_interval":
@@ -409,7 +405,7 @@ class _Reader:
                     raise self.error(key, f"found {toml_type_name(value)}; expected an array of strings")
                 out[key] = tuple(self.string(f"{key}[{i}]", item, single_line=True) for i, item in enumerate(value))
             elif key == "relevance_min_words":
-                out[key] = self.count(key, value, 10**9)
+                out[key] = self.count(key, value, MAX_RELEVANCE_MIN_WORDS)
             elif key == "max_urls_per_pattern":
                 out[key] = self.count(key, value, MAX_URLS_PER_PATTERN)
             elif key == "do_not_crawl":
@@ -595,7 +591,7 @@ def apply_overrides(
         base["max_commands_per_run"] = option_count("--max-commands", max_commands, MAX_COMMANDS_PER_RUN)
     if default_delay_ms is not None:
         base["default_delay_ms"] = option_count("--default-delay", default_delay_ms, MAX_DEFAULT_DELAY_MS,
-                                                " ms (an hour)")
+                                                f" ms ({MAX_DEFAULT_DELAY_WORDS})")
     if seeds is not None and len(seeds) > 0:
         checked = []
         for seed in seeds:
