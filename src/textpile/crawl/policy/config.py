@@ -10,46 +10,53 @@ Entry points:
 * :func:`load_config` reads a complete configuration file (every required key present).
 * :func:`read_config_file` / :func:`read_policy_file` read a file that may lack keys the
   command line supplies, and policy files (``--policy-file``), into :data:`ConfigValues`
-  (the validated values the file sets, by :class:`CrawlConfig` field name).
+  (the checked values the file sets, by :class:`CrawlConfig` field name).
 * :func:`apply_overrides` merges command line options into such values (or a complete
   configuration) and builds the one validated model, :class:`CrawlConfig` (pydantic);
   :func:`config_from_options` does all of it for ``textpile crawl``.
 * :func:`check_database_file` is the ``database_file`` safety check.
 * :meth:`CrawlConfig.policy_verdict` applies ``do_not_crawl`` and ``url_query_paramters``.
 
-Every problem raises :class:`textpile.errors.ConfigError` naming the file, the key path
-(``do_not_crawl[2].if.url.path.has_prefx``; array indexes count from 0) and what was expected.
+One validation: what each setting accepts (type, range, form) is said once, by the type
+of its :class:`CrawlConfig` field (the checks of :mod:`textpile.crawl.policy.values`,
+whose messages say what was found and what was expected). Reading a file and applying options do not check values again:
+they only say where a value came from, so that every problem raises
+:class:`textpile.errors.ConfigError` naming the file and the key path
+(``do_not_crawl[2].if.url.path.has_prefx``, ``seeds[1]``; array indexes count from 0), or
+the option (``--max-commands``), and what was expected. Policies are compiled from their
+TOML tables when the file is read (:mod:`textpile.crawl.policy.criteria`).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import re
 import tomllib
-from collections.abc import Iterable, Sequence
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+from pydantic_core import PydanticCustomError
 
 from textpile.crawl.policy.bounds import (MAX_COMMANDS_PER_RUN, MAX_DEFAULT_DELAY_MS, MAX_DEFAULT_DELAY_WORDS,
-                                          MAX_RECRAWL_INTERVAL_S, MAX_RELEVANCE_MIN_WORDS, MAX_URLS_PER_PATTERN)
+                                         MAX_RELEVANCE_MIN_WORDS, MAX_URLS_PER_PATTERN)
 from textpile.crawl.policy.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.crawl.policy.traps import DEFAULT_MAX_URLS_PER_PATTERN, DEFAULT_SESSION_PARAMETERS, session_names
+from textpile.crawl.policy.values import (boolean, database_path, parameter_names, parse_duration, seed_list,
+                                         single_line, site_list, string, whole_number, word_list)
 from textpile.errors import ConfigError
-from textpile.store.urls import ParsedUrl, UrlError, parse_url
+from textpile.store.urls import ParsedUrl, parse_url
 
 #: User agent used when none is configured (page "Crawler User-Agent and robots.txt").
 UNCONFIGURED_USER_AGENT = "textpile-crawler-unconfigured-ua"
-
 #: The feed recrawl interval when none is configured: a day (atextcrawler: "e.g. daily").
 DEFAULT_FEED_RECRAWL_S = 86400
 #: Words of visible text a discovered site's start page needs to be relevant by default.
 DEFAULT_RELEVANCE_MIN_WORDS = 50
+#: The pydantic error type of a setting's value refused by its check (:func:`_setting`).
+SETTING_ERROR = "textpile_setting"
 
 
 @dataclass
@@ -70,10 +77,26 @@ class QueryParameterPolicy:
     criterium: Any
 
 
+def _setting(check: Callable[[Any], Any], *, optional: bool = False) -> PlainValidator:
+    """The validator of a :class:`CrawlConfig` field whose values ``check`` accepts (None
+    too when ``optional``): a value ``check`` refuses (ValueError) is a pydantic error of
+    type :data:`SETTING_ERROR` whose context holds ``message`` and ``where``."""
+    def validate(value: Any) -> Any:
+        if value is None and optional:
+            return None
+        try:
+            return check(value)
+        except ValueError as exc:
+            raise PydanticCustomError(SETTING_ERROR, "{message}",
+                                      {"message": str(exc), "where": getattr(exc, "where", "")}) from None
+    return PlainValidator(validate)
+
+
 class CrawlConfig(BaseModel):
     """A loaded, validated crawl configuration (the one model: from a file, from options or
-    from code alike). Durations in ms or s as named. Immutable: derive another one with
-    :func:`apply_overrides`.
+    from code alike). Durations in ms or s as named (``recrawl_interval_s`` and
+    ``feed_recrawl_interval_s`` also take a duration such as ``"4 weeks"``:
+    :func:`parse_duration`). Immutable: derive another one with :func:`apply_overrides`.
 
     Raises (when built directly): ``pydantic.ValidationError`` for a value out of bounds, a
     bad seed or user agent; :func:`apply_overrides` turns that into a ConfigError.
@@ -81,62 +104,47 @@ class CrawlConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
-    default_delay_ms: Annotated[StrictInt, Field(ge=0, le=MAX_DEFAULT_DELAY_MS)]
-    max_commands_per_run: Annotated[StrictInt, Field(ge=0, le=MAX_COMMANDS_PER_RUN)]
-    recrawl_interval_s: Annotated[StrictInt, Field(ge=0, le=MAX_RECRAWL_INTERVAL_S)]
-    seeds: Annotated[list[str], Field(min_length=1)]
-    name: str | None = None
-    description: str | None = None
-    database_file: str | None = None
-    user_agent: str = UNCONFIGURED_USER_AGENT
+    default_delay_ms: Annotated[int, _setting(whole_number(MAX_DEFAULT_DELAY_MS, f" ms ({MAX_DEFAULT_DELAY_WORDS})"))]
+    max_commands_per_run: Annotated[int, _setting(whole_number(MAX_COMMANDS_PER_RUN))]
+    recrawl_interval_s: Annotated[int, _setting(parse_duration)]
+    seeds: Annotated[list[str], _setting(seed_list)]
+    name: Annotated[str | None, _setting(string, optional=True)] = None
+    description: Annotated[str | None, _setting(string, optional=True)] = None
+    database_file: Annotated[str | None, _setting(database_path, optional=True)] = None
+    user_agent: Annotated[str, _setting(single_line)] = UNCONFIGURED_USER_AGENT
     do_not_crawl: list[DoNotCrawlPolicy] = Field(default_factory=list)
     url_query_parameters: list[QueryParameterPolicy] = Field(default_factory=list)
     #: textpile extension, off by default: allow loopback/private/link-local/reserved targets.
-    allow_private_addresses: StrictBool = False
+    allow_private_addresses: Annotated[bool, _setting(boolean)] = False
     #: textpile extension: session-ID parameter names stripped from every URL before it
     #: becomes a candidate (textpile.crawl.policy.traps; case-insensitive).
-    session_parameters: tuple[str, ...] = DEFAULT_SESSION_PARAMETERS
+    session_parameters: Annotated[tuple[str, ...], _setting(parameter_names)] = DEFAULT_SESSION_PARAMETERS
     #: textpile extension: URLs of one calendar-like path pattern crawled per run (0: no cap).
-    max_urls_per_pattern: Annotated[StrictInt, Field(ge=0, le=MAX_URLS_PER_PATTERN)] = DEFAULT_MAX_URLS_PER_PATTERN
+    max_urls_per_pattern: Annotated[int, _setting(whole_number(MAX_URLS_PER_PATTERN))] = \
+        DEFAULT_MAX_URLS_PER_PATTERN
     #: textpile extension: read sitemaps (robots.txt Sitemap: lines, else /sitemap.xml and
     #: /sitemap_index.xml; sitemap indexes; sitemaps found by content).
-    sitemaps: StrictBool = True
+    sitemaps: Annotated[bool, _setting(boolean)] = True
     #: textpile extension: read feeds (RSS, Atom, JSON Feed) found from pages and sitemaps.
-    feeds: StrictBool = True
+    feeds: Annotated[bool, _setting(boolean)] = True
     #: textpile extension: how long a feed waits before it is read again (atextcrawler's
     #: feed_crawl_interval), in seconds; its new entries are crawled then.
-    feed_recrawl_interval_s: Annotated[StrictInt, Field(ge=0, le=MAX_RECRAWL_INTERVAL_S)] = DEFAULT_FEED_RECRAWL_S
+    feed_recrawl_interval_s: Annotated[int, _setting(parse_duration)] = DEFAULT_FEED_RECRAWL_S
     #: textpile extension (atextcrawler's site discovery), off by default: record links to
     #: origins outside the seeds (textpile discovered lists them); nothing there is crawled.
-    discover_sites: StrictBool = False
+    discover_sites: Annotated[bool, _setting(boolean)] = False
     #: textpile extension (atextcrawler's site annotations): sites admitted as seeds (their
     #: start pages are crawled like seeds) and sites never admitted nor checked (deny wins).
-    allow_sites: tuple[str, ...] = ()
-    deny_sites: tuple[str, ...] = ()
+    allow_sites: Annotated[tuple[str, ...], _setting(site_list)] = ()
+    deny_sites: Annotated[tuple[str, ...], _setting(site_list)] = ()
     #: textpile extension: what makes a discovered site's start page relevant
     #: (textpile discovered --check): a word count, languages of <html lang>, words it mentions.
-    relevance_min_words: Annotated[StrictInt, Field(ge=0, le=MAX_RELEVANCE_MIN_WORDS)] = DEFAULT_RELEVANCE_MIN_WORDS
-    relevance_languages: tuple[str, ...] = ()
-    relevance_words: tuple[str, ...] = ()
+    relevance_min_words: Annotated[int, _setting(whole_number(MAX_RELEVANCE_MIN_WORDS))] = \
+        DEFAULT_RELEVANCE_MIN_WORDS
+    relevance_languages: Annotated[tuple[str, ...], _setting(word_list)] = ()
+    relevance_words: Annotated[tuple[str, ...], _setting(word_list)] = ()
     #: the file this configuration was read from, None when built in code.
     source: Path | None = None
-
-    @field_validator("seeds")
-    @classmethod
-    def _normalized_seeds(cls, seeds: list[str]) -> list[str]:
-        return [normalize_seed(seed) for seed in seeds]
-
-    @field_validator("allow_sites", "deny_sites")
-    @classmethod
-    def _normalized_sites(cls, sites: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(normalize_seed(site) for site in sites)
-
-    @field_validator("user_agent")
-    @classmethod
-    def _single_line(cls, value: str) -> str:
-        if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
-            raise ValueError(f"found {value!r}; expected a non-empty single-line string without control characters")
-        return value
 
     @property
     def crawl_seeds(self) -> list[str]:
@@ -194,64 +202,10 @@ def query_parameter_names(query: str | None) -> frozenset[str]:
     return frozenset(name for name, _ in parse_qsl(query, keep_blank_values=True))
 
 
-#: Seconds per duration unit. "month" is 30 days and "year" 365 days.
-_UNIT_SECONDS = {
-    "second": 1, "seconds": 1, "sec": 1, "secs": 1, "s": 1,
-    "minute": 60, "minutes": 60, "min": 60, "mins": 60,
-    "hour": 3600, "hours": 3600, "h": 3600,
-    "day": 86400, "days": 86400, "d": 86400,
-    "week": 7 * 86400, "weeks": 7 * 86400, "w": 7 * 86400,
-    "month": 30 * 86400, "months": 30 * 86400,
-    "year": 365 * 86400, "years": 365 * 86400,
-}
-_DURATION_PART = re.compile(r"\s*(\d+)\s*([A-Za-z]+)\s*")
-
-
-def parse_duration(value: str | int) -> int:
-    """A ``recrawl_interval`` as whole seconds.
-
-    Accepts a non-negative integer (seconds) or a string of one or more ``<number> <unit>``
-    parts that are added up: ``"1 week"``, ``"4 weeks"``, ``"30 minutes"``,
-    ``"1 day 12 hours"``. Units (singular or plural, any case): second, minute, hour, day,
-    week, month (30 days), year (365 days); short forms s, sec, min, h, d, w also work.
-    Source: page "Crawler crawl configuration", ``recrawl_interval``.
-
-    Raises:
-        ValueError: anything else; the message says what was expected.
-    """
-    expected = ('expected a duration such as "4 weeks", "30 minutes" or "1 day 12 hours" '
-                "(units second, minute, hour, day, week, month, year) or a whole number of seconds")
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"found {type(value).__name__} {value!r}; {expected}")
-    too_long = (f"found {value!r}, which is more than 100 years ({MAX_RECRAWL_INTERVAL_S} seconds); "
-                f"expected at most 100 years")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"found negative number {value}; {expected}")
-        if value > MAX_RECRAWL_INTERVAL_S:
-            raise ValueError(too_long)
-        return value
-    text = value.strip()
-    total, pos = 0, 0
-    while pos < len(text):
-        match = _DURATION_PART.match(text, pos)
-        if not match or match.group(2).lower() not in _UNIT_SECONDS:
-            raise ValueError(f"cannot read {value!r}; {expected}")
-        digits = match.group(1).lstrip("0") or "0"
-        if len(digits) > 20:  # also keeps int() away from its 4300-digit limit
-            raise ValueError(too_long)
-        total += int(digits) * _UNIT_SECONDS[match.group(2).lower()]
-        if total > MAX_RECRAWL_INTERVAL_S:
-            raise ValueError(too_long)
-        pos = match.end()
-    if pos == 0:
-        raise ValueError(f"found an empty string; {expected}")
-    return total
-
-
 #: What a crawl configuration or policy file sets: :class:`CrawlConfig` field name ->
-#: validated value (``source``: the file), before command line options are merged; keys
-#: the file leaves out are absent. :func:`apply_overrides` makes the CrawlConfig.
+#: value as the file gives it (checked by the model: :func:`read_config_file`;
+#: ``source``: the file), before command line options are merged; keys the file leaves
+#: out are absent. :func:`apply_overrides` makes the CrawlConfig.
 ConfigValues = dict[str, Any]
 
 _POLICY_KEYS = ("do_not_crawl", "url_query_paramters", "url_query_parameters")
@@ -260,237 +214,128 @@ _CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max
                 "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval", "discover_sites",
                 "allow_sites", "deny_sites", "relevance_min_words", "relevance_languages", "relevance_words",
                 *_POLICY_KEYS)
+#: The file's keys whose :class:`CrawlConfig` field has another name (a duration read into seconds).
+_FIELD_OF_KEY = {"recrawl_interval": "recrawl_interval_s", "feed_recrawl_interval": "feed_recrawl_interval_s"}
+_KEY_OF_FIELD = {field: key for key, field in _FIELD_OF_KEY.items()}
 
 
-class _Reader:
-    """Validates the TOML values of one file; every error names the file and key path."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def error(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{self.path}: {key}: {problem}")
-
-    def load(self) -> dict[str, Any]:
-        try:
-            data = self.path.read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"{self.path}: cannot read the configuration file: {exc.strerror or exc}") from None
-        try:
-            text = data.decode("utf-8")
-            # A UTF-8 byte order mark (written by some Windows editors) is not TOML; skip it.
-            return tomllib.loads(text[1:] if text.startswith("\ufeff") else text)
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{self.path}: not UTF-8 text ({exc}); expected a TOML file") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{self.path}: invalid TOML: {exc}") from None
-
-    def string(self, key: str, value: Any, *, single_line: bool = False) -> str:
-        if not isinstance(value, str):
-            raise self.error(key, f"found {toml_type_name(value)}; expected a string")
-        if single_line and (not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)):
-            raise self.error(key, f"found {value!r}; expected a non-empty single-line string without control characters")
-        return value
-
-    def count(self, key: str, value: Any, maximum: int, unit: str = "") -> int:
-        try:
-            return check_count(value, maximum, unit, what=toml_type_name(value))
-        except ValueError as exc:
-            raise self.error(key, str(exc)) from None
-
-    def path_string(self, key: str, value: Any) -> str:
-        text = self.string(key, value)
-        if not text.strip() or "\x00" in text:
-            raise self.error(key, f"found {text!r}; expected a database path such as \"data/crawl.db\" "
-                                  "(leave the key out to accept any database file)")
-        return text
-
-    def boolean(self, key: str, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise self.error(key, f"found {toml_type_name(value)} {value!r}; expected true or false")
-        return value
-
-    def names(self, key: str, value: Any) -> list[str]:
-        """An array of non-empty names without spaces (query parameter names)."""
-        if not isinstance(value, list):
-            raise self.error(key, f"found {toml_type_name(value)}; expected an array of parameter names")
-        names = []
-        for i, item in enumerate(value):
-            name = self.string(f"{key}[{i}]", item)
-            if not name or any(c.isspace() or c in "=&;?#" for c in name):
-                raise self.error(f"{key}[{i}]", f"found {name!r}; expected a parameter name without spaces "
-                                                "or any of = & ; ? #")
-            names.append(name)
-        return names
-
-    def seeds(self, key: str, value: Any) -> list[str]:
-        if not isinstance(value, list) or not value:
-            raise self.error(key, f"found {toml_type_name(value)}; expected a non-empty array of absolute http(s) URLs")
-        return [self.seed(f"{key}[{i}]", item) for i, item in enumerate(value)]
-
-    def seed(self, key: str, value: Any) -> str:
-        try:
-            return normalize_seed(self.string(key, value))
-        except ValueError as exc:
-            raise self.error(key, str(exc)) from None
-
-    def policies(self, key: str, value: Any, kind: str) -> list[Any]:
-        if not isinstance(value, list):
-            raise self.error(key, f"found {toml_type_name(value)}; expected an array of tables ([[{kind}]])")
-        return [self.policy(f"{key}[{i}]", item, kind) for i, item in enumerate(value)]
-
-    def policy(self, key: str, value: Any, kind: str) -> DoNotCrawlPolicy | QueryParameterPolicy:
-        allowed = ("reason", "if") if kind == "do_not_crawl" else ("reason", "allow", "if")
-        if not isinstance(value, dict):
-            raise self.error(key, f"found {toml_type_name(value)}; expected a table with keys {', '.join(allowed)}")
-        for name in value:
-            if name not in allowed:
-                raise self.error(f"{key}.{name}", f"unknown key; expected one of {', '.join(allowed)}")
-        reason = self.string(f"{key}.reason", value["reason"]) if "reason" in value else None
-        if "if" not in value:
-            raise self.error(f"{key}.if", "missing; expected a crawl policy criterium chain "
-                                          '(for example if.url.host.equals = "example.org")')
-        try:
-            criterium = compile_crawl_policy_chain(value["if"], f"{key}.if")
-        except CriteriumError as exc:
-            raise self.error(exc.key_path, exc.problem) from None
-        if kind == "do_not_crawl":
-            return DoNotCrawlPolicy(reason, criterium)
-        if "allow" not in value:
-            raise self.error(f"{key}.allow", 'missing; expected an array of query parameter names (allow = ["page"])')
-        allow = value["allow"]
-        if not isinstance(allow, list):
-            raise self.error(f"{key}.allow", f"found {toml_type_name(allow)}; expected an array of query parameter names")
-        names = frozenset(self.string(f"{key}.allow[{i}]", name) for i, name in enumerate(allow))
-        return QueryParameterPolicy(reason, names, criterium)
-
-    def read(self, data: dict[str, Any], keys: Sequence[str], what: str) -> ConfigValues:
-        """The TOML table ``data`` as :data:`ConfigValues`; every message names the key path."""
-        out: ConfigValues = {"source": self.path, "do_not_crawl": [], "url_query_parameters": []}
-        for key, value in data.items():
-            if key not in keys:
-                raise self.error(key, f"unknown key; expected one of {', '.join(keys)} ({what})")
-            if key in ("name", "description"):
-                out[key] = self.string(key, value)
-            elif key == "database_file":
-                out[key] = self.path_string(key, value)
-            elif key == "user_agent":
-                out[key] = self.string(key, value, single_line=True)
-            elif key == "default_delay_ms":
-                out[key] = self.count(key, value, MAX_DEFAULT_DELAY_MS, f" ms ({MAX_DEFAULT_DELAY_WORDS})")
-            elif key == "max_commands_per_run":
-                out[key] = self.count(key, value, MAX_COMMANDS_PER_RUN)
-            elif key == "recrawl_interval":
-                try:
-                    out["recrawl_interval_s"] = parse_duration(value)
-                except ValueError as exc:
-                    raise self.error(key, str(exc)) from None
-            elif key == "seeds":
-                out[key] = self.seeds(key, value)
-            elif key in ("allow_private_addresses", "sitemaps", "feeds", "discover_sites"):
-                out[key] = self.boolean(key, value)
-            elif key == "feed_recrawl_interval":
-                try:
-                    out["feed_recrawl_interval_s"] = parse_duration(value)
-                except ValueError as exc:
-                    raise self.error(key, str(exc)) from None
-            elif key == "session_parameters":
-                out[key] = tuple(self.names(key, value))
-            elif key in ("allow_sites", "deny_sites"):
-                if not isinstance(value, list):
-                    raise self.error(key, f"found {toml_type_name(value)}; expected an array of absolute http(s) URLs")
-                out[key] = tuple(self.seed(f"{key}[{i}]", item) for i, item in enumerate(value))
-            elif key in ("relevance_languages", "relevance_words"):
-                if not isinstance(value, list):
-                    raise self.error(key, f"found {toml_type_name(value)}; expected an array of strings")
-                out[key] = tuple(self.string(f"{key}[{i}]", item, single_line=True) for i, item in enumerate(value))
-            elif key == "relevance_min_words":
-                out[key] = self.count(key, value, MAX_RELEVANCE_MIN_WORDS)
-            elif key == "max_urls_per_pattern":
-                out[key] = self.count(key, value, MAX_URLS_PER_PATTERN)
-            elif key == "do_not_crawl":
-                out[key] = self.policies(key, value, "do_not_crawl")
-            else:  # url_query_paramters (the documented spelling) or url_query_parameters
-                out["url_query_parameters"].extend(self.policies(key, value, "url_query_paramters"))
-        return out
+def _file_error(path: Path, key: str, problem: str) -> ConfigError:
+    return ConfigError(f"{path}: {key}: {problem}")
 
 
-def check_count(value: Any, maximum: int, unit: str = "", *, what: str | None = None) -> int:
-    """``value`` if it is a whole number from 0 to ``maximum`` (bools refused).
-
-    ``unit`` is appended to the maximum in the message (" ms (an hour)"); ``what`` names
-    the value's type in the message (default: the Python type name).
+def _load(path: Path) -> dict[str, Any]:
+    """The TOML table of the file at ``path``.
 
     Raises:
-        ValueError: "found <what> <value>; expected a whole number >= 0", "found negative
-            number -1; expected a whole number >= 0" or "found <value>, which is too
-            large; expected at most <maximum><unit>".
-    """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"found {what or type(value).__name__} {value!r}; expected a whole number >= 0")
-    if value < 0:
-        raise ValueError(f"found negative number {value}; expected a whole number >= 0")
-    if value > maximum:
-        raise ValueError(f"found {value}, which is too large; expected at most {maximum}{unit}")
-    return value
-
-
-#: Characters that may appear in a registered host name (before IDNA encoding, which
-#: also admits any non-ASCII letter): letters, digits, hyphen, underscore, dot.
-_HOST_CHARS = re.compile(r"[A-Za-z0-9._-]+")
-
-
-def _check_seed_authority(url: str) -> None:
-    """Refuse what ``parse_url`` may let through in a seed's host and port: spaces and
-    other forbidden characters, empty labels, an IPvFuture or malformed ``[...]``
-    literal, port 0 (WHATWG URL standard, "host parsing" and "port state").
-
-    Raises:
-        ValueError: names the bad host or port.
+        ConfigError: unreadable, not UTF-8 or not TOML (names the file).
     """
     try:
-        parts = urlsplit(url.strip())
-        port = parts.port
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration file: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+        # A UTF-8 byte order mark (written by some Windows editors) is not TOML; skip it.
+        return tomllib.loads(text[1:] if text.startswith("\ufeff") else text)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc}); expected a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _checked(path: Path, key: str, check: Callable[[Any], Any], value: Any) -> Any:
+    """``check(value)``, its refusal a ConfigError naming the file and the key path."""
+    try:
+        return check(value)
     except ValueError as exc:
-        raise ValueError(f"invalid URL {url!r}: {exc}") from None
-    netloc = parts.netloc.rpartition("@")[2]
-    if netloc.startswith("["):
-        literal = netloc[1:].partition("]")[0]
-        try:
-            ipaddress.IPv6Address(literal)
-        except ValueError:
-            raise ValueError(f"invalid IPv6 address [{literal}] in {url!r}") from None
-    else:
-        host = parts.hostname or ""
-        ascii_part = "".join(c for c in host if ord(c) < 128)
-        if ascii_part and not _HOST_CHARS.fullmatch(ascii_part) or any(c.isspace() for c in host):
-            raise ValueError(f"invalid host {host!r} in {url!r}: a host name holds only letters, "
-                             "digits, hyphens and dots")
-        if host and any(label == "" for label in host.rstrip(".").split(".")):
-            raise ValueError(f"invalid host {host!r} in {url!r}: empty label")
-    if port == 0:
-        raise ValueError(f"invalid port 0 in {url!r}: expected a port from 1 to 65535")
+        raise _file_error(path, key + getattr(exc, "where", ""), str(exc)) from None
 
 
-def normalize_seed(url: str) -> str:
-    """A seed URL, checked and normalized (``parse_url(url).str_url``, fragment dropped).
+def _policies(path: Path, key: str, value: Any, kind: str) -> list[Any]:
+    """The policies of the array of tables ``value`` (``[[do_not_crawl]]`` or
+    ``[[url_query_paramters]]``, ``kind``), compiled."""
+    if not isinstance(value, list):
+        raise _file_error(path, key, f"found {toml_type_name(value)}; expected an array of tables ([[{kind}]])")
+    return [_policy(path, f"{key}[{i}]", item, kind) for i, item in enumerate(value)]
 
-    Raises:
-        ValueError: not an absolute http or https URL, or an invalid host or port; the
-            message quotes it.
-    """
+
+def _policy(path: Path, key: str, value: Any, kind: str) -> DoNotCrawlPolicy | QueryParameterPolicy:
+    allowed = ("reason", "if") if kind == "do_not_crawl" else ("reason", "allow", "if")
+    if not isinstance(value, dict):
+        raise _file_error(path, key, f"found {toml_type_name(value)}; expected a table with keys {', '.join(allowed)}")
+    for name in value:
+        if name not in allowed:
+            raise _file_error(path, f"{key}.{name}", f"unknown key; expected one of {', '.join(allowed)}")
+    reason = _checked(path, f"{key}.reason", string, value["reason"]) if "reason" in value else None
+    if "if" not in value:
+        raise _file_error(path, f"{key}.if", "missing; expected a crawl policy criterium chain "
+                                             '(for example if.url.host.equals = "example.org")')
     try:
-        parsed = parse_url(url)
-    except UrlError as exc:
-        raise ValueError(f"{exc}; expected an absolute http(s) URL") from None
-    if parsed.scheme not in ("http", "https"):
-        raise ValueError(f"found {url!r}; expected an absolute http(s) URL")
-    _check_seed_authority(url)
-    return parsed.str_url
+        criterium = compile_crawl_policy_chain(value["if"], f"{key}.if")
+    except CriteriumError as exc:
+        raise _file_error(path, exc.key_path, exc.problem) from None
+    if kind == "do_not_crawl":
+        return DoNotCrawlPolicy(reason, criterium)
+    if "allow" not in value:
+        raise _file_error(path, f"{key}.allow",
+                          'missing; expected an array of query parameter names (allow = ["page"])')
+    allow = value["allow"]
+    if not isinstance(allow, list):
+        raise _file_error(path, f"{key}.allow",
+                          f"found {toml_type_name(allow)}; expected an array of query parameter names")
+    names = frozenset(_checked(path, f"{key}.allow[{i}]", string, name) for i, name in enumerate(allow))
+    return QueryParameterPolicy(reason, names, criterium)
+
+
+def _refusals(error: ValidationError) -> list[tuple[str, str, str, str]]:
+    """The errors of a :class:`CrawlConfig` validation as ``(field, where, message, type)``:
+    the field, where in its value, what is wrong (for a check's refusal, its own words) and
+    pydantic's error type (``"missing"``, :data:`SETTING_ERROR` ...), in pydantic's order."""
+    refusals = []
+    for found in error.errors():
+        field, *inner = found["loc"]
+        if found["type"] == SETTING_ERROR:
+            where, message = found["ctx"]["where"], found["ctx"]["message"]
+        else:
+            where, message = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in inner), found["msg"]
+        refusals.append((str(field), where, message, found["type"]))
+    return refusals
+
+
+def _read(path: Path, keys: Sequence[str], what: str) -> ConfigValues:
+    """The TOML file at ``path`` as :data:`ConfigValues`: keys other than ``keys`` are
+    refused (``what`` says which are allowed), policies compiled, every other value
+    checked by :class:`CrawlConfig` (missing keys are the caller's business); the first
+    problem in the file's order raises a ConfigError naming the file and the key path."""
+    data = _load(path)
+    settings = {_FIELD_OF_KEY.get(key, key): value for key, value in data.items()
+                if key in keys and key not in _POLICY_KEYS}
+    problems: dict[str, tuple[str, str]] = {}
+    try:
+        CrawlConfig.model_validate(settings)
+    except ValidationError as exc:
+        for field, where, message, kind in _refusals(exc):
+            if kind != "missing":
+                problems.setdefault(field, (where, message))
+    out: ConfigValues = {"source": path, "do_not_crawl": [], "url_query_parameters": []}
+    for key, value in data.items():
+        if key not in keys:
+            raise _file_error(path, key, f"unknown key; expected one of {', '.join(keys)} ({what})")
+        if key == "do_not_crawl":
+            out[key] = _policies(path, key, value, "do_not_crawl")
+        elif key in _POLICY_KEYS:  # url_query_paramters (the documented spelling) or url_query_parameters
+            out["url_query_parameters"].extend(_policies(path, key, value, "url_query_paramters"))
+        else:
+            field = _FIELD_OF_KEY.get(key, key)
+            if field in problems:
+                where, message = problems[field]
+                raise _file_error(path, key + where, message)
+            out[field] = value
+    return out
 
 
 def read_config_file(path: str | Path) -> ConfigValues:
-    """Read and validate a crawl configuration file whose required keys may be missing.
+    """Read and check a crawl configuration file whose required keys may be missing.
 
     Keys as on the seed page "Crawler crawl configuration", plus ``allow_private_addresses``
     (bool) and the correct spelling ``url_query_parameters`` next to the documented
@@ -501,8 +346,7 @@ def read_config_file(path: str | Path) -> ConfigValues:
         ConfigError: unreadable file, invalid TOML, unknown key, wrong type, negative
             number, bad seed or bad criterium; the message names file, key path and expectation.
     """
-    reader = _Reader(Path(path))
-    return reader.read(reader.load(), _CONFIG_KEYS, "crawl configuration keys")
+    return _read(Path(path), _CONFIG_KEYS, "crawl configuration keys")
 
 
 def read_policy_file(path: str | Path) -> ConfigValues:
@@ -512,8 +356,7 @@ def read_policy_file(path: str | Path) -> ConfigValues:
     Raises:
         ConfigError: as :func:`read_config_file`; any other key is refused.
     """
-    reader = _Reader(Path(path))
-    return reader.read(reader.load(), _POLICY_KEYS, "a policy file holds only policies")
+    return _read(Path(path), _POLICY_KEYS, "a policy file holds only policies")
 
 
 def _with_policies(base: ConfigValues, policy_files: Iterable[str | Path]) -> ConfigValues:
@@ -544,6 +387,14 @@ def load_config(path: str | Path, *, policy_files: Iterable[str | Path] = ()) ->
     return apply_overrides(partial)
 
 
+#: The required settings, in the order a missing one is named (when neither option nor
+#: file gives it), each with the start of its message: what to give, option or file key.
+_MISSING = (("seeds", "no seeds: give --schedule URL or seeds"),
+            ("default_delay_ms", "no default delay: give --default-delay MILLISECONDS or default_delay_ms"),
+            ("max_commands_per_run", "no command limit: give --max-commands N or max_commands_per_run"),
+            ("recrawl_interval_s", 'no recrawl interval: set recrawl_interval (e.g. "4 weeks")'))
+
+
 def apply_overrides(
     config: CrawlConfig | Mapping[str, Any] | None,
     *,
@@ -556,8 +407,9 @@ def apply_overrides(
     recrawl_interval: str | int | None = None,
 ) -> CrawlConfig:
     """Merge ``textpile crawl`` options into a configuration (options win; None = not given)
-    and build the :class:`CrawlConfig`. ``config`` is a complete one, :data:`ConfigValues`
-    read from a file, or None (options only); it is not changed.
+    and build the :class:`CrawlConfig`, whose field types check every value. ``config`` is
+    a complete one, :data:`ConfigValues` read from a file, or None (options only); it is
+    not changed.
 
     ``seeds`` (``--schedule``) replaces the configured seeds; ``force_recrawl`` sets
     ``recrawl_interval_s`` to 0 (every crawled URL is due again) and so also stands in
@@ -565,66 +417,63 @@ def apply_overrides(
     filter off; None keeps the configured value (default False).
 
     Raises:
-        ConfigError: an option value is invalid (negative, bad URL, bad user agent), or a
-            required value is given neither as option nor in the file; the message names
-            the option and the key, e.g. "no seeds: give --schedule URL or seeds in --config".
+        ConfigError: an option value is invalid (negative, bad URL, bad user agent): the
+            message names the option (``--max-commands: found negative number -1; ...``);
+            or a required value is given neither as option nor in the file: it names the
+            option and the key, e.g. "no seeds: give --schedule URL or seeds in --config".
     """
     base: ConfigValues = dict(config) if config is not None else {}
     for name in ("do_not_crawl", "url_query_parameters"):
         base[name] = list(base.get(name) or [])
     source = base.get("source")
-    where = f" in {source}" if source else " in --config"
+    options: dict[str, str] = {}  # field -> the option that gave its value, in the order given
 
-    def option_count(option: str, value: Any, maximum: int, unit: str = "") -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"{option}: found {value!r}; expected a whole number >= 0")
-        try:
-            return check_count(value, maximum, unit)
-        except ValueError as exc:
-            raise ConfigError(f"{option}: {exc}") from None
+    def given(field: str, option: str, value: Any) -> None:
+        base[field] = value
+        options[field] = option
 
     if user_agent is not None:
-        if not user_agent.strip() or any(ord(c) < 32 or ord(c) == 127 for c in user_agent):
-            raise ConfigError(f"--user-agent: found {user_agent!r}; expected a non-empty single-line string")
-        base["user_agent"] = user_agent
+        given("user_agent", "--user-agent", user_agent)
     if max_commands is not None:
-        base["max_commands_per_run"] = option_count("--max-commands", max_commands, MAX_COMMANDS_PER_RUN)
+        given("max_commands_per_run", "--max-commands", max_commands)
     if default_delay_ms is not None:
-        base["default_delay_ms"] = option_count("--default-delay", default_delay_ms, MAX_DEFAULT_DELAY_MS,
-                                                f" ms ({MAX_DEFAULT_DELAY_WORDS})")
+        given("default_delay_ms", "--default-delay", default_delay_ms)
     if seeds is not None and len(seeds) > 0:
-        checked = []
-        for seed in seeds:
-            try:
-                checked.append(normalize_seed(seed))
-            except ValueError as exc:
-                raise ConfigError(f"--schedule: {exc}") from None
-        base["seeds"] = checked
+        given("seeds", "--schedule", list(seeds))
     if recrawl_interval is not None:
-        try:
-            base["recrawl_interval_s"] = parse_duration(recrawl_interval)
-        except ValueError as exc:
-            raise ConfigError(f"recrawl interval option: {exc}") from None
-    if force_recrawl:
+        given("recrawl_interval_s", "recrawl interval option", recrawl_interval)
+    elif force_recrawl:
         base["recrawl_interval_s"] = 0
     if allow_private_addresses is not None:
-        base["allow_private_addresses"] = allow_private_addresses
-
-    if not base.get("seeds"):
-        raise ConfigError(f"no seeds: give --schedule URL or seeds{where}")
-    if base.get("default_delay_ms") is None:
-        raise ConfigError(f"no default delay: give --default-delay MILLISECONDS or default_delay_ms{where}")
-    if base.get("max_commands_per_run") is None:
-        raise ConfigError(f"no command limit: give --max-commands N or max_commands_per_run{where}")
-    if base.get("recrawl_interval_s") is None:
-        raise ConfigError(f'no recrawl interval: set recrawl_interval (e.g. "4 weeks"){where}, '
-                          "or give --force-recrawl")
+        given("allow_private_addresses", "--allow-private-addresses", allow_private_addresses)
     try:
-        return CrawlConfig(**base)
+        built = CrawlConfig(**base)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{source or 'crawl configuration'}: {key}: {first['msg']}") from None
+        raise _override_error(exc, options, source) from None
+    if force_recrawl and built.recrawl_interval_s != 0:  # a recrawl interval option given too
+        built = built.model_copy(update={"recrawl_interval_s": 0})
+    return built
+
+
+def _override_error(error: ValidationError, options: Mapping[str, str], source: Path | None) -> ConfigError:
+    """The ConfigError of the validation :func:`apply_overrides` failed: a refused option
+    value first (the first option given), then any other refused value (naming the file
+    and key), then the first missing setting of :data:`_MISSING`."""
+    refusals = _refusals(error)
+    refused = [r for r in refusals if r[3] != "missing"]
+    if refused:
+        order = list(options)
+        field, where, message, _kind = min(refused, key=lambda r: order.index(r[0]) if r[0] in order else len(order))
+        if field in options:
+            return ConfigError(f"{options[field]}: {message}")
+        return ConfigError(f"{source or 'crawl configuration'}: {_KEY_OF_FIELD.get(field, field)}{where}: {message}")
+    missing = {r[0] for r in refusals}
+    where = f" in {source}" if source else " in --config"
+    for field, message in _MISSING:
+        if field in missing:
+            extra = ", or give --force-recrawl" if field == "recrawl_interval_s" else ""
+            return ConfigError(f"{message}{where}{extra}")
+    return ConfigError(f"{source or 'crawl configuration'}: {error.errors()[0]['msg']}")
 
 
 def config_from_options(
