@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 from dagster import AssetCheckResult, MetadataValue, asset_check
 
+from textpile.store.mimetypes import HTML_TYPES
 from textpile.store.searchable import searchable
 from textpile_dagster.assets.summary import fts_index, summary_db
 from textpile_dagster.assets.tables import table
@@ -59,8 +60,8 @@ SUMMARY_REFERENCES: tuple[tuple[str, str, str, str], ...] = (
     ("token_statistics", "text_pile_id", "text_pile", "text_pile_id"),
 )
 
-#: Media types whose ingested files must have a text pile (shared decision: HTML/text).
-TEXT_PILE_MEDIA_SUBTYPES = (("text", "html"), ("application", "xhtml+xml"))
+#: Media types (type, subtype) whose ingested files must have a text pile: HTML.
+TEXT_PILE_MEDIA_SUBTYPES = tuple(tuple(essence.split("/")) for essence in sorted(HTML_TYPES))
 
 
 @dataclass
