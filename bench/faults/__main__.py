@@ -46,6 +46,10 @@ from trials import Outcome, Trigger, run  # noqa: E402
 
 from textpile.cli.pipeline import STEPS as PIPELINE_STEPS  # noqa: E402
 
+#: The lines ``textpile summarize`` prints as it starts updating the search index and tidying.
+INDEX_LINE = "Updating the full text index ..."
+TIDY_LINE = "Tidying the summary database ..."
+
 
 @dataclass
 class Tally:
@@ -114,8 +118,8 @@ class Crawl(Target):
         return ["crawl", "--config", "crawl.toml", "-c", "crawl.db"]
 
     def marks(self):
-        return [("crawl", "[ file_ingested ]", "Optimizing and vacuuming the database"),
-                ("optimize", "Optimizing and vacuuming the database", None)]
+        return [("crawl", "[ file_ingested ]", "Tidying the database"),
+                ("tidy", "Tidying the database", None)]
 
     def creation_patterns(self):
         return [("database creation", ".crawl.db.creating-*")]
@@ -146,9 +150,9 @@ class Summarize(Target):
 
     def marks(self):
         batches = [(f"batch {k}", f"Summarizing page {k} ", f"Summarizing page {k + 1} ") for k in range(1, 40)]
-        return [*batches, ("fts", "(Re)generating full text index", "Embedding new and changed pages"),
-                ("embedding", "Embedding new and changed pages", "Optimizing and vacuuming"),
-                ("optimize", "Optimizing and vacuuming", None)]
+        return [*batches, ("index", INDEX_LINE, "Embedding new and changed pages"),
+                ("embedding", "Embedding new and changed pages", TIDY_LINE),
+                ("tidy", TIDY_LINE, None)]
 
     def creation_patterns(self):
         return [("database creation", ".s.db.creating-*")]

@@ -1,5 +1,10 @@
 """What the fault harness compares and counts: final states, integrity, lost rows,
-unfinished runs and leftovers of killed processes."""
+unfinished runs and leftovers of killed processes.
+
+Every connection to a summary database gets textpile's SQL functions first
+(:func:`textpile.store.gen2_piles.register_functions`): the documented ``text_pile`` view
+unpacks its texts with ``sqlar_uncompress``, which Python's sqlite3 lacks.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,14 @@ import tempfile
 from contextlib import closing
 from pathlib import Path
 
+from textpile.store.gen2_piles import register_functions
+
 ACTIVE = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 
 
 def _ro(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    """A read-only connection to ``path`` with textpile's SQL functions (module docstring)."""
+    return register_functions(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
 
 
 def crawler_state(db: Path) -> dict[str, tuple[int, str | None]]:
@@ -84,7 +92,7 @@ def corrupt(folder: Path) -> list[str]:
                 if side.exists():
                     shutil.copyfile(side, copy.with_name(copy.name + suffix))
             try:
-                with closing(sqlite3.connect(copy)) as conn:
+                with closing(register_functions(sqlite3.connect(copy))) as conn:
                     verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
             except sqlite3.Error as exc:
                 verdict = str(exc)
