@@ -19,7 +19,7 @@ from pathlib import Path
 from textpile.store.gen2_piles import register_functions
 
 #: A page copy's manifest being written (textpile.store.page_copy: ``<copy>-pages.<pid>``).
-_MANIFEST_BEING_WRITTEN = re.compile(r"-pages\.[0-9]+$")
+_MANIFEST_BEING_WRITTEN = re.compile(r"-pages\.(writing|[0-9]+)$")
 ACTIVE = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 
 
