@@ -206,7 +206,7 @@ def test_client_errors_are_quiet(ds, capsys, caplog):
         out, err = capsys.readouterr()
         assert (out, err) == ("", ""), path
         assert [(rec.name, rec.levelname, rec.getMessage()) for rec in textpile_records(caplog)] == [
-            ("textpile.web", "INFO", f"{status} GET {path.split('?')[0]}: {message}")]
+            ("textpile.web", "INFO", f"{status} GET {r.url.path}: {message}")]  # (Datasette 1.0 redirects ?sql=)
 
 
 def test_sql_time_limit_is_a_quiet_400(summary_path, capsys, caplog):
@@ -220,8 +220,8 @@ def test_sql_time_limit_is_a_quiet_400(summary_path, capsys, caplog):
     r = get(quick, "/summary.json?sql=" + quote(slow))
     assert r.status_code == 400 and r.json()["title"] == "SQL Interrupted"
     assert capsys.readouterr() == ("", "")
-    assert [(rec.levelname, rec.getMessage()[:40]) for rec in textpile_records(caplog)] == [
-        ("INFO", "400 GET /summary.json: SQL query took to")]
+    assert [(rec.levelname, rec.getMessage()) for rec in textpile_records(caplog)] == [
+        ("INFO", f"400 GET {r.url.path}: SQL query took too long (the time limit is the sql_time_limit_ms setting).")]
 
 
 def test_server_errors_are_logged_briefly(ds, capsys, caplog, monkeypatch):

@@ -29,6 +29,8 @@ from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
 from textpile.web.settings import search_time_limit_ms
 from textpile.web.access import may_view_summary
+from textpile.web.datasette_versions import store_canned_queries, store_descriptions
+from textpile.web.explorer_sql import guard_connection
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
 from textpile.web.views import (
     HIDDEN_PATHS_REGEX,
@@ -45,7 +47,17 @@ from textpile.web.views import (
 def startup(datasette):
     search_time_limit_ms(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
-    adopt_summary_database(datasette)
+    target = adopt_summary_database(datasette)
+    if target is None:
+        return None
+
+    async def describe():
+        # Datasette 1.0 keeps descriptions and canned queries in its internal database
+        # (0.65 asks the get_metadata and canned_queries hooks below instead).
+        await store_descriptions(datasette, target.name, database_metadata())
+        await store_canned_queries(datasette, target.name, CANNED_QUERIES)
+
+    return describe
 
 
 @hookimpl
@@ -65,13 +77,16 @@ def register_routes(datasette):
 
 @hookimpl
 def prepare_connection(conn, database, datasette):
-    # Every connection of an instance serving a summary database: no statement may build
-    # huge strings or blobs or return huge results (textpile.web.limits).
     if find_target(datasette) is not None:
-        limit_explorer_connection(conn)
-    # The text_pile_v0_2 and text_pile views unpack the compressed Gen2 texts with it
-    # (textpile.store.gen2_piles), capped at the connection's length limit set just above.
-    register_functions(conn)
+        # Every connection of an instance serving a summary database: no statement may
+        # build huge strings or blobs or return huge results (textpile.web.limits), nor
+        # reach what SQL exploration refuses (textpile.web.explorer_sql; sqlar_uncompress
+        # capped at the length limit set just before).
+        guard_connection(limit_explorer_connection(conn))
+    else:
+        # The text_pile_v0_2 and text_pile views unpack the compressed Gen2 texts with it
+        # (textpile.store.gen2_piles).
+        register_functions(conn)
 
 
 @hookimpl
@@ -116,7 +131,7 @@ def asgi_wrapper(datasette):
     return wrap
 
 
-@hookimpl
+@hookimpl  # Datasette 0.65 (1.0: the startup hook stores them)
 def get_metadata(datasette, key, database, table):
     target = find_target(datasette)
     if target is None:
@@ -124,7 +139,7 @@ def get_metadata(datasette, key, database, table):
     return {"databases": {target.name: database_metadata()}}
 
 
-@hookimpl
+@hookimpl  # Datasette 0.65 (1.0: the startup hook stores them)
 def canned_queries(datasette, database, actor):
     target = find_target(datasette)
     if target is None or database != target.name:
