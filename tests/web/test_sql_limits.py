@@ -91,6 +91,7 @@ def test_requests_beyond_the_sql_threads_are_refused_at_once(summary_path):
     refused = [r for r in responses if r.status_code == 503]
     for r in refused:
         assert r.headers["retry-after"] == "2"
+        assert "script-src 'self' 'nonce-" in r.headers["content-security-policy"]
         assert r.json() == {"ok": False, "status": 503, "error": BUSY_MESSAGE.format(running=3, retry=2)}
     assert all(r.json()["title"] == "SQL Interrupted" for r in responses if r.status_code == 400)
     assert after.status_code == 200 and after.json()["rows"] == [[1]]

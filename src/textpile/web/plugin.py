@@ -29,6 +29,7 @@ from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
 from textpile.web.settings import search_time_limit_ms
 from textpile.web.access import may_view_summary
+from textpile.web.csp import STYLE_NONCE_SCRIPT, NonceLoader, current_nonce
 from textpile.web.datasette_versions import store_canned_queries, store_descriptions
 from textpile.web.explorer_sql import guard_connection
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
@@ -90,6 +91,15 @@ def prepare_connection(conn, database, datasette):
 
 
 @hookimpl
+def extra_js_urls(view_name, datasette):
+    # The first script of every Datasette page: script-made style elements get the nonce
+    # (textpile.web.csp). The search page runs no script (textpile.web.headers).
+    if find_target(datasette) is None or view_name == "textpile_search":
+        return None
+    return [{"url": datasette.urls.path(STYLE_NONCE_SCRIPT)}]
+
+
+@hookimpl
 def render_cell(value, table, database, datasette):
     # A BLOB in a row of a view: Datasette's download link needs a rowid (textpile.web.cells).
     if not isinstance(value, bytes) or table is None or database is None:
@@ -106,7 +116,9 @@ def render_cell(value, table, database, datasette):
 @hookimpl
 def prepare_jinja2_environment(env, datasette):
     # Appended last: --template-location / --template-dir files of the same name win.
-    env.loader = ChoiceLoader([env.loader, FileSystemLoader(str(package_templates_dir()))])
+    # Every template's inline scripts and styles carry the response's nonce (textpile.web.csp).
+    env.loader = NonceLoader(ChoiceLoader([env.loader, FileSystemLoader(str(package_templates_dir()))]))
+    env.globals["textpile_csp_nonce"] = current_nonce
 
 
 @hookimpl
