@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import sys
 import threading
+import time
 from urllib.parse import quote
 
 import pytest
@@ -227,3 +228,75 @@ def test_a_bad_sqlar_uncompress_call_is_an_sql_error_naming_it_without_a_traceba
     assert (where.status_code, where.json()["error"]) == (400, error)
     assert (good.status_code, good.json()["rows"]) == (200, [[1, "a"]])  # the connection's next statement runs
     assert unraisable == []
+
+
+SLOW = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000) select count(*) from c"
+
+
+def test_the_queries_of_one_request_share_its_time_limit(summary_path):
+    """A table page runs several queries (rows, count, facets); the request's time limit
+    bounds them together: each gets what is left, and one that would start after it ran out
+    is Datasette's "took too long" without running."""
+    from datasette.database import QueryInterrupted
+
+    from textpile.web.explorer_sql import REQUEST_DEADLINE
+    from textpile.web.state import find_target
+
+    ds = build_datasette(summary_path, sql_time_limit_ms=600_000)  # each query alone: 10 minutes
+    db = find_target(ds)
+
+    async def scenario():
+        outcomes = []
+        for left_s, sql in ((-1.0, "select 1"), (0.5, SLOW), (None, "select 7")):
+            token = REQUEST_DEADLINE.set(None if left_s is None else time.monotonic() + left_s)
+            try:
+                outcomes.append((await db.execute(sql)).rows[0][0])
+            except QueryInterrupted:
+                outcomes.append("interrupted")
+            finally:
+                REQUEST_DEADLINE.reset(token)
+        return outcomes
+
+    # The slow query runs for minutes unless the request's deadline stops it.
+    assert _in_thread(lambda: asyncio.run(scenario()), timeout_s=120) == ["interrupted", "interrupted", 7]
+
+
+def test_a_statement_prepared_after_the_requests_time_is_refused():
+    from textpile.web.explorer_sql import CURRENT_STATEMENT, REQUEST_DEADLINE, StatementReport, authorize
+
+    report = StatementReport()
+    tokens = CURRENT_STATEMENT.set(report), REQUEST_DEADLINE.set(time.monotonic() - 0.001)
+    try:
+        assert authorize(sqlite3.SQLITE_SELECT, None, None, None, None) == sqlite3.SQLITE_DENY
+        assert report.time_up and report.refused is None
+        assert authorize(sqlite3.SQLITE_READ, "url", "url_id", "main", None) == sqlite3.SQLITE_OK
+    finally:
+        CURRENT_STATEMENT.reset(tokens[0])
+        REQUEST_DEADLINE.reset(tokens[1])
+    # Datasette's own statements outside textpile's execute (introspection) are not cut off.
+    token = REQUEST_DEADLINE.set(time.monotonic() - 0.001)
+    try:
+        assert authorize(sqlite3.SQLITE_SELECT, None, None, None, None) == sqlite3.SQLITE_OK
+    finally:
+        REQUEST_DEADLINE.reset(token)
+
+
+def test_admission_gives_each_sql_request_its_deadline():
+    from textpile.web.explorer_sql import REQUEST_DEADLINE
+
+    seen = {}
+
+    async def app(scope, receive, send):
+        deadline = REQUEST_DEADLINE.get()
+        seen[scope["path"]] = None if deadline is None else deadline - time.monotonic()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    guarded = sql_admission(app, lambda: "summary", lambda: 3, lambda: 4000)
+    for path in ("/summary/url", "/summary/-/query.json", "/summary", "/summary.json", "/search"):
+        run, _sent = _asgi(guarded, path)
+        asyncio.run(run())
+    assert 0 < seen["/summary/url"] <= 4.0 and 0 < seen["/summary/-/query.json"] <= 4.0
+    # the database page (every table's introspection) keeps the limit per query
+    assert seen["/summary"] is seen["/summary.json"] is seen["/search"] is None
+    assert REQUEST_DEADLINE.get() is None

@@ -13,7 +13,9 @@ summary database gets an SQLite authorizer (:func:`guard_connection`, from the p
 * every ``PRAGMA`` but the introspection ones of :data:`ALLOWED_PRAGMAS`, so
   ``pragma_database_list`` (the server's absolute paths) and the settings (cache and map
   sizes, heap limits, temporary folders) are refused;
-* any statement prepared after the request's whole time (:data:`REQUEST_DEADLINE`) ran out.
+* a statement of :meth:`textpile.web.state.SummaryDatabase.execute` prepared after the
+  request's whole time (:data:`REQUEST_DEADLINE`) ran out (it waited for an SQL thread):
+  Datasette's "SQL query took too long".
 
 Reads of the published tables, views and virtual tables, SQL functions, recursive queries
 and the introspection pragmas Datasette itself uses stay allowed.
@@ -137,11 +139,12 @@ def authorize(action: int, arg1, arg2, database, source) -> int:
     why = _refusal(action, arg1, arg2)
     report = CURRENT_STATEMENT.get()
     if why is None:
-        deadline = REQUEST_DEADLINE.get()
-        if action != sqlite3.SQLITE_SELECT or deadline is None or time.monotonic() < deadline:
+        if action != sqlite3.SQLITE_SELECT or report is None:
             return sqlite3.SQLITE_OK
-        if report is not None:
-            report.time_up = True
+        deadline = REQUEST_DEADLINE.get()
+        if deadline is None or time.monotonic() < deadline:
+            return sqlite3.SQLITE_OK
+        report.time_up = True  # prepared after the request's time ran out (it waited for a thread)
         return sqlite3.SQLITE_DENY
     if report is not None:
         report.refuse(why)
