@@ -24,6 +24,13 @@ BIN = Path(sys.executable).parent
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+def command(name: str, module: str) -> list[str]:
+    """The command ``name`` installed beside this Python (``python -m module`` in an
+    environment that borrows its packages: tests/web/test_datasette_1.py)."""
+    script = BIN / name
+    return [str(script)] if script.exists() else [sys.executable, "-m", module]
+
+
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory) -> tuple[Path, list[str]]:
     """A summary database of the sample site, and its text piles' text as textpile reads them."""
@@ -37,7 +44,7 @@ def summary(tmp_path_factory) -> tuple[Path, list[str]]:
 
 def test_sqlite_utils_query_reads_text_pile(summary):
     path, texts = summary
-    run = subprocess.run([str(BIN / "sqlite-utils"), "query", str(path),
+    run = subprocess.run([*command("sqlite-utils", "sqlite_utils"), "query", str(path),
                           "select text from text_pile order by text_pile_id"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
@@ -46,7 +53,7 @@ def test_sqlite_utils_query_reads_text_pile(summary):
 
 def test_a_plain_datasette_reads_text_pile(summary):
     path, texts = summary
-    run = subprocess.run([str(BIN / "datasette"), str(path), "--get",
+    run = subprocess.run([*command("datasette", "datasette"), str(path), "--get",
                           "/summary/text_pile.json?_shape=array&_col=text&_sort=text_pile_id&_size=max"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
