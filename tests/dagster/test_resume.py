@@ -275,3 +275,31 @@ def test_pipeline_killed_in_summary_db_frees_its_pool_slot(tmp_path, changing_si
         assert info.claimed_slots == []
     with closing(register_functions(sqlite3.connect(data / "published" / "summary.db"))) as conn:
         assert conn.execute("SELECT count(*) FROM full_text_entity_index").fetchone()[0] == 4
+
+
+def test_slots_of_runs_that_ended_holding_them_are_freed(tmp_path):
+    """A run killed while it held the textpile_summary_db slot, then marked failed by
+    someone else (Dagster's run monitoring, a sensor): its claim stayed, and every later
+    summary_db waited for it. The next pipeline's recovery frees it (and the claims of a
+    run that is gone), and the next claim of a run at work gets the slot."""
+    from textpile.cli.pipeline_run import open_instance
+
+    pool = "textpile_summary_db"
+    with open_instance(tmp_path) as instance:  # as textpile pipeline makes it: one slot
+        storage = instance.event_log_storage
+        storage.initialize_concurrency_limit_to_default(pool)
+        failed = _started_run(instance, "pipeline_job", process_tags(this_process()))
+        alive = _started_run(instance, "pipeline_job", process_tags(this_process()))
+        gone = str(uuid.uuid4())  # its run was deleted
+        for run_id in (failed, gone, alive):
+            storage.claim_concurrency_slot(pool, run_id, "summary_db")
+        assert [slot.run_id for slot in storage.get_concurrency_info(pool).claimed_slots] == [failed]
+        instance.report_run_failed(instance.get_run_by_id(failed), message="marked failed by run monitoring")
+        lines = fail_dead_runs(instance, by="textpile pipeline at its start")
+        assert sorted(lines) == sorted([
+            f"run {failed} (FAILURE) ended holding the pool slot of {pool}; freed by textpile pipeline at its start",
+            f"run {gone} (gone) ended holding the pool slot of {pool}; freed by textpile pipeline at its start"])
+        info = storage.get_concurrency_info(pool)
+        assert [step.run_id for step in info.pending_steps] == [alive]
+        assert storage.claim_concurrency_slot(pool, alive, "summary_db").is_claimed
+        assert fail_dead_runs(instance, by="again") == []
