@@ -20,6 +20,7 @@ from conftest import write_config
 from kills import crawl_log_entries, dead_pid, killable_env
 from sites import Response, SiteServer
 from textpile.cli import main
+from textpile.cli.pipeline_supervisor import NOT_STOPPED, STOP_GRACE_S
 from textpile.crawl.run import run_crawl
 from textpile.crawl.config import load_config
 from textpile.processes import ProcessId, this_process
@@ -199,7 +200,7 @@ def test_pipeline_killed_during_its_crawl_is_resumed_by_the_next(tmp_path, capsy
 
 def test_pipeline_stopped_by_sigterm_stops_its_crawl_cleanly_and_is_resumed(tmp_path, capsys):
     """SIGTERM during crawl_run: the crawl stops as with Ctrl+C (its crawl run ends, what
-    it crawled is materialized), the pipeline exits 130 saying where; the next pipeline
+    it crawled is materialized), the pipeline exits 143 saying where; the next pipeline
     stages and scrapes that crawl run first and has nothing to close or mark failed."""
     pages = [f"/p{i}.html" for i in range(6)]
     hold = threading.Event()
@@ -228,13 +229,16 @@ def test_pipeline_stopped_by_sigterm_stops_its_crawl_cleanly_and_is_resumed(tmp_
         first.send_signal(signal.SIGTERM)
         out, err = first.communicate(timeout=120)
         hold.set()
-        assert first.returncode == 130, err
+        assert first.returncode == 143, err
         with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
             [stopped] = instance.get_runs()
             [key] = instance.get_dynamic_partitions(CRAWL_RUNS)
             assert instance.get_materialized_partitions(dg.AssetKey("crawl_run")) == {key}
-        assert err.endswith(f"textpile pipeline: interrupted during crawl_run (run {stopped.run_id}); what was done "
-                            "is kept, and the next textpile pipeline resumes from there\ntextpile: interrupted\n"), err
+        # (its supervisor ends the processes still there 7 s after the signal: on a loaded
+        # machine the pipeline's teardown after the step can take that long)
+        assert err.replace(NOT_STOPPED.format(grace_s=STOP_GRACE_S) + "\n", "").endswith(
+            f"textpile pipeline: interrupted during crawl_run (run {stopped.run_id}); what was done is kept, and the "
+            "next textpile pipeline resumes from there\ntextpile: stopped by SIGTERM\n"), err
         assert "Traceback" not in err
         with closing(register_functions(sqlite3.connect(data / "crawler.db"))) as conn:
             assert conn.execute("SELECT count(*) FROM agent WHERE time_finished_unix_utc IS NULL").fetchone() == (0,)
