@@ -86,17 +86,19 @@ class SummaryDatabase(Database):
     runs through :meth:`execute` gets a :class:`~textpile.web.explorer_sql.StatementReport`
     (what the authorizer refused becomes a clear error) and the rest of the request's
     time as its limit. :attr:`semantic` holds this file's page vectors and the model
-    between searches, made anew when its content changed.
+    between searches, the vectors loaded anew when its content changed; ``semantic``, a
+    :class:`SemanticCache` to start from (the model of the file this one replaces).
     """
 
-    def __init__(self, ds, path: str | Path, *, is_mutable: bool = False) -> None:
+    def __init__(self, ds, path: str | Path, *, is_mutable: bool = False,
+                 semantic: SemanticCache | None = None) -> None:
         super().__init__(ds, path=str(path), is_mutable=is_mutable)
         self.identity = file_identity(Path(path))
         self._opened: list[sqlite3.Connection] = []
         self._opened_lock = threading.Lock()
         self._search: dict[int, sqlite3.Connection] = {}  # by thread
         self._prepared: dict[int, sqlite3.Connection] = {}  # by thread, see execute_fn
-        self._semantic = SemanticCache()
+        self._semantic = semantic if semantic is not None else SemanticCache()
         self._watch: sqlite3.Connection | None = None  # reads PRAGMA data_version
         self._data_version: int | None = None
         self._watch_lock = threading.Lock()
@@ -105,14 +107,14 @@ class SummaryDatabase(Database):
     @property
     def semantic(self) -> SemanticCache:
         """The model and page vectors of the semantic search modes (loaded on first use),
-        made anew when another connection changed the file's content since the last look
-        (a publish: ``PRAGMA data_version`` on a connection kept for it)."""
+        the vectors loaded anew when another connection changed the file's content since
+        the last look (a publish: ``PRAGMA data_version`` on a connection kept for it)."""
         with self._watch_lock:
             if self._watch is None:
                 self._watch = self.connect()
             version = self._watch.execute("PRAGMA data_version").fetchone()[0]
             if self._data_version is not None and version != self._data_version:
-                self._semantic = SemanticCache()
+                self._semantic = self._semantic.for_new_content()
             self._data_version = version
             return self._semantic
 
@@ -270,6 +272,7 @@ def refresh_if_swapped(datasette, target: SummaryDatabase) -> SummaryDatabase:
     current = datasette.databases.get(target.name)
     if isinstance(current, SummaryDatabase) and current is not target and current.identity == identity:
         return current  # another request swapped it already
-    new = _replace(datasette, target, SummaryDatabase(datasette, target.path, is_mutable=target.is_mutable))
+    new = _replace(datasette, target, SummaryDatabase(datasette, target.path, is_mutable=target.is_mutable,
+                                                      semantic=target._semantic.for_new_content()))
     target.close()  # in SWAP_GRACE_S
     return new
