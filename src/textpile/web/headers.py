@@ -35,21 +35,16 @@ def headers_for(path: str, nonce: str) -> list[tuple[bytes, bytes]]:
     return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in items.items()]
 
 
-def security_headers(app, before_request=None):
+def security_headers(app):
     """Wrap the ASGI ``app`` so that every HTTP response carries :func:`headers_for` headers,
     with a fresh nonce per request (in :data:`textpile.web.csp.CSP_NONCE` while ``app``
     handles it).
-
-    ``before_request(scope)``, when given, runs before each HTTP request is handled
-    (the plugin uses it to notice a swapped summary database file).
     """
 
     async def wrapped(scope, receive, send):
         if scope.get("type") != "http":
             await app(scope, receive, send)
             return
-        if before_request is not None:
-            before_request(scope)
         nonce = new_nonce()
         extra = headers_for(scope.get("path", ""), nonce)
 

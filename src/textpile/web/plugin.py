@@ -123,10 +123,18 @@ def prepare_jinja2_environment(env, datasette):
 
 @hookimpl
 def asgi_wrapper(datasette):
-    def before_request(scope):
-        target = find_target(datasette)
-        if target is not None:
-            refresh_if_swapped(datasette, target)
+    def serving_current(app):
+        # Each HTTP request notices a swapped file first, and is counted on the summary
+        # database it is served from: a replaced one is closed when its last request ends.
+        async def wrapped(scope, receive, send):
+            target = find_target(datasette) if scope.get("type") == "http" else None
+            if target is None:
+                await app(scope, receive, send)
+                return
+            with refresh_if_swapped(datasette, target).serving():
+                await app(scope, receive, send)
+
+        return wrapped
 
     def served_route():
         target = find_target(datasette)
@@ -138,7 +146,7 @@ def asgi_wrapper(datasette):
         admitted = sql_admission(app, served_route, lambda: datasette.setting("num_sql_threads"),
                                  lambda: datasette.setting("sql_time_limit_ms"))
         serving = lambda: find_target(datasette) is not None  # noqa: E731
-        return security_headers(read_only_methods(admitted, serving), before_request)
+        return serving_current(security_headers(read_only_methods(admitted, serving)))
 
     return wrap
 

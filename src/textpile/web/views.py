@@ -50,13 +50,15 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         textpile.semantic.model.ModelError: the model's package is missing.
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
-    conn = target.search_connection()
-    loaded = None
-    if like or check_mode(mode) != "keyword":
-        loaded = target.semantic.get(conn, with_model=not like)
-    if like:
-        return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
-    return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+    with target.serving():  # (a replaced target stays open until this ends)
+        conn = target.search_connection()
+        loaded = None
+        if like or check_mode(mode) != "keyword":
+            loaded = target.semantic.get(conn, with_model=not like)
+        if like:
+            return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+        return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page,
+                            budget_ms=budget_ms)
 
 
 def _query_arg(request) -> str:
