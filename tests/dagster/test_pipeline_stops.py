@@ -36,6 +36,14 @@ def _site() -> SiteServer:
     return SiteServer(routes)
 
 
+def _as_a_terminal_starts_it() -> None:
+    """In the child before it runs textpile: SIGINT's default action, as a shell gives a
+    foreground command (one started with & by a shell without job control, such as a CI
+    step's `scripts/test &`, inherits SIGINT ignored, and textpile leaves an ignored
+    signal ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop_at(tmp_path: Path, stage: str, stop) -> tuple[int, str, list, float]:
     """Run `textpile pipeline` as a terminal would (its own process group), call
     ``stop(pid)`` when ``stage`` starts; return (exit status, stderr, processes left,
@@ -45,7 +53,7 @@ def _stop_at(tmp_path: Path, stage: str, stop) -> tuple[int, str, list, float]:
         config = write_config(tmp_path / "crawl.toml", [site.base_url + "/"], max_commands=100)
         proc = subprocess.Popen([TEXTPILE, "pipeline", "--config", str(config), "--data-dir", str(tmp_path / "data"),
                                  "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env, cwd=tmp_path, start_new_session=True)
+                                env=env, cwd=tmp_path, start_new_session=True, preexec_fn=_as_a_terminal_starts_it)
         lines = []
         stopped_at = None
         try:
