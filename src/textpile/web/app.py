@@ -16,6 +16,7 @@ from pathlib import Path
 
 from textpile.errors import ConfigError, TextpileError
 from textpile.store.database import check_summary_db
+from textpile.web.datasette_versions import datasette_arguments
 from textpile.web.state import adopt_summary_database
 
 DEFAULT_SQL_TIME_LIMIT_MS = 3000
@@ -114,12 +115,10 @@ def build_datasette(
     path = check_summary_db(summary_db).resolve()
     if template_dir is not None and not Path(template_dir).is_dir():
         raise ConfigError(f"{template_dir}: template location is not a folder")
-    metadata = {"title": title}
-    if search_time_limit_ms is not None:
-        metadata["plugins"] = {"textpile": {"search_time_limit_ms": int(search_time_limit_ms)}}
+    plugin_settings = None if search_time_limit_ms is None else {"search_time_limit_ms": int(search_time_limit_ms)}
     datasette = Datasette(
         files=[str(path)],  # read-only all the same: textpile.web.state opens it with mode=ro
-        metadata=metadata,
+        **datasette_arguments(title, plugin_settings),
         template_dir=str(template_dir) if template_dir is not None else None,
         settings={
             "sql_time_limit_ms": int(sql_time_limit_ms),

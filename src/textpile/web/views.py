@@ -29,6 +29,7 @@ from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResult
                                      results_per_page)
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.web.access import may_view_summary
+from textpile.web.datasette_versions import site_title
 from textpile.web.settings import search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
@@ -49,13 +50,15 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         textpile.semantic.model.ModelError: the model's package is missing.
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
-    conn = target.search_connection()
-    loaded = None
-    if like or check_mode(mode) != "keyword":
-        loaded = target.semantic.get(conn, with_model=not like)
-    if like:
-        return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
-    return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+    with target.serving():  # (a replaced target stays open until this ends)
+        conn = target.search_connection()
+        loaded = None
+        if like or check_mode(mode) != "keyword":
+            loaded = target.semantic.get(conn, with_model=not like)
+        if like:
+            return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+        return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page,
+                            budget_ms=budget_ms)
 
 
 def _query_arg(request) -> str:
@@ -175,7 +178,7 @@ async def search_view(datasette, request):
         "mode_links": ([{"mode": m, "current": m == mode, "url": _page_url(request, query, 0, per_page, m)}
                         for m in MODES] if query.strip() and not like else []),
         "like": like,
-        "site_title": datasette.metadata("title") or "textpile",
+        "site_title": await site_title(datasette) or "textpile",
         "results": results,
         "items": [_display_item(r) for r in (results_json(results)["list"] if results else [])],
         "pages": pages,
@@ -196,7 +199,7 @@ async def opensearch_view(datasette, request):
     """Serve the OpenSearch description (``/opensearch.xml``) pointing at ``/search``."""
     base = datasette.absolute_url(request, "/")
     base = base.rstrip("/")
-    name = str(escape((datasette.metadata("title") or "textpile")[:16]))
+    name = str(escape((await site_title(datasette) or "textpile")[:16]))
     body = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/">\n'
@@ -254,11 +257,13 @@ async def static_view(datasette, request, send):
 
 # Datasette's introspection and debug pages, which a public search site does not need:
 # thread list, debug messages and permission rules, the pattern portfolio, versions,
-# plugins, settings, metadata, config, the current actor, and the database list (it
-# shows each database file's absolute path). HTML and .json forms. (Table and column
+# plugins, settings, metadata, config, the current actor, the database list (it
+# shows each database file's absolute path) and Datasette 1.0's permission checks. HTML and .json forms. (Table and column
 # descriptions show on the table pages; /-/auth-token and /-/logout stay.)
 HIDDEN_PAGES = ("threads", "messages", "allow-debug", "patterns", "databases", "permissions", "versions",
-                "plugins", "settings", "metadata", "config", "actor")
+                "plugins", "settings", "metadata", "config", "actor",
+                # Datasette 1.0's permission debugging pages
+                "allowed", "rules", "check", "debug/autocomplete")
 HIDDEN_PATHS_REGEX = r"^/-/(" + "|".join(HIDDEN_PAGES) + r")(\.json)?$"
 
 
