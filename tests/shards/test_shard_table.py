@@ -1,6 +1,7 @@
 """The shard table: stable assignment by rendezvous hash, overrides, errors naming the input."""
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +51,8 @@ def test_overrides_win_and_dedicated_shards_are_listed(tmp_path):
     assert shards.folder("big") == (tmp_path / "data" / "big").resolve()
     assert shards.queue("big") == "textpile-beta"
     assert shards.queue("b") is None
+    moved = _table(tmp_path, 'shards = ["a", "b"]\n[folders]\nb = "/srv/disk2/b"\n')
+    assert (moved.folder("a"), moved.folder("b")) == ((tmp_path / "a").resolve(), Path("/srv/disk2/b"))
     seeds = ["https://big.example/", "https://other.example/", "http://127.0.0.1:9/"]
     split = shards.seeds_by_shard(seeds)
     assert split["big"] == ["https://big.example/"]
@@ -65,6 +68,7 @@ def test_overrides_win_and_dedicated_shards_are_listed(tmp_path):
     ('shards = ["a"]\n[overrides]\n"ftp://x.example" = "a"\n', "expected an http(s) URL with a host"),
     ('shards = ["a"]\n[hosts]\nz = "h"\n', "hosts.z: no such shard"),
     ('shards = ["a"\n', "not a TOML file"),
+    ('shards = ["a", "b"]\n[folders]\na = "x"\nb = "x"\n', "folders: two shards share a folder"),
 ])
 def test_bad_tables_are_refused_naming_file_and_key(tmp_path, text, message):
     with pytest.raises(ConfigError) as caught:

@@ -9,6 +9,8 @@ The table is a TOML file (``shards.toml``)::
     "https://big.example" = "big"     # a shard named only here holds only its sites
     [hosts]                           # optional: shard -> the host whose disk holds its
     a = "alpha"                       # folder (its Celery queue is textpile-<host>)
+    [folders]                         # optional: shard -> its data folder, instead of
+    a = "/srv/disk2/a"                # <root>/<shard> (relative to this file)
 
 A site is an origin (``scheme://host:port``, as :attr:`textpile.store.urls.ParsedUrl.str_origin`
 writes it: the port always explicit). Its shard is the override when there is one, else
@@ -34,7 +36,7 @@ from textpile.store.urls import UrlError, parse_url
 #: What a shard name may be: it names a folder, a Dagster asset key prefix and a pool.
 SHARD_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,39}")
 #: The keys of a shard table file.
-_KEYS = ("shards", "root", "overrides", "hosts")
+_KEYS = ("shards", "root", "overrides", "hosts", "folders")
 #: The Celery queue of a host's workers is this prefix and the host name.
 QUEUE_PREFIX = "textpile-"
 
@@ -68,6 +70,7 @@ class Shards:
     root: Path
     overrides: Mapping[str, str] = field(default_factory=dict)
     hosts: Mapping[str, str] = field(default_factory=dict)
+    folders: Mapping[str, Path] = field(default_factory=dict)
     source: Path | None = None
 
     @property
@@ -88,13 +91,13 @@ class Shards:
         return max(self.hashed, key=lambda shard: (rendezvous_weight(shard, site), shard))
 
     def folder(self, shard: str) -> Path:
-        """The data folder of ``shard``: ``<root>/<shard>``.
+        """The data folder of ``shard``: its ``[folders]`` entry, else ``<root>/<shard>``.
 
         Raises:
             ConfigError: no such shard in the table.
         """
         self.check(shard)
-        return self.root / shard
+        return self.folders.get(shard, self.root / shard)
 
     def queue(self, shard: str) -> str | None:
         """The Celery queue of the host holding ``shard`` (``textpile-<host>``), or None
@@ -142,8 +145,9 @@ def load_shards(path: str | Path) -> Shards:
     Raises:
         ConfigError: the file is unreadable or no TOML; an unknown key; ``shards`` missing,
             empty, with a duplicate or a bad name; an override key that is no http(s)
-            origin (or names a path), or two spellings of one origin; a ``hosts`` entry
-            for an unknown shard or with an empty host. Each message names the file and key.
+            origin (or names a path), or two spellings of one origin; a ``hosts`` or
+            ``folders`` entry for an unknown shard, an empty host or folder, two shards
+            with one folder. Each message names the file and key.
     """
     path = Path(path)
     try:
@@ -184,5 +188,14 @@ def load_shards(path: str | Path) -> Shards:
         if not isinstance(value, str) or not value or any(c.isspace() for c in value):
             raise ConfigError(f"{path}: hosts.{key}: expected a host name without spaces")
         hosts[key] = value
+    folders: dict[str, Path] = {}
+    for key, value in _table(path, "folders", data.get("folders", {})).items():
+        if key not in known:
+            raise ConfigError(f"{path}: folders.{key}: no such shard; the shards are {', '.join(sorted(known))}")
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{path}: folders.{key}: expected a folder path")
+        folders[key] = (path.parent / value).resolve()
+    if len(set(folders.values())) != len(folders):
+        raise ConfigError(f"{path}: folders: two shards share a folder")
     return Shards(hashed=tuple(names), root=(path.parent / root).resolve(), overrides=overrides, hosts=hosts,
-                  source=path)
+                  folders=folders, source=path)
