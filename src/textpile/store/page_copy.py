@@ -81,9 +81,11 @@ def _read_manifest(copy: Path, page_size: int) -> array | None:
 
 
 def _write_manifest(copy: Path, page_size: int, hashes: array) -> None:
-    """Write the manifest of ``copy`` (its identity as it is now), atomically."""
+    """Write the manifest of ``copy`` (its identity as it is now), atomically. One writer at a
+    time (the caller holds the publish lock), so the file being written has one name, and a
+    run killed while writing it leaves nothing the next run does not overwrite."""
     path = manifest_path(copy)
-    tmp = path.with_name(path.name + f".{os.getpid()}")
+    tmp = path.with_name(path.name + ".writing")
     tmp.write_bytes(_MAGIC + json.dumps(_identity(copy)).encode() + b"\n" + _HEADER.pack(page_size, len(hashes))
                     + hashes.tobytes())
     os.replace(tmp, path)
