@@ -46,7 +46,8 @@ def build_sharded_definitions(settings: PipelineSettings) -> Definitions:
     ``shards`` for every shard's folder and crawl configuration, and two jobs over every
     shard for a crawl-run partition: ``shards_job`` (the multiprocess executor: shards side
     by side on this machine) and ``shards_celery_job`` (dagster-celery: each step on the
-    queue of the host holding its shard, run config ``execution: config: {broker, backend}``).
+    queue of the host holding its shard, run config ``execution: config: {broker, backend}``),
+    and the sensor ``shards_crawl_now`` starting ``shards_job`` for a new crawl run.
 
     Raises:
         textpile.errors.ConfigError: the shard table is invalid.
@@ -56,6 +57,7 @@ def build_sharded_definitions(settings: PipelineSettings) -> Definitions:
     from textpile.shards.config import load_shards
     from textpile_dagster.assets.shards import shard_assets
     from textpile_dagster.resources.shards import ShardsResource
+    from textpile_dagster.sensors.shards import shards_crawl_now
 
     table_path = settings.shard_table.absolute()
     base = build_resources(settings)
@@ -69,6 +71,7 @@ def build_sharded_definitions(settings: PipelineSettings) -> Definitions:
                              description="Every shard's pipeline for one crawl-run partition, each shard's steps "
                              "on the Celery queue of its host."),
         ],
+        sensors=[shards_crawl_now],
         resources={"shards": ShardsResource(table_path=str(table_path), crawl_config=base["crawl_config"]),
                    "http_fetcher": base["http_fetcher"]},
     )

@@ -157,3 +157,22 @@ def test_the_multiprocess_executor_crawls_shards_side_by_side(tmp_path, deployme
     shards = load_shards(table)
     for shard in SHARDS:
         assert _crawled_origins(shards.folder(shard)) == [urls[shard]]
+
+
+def test_shards_crawl_now_adds_a_partition_and_requests_every_shard(deployment):
+    table, config, _, _ = deployment
+    defs = build_definitions(PipelineSettings(config_path=config, shard_table=table))
+    repo = defs.get_repository_def()
+    sensor = repo.get_sensor_def("shards_crawl_now")
+    with dg.instance_for_test() as instance:
+        with dg.SensorEvaluationContext(
+            instance.get_ref(), last_tick_completion_time=None, last_run_key=None, cursor=None, log_key=None,
+            repository_name=repo.name, repository_def=repo, sensor_name="shards_crawl_now",
+            resources={"shards": repo.get_top_level_resources()["shards"]}, last_sensor_start_time=None,
+        ) as context:
+            data = sensor.evaluate_tick(context)
+    [request] = data.run_requests
+    [add] = data.dynamic_partitions_requests
+    assert add == dg.AddDynamicPartitionsRequest(partitions_def_name=CRAWL_RUNS, partition_keys=[request.partition_key])
+    assert request.job_name in (None, "shards_job") and sensor.job_name == "shards_job"
+    assert request.tags["textpile/trigger"] == "shards_crawl_now"
