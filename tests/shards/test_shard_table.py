@@ -81,3 +81,16 @@ def test_unknown_shard_is_named(tmp_path):
     shards = _table(tmp_path, 'shards = ["a", "b"]\n')
     with pytest.raises(ConfigError, match="no shard 'c' in .*; the shards are a, b"):
         shards.folder("c")
+
+
+def test_where_prints_each_urls_shard_and_folder(tmp_path, capsys):
+    from textpile.cli import main
+
+    shards = _table(tmp_path, 'shards = ["a", "b"]\n[overrides]\n"https://big.example" = "big"\n')
+    urls = ["https://big.example/x", "http://127.0.0.1:8001/"]
+    assert main(["shards", "where", "-t", str(tmp_path / "shards.toml"), *urls]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{url}\t{shards.shard_of(url)}\t{shards.folder(shards.shard_of(url))}" for url in urls]
+    assert shards.shard_of(urls[0]) == "big"
+    assert main(["shards", "where", "-t", str(tmp_path / "missing.toml"), urls[0]]) == 2
+    assert "missing.toml: cannot read the shard table" in capsys.readouterr().err
