@@ -126,12 +126,15 @@ def test_each_shards_steps_run_on_its_hosts_worker(tmp_path, redis_url, monkeypa
         env = {**os.environ, "DAGSTER_HOME": str(home), ENV_SHARDS: str(table), ENV_CONFIG: str(config),
                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-        workers = {host: _start_worker(host, env, celery_yaml, tmp_path / f"worker-{host}.log") for host in folders}
-        try:
-            _wait_for_workers(env, f"{redis_url}/0", set(folders))
-            with dg.DagsterInstance.from_config(str(home)) as instance:
-                key = new_crawl_run_key()
-                instance.add_dynamic_partitions(CRAWL_RUNS, [key])
+        # the instance's storage is made here, once, before the workers open it (made by
+        # three processes at once, its schema version could be stamped twice)
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            key = new_crawl_run_key()
+            instance.add_dynamic_partitions(CRAWL_RUNS, [key])
+            workers = {host: _start_worker(host, env, celery_yaml, tmp_path / f"worker-{host}.log")
+                       for host in folders}
+            try:
+                _wait_for_workers(env, f"{redis_url}/0", set(folders))
                 monkeypatch.setenv(ENV_SHARDS, str(table))
                 monkeypatch.setenv(ENV_CONFIG, str(config))
                 recon = ReconstructableRepository.for_module("textpile_dagster.definitions", "defs",
@@ -143,9 +146,9 @@ def test_each_shards_steps_run_on_its_hosts_worker(tmp_path, redis_url, monkeypa
                     failures = [str(e.step_failure_data.error) for e in result.get_step_failure_events()]
                     assert result.success, failures
                     ran = _workers_of_steps(instance, result.run_id)
-        finally:
-            for worker in workers.values():
-                _stop(worker)
+            finally:
+                for worker in workers.values():
+                    _stop(worker)
         # every step of a shard ran on the worker of its host, and only there
         assert {step: worker.split("@")[0] for step, worker in ran.items()} == {
             f"shard_{s}__{asset}": HOSTS[s] for s in SHARDS for asset in ASSETS}
