@@ -25,8 +25,8 @@ from textpile_dagster.resources.settings import ENV_CONFIG, ENV_SHARDS
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 HOSTS = {"a": "alpha", "b": "beta", "c": "alpha"}
 ASSETS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
-#: The ceiling for a server or worker coming up.
-STARTUP_S = 120.0
+#: The ceiling for a server or worker coming up (a loaded machine takes a minute or more).
+STARTUP_S = 300.0
 
 pytestmark = pytest.mark.skipif(not Path(REDIS).exists(), reason="redis-server is not installed "
                                 "(scripts/test installs Debian's redis-server)")
@@ -71,8 +71,10 @@ def _start_worker(host: str, env: dict, config_yaml: Path, log: Path) -> subproc
                             start_new_session=True)
 
 
-def _wait_for_workers(env: dict, broker: str, hosts: set[str]) -> None:
-    """Until every worker of ``hosts`` answers ``celery inspect ping`` through ``broker``."""
+def _wait_for_workers(env: dict, broker: str, workers: dict[str, subprocess.Popen], logs: Path) -> None:
+    """Until every worker answers ``celery inspect ping`` through ``broker``; a worker that
+    exits or stays silent fails the test with the end of its log."""
+    hosts = set(workers)
     deadline = time.monotonic() + STARTUP_S
     celery = str(Path(sys.executable).with_name("celery"))
     while time.monotonic() < deadline:
@@ -80,8 +82,13 @@ def _wait_for_workers(env: dict, broker: str, hosts: set[str]) -> None:
                                env=env, capture_output=True, text=True, timeout=60).stdout
         if all(f"{host}@" in found for host in hosts):
             return
+        for host, worker in workers.items():
+            if worker.poll() is not None:
+                raise AssertionError(f"worker {host} exited ({worker.returncode}): "
+                                     f"{(logs / f'worker-{host}.log').read_text(errors='replace')[-3000:]}")
         time.sleep(1)
-    raise AssertionError(f"workers {sorted(hosts)} did not answer within {STARTUP_S:g} s")
+    tails = {host: (logs / f"worker-{host}.log").read_text(errors="replace")[-1500:] for host in hosts}
+    raise AssertionError(f"workers {sorted(hosts)} did not answer within {STARTUP_S:g} s: {tails}")
 
 
 def _stop(worker: subprocess.Popen) -> None:
@@ -134,7 +141,7 @@ def test_each_shards_steps_run_on_its_hosts_worker(tmp_path, redis_url, monkeypa
             workers = {host: _start_worker(host, env, celery_yaml, tmp_path / f"worker-{host}.log")
                        for host in folders}
             try:
-                _wait_for_workers(env, f"{redis_url}/0", set(folders))
+                _wait_for_workers(env, f"{redis_url}/0", workers, tmp_path)
                 monkeypatch.setenv(ENV_SHARDS, str(table))
                 monkeypatch.setenv(ENV_CONFIG, str(config))
                 recon = ReconstructableRepository.for_module("textpile_dagster.definitions", "defs",
