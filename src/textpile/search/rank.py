@@ -29,8 +29,11 @@ SECTION_COLUMN_WEIGHTS: dict[str, float] = {"title": 3.0, "name": 3.0, "anchor_t
 FEATURE_WEIGHTS: dict[str, float] = {
     "bm25": 1.0, "title_cover": 0.5, "title_exact": 2.0, "section_cover": 0.3, "section_exact": 1.3,
     "url_cover": 0.2, "url_exact": 0.8, "anchor": 1.2, "inlinks": 0.5, "length": -0.2, "indexiness": -0.3,
-    "navigation": -1.0, "section_diffuse": -0.5, "exact_form": 1.0, "all_terms": 3.0,
+    "navigation": -1.0, "section_diffuse": -0.5, "exact_form": 1.0, "all_terms": 3.0, "held": 2.0,
 }
+#: The hybrid mode's weights (:mod:`textpile.search.hybrid`): the keyword features and
+#: the semantic ones of a page (``semantic``) and of its best section (``passage``).
+HYBRID_FEATURE_WEIGHTS: dict[str, float] = {**FEATURE_WEIGHTS, "semantic": 10.0, "passage": 5.0}
 assert tuple(PAGE_COLUMN_WEIGHTS) == SEARCH_COLUMNS and tuple(SECTION_COLUMN_WEIGHTS) == SECTION_COLUMNS
 assert set(FEATURE_WEIGHTS) == set(FEATURES)
 
@@ -56,3 +59,4 @@ class Ranking:
 
 
 DEFAULT_RANKING = Ranking()
+HYBRID_RANKING = Ranking(HYBRID_FEATURE_WEIGHTS)
