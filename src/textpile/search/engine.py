@@ -73,6 +73,9 @@ PAGE_SCAN = 300
 SECTION_SCAN = 300
 #: Matching sections looked at per search.
 SECTION_DEPTH = 100
+#: The share of the query a page holding an identifier's parts apart (not in a row) is
+#: taken to hold: a whole identifier ranks above its parts scattered over a page.
+PARTS_HELD = 0.5
 #: Partial matches are added when fewer pages than this hold every word.
 PARTIAL_BELOW = 10
 #: Other matching sections listed with a result.
@@ -144,8 +147,8 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
     pages are found:
 
     1. with ``every_part`` (the plan split identifiers into parts): every part, in any
-       order; a page found so holds a share just under 1 (a whole identifier ranks above
-       its parts scattered over a page);
+       order; a page found so holds :data:`PARTS_HELD` of the query (a whole identifier
+       ranks above its parts scattered over a page);
     2. up to 6 words: pages holding at least ``m`` of them, ``m`` from n-1 down to 1 (one
        FTS5 expression per level: the OR of every ``m``-word AND);
     3. longer queries (pasted text): the ``k`` rarest words (by document frequency), ``k``
@@ -158,7 +161,7 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
     n = len(plan.requirements)
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     for m, expr in _partial_levels(conn, plan, budget, fsql, fparams, every_part):
-        held = m / n * (0.99 if every_part else 1.0)
+        held = m / n * (PARTS_HELD if every_part else 1.0)
         found.parts_level = found.parts_level or every_part
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,

@@ -74,7 +74,10 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
     matcher = QueryMatcher(plan, analyzer, codes, weights)
     relaxed_plan = plan.relaxed()
     relaxed = QueryMatcher(relaxed_plan, analyzer, codes) if len(relaxed_plan.requirements) > len(plan.requirements) else None
-    best_bm25 = max((s for s, _ in found.pages.values()), default=0.0)
+    # a partial match's bm25 scores fewer words (another expression): it counts in
+    # proportion to the share of the query the page holds
+    bm25_of = {eg_id: score * min(1.0, held) for eg_id, (score, held) in found.pages.items()}
+    best_bm25 = max(bm25_of.values(), default=0.0)
     n = len(core.requirements)
     held_by: dict[int, float] = {}
     for eg_id in infos:
@@ -85,13 +88,13 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
             if held >= 1.0 and found.all_terms_complete:
                 held = (n - 1) / n if n > 1 else 0.5
         held_by[eg_id] = held
-    partial = [eg_id for eg_id, held in held_by.items() if held < 0.99]
+    partial = [eg_id for eg_id, held in held_by.items() if held < 1.0]
     if partial and n > 1 and not found.parts_level:  # parts of identifiers: the levels' shares stand
         with budget.guard():
             held_by.update(held_shares(conn, core, _core_weights(plan, core, weights), partial))
     scored = []
     for eg_id, info in infos.items():
-        bm25 = found.pages[eg_id][0] if eg_id in found.pages else 0.0
+        bm25 = bm25_of.get(eg_id, 0.0)
         s = page_features(matcher, info, bm25, best_bm25, found.sections.get(eg_id, []), held_by[eg_id], relaxed)
         s.score = ranking.score(s.features)
         scored.append(s)
