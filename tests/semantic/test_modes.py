@@ -9,20 +9,11 @@ import numpy as np
 import pytest
 
 from textpile.publish import publish
-from textpile.search.query import parse_query
 from textpile.search.service import NO_VECTORS, ModeError, check_mode, more_like_this, search_pages
-from textpile.semantic.fusion import reciprocal_rank_fusion
 from textpile.semantic.loaded import Semantic
 from textpile.semantic.vectors import load_page_vectors
 
 from semantic.corpus import BASE, build, result_pages as _pages
-
-
-def test_reciprocal_rank_fusion_values():
-    fused = reciprocal_rank_fusion([(["a", "b", "a"], 1.0), (["b", "c"], 2.0)], k=1)
-    assert fused == pytest.approx({"a": 1 / 2, "b": 1 / 3 + 2 / 2, "c": 2 / 3})
-    with pytest.raises(ValueError):
-        reciprocal_rank_fusion([], k=-1)
 
 
 @pytest.mark.parametrize("query, page", [
