@@ -121,11 +121,14 @@ def main() -> int:
             systems += [(f"textpile{label}", Textpile(summary_db, **opts)) for label, opts in ablation_variants()]
         print(f"   {len(queries)} judged queries ({dropped} dropped: no relevant page indexed)", flush=True)
         if args.dump_candidates:
-            for q in queries:
-                cands = systems[0][1].explain(q.text)
-                dumped.append({"site": site.name, "class": q.klass, "query": q.text, "candidates": [
-                    {"held": c["held"], "features": c["features"], "relevant": page_path(c["url"]) in q.relevant}
-                    for c in cands]})
+            for name, system in systems:
+                if name != "textpile" and name not in ("textpile-keyword", "textpile-hybrid"):
+                    continue
+                for q in queries:
+                    cands = system.explain(q.text)
+                    dumped.append({"system": name, "site": site.name, "class": q.klass, "query": q.text,
+                                   "candidates": [{"held": c["held"], "features": c["features"],
+                                                   "relevant": page_path(c["url"]) in q.relevant} for c in cands]})
         for i, q in enumerate(queries):
             order = systems[i % len(systems):] + systems[: i % len(systems)]  # interleaved, rotated
             for name, system in order:

@@ -209,6 +209,22 @@ class Analyzer:
         terms = [known(w) or self._new_term(w, code) for w in words]
         return " ".join(terms), " ".join(self._camel_parts(words, code))
 
+    def split_terms(self, text: str | None, language: str | None = None) -> list[str]:
+        """The index terms of ``text`` with every CamelCase word given as its parts in its
+        place (``ThreadPoolExecutor Class`` -> ``thread pool executor class``): how a title
+        reads to a query of the parts. Not used to index (a page's ``parts`` column holds
+        the parts apart); CJK runs as in :meth:`terms`."""
+        if not text:
+            return []
+        if _CJK.search(text) is not None:
+            return self.terms(text, language)
+        code = self.stemmer_language(language)
+        out: list[str] = []
+        for word in _plain_words(text):
+            parts = self._camel_parts([word], code)
+            out.extend(parts if parts else [self.term(word, code)])
+        return out
+
     def _camel_parts(self, words: Iterable[str], code: str | None) -> list[str]:
         out: list[str] = []
         for word in words:

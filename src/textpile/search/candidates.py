@@ -218,6 +218,31 @@ def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str 
     return conn.execute(sql, [match, *(filter_params or []), cap]).fetchone()[0]
 
 
+def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[int]) -> dict[int, float]:
+    """``{entity_generation_id: share}`` for the pages ``ids``: the sum of ``weights`` (one
+    per requirement of ``plan``, a :class:`textpile.search.plan.QueryPlan`) of the
+    requirements each page holds; one FTS5 lookup per requirement, of these pages'
+    docids only. A page without a search_index row holds nothing."""
+    if not ids:
+        return {}
+    docids: dict[int, int] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        docids.update(conn.execute(
+            f"SELECT docid, entity_generation_id FROM search_page WHERE entity_generation_id IN ({marks})", chunk))
+    out = dict.fromkeys(ids, 0.0)
+    if not docids:
+        return out
+    marks = ", ".join("?" * len(docids))
+    for i, weight in enumerate(weights):
+        match = plan.subset([i])
+        for docid, in conn.execute(f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid IN ({marks})",
+                                   [match, *docids]):
+            out[docids[docid]] += weight
+    return out
+
+
 def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str, weights: tuple[float, ...],
                        limit: int, scan: int, filter_sql: str = "", filter_params: list | None = None,
                        tiers: Tiers = NO_TIERS) -> list[SectionHit]:

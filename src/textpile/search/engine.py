@@ -12,8 +12,10 @@ interface calls (the semantic and hybrid modes reorder its ranking through
    word, pages holding most of them follow (:func:`_partial_candidates`), never a plain
    any-word search;
 2. **rerank**: each candidate is scored by its features (title, section, URL, anchor
-   text, in-links, length, indexiness: :mod:`textpile.search.features`) with the weights
-   of :mod:`textpile.search.rank`; pages holding every word always come first.
+   text, in-links, length, indexiness, the weight of the query's words it holds:
+   :mod:`textpile.search.features`) with the weights of :mod:`textpile.search.rank`;
+   missing a word costs score, it is no sort key. Stop words are not required of a page
+   and earn no credit, rare words weigh more (:mod:`textpile.search.weights`).
 
 A result links to its best matching section (``page.html#anchor``) when a section
 matches the query better than the page as a whole, and shows that section's title; the
@@ -36,23 +38,25 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
 from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
                                        search_tiers, section_candidates)
-from textpile.search.features import QueryMatcher, Scored, page_features
+from textpile.search.features import Scored
 from textpile.search.filters import filter_sql, missing_language_note
 from textpile.index.schema import require_search_index
-from textpile.search.plan import Item, QueryPlan, index_languages, plan_query
+from textpile.search.plan import Item, QueryPlan, index_languages, plan_query, split_candidates, with_split_forms
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
+from textpile.search.rerank import Found, Rescorer, known_pairs, rerank
 from textpile.search.results import (DEFAULT_PER_PAGE, ResultSection, SearchResult, SearchResults, result_page,
                                      results_per_page)
 from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
                                       marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms, with_synonyms
+from textpile.search.weights import core_plan, document_frequencies, requirement_weights
 from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
 from textpile.store.text_piles import MainText, decode_field, main_text_readers
 
@@ -70,9 +74,9 @@ PAGE_SCAN = 300
 SECTION_SCAN = 300
 #: Matching sections looked at per search.
 SECTION_DEPTH = 100
-#: Pages that become candidates through a matching section only (not among the page
-#: candidates), at most.
-SECTION_PAGES = 15
+#: The share of the query a page holding an identifier's parts apart (not in a row) is
+#: taken to hold: a whole identifier ranks above its parts scattered over a page.
+PARTS_HELD = 0.5
 #: Partial matches are added when fewer pages than this hold every word.
 PARTIAL_BELOW = 10
 #: Other matching sections listed with a result.
@@ -80,11 +84,12 @@ MAX_RESULT_SECTIONS = 3
 
 #: The hook of the semantic and hybrid search modes (:mod:`textpile.search.service`):
 #: called with the connection, the parsed query, the keyword ranking (every reranked
-#: candidate, best first) and whether the time budget ended the keyword search early, it
+#: candidate, best first), whether the time budget ended the keyword search early and a
+#: :class:`~textpile.search.rerank.Rescorer` (features for pages that were no candidates), it
 #: returns the ranking to show and whether keyword matching still decides which pages
 #: are results (hybrid: True; semantic: False, then ``total`` counts the returned
 #: ranking and no partial-match note is given).
-Reorder = Callable[[sqlite3.Connection, ParsedQuery, list[Scored], bool], tuple[list[Scored], bool]]
+Reorder = Callable[[sqlite3.Connection, ParsedQuery, list[Scored], bool, Rescorer], tuple[list[Scored], bool]]
 
 
 def _nonempty(value: str | None) -> str | None:
@@ -92,41 +97,6 @@ def _nonempty(value: str | None) -> str | None:
         return None
     value = " ".join(value.split())
     return value or None
-
-
-@dataclass
-class _Found:
-    """Stage one's harvest: candidate pages (id -> (bm25, the share of the query's
-    requirements the page holds at least, 1.0 = all)), section hits, and for pages found
-    only by a section, the share they hold."""
-
-    pages: dict[int, tuple[float, float]] = field(default_factory=dict)
-    section_held: dict[int, float] = field(default_factory=dict)
-    sections: dict[int, list[SectionHit]] = field(default_factory=dict)
-    total: int = 0
-    total_is_lower_bound: bool = False
-    partial: bool = False
-    parts_only: bool = True  # the partial matches hold every part of the query's identifiers
-    all_terms_complete: bool = False  # every page holding all the words is in ``pages``
-
-    def add_pages(self, rows: list[tuple[int, float]], held: float) -> None:
-        for eg_id, score in rows:
-            if eg_id not in self.pages:
-                self.pages[eg_id] = (score, held)
-
-    def add_sections(self, hits: list[SectionHit], held: float) -> None:
-        """Attach ``hits`` (best first) to their pages; a page not yet a candidate becomes
-        one only through the best :data:`SECTION_PAGES` new pages' sections."""
-        new_pages = 0
-        for hit in hits:
-            if hit.entity_generation_id not in self.pages and hit.entity_generation_id not in self.sections:
-                if new_pages >= SECTION_PAGES:
-                    continue
-                new_pages += 1
-            self.section_held[hit.entity_generation_id] = max(held, self.section_held.get(hit.entity_generation_id, 0))
-            group = self.sections.setdefault(hit.entity_generation_id, [])
-            if all(h.section_id != hit.section_id for h in group):
-                group.append(hit)
 
 
 def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
@@ -143,22 +113,8 @@ def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
     return {term for term, docs in rows if 2 * docs >= pages > 0}
 
 
-def _document_frequencies(conn: sqlite3.Connection, plan: QueryPlan) -> list[int]:
-    """Per requirement, the pages holding its rarest single-term alternative (phrases
-    count as their rarest term); 0 for a requirement no page holds."""
-    terms = sorted({term for requirement in plan.requirements for item in requirement
-                    for alt in item.alternatives for term in alt})
-    docs: dict[str, int] = {}
-    for start in range(0, len(terms), 500):
-        chunk = terms[start:start + 500]
-        marks = ", ".join("?" * len(chunk))
-        docs.update(conn.execute(f"SELECT term, docs FROM search_term WHERE term IN ({marks})", chunk).fetchall())
-    return [min((docs.get(term, 0) for item in requirement for alt in item.alternatives for term in alt), default=0)
-            for requirement in plan.requirements]
-
-
 def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
-                depth: int, budget: Budget, found: _Found, analyzer: Analyzer) -> None:
+                depth: int, budget: Budget, found: Found, analyzer: Analyzer) -> None:
     """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent).
     ``analyzer`` analyzes the found sections' titles for the rerank.
 
@@ -185,15 +141,15 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
                             every_part=len(relaxed.requirements) > len(plan.requirements))
 
 
-def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: _Found,
+def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
                         analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
 
     1. with ``every_part`` (the plan split identifiers into parts): every part, in any
-       order; a page found so holds a share just under 1 (a whole identifier ranks above
-       its parts scattered over a page);
+       order; a page found so holds :data:`PARTS_HELD` of the query (a whole identifier
+       ranks above its parts scattered over a page);
     2. up to 6 words: pages holding at least ``m`` of them, ``m`` from n-1 down to 1 (one
        FTS5 expression per level: the OR of every ``m``-word AND);
     3. longer queries (pasted text): the ``k`` rarest words (by document frequency), ``k``
@@ -206,7 +162,8 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
     n = len(plan.requirements)
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     for m, expr in _partial_levels(conn, plan, budget, fsql, fparams, every_part):
-        held = m / n * (0.99 if every_part else 1.0)
+        held = m / n * (PARTS_HELD if every_part else 1.0)
+        found.parts_level = found.parts_level or every_part
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                    tiers=tiers)
@@ -233,7 +190,7 @@ def _partial_levels(conn, plan: QueryPlan, budget: Budget, fsql: str, fparams: l
             yield m, " OR ".join("(" + plan.subset(list(c)) + ")" for c in itertools.combinations(range(n), m))
         return
     with budget.guard():
-        frequencies = _document_frequencies(conn, plan)
+        frequencies = document_frequencies(conn, plan)
     # rarest first; words no page holds cannot help
     rarity = sorted((i for i in range(n) if frequencies[i] > 0), key=lambda i: (frequencies[i], i))[:n - 1]
     if rarity:
@@ -258,34 +215,6 @@ def _largest_matching(conn, plan: QueryPlan, rarity: list[int], budget: Budget, 
         else:
             high = mid - 1
     return low
-
-
-def _rerank(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None],
-            ranking: Ranking, found: _Found, budget: Budget) -> list[Scored]:
-    with budget.guard():
-        infos = page_infos(conn, sorted(set(found.pages) | set(found.sections)))
-    matcher = QueryMatcher(plan, analyzer, codes)
-    relaxed_plan = plan.relaxed()
-    relaxed = QueryMatcher(relaxed_plan, analyzer, codes) if len(relaxed_plan.requirements) > len(plan.requirements) else None
-    best_bm25 = max((s for s, _ in found.pages.values()), default=0.0)
-    n = len(plan.requirements)
-    scored = []
-    for eg_id, info in infos.items():
-        if eg_id in found.pages:
-            bm25, held = found.pages[eg_id]
-        else:  # found by a section only: it holds every word unless all such pages were found
-            bm25 = 0.0
-            held = found.section_held.get(eg_id, 0.0)
-            if held >= 1.0 and found.all_terms_complete:
-                held = (n - 1) / n if n > 1 else 0.5
-        s = page_features(matcher, info, bm25, best_bm25, found.sections.get(eg_id, []), held >= 1.0, relaxed)
-        s.score = ranking.score(s.features)
-        s.held = held
-        scored.append(s)
-        budget.check()
-    # pages holding more of the words first; among them, by score
-    scored.sort(key=lambda s: (-s.held, -s.score, -s.features["bm25"], s.info.entity_generation_id))
-    return scored
 
 
 def _page_url(info: PageInfo) -> str:
@@ -320,7 +249,7 @@ def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer
     pasted paragraph shows where its telling words are, not every ``the``."""
     requirements = list(range(len(plan.requirements)))
     if len(requirements) > SNIPPET_WORDS:
-        frequencies = _document_frequencies(conn, plan)
+        frequencies = document_frequencies(conn, plan)
         requirements = sorted(sorted(requirements, key=lambda i: (not frequencies[i], frequencies[i], i))[:SNIPPET_WORDS])
     out = []
     for i in requirements:
@@ -501,7 +430,8 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
 def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int = DEFAULT_PER_PAGE,
            budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
            disable: frozenset[str] = frozenset(), explain: bool = False,
-           reorder: Reorder | None = None, correct: bool = True) -> SearchResults:
+           reorder: Reorder | None = None, correct: bool = True,
+           synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -509,10 +439,12 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     ``budget_ms`` is the time budget in milliseconds (the search returns what it has
     when it is spent); ``ranking`` the weights, ``disable`` features to leave out (the
     relevance benchmark's ablation); ``explain`` fills ``explained``; ``reorder`` is the
-    semantic modes' hook (:data:`Reorder`). With ``correct``, a query no page matches
-    whose "did you mean" (:mod:`textpile.search.spelling`) matches some gives that query's
-    results instead, with ``corrected`` set and a note naming both (within the same time
-    budget). Any query string is valid: problems (nothing
+    semantic modes' hook (:data:`Reorder`); ``synonyms`` the index's synonym table
+    (:mod:`textpile.search.synonyms`: a member of a group finds the others). With
+    ``correct``, a query no page matches whose "did you mean"
+    (:mod:`textpile.search.spelling`) matches some gives that query's results instead,
+    with ``corrected`` set and a note naming both (within the same time budget). Any
+    query string is valid: problems (nothing
     searchable, a cut-off query, partial matches, the budget) are explained in
     ``message``; this never raises for the query's content.
 
@@ -536,7 +468,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     require_search_index(conn)
     analyzer = Analyzer()
     codes = index_languages(conn)
-    plan = plan_query(parsed, analyzer, codes)
+    plan = with_synonyms(plan_query(parsed, analyzer, codes), synonyms, analyzer, codes)
     notes.extend(plan.messages)
     with budget.installed(conn):
         if not plan.requirements:
@@ -554,7 +486,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                            reorder)
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
-                       ranking=ranking, explain=explain, reorder=reorder, correct=False)
+                       ranking=ranking, explain=explain, reorder=reorder, correct=False, synonyms=synonyms)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
@@ -576,25 +508,34 @@ def _finish(out: SearchResults, notes: list[str], page: int) -> SearchResults:
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
                    explain: bool = False, reorder: Reorder | None = None) -> None:
-    found = _Found()
+    found = Found()
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     scored: list[Scored] = []
+    weights = [1.0 / len(plan.requirements)] * len(plan.requirements)
+    core = core_plan(plan)  # stop words are not required (textpile.search.weights)
     try:
-        _candidates(conn, plan, parsed, ranking, depth, budget, found, analyzer)
+        with budget.guard():
+            weights = requirement_weights(plan, document_frequencies(conn, plan), search_tiers(conn).pages)
+            splits = split_candidates(analyzer, plan, codes)
+            if splits:  # backend finds back-end
+                plan = with_split_forms(plan, splits, known_pairs(conn, splits))
+                core = core_plan(plan)
+        _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer)
     except BudgetSpent:
         out.timed_out = True
     try:
-        scored = _rerank(conn, plan, analyzer, codes, ranking, found, budget)
+        scored = rerank(conn, plan, core, weights, analyzer, codes, ranking, found, budget)
     except BudgetSpent:
         out.timed_out = True
         scored = []
     conn.set_progress_handler(None, 0)  # what follows is bounded by the page size
     if out.timed_out and not scored and found.pages:
         # Spent before reranking: the candidates in bm25 order.
-        scored = _rerank(conn, plan, analyzer, codes, Ranking(features={"bm25": 1.0, "all_terms": 1.0}), found,
-                         Budget(float("inf")))
+        scored = rerank(conn, plan, core, weights, analyzer, codes,
+                         Ranking(features={"bm25": 1.0, "all_terms": 1.0, "held": 1.0}), found, Budget(float("inf")))
     if reorder is not None:  # the semantic and hybrid modes (textpile.search.service)
-        scored, lexical = reorder(conn, parsed, scored, out.timed_out)
+        scored, lexical = reorder(conn, parsed, scored, out.timed_out,
+                                  Rescorer(conn, plan, core, weights, analyzer, codes, ranking))
         if not lexical:
             found.total, found.total_is_lower_bound, found.partial = len(scored), False, False
     out.total = max(found.total, len(scored))

@@ -15,7 +15,9 @@ Every feature is a number, mostly in 0..1, computed from what the index already 
   precision);
 * ``inlinks``: log of the pages linking to it from their content, scaled to about 0..1;
 * ``length``: log of its main text length in terms, scaled to about 0..1;
-* ``indexiness``: the page's indexiness / 100, clamped to -1..1 (the seed's score);
+* ``indexiness``: the page's indexiness / 100, clamped to -1..1 (the seed's score), when
+  at least :data:`NAVIGATION_DENSITY` of its text is link text; else only its negative
+  part (a class reference's in-page anchors make no index page);
 * ``navigation``: the page's link density, the share of its main text that is link text
   (genindex, tables of contents and link lists are mostly links; a reference page with
   many links in its prose is not);
@@ -25,7 +27,14 @@ Every feature is a number, mostly in 0..1, computed from what the index already 
 * ``exact_form``: the share of the query's words found *unstemmed* (as typed, case and
   diacritics aside) in the title or the best section's title: ``indexes`` prefers a
   page titled "Indexes" to one titled "Indexing";
-* ``all_terms``: 1 when the page holds every required word (0 for partial matches).
+* ``all_terms``: 1 when the page holds every required word (0 for partial matches);
+* ``held``: the weight of the query's words the page holds (1.0: every one; stop words
+  weigh 0, rare words more: :mod:`textpile.search.weights`).
+
+Features that count query words (title, section, URL, anchor, exact form) sum the
+words' weights, so a stop word or a word on every page earns nothing on its own; the
+title is also read with its CamelCase words as parts ("ThreadPoolExecutor" holds
+``thread pool``).
 
 Word matching uses the query's analyzed alternatives (:mod:`textpile.search.plan`) against
 the analyzed words of the field, so it is stemmed and case- and diacritic-free.
@@ -39,26 +48,31 @@ import re
 from dataclasses import dataclass
 
 from textpile.index.analysis import Analyzer
+from textpile.index.pages import title_variants
 from textpile.search.candidates import PageInfo, SectionHit
 from textpile.search.plan import QueryPlan
 
 FEATURES = ("bm25", "title_cover", "title_exact", "section_cover", "section_exact", "url_cover", "url_exact",
-            "anchor", "inlinks", "length", "indexiness", "navigation", "section_diffuse", "exact_form", "all_terms")
+            "anchor", "inlinks", "length", "indexiness", "navigation", "section_diffuse", "exact_form", "all_terms",
+            "held")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
 class Match:
-    """How a field's words match the query: ``cover`` = share of the query's requirements
-    found, ``precision`` = share of the field's words that are query words."""
+    """How a field's words match the query: ``cover`` = the weight of the query's
+    requirements found (:mod:`textpile.search.weights`: their shares sum to 1, stop words
+    weigh 0), ``precision`` = share of the field's words that are query words,
+    ``complete`` = every requirement found (stop words too)."""
 
     cover: float
     precision: float
+    complete: bool = False
 
     @property
     def exact(self) -> bool:
         """The field is the query: every requirement found, no other word."""
-        return self.cover >= 1.0 and self.precision >= 1.0
+        return self.complete and self.precision >= 1.0
 
 
 NO_MATCH = Match(0.0, 0.0)
@@ -72,8 +86,11 @@ class QueryMatcher:
     splits strings and compares sets.
     """
 
-    def __init__(self, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None]) -> None:
+    def __init__(self, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None],
+                 weights: list[float] | None = None) -> None:
         self.n = len(plan.requirements)
+        #: each requirement's share of the query (equal shares when not given)
+        self.weights = list(weights) if weights is not None else [1.0 / self.n] * self.n if self.n else []
         # Per requirement: its alternatives, plus each item written together (pg_dump -> pgdump);
         # stemmed (every index language) and unstemmed (the words as typed).
         stemmed: list[list[tuple[str, ...]]] = []
@@ -96,6 +113,7 @@ class QueryMatcher:
             text = _NOT_ALNUM.sub("", left[0].text) + _NOT_ALNUM.sub("", right[0].text)
             joined.append(analyzer.query_alternatives(text, codes) if text else [])
             joined_plain.append(analyzer.query_alternatives(text, [None]) if text else [])
+        self._analyzer = analyzer
         self._stemmed = _Compiled(stemmed, joined)
         self._unstemmed = _Compiled(unstemmed, joined_plain)
         self._seen: dict[tuple[str, bool], Match] = {}
@@ -112,7 +130,7 @@ class QueryMatcher:
             if not compiled.inside(terms):  # no query term inside: no match
                 got = NO_MATCH
             else:
-                got = compiled.match(terms.split(), self.n)
+                got = compiled.match(terms.split(), self.weights)
             self._seen[key] = got  # fields repeat across pages (titles, anchor texts)
         return got
 
@@ -130,6 +148,20 @@ class QueryMatcher:
                 exact = i < len(plain) and self.match(plain[i], unstemmed=True).exact
                 exactness = max(exactness, 1.0 if exact else 0.6)
         return best, exactness
+
+    def parts_title(self, title: str | None, headline: str | None, language: str | None) -> Match:
+        """The best match among a page's title variants (as in ``search_page.title_terms``)
+        read with their CamelCase words as parts (:meth:`Analyzer.split_terms`): a title
+        "ThreadPoolExecutor Class" holds ``thread pool``. NO_MATCH when no variant has a
+        CamelCase word."""
+        best = NO_MATCH
+        for text in title_variants(title, headline):
+            if text.islower() or not any(c.isupper() for w in text.split() for c in w[1:]):
+                continue
+            m = self.match(" ".join(self._analyzer.split_terms(text, language)))
+            if (m.exact, m.cover, m.precision) > (best.exact, best.cover, best.precision):
+                best = m
+        return best
 
     def best_anchor(self, lines: str) -> float:
         """The best coverage x precision among the lines of ``lines`` (anchor texts,
@@ -180,9 +212,9 @@ class _Compiled:
         """Whether some term of the requirements occurs in ``text`` (as a substring)."""
         return any(t in text for t in self.terms)
 
-    def match(self, words: list[str], n: int) -> Match:
+    def match(self, words: list[str], weights: list[float]) -> Match:
+        n = len(weights)
         present = set(words)
-        found = 0
         used: set[str] = set()
         hit = [False] * n
         for i in range(n):
@@ -203,9 +235,9 @@ class _Compiled:
                 if _contains(words, present, alt):
                     hit[i] = hit[i + 1] = True
                     used.update(alt)
-        found = sum(hit)
+        cover = sum(w for w, h in zip(weights, hit) if h)
         precision = sum(1 for w in words if w in used) / len(words)
-        return Match(found / n, precision)
+        return Match(min(1.0, cover), precision, all(hit))
 
 
 def _contains(words: list[str], present: set[str], alt: tuple[str, ...]) -> bool:
@@ -251,10 +283,28 @@ def section_match(matcher: QueryMatcher, hit: SectionHit, relaxed: QueryMatcher 
     return best, exactness
 
 
+#: The link density (share of the main text that is link text) from which a page reads as
+#: navigation: a table of contents or a list of pages. Below it a high indexiness (the
+#: in-page anchors of a class reference, a man page's option list) is no index page.
+NAVIGATION_DENSITY = 0.4
+
+
+def _indexiness(info: PageInfo) -> float:
+    """The page's indexiness / 100, clamped to -1..1, when it is a navigation page
+    (:data:`NAVIGATION_DENSITY`); for other pages only its negative part (an article's)."""
+    value = max(-1.0, min(1.0, info.indexiness / 100.0))
+    return value if info.link_density >= NAVIGATION_DENSITY else min(0.0, value)
+
+
 def page_features(matcher: QueryMatcher, info: PageInfo, bm25: float, best_bm25: float,
-                  hits: list[SectionHit], all_terms: bool, relaxed: QueryMatcher | None = None) -> Scored:
-    """The features of one candidate page (see the module docstring)."""
+                  hits: list[SectionHit], held: float, relaxed: QueryMatcher | None = None) -> Scored:
+    """The features of one candidate page (see the module docstring); ``held`` is the
+    weight of the query's requirements the page holds (1.0: every one)."""
     title, title_exactness = matcher.best_line(info.title_terms, info.title_words)
+    if info.title and title.cover < 1.0:
+        parts = matcher.parts_title(info.title, info.headline, info.stem_language)
+        if (parts.cover, parts.precision) > (title.cover, title.precision):
+            title = parts
     url = matcher.match(info.url_terms)
     url_last = matcher.match(info.url_last_terms)
     anchor = matcher.best_anchor(info.anchor_terms) if info.anchor_terms else 0.0
@@ -278,11 +328,12 @@ def page_features(matcher: QueryMatcher, info: PageInfo, bm25: float, best_bm25:
         "anchor": anchor,
         "inlinks": math.log1p(info.content_in_links) / 7.0,
         "length": math.log1p(info.term_count) / 10.0,
-        "indexiness": max(-1.0, min(1.0, info.indexiness / 100.0)),
+        "indexiness": _indexiness(info),
         "navigation": info.link_density,
         "section_diffuse": (1.0 - min(1.0, (best_hit.end - best_hit.start) / info.text_length)
                             if best_hit is not None and best_match.exact and info.text_length else 0.0),
         "exact_form": matcher.exact_cover(info.title_words, best_hit.title_words if best_hit else ""),
-        "all_terms": 1.0 if all_terms else 0.0,
+        "all_terms": 1.0 if held >= 1.0 else 0.0,
+        "held": held,
     }
-    return Scored(info, features, best_hit, tuple(t[4] for t in ranked_hits))
+    return Scored(info, features, best_hit, tuple(t[4] for t in ranked_hits), held=held)

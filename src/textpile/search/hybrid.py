@@ -1,55 +1,93 @@
-"""Fusion, a stage of :mod:`textpile.search.service`: how the hybrid mode joins the
-keyword ranking and the semantic one.
+"""Fusion, a stage of :mod:`textpile.search.service`: how the hybrid mode joins keyword
+and semantic evidence.
 
-The keyword ranking stands when its first page is a known-item answer
-(:func:`keyword_found_it`), else the two rankings are fused by weighted reciprocal rank
-fusion (:func:`fused_scores`, :func:`textpile.semantic.fusion.reciprocal_rank_fusion`).
-Both rules were chosen on the relevance benchmark (``bench/relevance/tune_fusion.py``):
-plain fusion helps questions in a user's own words but loses known-item queries (titles,
-API names, commands), which the keyword ranker nearly always gets right.
+No rule decides which of the two to trust. The keyword candidates (every reranked page,
+with its features) and the :data:`SEMANTIC_CANDIDATES` pages nearest to the query's
+vector make one list; every page of it gets the keyword features
+(:class:`textpile.search.rerank.Rescorer` for the pages only the vectors found) and two
+semantic ones:
+
+* ``semantic``: the cosine similarity of the page's vector to the query's, less the
+  best similarity among the nearest pages (0 for the nearest page, below 0 for others,
+  never below -:data:`SEMANTIC_FLOOR`);
+* ``passage``: the same for the page's best section (its stored binary code,
+  :mod:`textpile.search.passages`), less the best section's similarity among the pages
+  (-:data:`SEMANTIC_FLOOR` for a page without section codes).
+
+A page that holds none of the query's words and whose page similarity is at the floor
+(:data:`SEMANTIC_FLOOR` or more below the best page's) is no result: far in meaning and
+sharing no word, it would only pad the list after the pages that answer (a rare word
+that one page holds gives that page alone, as in the keyword mode). On the relevance
+benchmark's candidate lists no relevant page is such a page (MRR@10 unchanged).
+
+Each page is scored with :data:`textpile.search.rank.HYBRID_RANKING`, one weighted sum
+of all the features, fitted on the relevance benchmark (``bench/relevance/tune.py``, its
+leave-one-site-out check in the README): a known item wins by its title and section
+features, a question in a user's words by the vectors. A page whose best section
+answers the query better than the page's text links to that section when no keyword
+section match does (:func:`textpile.search.passages.passage_hits`).
 """
 
 from __future__ import annotations
 
-import re
+import sqlite3
+
+import numpy as np
 
 from textpile.search.features import Scored
-from textpile.search.query import ParsedQuery
-from textpile.semantic.fusion import reciprocal_rank_fusion
+from textpile.search.passages import best_passages, passage_hits
+from textpile.search.rank import HYBRID_RANKING, Ranking
+from textpile.search.rerank import Rescorer
+from textpile.semantic.vectors import PageVectors
 
-#: Hybrid mode's fusion: the keyword ranking's weight (the semantic ranking's is 1) and
-#: the rank constant (a small one favours each ranking's first pages). Chosen on the
-#: relevance benchmark (weights 0.5/1/2, constants 5/20/60 tried).
-KEYWORD_WEIGHT = 0.5
-FUSION_K = 5
-#: The share of the query a page holds that counts as every word: 0.99 is the engine's
-#: "every part of an identifier, apart" (textpile.search.engine, partial levels).
-EVERY_WORD = 0.99
-#: A query of at most this many words whose first keyword result holds every word is a
-#: known-item query (titles, commands, "create index concurrently").
-SHORT_QUERY_WORDS = 4
-#: A word that names code: dots, underscores, parentheses or :: inside, camelCase, or an
-#: all-capitals word (SQL keywords, constants).
-_IDENTIFIER = re.compile(r"\w[._:]+\w|[_()]|[a-z][A-Z]|^[A-Z][A-Z0-9]+$")
-
-
-def keyword_found_it(parsed: ParsedQuery, keyword: list[Scored]) -> bool:
-    """True when the keyword ranking's first page is a known-item answer, so hybrid mode
-    keeps the keyword ranking: that page holds every query word (:data:`EVERY_WORD`) and either its title
-    holds them all or matches title, a section title or its URL exactly, or the query
-    names code (:data:`_IDENTIFIER`), or it has at most :data:`SHORT_QUERY_WORDS` words."""
-    if not keyword or keyword[0].held < EVERY_WORD:
-        return False
-    f = keyword[0].features
-    if f.get("title_cover", 0.0) >= 1.0 or max(f.get("title_exact", 0.0), f.get("section_exact", 0.0),
-                                                  f.get("url_exact", 0.0)) > 0:
-        return True
-    words = [w for t in parsed.positive_terms for w in t.text.split()]
-    return len(words) <= SHORT_QUERY_WORDS or any(_IDENTIFIER.search(w) for w in words)
+#: Nearest pages (by page vector) that join the keyword candidates.
+SEMANTIC_CANDIDATES = 30
+#: The semantic features' floor: a page far from the query's vector loses at most this
+#: much similarity against the nearest (a page named exactly by the query whose text is
+#: a long table, "Root Zone Database", keeps its title's win). On the relevance
+#: benchmark's candidate lists (previous weights) MRR@10 0.8537 -> 0.8547 with a floor
+#: of 0.2 (0.3: 0.8544, 0.15: 0.8496).
+SEMANTIC_FLOOR = 0.2
+#: A page links to its best passage when that passage's similarity is at least this
+#: much above the page vector's own (and no keyword section matched).
+PASSAGE_LINK_MARGIN = 0.0
 
 
-def fused_scores(keyword: list[int], nearest: list[int]) -> dict[int, float]:
-    """``{entity_generation_id: fused score}`` of the keyword ranking and the semantic one
-    (each a list of ids, best first): reciprocal rank fusion with the keyword ranking
-    weighted :data:`KEYWORD_WEIGHT`, the semantic one 1, rank constant :data:`FUSION_K`."""
-    return reciprocal_rank_fusion([(keyword, KEYWORD_WEIGHT), (nearest, 1.0)], k=FUSION_K)
+def hybrid_ranking(conn: sqlite3.Connection, keyword: list[Scored], nearest: list[tuple[int, float]],
+                   vectors: PageVectors, query_vector: np.ndarray, rescorer: Rescorer,
+                   ranking: Ranking = HYBRID_RANKING) -> list[Scored]:
+    """The hybrid ranking (module docstring): ``keyword`` (the keyword search's scored
+    candidates) and the first :data:`SEMANTIC_CANDIDATES` of ``nearest`` ((id,
+    similarity) best first), each with the ``semantic`` and ``passage`` features, scored
+    with ``ranking``, best first (ties: better bm25, then lower id); without the pages
+    that hold no query word and are at the floor of similarity (module docstring).
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
+    by_id = {s.info.entity_generation_id: s for s in keyword}
+    extra = [i for i, _ in nearest[:SEMANTIC_CANDIDATES] if i not in by_id]
+    pages = list(keyword) + (rescorer.features(extra) if extra else [])
+    similarity = dict(nearest)
+    for s in pages:
+        eg_id = s.info.entity_generation_id
+        if eg_id not in similarity:
+            v = vectors.vector_of(eg_id)
+            similarity[eg_id] = float(v @ query_vector) if v is not None else 0.0
+    ids = [s.info.entity_generation_id for s in pages]
+    passages = best_passages(conn, ids, query_vector, vectors.dimensions)
+    best_page = max((similarity[i] for i in ids), default=0.0)
+    best_passage = max((sim for _, sim in passages.values()), default=0.0)
+    linked = {i: p for i, p in passages.items() if p[1] >= similarity[i] + PASSAGE_LINK_MARGIN}
+    hits = passage_hits(conn, {i: p for i, p in linked.items() if by_id.get(i) is None or by_id[i].section is None})
+    for s in pages:
+        eg_id = s.info.entity_generation_id
+        s.features["semantic"] = max(-SEMANTIC_FLOOR, similarity[eg_id] - best_page)
+        s.features["passage"] = max(-SEMANTIC_FLOOR, passages[eg_id][1] - best_passage) if eg_id in passages \
+            else -SEMANTIC_FLOOR
+        if s.section is None and eg_id in hits:
+            s.section = hits[eg_id]
+        s.score = ranking.score(s.features)
+    pages = [s for s in pages if s.held > 0 or s.features["semantic"] > -SEMANTIC_FLOOR]
+    pages.sort(key=lambda s: (-s.score, -s.features.get("bm25", 0.0), s.info.entity_generation_id))
+    return pages

@@ -131,7 +131,54 @@ def _item(analyzer: Analyzer, term: Term, codes: list[str | None]) -> Item | Non
     alternatives = analyzer.query_alternatives(term.text, codes)
     if not alternatives:
         return None
+    if not term.phrase and len(alternatives[0]) > 1 and all(w.isalpha() for w in analyzer.words(term.text)):
+        # a word written with hyphens or apart (back-end, e-mail): also written together
+        joined = "".join(analyzer.words(term.text))
+        alternatives += [a for a in analyzer.query_alternatives(joined, codes) if a not in alternatives]
     return Item(term.text, term.phrase, tuple(alternatives))
+
+
+#: A compound word is tried as two words (backend -> back end) when it is at least this
+#: long and both parts are at least :data:`MIN_SPLIT_PART` letters.
+MIN_SPLIT_WORD = 6
+MIN_SPLIT_PART = 3
+
+
+def split_candidates(analyzer: Analyzer, plan: QueryPlan, codes: list[str | None]) -> dict[int, list[Alternative]]:
+    """Per requirement of ``plan`` that is one unquoted word of letters only (at least
+    :data:`MIN_SPLIT_WORD`), the two-word phrases it could be written as (``backend`` ->
+    ``back end``), analyzed in ``codes``: every split into parts of at least
+    :data:`MIN_SPLIT_PART` letters. :func:`with_split_forms` keeps those the index holds."""
+    out: dict[int, list[Alternative]] = {}
+    for i, requirement in enumerate(plan.requirements):
+        item = requirement[0]
+        word = item.text
+        if len(requirement) > 1 or item.phrase or len(word) < MIN_SPLIT_WORD or not word.isalpha():
+            continue
+        splits: list[Alternative] = []
+        for k in range(MIN_SPLIT_PART, len(word) - MIN_SPLIT_PART + 1):
+            for code in codes:
+                left, right = analyzer.term(word[:k], None), analyzer.term(word[k:], code)
+                if (left, right) not in splits:
+                    splits.append((left, right))
+        out[i] = splits
+    return out
+
+
+def with_split_forms(plan: QueryPlan, splits: dict[int, list[Alternative]], known: set[tuple[str, str]]) -> QueryPlan:
+    """``plan`` with each split of ``splits`` (:func:`split_candidates`) that is in
+    ``known`` (the pairs of terms the index holds as a phrase, or both terms of) added
+    to its word's alternatives: ``backend`` then finds "back-end" and "back end" too."""
+    if not any(a in known for alts in splits.values() for a in alts):
+        return plan
+    out = QueryPlan(excluded=list(plan.excluded), messages=list(plan.messages))
+    for i, requirement in enumerate(plan.requirements):
+        extra = tuple(a for a in splits.get(i, []) if a in known)
+        if extra:
+            item = requirement[0]
+            requirement = [Item(item.text, item.phrase, item.alternatives + extra)]
+        out.requirements.append(requirement)
+    return out
 
 
 def plan_query(parsed: ParsedQuery, analyzer: Analyzer, codes: list[str | None]) -> QueryPlan:

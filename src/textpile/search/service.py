@@ -6,9 +6,9 @@ A search runs in one of three modes (:data:`MODES`), built from three stages:
 * ``keyword``: the keyword search (:func:`textpile.search.engine.search`) alone;
 * ``semantic``: semantic retrieval (:mod:`textpile.search.nearest`): the pages whose
   vectors are most similar to the query's, whatever words they share with it;
-* ``hybrid``: the keyword ranking when it found a known item or nothing at all (then
-  "did you mean" helps more), else the fusion (:mod:`textpile.search.hybrid`) of the
-  keyword ranking and the semantic one.
+* ``hybrid``: the keyword candidates and the pages nearest in meaning, every one scored
+  by its keyword and semantic features together (:mod:`textpile.search.hybrid`); the
+  keyword ranking alone when it found nothing at all (then "did you mean" helps more).
 
 Both vector modes go through the keyword search's one hook (``reorder``), so paging,
 snippets, section links, filters and the time budget are the keyword search's. Filters
@@ -32,9 +32,11 @@ from textpile.errors import TextpileError
 from textpile.search.candidates import page_infos
 from textpile.search.engine import search
 from textpile.search.features import Scored
-from textpile.search.hybrid import fused_scores, keyword_found_it
+from textpile.search.hybrid import hybrid_ranking
 from textpile.search.nearest import nearest_pages, query_text
 from textpile.search.query import ParsedQuery
+from textpile.search.rerank import Rescorer
+from textpile.search.weights import core_indexes
 from textpile.search.results import SearchResults
 from textpile.semantic.loaded import Semantic
 from textpile.semantic.vectors import has_vectors, load_page_vectors
@@ -80,41 +82,36 @@ class _VectorRanking:
         self.query_vector = query_vector
         self.exclude = exclude
 
-    def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery,
-                 keyword: list[Scored], timed_out: bool = False) -> tuple[list[Scored], bool]:
-        if self.mode == "hybrid" and ((not keyword and not timed_out) or keyword_found_it(parsed, keyword)):
-            # no page holds any of the words: keep the empty ranking, so the engine offers
-            # "did you mean" (a typo) instead of pages that are only near in meaning (when
-            # the time budget ended the keyword search before it found any, the pages
-            # near in meaning are all there is)
+    def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery, keyword: list[Scored],
+                 timed_out: bool = False, rescorer: Rescorer | None = None) -> tuple[list[Scored], bool]:
+        if self.mode == "hybrid" and not keyword and not timed_out and (
+                rescorer is None or len(core_indexes(rescorer.plan)) < 2):
+            # no page holds the one word searched for: keep the empty ranking, so the
+            # engine offers "did you mean" (a typo) instead of pages that are only near in
+            # meaning (a description in words no page uses gets the pages near in meaning;
+            # so does a search whose time budget ended before it found any)
             return keyword, True
         vectors = self.semantic.ready(model=self.query_vector is None).vectors
         q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(query_text(parsed))
         nearest = nearest_pages(conn, parsed, vectors, q, self.exclude)
+        if self.mode == "hybrid" and rescorer is not None:
+            return hybrid_ranking(conn, keyword, nearest, vectors, q, rescorer), True
         similarity = dict(nearest)
         by_id = {s.info.entity_generation_id: s for s in keyword}
-        for s in keyword:
-            v = vectors.vector_of(s.info.entity_generation_id)
-            s.features["semantic"] = float(v @ q) if v is not None else 0.0
-        if self.mode == "semantic":
-            order = [i for i, _ in nearest]
-            scores = {i: sim for i, sim in nearest}
-        else:
-            scores = fused_scores([s.info.entity_generation_id for s in keyword], [i for i, _ in nearest])
-            order = sorted(scores, key=lambda i: (-scores[i], i))
-        missing = [i for i in order if i not in by_id]
+        missing = [i for i, _ in nearest if i not in by_id]
         infos = page_infos(conn, missing) if missing else {}
         out = []
-        for i in order:
+        for i, sim in nearest:
             s = by_id.get(i)
             if s is None:
                 info = infos.get(i)
                 if info is None:
                     continue
-                s = Scored(info, {"semantic": similarity[i], "title_cover": 0.0, "section_cover": 0.0})
-            s.score = float(scores[i])
+                s = Scored(info, {"title_cover": 0.0, "section_cover": 0.0})
+            s.features["semantic"] = similarity[i]
+            s.score = float(sim)
             out.append(s)
-        return out, self.mode == "hybrid"
+        return out, False
 
 
 def search_pages(conn: sqlite3.Connection, query: str, *, mode: str | None = None,

@@ -1,1 +1,1 @@
-"""Semantic search: an offline embedding model (model.py), vectors of pages and sections beside the summary (store.py, embed.py), vector similarity and rank fusion at query time (vectors.py, fusion.py)."""
+"""Semantic search: an offline embedding model (model.py), vectors of pages and sections beside the summary (store.py, embed.py), vector similarity at query time (vectors.py); the hybrid mode joins keyword and semantic evidence in textpile.search.hybrid."""

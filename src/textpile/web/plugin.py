@@ -27,7 +27,7 @@ from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.settings import search_time_limit_ms
+from textpile.web.settings import search_synonyms, search_time_limit_ms
 from textpile.web.access import may_view_summary
 from textpile.web.csp import STYLE_NONCE_SCRIPT, NonceLoader, current_nonce
 from textpile.web.datasette_versions import store_canned_queries, store_descriptions
@@ -47,6 +47,7 @@ from textpile.web.views import (
 @hookimpl
 def startup(datasette):
     search_time_limit_ms(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here
+    search_synonyms(datasette.plugin_config("textpile"))
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
     target = adopt_summary_database(datasette)
     if target is None:

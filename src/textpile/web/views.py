@@ -28,9 +28,10 @@ from textpile.search.budget import DEFAULT_BUDGET_MS
 from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResults, result_page, results_json,
                                      results_per_page)
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms
 from textpile.web.access import may_view_summary
 from textpile.web.datasette_versions import site_title
-from textpile.web.settings import search_time_limit_ms
+from textpile.web.settings import search_synonyms, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -39,9 +40,9 @@ STATIC_PREFIX = "/-/textpile/static"
 
 def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
-               like: str | None = None) -> SearchResults:
+               like: str | None = None, synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
-    ``budget_ms`` on this thread's search connection to ``target``
+    ``budget_ms`` and the index's ``synonyms`` on this thread's search connection to ``target``
     (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
     ``target.semantic`` keeps the model and vectors between requests.
 
@@ -58,7 +59,7 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         if like:
             return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
         return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page,
-                            budget_ms=budget_ms)
+                            budget_ms=budget_ms, synonyms=synonyms)
 
 
 def _query_arg(request) -> str:
@@ -136,8 +137,10 @@ async def search_view(datasette, request):
     page, per_page = paging["page"], paging["per_page"]
     if error is None and (query.strip() or like or want_json):
         try:
-            budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
-            results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like)
+            config = datasette.plugin_config("textpile")
+            budget_ms, synonyms = search_time_limit_ms(config), search_synonyms(config)
+            results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like,
+                                              synonyms)
         except ModeError as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
