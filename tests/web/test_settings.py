@@ -26,8 +26,10 @@ def _instance(summary_path, settings):
     ({"search_time_limit_ms": True}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                                      "1000000000, got True"),
     ({"search_time_limt_ms": 50}, "plugins.textpile: unknown setting 'search_time_limt_ms' "
-                                  "(known: search_time_limit_ms)"),
+                                  "(known: search_time_limit_ms, shards)"),
     ("fast", "plugins.textpile: expected a table of settings, got 'fast'"),
+    ({"shards": "http://a:3000/"}, "plugins.textpile.shards: expected a list of http(s) URLs, got 'http://a:3000/'"),
+    ({"shards": ["ftp://a/"]}, "plugins.textpile.shards: expected a list of http(s) URLs, got ['ftp://a/']"),
 ])
 def test_a_bad_setting_stops_datasette_naming_it(summary_path, settings, message):
     with pytest.raises(StartupError) as caught:

@@ -5,6 +5,9 @@ naming the setting, instead of failing every search.
 ``search_time_limit_ms``: the time budget of one search in milliseconds, a whole number
 from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS` (default
 :data:`textpile.search.budget.DEFAULT_BUDGET_MS`), as the CLI's ``--search-time-limit-ms``.
+
+``shards``: URLs of textpile servers whose summary databases are searched with the
+served ones as one index (:mod:`textpile.web.shards`), as the CLI's ``--shard``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from textpile.search.budget import DEFAULT_BUDGET_MS
 #: The largest search time limit accepted (the CLI's bound).
 MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
 #: The settings the plugin reads.
-KNOWN_SETTINGS = ("search_time_limit_ms",)
+KNOWN_SETTINGS = ("search_time_limit_ms", "shards")
 
 
 def search_time_limit_ms(config: dict | None) -> int:
@@ -38,3 +41,18 @@ def search_time_limit_ms(config: dict | None) -> int:
         raise StartupError("plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                            f"{MAX_SEARCH_TIME_LIMIT_MS}, got {value!r}")
     return value
+
+
+def remote_shards(config: dict | None) -> list[str]:
+    """The ``shards`` URLs of the plugin ``config`` (none when unset).
+
+    Raises:
+        StartupError: ``shards`` is not a list of http(s) URLs.
+    """
+    if not isinstance(config, dict) or "shards" not in config:
+        return []
+    value = config["shards"]
+    if not isinstance(value, list) or not all(isinstance(u, str) and u.lower().startswith(("http://", "https://"))
+                                              for u in value):
+        raise StartupError(f"plugins.textpile.shards: expected a list of http(s) URLs, got {value!r}")
+    return list(value)

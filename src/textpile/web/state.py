@@ -93,6 +93,11 @@ class SummaryDatabase(Database):
         self._watch: sqlite3.Connection | None = None  # reads PRAGMA data_version
         self._data_version: int | None = None
         self._watch_lock = threading.Lock()
+        self._on_close: list = []
+
+    def on_close(self, callback) -> None:
+        """Call ``callback()`` when this object is closed (the search over shards kept on it)."""
+        self._on_close.append(callback)
 
     @property
     def semantic(self) -> SemanticCache:
@@ -156,25 +161,30 @@ class SummaryDatabase(Database):
     def close(self):
         """Close every connection this object opened (its threads' included)."""
         super().close()
+        for callback in self._on_close:
+            callback()
         for conn in self._opened:
             conn.close()
 
 
 def find_target(datasette) -> SummaryDatabase | None:
-    """The summary database served by ``datasette``, or None when it serves none."""
+    """The summary database served by ``datasette`` (the first, when it serves several:
+    shards), or None when it serves none."""
     return next((db for db in datasette.databases.values() if isinstance(db, SummaryDatabase)), None)
 
 
+def find_targets(datasette) -> list[SummaryDatabase]:
+    """Every summary database served by ``datasette``, in the order served (shards)."""
+    return [db for db in datasette.databases.values() if isinstance(db, SummaryDatabase)]
+
+
 def adopt_summary_database(datasette) -> SummaryDatabase | None:
-    """Make the first file-backed database of kind summary a :class:`SummaryDatabase`
-    (same name, route and mutability), unless one is served already; return it or None."""
-    found = find_target(datasette)
-    if found is not None:
-        return found
+    """Make every file-backed database of kind summary a :class:`SummaryDatabase` (same
+    name, route and mutability) unless it is one already; return the first or None."""
     for name, db in list(datasette.databases.items()):
-        if db.path is not None and is_summary_file(Path(db.path)):
-            return _replace(datasette, db, SummaryDatabase(datasette, db.path, is_mutable=db.is_mutable))
-    return None
+        if not isinstance(db, SummaryDatabase) and db.path is not None and is_summary_file(Path(db.path)):
+            _replace(datasette, db, SummaryDatabase(datasette, db.path, is_mutable=db.is_mutable))
+    return find_target(datasette)
 
 
 def _replace(datasette, old: Database, new: SummaryDatabase) -> SummaryDatabase:

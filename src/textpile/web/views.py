@@ -30,6 +30,7 @@ from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResult
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.web.access import may_view_summary
 from textpile.web.settings import search_time_limit_ms
+from textpile.web.shards import sharded_search
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -38,17 +39,22 @@ STATIC_PREFIX = "/-/textpile/static"
 
 def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
-               like: str | None = None) -> SearchResults:
+               like: str | None = None, datasette=None) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
     ``budget_ms`` on this thread's search connection to ``target``
     (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
-    ``target.semantic`` keeps the model and vectors between requests.
+    ``target.semantic`` keeps the model and vectors between requests. When ``datasette``
+    serves several shards (:mod:`textpile.web.shards`), a query searches all of them as
+    one index (a ``like`` search stays on ``target``).
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
         textpile.semantic.model.ModelError: the model's package is missing.
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
+    router = sharded_search(datasette, target) if datasette is not None and not like else None
+    if router is not None:
+        return router.search(query, mode=mode, page=page, per_page=per_page, budget_ms=budget_ms)
     conn = target.search_connection()
     loaded = None
     if like or check_mode(mode) != "keyword":
@@ -134,7 +140,8 @@ async def search_view(datasette, request):
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
-            results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like)
+            results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like,
+                                              datasette)
         except ModeError as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
