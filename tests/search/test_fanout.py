@@ -178,3 +178,32 @@ def test_no_page_anywhere_offers_the_correction_of_every_shard(corpus):
     expected = _one(one, "checkpoinnt")
     assert expected.corrected and got.corrected and got.suggestion == expected.suggestion == "checkpoint"
     assert [r.url for r in got.results] == [r.url for r in expected.results]
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    """:func:`sharded_sites` with page and section vectors in every database."""
+    from textpile.semantic.embed import embed_summary
+    from textpile.semantic.model import load_embedder
+
+    one, paths = sharded_sites(tmp_path_factory.mktemp("fanout_vectors"))
+    embedder = load_embedder()
+    for path in (one, *paths):
+        embed_summary(path, embedder)
+    return one, paths
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_vector_modes_merge_as_one_index(embedded, mode):
+    one, paths = embedded
+    single = LocalShard.open(one)
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("vacuum", "index table", "how do I back up a replica", "crawl robots sitemap"):
+            with single._connect() as conn:
+                expected = search_pages(conn, query, mode=mode, per_page=10, budget_ms=60_000,
+                                        semantic=single._semantic().get(conn))
+            got = router.search(query, mode=mode, per_page=10, budget_ms=60_000)
+            assert got.mode == expected.mode == mode and not got.partial
+            assert [r.url for r in got.results] == [r.url for r in expected.results], (mode, query)
+            assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
+    single.close()

@@ -265,9 +265,17 @@ def _as_one_index(candidates: list[_Candidate], depth: int) -> list[_Candidate]:
         kept += [c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0]
     by_section = sorted((c for c in candidates if "section" in raw(c)), key=lambda c: -raw(c)["section"])
     kept += by_section[:SECTION_PAGES]
-    nearest = [c for c in candidates if "level" not in raw(c) and "section" not in raw(c) and "semantic" in raw(c)]
-    nearest.sort(key=lambda c: -raw(c)["semantic"])
-    kept += nearest[:SEMANTIC_CANDIDATES]
+    # one index's nearest pages are the best SEMANTIC_CANDIDATES by similarity of all its
+    # pages, each of them among its shard's nearest (keyword candidates take their places too)
+    similarities = sorted((raw(c)["semantic"] for c in candidates if "semantic" in raw(c)), reverse=True)
+    if similarities:
+        least = similarities[:SEMANTIC_CANDIDATES][-1]
+        chosen = {id(c) for c in kept}
+        for c in candidates:
+            if id(c) not in chosen and raw(c).get("semantic", least - 1.0) >= least:
+                if "level" in raw(c) or "section" in raw(c):  # a keyword candidate one index would not have
+                    c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k != "bm25"})
+                kept.append(c)
     kept += [c for c in candidates if "features" not in c.explained]  # a query without words
     return kept
 
