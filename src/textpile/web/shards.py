@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-import threading
 
 from datasette.utils.asgi import Response
 
@@ -31,9 +30,6 @@ from textpile.search.service import ModeError, check_mode
 from textpile.web.access import may_view_summary
 from textpile.web.settings import remote_shards, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, find_targets, refresh_if_swapped
-
-_ROUTER_LOCK = threading.Lock()
-
 
 def _local_shard(datasette, name: str) -> LocalShard:
     """The shard of the summary database served as ``name``, read through its current
@@ -59,8 +55,8 @@ def sharded_search(datasette, target: SummaryDatabase) -> ShardedSearch | None:
     urls = remote_shards(datasette.plugin_config("textpile"))
     if len(names) < 2 and not urls:
         return None
-    with _ROUTER_LOCK:
-        router = getattr(target, "sharded_search", None)
+    with target.sharded_search_lock:
+        router = target.sharded_search
         if router is None:
             router = ShardedSearch([_local_shard(datasette, n) for n in names] + [RemoteShard(u) for u in urls])
             target.sharded_search = router

@@ -94,6 +94,10 @@ class SummaryDatabase(Database):
         self._data_version: int | None = None
         self._watch_lock = threading.Lock()
         self._on_close: list = []
+        #: the search over every shard served with this (the first) summary database
+        #: (:func:`textpile.web.shards.sharded_search`), made on first use under its lock
+        self.sharded_search = None
+        self.sharded_search_lock = threading.Lock()
 
     def on_close(self, callback) -> None:
         """Call ``callback()`` when this object is closed (the search over shards kept on it)."""
