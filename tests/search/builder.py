@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from pathlib import Path
 
 from textpile.ids import uuid7_bytes
@@ -183,3 +184,30 @@ def sample_site(path: str | Path, *, stale_fts: bool = True) -> dict[str, int]:
     b.build_fts(stale=stale_fts)
     b.close()
     return ids
+
+
+#: The sites of :func:`sharded_sites`, one per shard.
+SHARD_HOSTS = ("alpha.example.org", "beta.example.org", "gamma.example.net")
+_SHARD_WORDS = ("index vacuum table column query planner journal checkpoint lock cursor trigger view schema backup "
+                "replica shard token stem rank score snippet crawl robots sitemap feed origin host cache page").split()
+
+
+def sharded_sites(base: Path) -> tuple[Path, list[Path]]:
+    """Write 60 pages of three sites (:data:`SHARD_HOSTS`, 20 each) into one index
+    (``base/one.db``) and, split by site, into three shards (``base/shard0.db`` ..
+    ``shard2.db``); return their paths. Texts of 20 to 120 words drawn with
+    site-specific word frequencies (a word rare on one site is common on another)."""
+    rnd = random.Random(28)
+    one = SummaryBuilder(base / "one.db")
+    shards = [SummaryBuilder(base / f"shard{i}.db") for i in range(len(SHARD_HOSTS))]
+    for h, host in enumerate(SHARD_HOSTS):
+        weights = [1 + ((i * (h + 3)) % 7) ** 2 for i in range(len(_SHARD_WORDS))]
+        for n in range(20):
+            words = rnd.choices(_SHARD_WORDS, weights, k=rnd.randint(20, 120))
+            title = " ".join(rnd.sample(_SHARD_WORDS, 2)).title()
+            for b in (one, shards[h]):
+                b.add_page(f"https://{host}/doc/{n}.html", title=title, text=" ".join(words) + ".", lang="en")
+    for b in (one, *shards):
+        b.build_fts()
+        b.close()
+    return base / "one.db", [base / f"shard{i}.db" for i in range(len(SHARD_HOSTS))]

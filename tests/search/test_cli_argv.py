@@ -88,7 +88,7 @@ def test_option_twice_or_without_value_is_a_usage_error(db, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["search", "-s", db, "-s", db, "vacuum"])
     assert exc.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == "textpile search: error: argument -s/--summary-db: given twice"
+    assert capsys.readouterr().err.splitlines()[-1] == f"textpile search: error: argument -s/--summary-db: {db!r} given twice"
     with pytest.raises(SystemExit) as exc:
         main(["search", "vacuum", "-s"])
     assert exc.value.code == 2
@@ -105,7 +105,7 @@ def test_option_twice_or_without_value_is_a_usage_error(db, capsys):
 def test_help_anywhere(capsys):
     assert main(["search", "vacuum", "-h"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: textpile search [-h] [-s FILE] [--page N] [--per-page N]")
+    assert out.startswith("usage: textpile search [-h] [-s FILE] [--shard URL] [--page N] [--per-page N]")
     assert "-site:example.org" in out
 
 
@@ -113,7 +113,13 @@ def test_parse_search_argv_forms():
     from textpile.cli.search import SearchArgs, parse_search_argv
 
     assert parse_search_argv(["-s", "a.db", "x", "-sb.db", "-s=c.db", "--summ", "y"]) == SearchArgs(
-        summary_db="a.db", query="x -sb.db -s=c.db --summ y")
+        summary_dbs=["a.db"], query="x -sb.db -s=c.db --summ y")
+    # shards: -s more than once, --shard URLs
+    got = parse_search_argv(["-s", "a.db", "x", "--summary-db=b.db", "--shard", "http://h:3000/", "--shard=http://i/"])
+    assert got == SearchArgs(summary_dbs=["a.db", "b.db"], shards=["http://h:3000/", "http://i/"], query="x")
+    assert got.summary_db == "a.db" and got.sharded and not SearchArgs(summary_dbs=["a.db"]).sharded
+    with pytest.raises(ConfigError, match=r"^argument --like: .*one -s and no --shard$"):
+        parse_search_argv(["-s", "a.db", "-s", "b.db", "--like", "http://x/"])
     assert parse_search_argv(["x", "--", "--page", "3", "-s", "d.db"]) == SearchArgs(query="x --page 3 -s d.db")
     assert parse_search_argv(["--", "-h"]) == SearchArgs(query="-h")
     assert parse_search_argv(["--page", "2", "--per-page", "5", "--format", "json", "-x"]) == SearchArgs(

@@ -26,7 +26,7 @@ def _instance(summary_path, settings):
     ({"search_time_limit_ms": True}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                                      "1000000000, got True"),
     ({"search_time_limt_ms": 50}, "plugins.textpile: unknown setting 'search_time_limt_ms' "
-                                  "(known: search_time_limit_ms, synonyms)"),
+                                  "(known: search_time_limit_ms, synonyms, shards)"),
     ({"synonyms": {"k8s": "kubernetes"}}, "plugins.textpile.synonyms: expected a list of groups (lists of words), "
                                           "got {'k8s': 'kubernetes'}"),
     ({"synonyms": [["kitten", "cat"], ["cat"]]}, "plugins.textpile.synonyms[1]: expected a list of 2 to 20 words "
@@ -34,6 +34,8 @@ def _instance(summary_path, settings):
     ({"synonyms": [["kitten", "cat"], ["Cat", "moggy"]]}, "plugins.textpile.synonyms[1][0]: 'Cat' is already in "
                                                           "group 0"),
     ("fast", "plugins.textpile: expected a table of settings, got 'fast'"),
+    ({"shards": "http://a:3000/"}, "plugins.textpile.shards: expected a list of http(s) URLs, got 'http://a:3000/'"),
+    ({"shards": ["ftp://a/"]}, "plugins.textpile.shards: expected a list of http(s) URLs, got ['ftp://a/']"),
 ])
 def test_a_bad_setting_stops_datasette_naming_it(summary_path, settings, message):
     with pytest.raises(StartupError) as caught:

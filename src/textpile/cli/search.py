@@ -2,8 +2,10 @@
 
 Options follow unobtanium-viewer (unobtanium-documentation.txt, "unobtanium-viewer"):
 ``-s/--summary-db`` (default summary.db), ``-t/--template-location``,
-``-l/--listen-on`` (default 127.0.0.1:3000), ``--request-workers`` (accepted; the
-ASGI server runs searches in its thread pool).
+``-l/--listen-on`` (default 127.0.0.1:3000), ``--request-workers`` (server
+processes: :mod:`textpile.web.workers`; unobtanium's are threads, default 3; textpile's
+default is 1 process). ``-s`` more than once and ``--shard URL`` search shards as one
+index (:mod:`textpile.search.fanout`).
 
 ``textpile search`` reads its own arguments (:func:`parse_search_argv`) instead of
 argparse's option parsing, because the query language has tokens that look like
@@ -17,7 +19,7 @@ import argparse
 import json
 import sqlite3
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textpile.errors import ConfigError, DatabaseError
 
@@ -90,8 +92,12 @@ def search_help_parser() -> argparse.ArgumentParser:
                     "no quoting; after -- everything is query.",
         allow_abbrev=False,
     )
-    parser.add_argument("-s", "--summary-db", default="summary.db", metavar="FILE",
-                        help="the summary database (default: summary.db)")
+    parser.add_argument("-s", "--summary-db", default="summary.db", metavar="FILE", action="append",
+                        help="the summary database (default: summary.db); given more than once, the shards "
+                             "searched as one index")
+    parser.add_argument("--shard", metavar="URL", action="append",
+                        help="a shard served by another textpile (textpile serve's URL), searched with the "
+                             "summary databases as one index; may be given more than once")
     parser.add_argument("--page", default=0, metavar="N", help="result page, from 0 to 1000 (default: 0)")
     parser.add_argument("--per-page", default=20, metavar="N", help="results per page, from 1 to 100 (default: 20)")
     parser.add_argument("--format", default="text", metavar="{text,json}", help="output format (default: text)")
@@ -112,7 +118,8 @@ def search_help_parser() -> argparse.ArgumentParser:
 class SearchArgs:
     """The parsed arguments of ``textpile search``; ``query`` is the tokens joined with spaces."""
 
-    summary_db: str = "summary.db"
+    summary_dbs: list[str] = field(default_factory=list)
+    shards: list[str] = field(default_factory=list)
     page: int = 0
     per_page: int = 20
     format: str = "text"
@@ -122,11 +129,25 @@ class SearchArgs:
     mode: str | None = None
     like: str | None = None
 
+    @property
+    def summary_db(self) -> str:
+        """The first summary database (default: summary.db)."""
+        return self.summary_dbs[0] if self.summary_dbs else "summary.db"
+
+    @property
+    def sharded(self) -> bool:
+        """True when more than one shard is searched (or a served one)."""
+        return len(self.summary_dbs) > 1 or bool(self.shards)
+
+
+#: Options that may be given more than once: each value is appended to the field.
+_REPEATED = ("summary_dbs", "shards")
 
 # option string -> (field, display name, converter)
 _SEARCH_OPTIONS = {
-    "-s": ("summary_db", "-s/--summary-db", str),
-    "--summary-db": ("summary_db", "-s/--summary-db", str),
+    "-s": ("summary_dbs", "-s/--summary-db", str),
+    "--summary-db": ("summary_dbs", "-s/--summary-db", str),
+    "--shard": ("shards", "--shard", str),
     "--page": ("page", "--page", _page),
     "--per-page": ("per_page", "--per-page", _per_page),
     "--format": ("format", "--format", _format),
@@ -134,14 +155,15 @@ _SEARCH_OPTIONS = {
     "--mode": ("mode", "--mode", _mode),
     "--like": ("like", "--like", str),
 }
-_LONG_WITH_EQUALS = ("--summary-db", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like")
+_LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like")
 
 
 def parse_search_argv(tokens: list[str]) -> SearchArgs:
     """Split ``tokens`` (what follows ``textpile search``) into options and query.
 
     Own options, recognised anywhere before ``--`` and only in these exact forms:
-    ``-s FILE``, ``--summary-db FILE``, ``--summary-db=FILE``, ``--page N``,
+    ``-s FILE``, ``--summary-db FILE``, ``--summary-db=FILE`` (more than once: shards),
+    ``--shard URL``, ``--shard=URL`` (more than once), ``--page N``,
     ``--page=N``, ``--per-page N``, ``--per-page=N``, ``--format text|json``,
     ``--format=text|json``, ``--time-limit-ms MS``, ``--time-limit-ms=MS``, ``--mode M``,
     ``--mode=M``, ``--like PAGE``, ``--like=PAGE``, ``-h``, ``--help``. No abbreviations, no ``-sFILE``.
@@ -177,17 +199,24 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
         else:
             query.append(token)
             continue
-        field, display, convert = _SEARCH_OPTIONS[token]
-        if field in seen:
+        attr, display, convert = _SEARCH_OPTIONS[token]
+        if attr in _REPEATED:
+            if convert(value) in getattr(out, attr):
+                raise ConfigError(f"argument {display}: {value!r} given twice")
+            getattr(out, attr).append(convert(value))
+            continue
+        if attr in seen:
             raise ConfigError(f"argument {display}: given twice")
-        seen.add(field)
+        seen.add(attr)
         try:
-            setattr(out, field, convert(value))
+            setattr(out, attr, convert(value))
         except argparse.ArgumentTypeError as exc:
             raise ConfigError(f"argument {display}: {exc}") from exc
     out.query = " ".join(query)
     if out.like is not None and (query or out.mode is not None):
         raise ConfigError("argument --like: ranks pages like one page; give it no QUERY and no --mode")
+    if out.like is not None and out.sharded:
+        raise ConfigError("argument --like: ranks pages like one page of one summary database; give one -s and no --shard")
     if not query and not out.help and out.like is None:
         raise ConfigError("the following arguments are required: QUERY")
     return out
@@ -200,15 +229,19 @@ def register(subparsers) -> None:
         help="serve the search page, JSON API and SQL exploration of a summary database",
         description="Serve a summary database with Datasette and the textpile search plugin, read-only.",
     )
-    serve.add_argument("-s", "--summary-db", default="summary.db", metavar="FILE",
-                       help="the summary database (default: summary.db)")
+    serve.add_argument("-s", "--summary-db", action="append", metavar="FILE",
+                       help="the summary database (default: summary.db); given more than once, the shards "
+                            "searched as one index, each its own database in SQL exploration")
+    serve.add_argument("--shard", action="append", metavar="URL",
+                       help="a shard served by another textpile (its URL), searched with the summary "
+                            "databases as one index; may be given more than once")
     serve.add_argument("-l", "--listen-on", default="127.0.0.1:3000", type=_listen_on, metavar="IP:PORT",
                        help="address to listen on (default: 127.0.0.1:3000, local machine only)")
     serve.add_argument("-t", "--template-location", default=None, metavar="DIR",
                        help="folder of templates overriding the built-in ones by file name "
                             "(and static/ files served under /-/textpile/static/)")
-    serve.add_argument("--request-workers", default=3, type=_positive, metavar="N",
-                       help="accepted for unobtanium-viewer compatibility (default: 3)")
+    serve.add_argument("--request-workers", default=1, type=_positive, metavar="N",
+                       help="server processes answering requests, one per core to use (default: 1)")
     serve.add_argument("--sql-time-limit-ms", default=3000, type=_positive, metavar="MS",
                        help="time limit of SQL queries in the exploration views (default: 3000)")
     serve.add_argument("--search-time-limit-ms", default=1000, type=_positive, metavar="MS",
@@ -277,24 +310,37 @@ def run_serve(args) -> int:
 
     from textpile.store.database import connect, sqlite_errors
 
-    datasette = build_datasette(args.summary_db, template_dir=args.template_location,
-                                sql_time_limit_ms=args.sql_time_limit_ms,
-                                search_time_limit_ms=args.search_time_limit_ms)
-    conn = connect(args.summary_db, read_only=True)
-    try:
-        with sqlite_errors(args.summary_db):
-            warning = damage_warning(conn, args.summary_db)
-    finally:
-        conn.close()
-    if warning is not None:
-        print(warning, file=sys.stderr, flush=True)
+    from textpile.search.shards import RemoteShard
+    from textpile.web.workers import serve_workers
+
+    summary_dbs = args.summary_db or ["summary.db"]
+    for url in args.shard or []:
+        RemoteShard(url)  # a bad URL stops here, named
+    build = dict(summary_db=list(summary_dbs), template_dir=args.template_location,
+                 sql_time_limit_ms=args.sql_time_limit_ms, search_time_limit_ms=args.search_time_limit_ms,
+                 shards=list(args.shard or []))
+    datasette = build_datasette(**build)  # checked here, before the workers build their own
+    for path in summary_dbs:
+        conn = connect(path, read_only=True)
+        try:
+            with sqlite_errors(path):
+                warning = damage_warning(conn, path)
+        finally:
+            conn.close()
+        if warning is not None:
+            print(warning, file=sys.stderr, flush=True)
     sock = bind_listen_socket(args.listen_on)
     try:
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
-        print(f"textpile: serving {args.summary_db} on http://{shown}:{port}/", file=sys.stderr, flush=True)
-        config = uvicorn.Config(datasette.app(), log_level="warning")
-        uvicorn.Server(config).run(sockets=[sock])
+        served = ", ".join([*summary_dbs, *(args.shard or [])])
+        workers = f" with {args.request_workers} worker processes" if args.request_workers > 1 else ""
+        print(f"textpile: serving {served} on http://{shown}:{port}/{workers}", file=sys.stderr, flush=True)
+        if args.request_workers > 1:
+            serve_workers(build, sock, args.request_workers)
+        else:
+            config = uvicorn.Config(datasette.app(), log_level="warning")
+            uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
     return 0
@@ -353,11 +399,8 @@ def run_search(args) -> int:
     Output is flushed before returning, so that a reader that went away
     (``| head``) raises BrokenPipeError here, inside ``textpile.cli.main``.
     """
-    from textpile.search.limits import limit_search_connection
     from textpile.search.results import results_json
-    from textpile.search.service import more_like_this, search_pages
     from textpile.search.terminal import json_terminal_safe
-    from textpile.store.database import check_summary_db, open_summary_db
 
     helper = search_help_parser()
     try:
@@ -367,6 +410,48 @@ def run_search(args) -> int:
     if opts.help:
         helper.print_help()
         return 0
+    if opts.sharded:
+        results = _search_shards(opts)
+    else:
+        results = _search_one(opts)
+    if opts.format == "json":
+        print(json_terminal_safe(json.dumps(results_json(results), ensure_ascii=False, indent=2)))
+    else:
+        print(format_text(results))
+    sys.stdout.flush()
+    return 0
+
+
+def _search_shards(opts: SearchArgs):
+    """The results of ``opts`` over its summary databases and served shards as one index
+    (:class:`textpile.search.fanout.ShardedSearch`).
+
+    Raises:
+        DatabaseError: a summary database is not one (named); a shard that fails while
+            searching makes the results partial instead.
+    """
+    from textpile.search.fanout import ShardedSearch
+    from textpile.search.shards import LocalShard, RemoteShard
+
+    shards = []
+    for path in opts.summary_dbs:
+        shards.append(LocalShard.open(path))
+    shards += [RemoteShard(url) for url in opts.shards]
+    with ShardedSearch(shards) as router:
+        return router.search(opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
+                             budget_ms=opts.time_limit_ms)
+
+
+def _search_one(opts: SearchArgs):
+    """The results of ``opts`` on its one summary database.
+
+    Raises:
+        DatabaseError: the database is not a summary database or cannot be searched.
+    """
+    from textpile.search.limits import limit_search_connection
+    from textpile.search.service import more_like_this, search_pages
+    from textpile.store.database import check_summary_db, open_summary_db
+
     check_summary_db(opts.summary_db)
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:
@@ -386,9 +471,4 @@ def run_search(args) -> int:
             raise DatabaseError(f"{opts.summary_db}: {exc}") from exc
     finally:
         conn.close()
-    if opts.format == "json":
-        print(json_terminal_safe(json.dumps(results_json(results), ensure_ascii=False, indent=2)))
-    else:
-        print(format_text(results))
-    sys.stdout.flush()
-    return 0
+    return results

@@ -45,6 +45,7 @@ from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages
                                        search_tiers, section_candidates)
 from textpile.search.features import Scored
 from textpile.search.filters import filter_sql, missing_language_note
+from textpile.search.global_bm25 import GlobalBm25
 from textpile.index.schema import require_search_index
 from textpile.search.plan import Item, QueryPlan, index_languages, plan_query, split_candidates, with_split_forms
 from textpile.search.query import ParsedQuery, parse_query
@@ -56,7 +57,7 @@ from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, le
                                       marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, with_synonyms
-from textpile.search.weights import core_plan, document_frequencies, requirement_weights
+from textpile.search.weights import CorpusStats, core_plan, document_frequencies, requirement_weights
 from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
 from textpile.store.text_piles import MainText, decode_field, main_text_readers
 
@@ -79,6 +80,9 @@ SECTION_DEPTH = 100
 PARTS_HELD = 0.5
 #: Partial matches are added when fewer pages than this hold every word.
 PARTIAL_BELOW = 10
+#: The notes of a search whose results include partial matches.
+PARTIAL_NOTE = "Few pages hold all the words; pages holding most of them follow."
+PARTS_NOTE = "Few pages hold the query's names as written; pages holding their parts follow."
 #: Other matching sections listed with a result.
 MAX_RESULT_SECTIONS = 3
 
@@ -114,21 +118,30 @@ def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
 
 
 def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
-                depth: int, budget: Budget, found: Found, analyzer: Analyzer) -> None:
+                depth: int, budget: Budget, found: Found, analyzer: Analyzer, stats: CorpusStats | None = None) -> None:
     """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent).
     ``analyzer`` analyzes the found sections' titles for the rerank.
 
     ``found.total`` is the number of matches the page scan saw: exact when it saw every
     match, else a lower bound (``total_is_lower_bound``): counting every match of common
-    words would read their whole document lists."""
+    words would read their whole document lists. With ``stats`` (a search over shards),
+    pages are scored with every shard's statistics (:mod:`textpile.search.global_bm25`)."""
     fsql, fparams = filter_sql(parsed.filters)
+    rescore = None
+    if stats is not None and not fsql:
+        rescore = GlobalBm25(conn, stats.pages, stats.tokens, stats.phrases, ranking.page_columns)
     expr = plan.all_terms
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     with budget.guard():
         tiers = search_tiers(conn)
-        score_expr = None if fsql else plan.scoring_terms(_common_terms(conn, plan))
+        if fsql:
+            score_expr = None
+        elif stats is not None:  # the words at least half of every shard's pages hold
+            score_expr = plan.scoring_terms({t for t, docs in stats.terms.items() if 2 * docs >= stats.pages > 0})
+        else:
+            score_expr = plan.scoring_terms(_common_terms(conn, plan))
         rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
-                                               score_match=score_expr, tiers=tiers)
+                                               score_match=score_expr, tiers=tiers, rescore=rescore)
     found.add_pages(rows, 1.0)
     found.total, found.total_is_lower_bound = seen, not complete
     found.all_terms_complete = complete and len(rows) < depth
@@ -138,11 +151,12 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     relaxed = plan.relaxed()
     if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
-                            every_part=len(relaxed.requirements) > len(plan.requirements))
+                            every_part=len(relaxed.requirements) > len(plan.requirements), rescore=rescore)
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
-                        analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False) -> None:
+                        analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False,
+                        rescore=None) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
@@ -166,7 +180,7 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
         found.parts_level = found.parts_level or every_part
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
-                                                   tiers=tiers)
+                                                   tiers=tiers, rescore=rescore)
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
                                       fsql, fparams, tiers=tiers)
         before = len(found.pages)
@@ -431,7 +445,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
            disable: frozenset[str] = frozenset(), explain: bool = False,
            reorder: Reorder | None = None, correct: bool = True,
-           synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
+           synonyms: Synonyms = NO_SYNONYMS, stats: CorpusStats | None = None) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -443,8 +457,10 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     (:mod:`textpile.search.synonyms`: a member of a group finds the others). With
     ``correct``, a query no page matches whose "did you mean"
     (:mod:`textpile.search.spelling`) matches some gives that query's results instead,
-    with ``corrected`` set and a note naming both (within the same time budget). Any
-    query string is valid: problems (nothing
+    with ``corrected`` set and a note naming both (within the same time budget).
+    ``stats``: the statistics the query's words are weighed by (pages and term document
+    counts summed over every shard, :mod:`textpile.search.fanout`) instead of this
+    index's own. Any query string is valid: problems (nothing
     searchable, a cut-off query, partial matches, the budget) are explained in
     ``message``; this never raises for the query's content.
 
@@ -483,10 +499,10 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 return out
         else:
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
-                           reorder)
+                           reorder, stats)
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
-                       ranking=ranking, explain=explain, reorder=reorder, correct=False, synonyms=synonyms)
+                       ranking=ranking, explain=explain, reorder=reorder, correct=False, synonyms=synonyms, stats=stats)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
@@ -507,7 +523,7 @@ def _finish(out: SearchResults, notes: list[str], page: int) -> SearchResults:
 
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
-                   explain: bool = False, reorder: Reorder | None = None) -> None:
+                   explain: bool = False, reorder: Reorder | None = None, stats: CorpusStats | None = None) -> None:
     found = Found()
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     scored: list[Scored] = []
@@ -515,12 +531,15 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     core = core_plan(plan)  # stop words are not required (textpile.search.weights)
     try:
         with budget.guard():
-            weights = requirement_weights(plan, document_frequencies(conn, plan), search_tiers(conn).pages)
+            if stats is None:
+                weights = requirement_weights(plan, document_frequencies(conn, plan), search_tiers(conn).pages)
+            else:
+                weights = requirement_weights(plan, document_frequencies(conn, plan, stats.terms), stats.pages)
             splits = split_candidates(analyzer, plan, codes)
             if splits:  # backend finds back-end
                 plan = with_split_forms(plan, splits, known_pairs(conn, splits))
                 core = core_plan(plan)
-        _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer)
+        _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer, stats)
     except BudgetSpent:
         out.timed_out = True
     try:
@@ -542,14 +561,14 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     out.total_is_lower_bound = found.total_is_lower_bound
     out.fallback_any_term = found.partial
     if found.partial and found.parts_only:
-        notes.append("Few pages hold the query's names as written; pages holding their parts follow.")
+        notes.append(PARTS_NOTE)
     elif found.partial:
-        notes.append("Few pages hold all the words; pages holding most of them follow.")
+        notes.append(PARTIAL_NOTE)
     if out.timed_out:
         notes.append(_time_limit_note(budget))
     if explain:
-        out.explained = [{"url": _page_url(s.info), "held": s.held, "score": s.score, "features": dict(s.features)}
-                         for s in scored]
+        out.explained = [{"url": _page_url(s.info), "held": s.held, "score": s.score, "features": dict(s.features),
+                          "raw": dict(s.raw)} for s in scored]
     shown = scored[page * per_page:(page + 1) * per_page]
     with_sections = [(s, _shown_section(s)) for s in shown]
     texts = _texts(conn, with_sections)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
 from textpile.index.pages import title_variants
@@ -260,6 +260,12 @@ class Scored:
     sections: tuple[SectionHit, ...] = ()
     score: float = 0.0
     held: float = 0.0  # the share of the query's requirements the page holds (at least)
+    #: the values behind the features that are relative to the other candidates, for a
+    #: merge over shards (textpile.search.fanout): ``bm25`` (before division by the best
+    #: candidate's), ``semantic`` and ``passage`` (similarities before the best is taken off),
+    #: and how it became a candidate: ``level`` (a page candidate: the share of the query
+    #: its level holds) or ``section`` (by a section only: the best section's bm25)
+    raw: dict[str, float] = field(default_factory=dict)
 
 
 def section_match(matcher: QueryMatcher, hit: SectionHit, relaxed: QueryMatcher | None = None) -> tuple[Match, float]:

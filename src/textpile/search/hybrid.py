@@ -82,6 +82,9 @@ def hybrid_ranking(conn: sqlite3.Connection, keyword: list[Scored], nearest: lis
     hits = passage_hits(conn, {i: p for i, p in linked.items() if by_id.get(i) is None or by_id[i].section is None})
     for s in pages:
         eg_id = s.info.entity_generation_id
+        s.raw["semantic"] = similarity[eg_id]
+        if eg_id in passages:
+            s.raw["passage"] = passages[eg_id][1]
         s.features["semantic"] = max(-SEMANTIC_FLOOR, similarity[eg_id] - best_page)
         s.features["passage"] = max(-SEMANTIC_FLOOR, passages[eg_id][1] - best_passage) if eg_id in passages \
             else -SEMANTIC_FLOOR

@@ -96,6 +96,11 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
     for eg_id, info in infos.items():
         bm25 = bm25_of.get(eg_id, 0.0)
         s = page_features(matcher, info, bm25, best_bm25, found.sections.get(eg_id, []), held_by[eg_id], relaxed)
+        s.raw["bm25"] = bm25
+        if eg_id in found.pages:  # how it became a candidate, for a merge over shards (textpile.search.fanout)
+            s.raw["level"] = found.pages[eg_id][1]
+        elif found.sections.get(eg_id):
+            s.raw["section"] = max(h.score for h in found.sections[eg_id])
         s.score = ranking.score(s.features)
         scored.append(s)
         budget.check()

@@ -84,7 +84,9 @@ class SearchResults:
     :func:`textpile.search.service.search_pages`), ``mode_note`` says why it is not the one
     asked for (an index without page vectors answers keyword results). ``corrected`` is
     true when no page matched ``query`` and the results are those of ``suggestion`` (a
-    note says so).
+    note says so). ``partial`` is true when a search over shards
+    (:mod:`textpile.search.fanout`) lacks the answer of a shard that was down or late
+    (``missing_shards`` names them; a note says so).
     """
 
     query: str
@@ -102,6 +104,8 @@ class SearchResults:
     mode: str = "keyword"
     mode_note: str | None = None
     corrected: bool = False
+    partial: bool = False
+    missing_shards: list[str] = field(default_factory=list)
 
     @property
     def partial_matches(self) -> bool:
@@ -188,14 +192,15 @@ def results_json(results: SearchResults) -> dict:
 
     Shape: ``{"query", "page", "per_page", "total", "total_is_lower_bound", "message",
     "fallback_any_term", "partial_matches", "suggestion", "corrected", "timed_out", "mode", "mode_note",
-    "list": [{"title",
+    "partial", "missing_shards", "list": [{"title",
     "url", "page_url", "section_title", "sections": [{"title", "url"}], "description",
     "snippet", "snippet_text", "language", "time_updated", "time_created",
     "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid"}]}``;
     ``url`` links to the best matching section (``page_url#anchor``) when there is one,
     ``snippet`` is escaped HTML with ``<mark>``; ``corrected`` is true when no page matched
     the query and ``list`` holds the results of ``suggestion``; ``mode`` is the search mode that ran and
-    ``mode_note`` why it is not the one asked for (else null). The SearxNG ``json_engine`` reads
+    ``mode_note`` why it is not the one asked for (else null); ``partial`` is true when shards
+    named in ``missing_shards`` did not answer in time (a search over shards). The SearxNG ``json_engine`` reads
     ``list``, ``title``, ``url`` and ``description``.
     """
     return {
@@ -212,6 +217,8 @@ def results_json(results: SearchResults) -> dict:
         "timed_out": results.timed_out,
         "mode": results.mode,
         "mode_note": results.mode_note,
+        "partial": results.partial,
+        "missing_shards": list(results.missing_shards),
         "list": [
             {
                 "title": r.title,

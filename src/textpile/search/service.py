@@ -109,6 +109,7 @@ class _VectorRanking:
                     continue
                 s = Scored(info, {"title_cover": 0.0, "section_cover": 0.0})
             s.features["semantic"] = similarity[i]
+            s.raw["semantic"] = similarity[i]
             s.score = float(sim)
             out.append(s)
         return out, False

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from textpile.search.plan import QueryPlan
 
@@ -67,21 +69,53 @@ def core_plan(plan: QueryPlan) -> QueryPlan:
     return QueryPlan([plan.requirements[i] for i in kept], list(plan.excluded), list(plan.messages))
 
 
-def document_frequencies(conn: sqlite3.Connection, plan: QueryPlan) -> list[int]:
-    """Per requirement of ``plan``, the pages holding its rarest single-term alternative
-    (a phrase counts as its rarest term), from ``search_term``; 0 for a requirement no
-    page holds.
+@dataclass(frozen=True)
+class CorpusStats:
+    """The statistics rarity is measured with: the pages of the index and ``{term: pages
+    holding it}`` for a query's terms. A search over shards (:mod:`textpile.search.fanout`)
+    gives every shard the sums over all of them, so that a word weighs the same on each,
+    and FTS5's bm25 is scored as one index would (:mod:`textpile.search.global_bm25`)."""
+
+    pages: int
+    terms: Mapping[str, int]
+    #: tokens of the search index in all columns (FTS5's average row length is tokens / pages)
+    tokens: int = 0
+    #: ``{quoted phrase: pages holding it}`` for the phrases of the query's FTS5 expressions
+    phrases: Mapping[str, int] = field(default_factory=dict)
+
+
+def plan_terms(plan: QueryPlan) -> list[str]:
+    """Every index term of ``plan``'s requirements (their alternatives' terms), sorted."""
+    return sorted({term for requirement in plan.requirements for item in requirement
+                   for alt in item.alternatives for term in alt})
+
+
+def term_documents(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+    """``{term: pages holding it}`` from ``search_term``, for those of ``terms`` the index holds.
 
     Raises:
         sqlite3.Error: database problems.
     """
-    terms = sorted({term for requirement in plan.requirements for item in requirement
-                    for alt in item.alternatives for term in alt})
     docs: dict[str, int] = {}
     for start in range(0, len(terms), 500):
         chunk = terms[start:start + 500]
         marks = ", ".join("?" * len(chunk))
         docs.update(conn.execute(f"SELECT term, docs FROM search_term WHERE term IN ({marks})", chunk).fetchall())
+    return docs
+
+
+def document_frequencies(conn: sqlite3.Connection, plan: QueryPlan,
+                         docs: Mapping[str, int] | None = None) -> list[int]:
+    """Per requirement of ``plan``, the pages holding its rarest single-term alternative
+    (a phrase counts as its rarest term), from ``search_term`` (or from ``docs``, ``{term:
+    pages}``, when given: the summed counts of every shard, :mod:`textpile.search.fanout`);
+    0 for a requirement no page holds.
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
+    if docs is None:
+        docs = term_documents(conn, plan_terms(plan))
     out = []
     for requirement in plan.requirements:
         # an alternative is as rare as its rarest term; the requirement as its commonest alternative

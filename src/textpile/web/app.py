@@ -94,31 +94,42 @@ def bind_listen_socket(listen_on: str | tuple[str, int]) -> socket.socket:
 
 
 def build_datasette(
-    summary_db: str | Path,
+    summary_db: str | Path | list[str | Path],
     *,
     template_dir: str | Path | None = None,
     sql_time_limit_ms: int = DEFAULT_SQL_TIME_LIMIT_MS,
     title: str = "textpile",
     search_time_limit_ms: int | None = None,
+    shards: list[str] | None = None,
 ):
-    """Return a configured ``Datasette`` serving ``summary_db`` read-only.
+    """Return a configured ``Datasette`` serving ``summary_db`` read-only: one summary
+    database, or a list of them (shards: each its own database in SQL exploration, and
+    searched together as one index, :mod:`textpile.web.shards`).
 
     ``search_time_limit_ms`` is the time budget of one search (plugin config
-    ``search_time_limit_ms``; textpile's default when None).
+    ``search_time_limit_ms``; textpile's default when None); ``shards`` the URLs of other
+    textpile servers searched with them (plugin config ``shards``).
 
     Raises:
-        DatabaseError: ``summary_db`` is not a summary database (see :func:`check_summary_db`).
-        ConfigError: ``template_dir`` is given but is not a folder.
+        DatabaseError: a ``summary_db`` is not a summary database (see :func:`check_summary_db`).
+        ConfigError: ``template_dir`` is given but is not a folder; a file is given twice.
     """
     from datasette.app import Datasette
 
-    path = check_summary_db(summary_db).resolve()
+    given = summary_db if isinstance(summary_db, list) else [summary_db]
+    paths = [check_summary_db(p).resolve() for p in given]
+    if len(set(paths)) < len(paths):
+        raise ConfigError("-s/--summary-db: a summary database is given twice")
     if template_dir is not None and not Path(template_dir).is_dir():
         raise ConfigError(f"{template_dir}: template location is not a folder")
-    plugin_settings = None if search_time_limit_ms is None else {"search_time_limit_ms": int(search_time_limit_ms)}
+    plugin_settings = {}
+    if search_time_limit_ms is not None:
+        plugin_settings["search_time_limit_ms"] = int(search_time_limit_ms)
+    if shards:
+        plugin_settings["shards"] = list(shards)
     datasette = Datasette(
-        files=[str(path)],  # read-only all the same: textpile.web.state opens it with mode=ro
-        **datasette_arguments(title, plugin_settings),
+        files=[str(p) for p in paths],  # read-only all the same: textpile.web.state opens them with mode=ro
+        **datasette_arguments(title, plugin_settings or None),
         template_dir=str(template_dir) if template_dir is not None else None,
         settings={
             "sql_time_limit_ms": int(sql_time_limit_ms),

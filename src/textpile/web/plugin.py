@@ -27,7 +27,8 @@ from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.settings import search_synonyms, search_time_limit_ms
+from textpile.web.settings import remote_shards, search_synonyms, search_time_limit_ms
+from textpile.web.shards import shard_view
 from textpile.web.access import may_view_summary
 from textpile.web.csp import STYLE_NONCE_SCRIPT, NonceLoader, current_nonce
 from textpile.web.datasette_versions import store_canned_queries, store_descriptions
@@ -48,6 +49,7 @@ from textpile.web.views import (
 def startup(datasette):
     search_time_limit_ms(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here
     search_synonyms(datasette.plugin_config("textpile"))
+    remote_shards(datasette.plugin_config("textpile"))
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
     target = adopt_summary_database(datasette)
     if target is None:
@@ -72,6 +74,7 @@ def register_routes(datasette):
         (r"^/opensearch\.xml$", opensearch_view),
         (r"^/robots\.txt$", robots_view),
         (r"^/-/textpile/static/(?P<path>.*)$", static_view),
+        (r"^/-/textpile/shard$", shard_view),
         # Datasette's debug pages and its database list (absolute file paths): 404.
         (HIDDEN_PATHS_REGEX, hidden_view),
     ]

@@ -8,6 +8,9 @@ from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS` (default
 
 ``synonyms``: the served index's synonym table, a list of groups of words or phrases that
 mean the same (``[["k8s", "kubernetes"]]``, :mod:`textpile.search.synonyms`); none by default.
+
+``shards``: URLs of textpile servers whose summary databases are searched with the
+served ones as one index (:mod:`textpile.web.shards`), as the CLI's ``--shard``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from textpile.search.synonyms import NO_SYNONYMS, Synonyms, synonym_table
 #: The largest search time limit accepted (the CLI's bound).
 MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
 #: The settings the plugin reads.
-KNOWN_SETTINGS = ("search_time_limit_ms", "synonyms")
+KNOWN_SETTINGS = ("search_time_limit_ms", "synonyms", "shards")
 
 
 def _checked(config: dict | None) -> dict:
@@ -71,3 +74,20 @@ def search_time_limit_ms(config: dict | None) -> int:
         raise StartupError("plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                            f"{MAX_SEARCH_TIME_LIMIT_MS}, got {value!r}")
     return value
+
+
+def remote_shards(config: dict | None) -> list[str]:
+    """The ``shards`` URLs of the plugin ``config`` (none when unset).
+
+    Raises:
+        StartupError: the config is not a table, names an unknown setting, or ``shards``
+            is not a list of http(s) URLs.
+    """
+    config = _checked(config)
+    if "shards" not in config:
+        return []
+    value = config["shards"]
+    if not isinstance(value, list) or not all(isinstance(u, str) and u.lower().startswith(("http://", "https://"))
+                                              for u in value):
+        raise StartupError(f"plugins.textpile.shards: expected a list of http(s) URLs, got {value!r}")
+    return list(value)

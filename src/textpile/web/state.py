@@ -107,6 +107,15 @@ class SummaryDatabase(Database):
         self._watch_lock = threading.Lock()
         self._closing: threading.Timer | None = None  # set once replaced (close)
         self._users = 0  # requests and work in progress (serving)
+        self._on_close: list = []
+        #: the search over every shard served with this (the first) summary database
+        #: (:func:`textpile.web.shards.sharded_search`), made on first use under its lock
+        self.sharded_search = None
+        self.sharded_search_lock = threading.Lock()
+
+    def on_close(self, callback) -> None:
+        """Call ``callback()`` when this object is closed (the search over shards kept on it)."""
+        self._on_close.append(callback)
 
     @property
     def semantic(self) -> SemanticCache:
@@ -261,6 +270,9 @@ class SummaryDatabase(Database):
         super().close()
         with self._opened_lock:
             opened, self._opened = self._opened, []
+            callbacks, self._on_close = self._on_close, []
+        for callback in callbacks:
+            callback()
         for conn in opened:
             conn.close()
         self._search.clear()
@@ -269,20 +281,23 @@ class SummaryDatabase(Database):
 
 
 def find_target(datasette) -> SummaryDatabase | None:
-    """The summary database served by ``datasette``, or None when it serves none."""
+    """The summary database served by ``datasette`` (the first, when it serves several:
+    shards), or None when it serves none."""
     return next((db for db in datasette.databases.values() if isinstance(db, SummaryDatabase)), None)
 
 
+def find_targets(datasette) -> list[SummaryDatabase]:
+    """Every summary database served by ``datasette``, in the order served (shards)."""
+    return [db for db in datasette.databases.values() if isinstance(db, SummaryDatabase)]
+
+
 def adopt_summary_database(datasette) -> SummaryDatabase | None:
-    """Make the first file-backed database of kind summary a :class:`SummaryDatabase`
-    (same name, route and mutability), unless one is served already; return it or None."""
-    found = find_target(datasette)
-    if found is not None:
-        return found
+    """Make every file-backed database of kind summary a :class:`SummaryDatabase` (same
+    name, route and mutability) unless it is one already; return the first or None."""
     for name, db in list(datasette.databases.items()):
-        if db.path is not None and is_summary_file(Path(db.path)):
-            return _replace(datasette, db, SummaryDatabase(datasette, db.path, is_mutable=db.is_mutable))
-    return None
+        if not isinstance(db, SummaryDatabase) and db.path is not None and is_summary_file(Path(db.path)):
+            _replace(datasette, db, SummaryDatabase(datasette, db.path, is_mutable=db.is_mutable))
+    return find_target(datasette)
 
 
 def _replace(datasette, old: Database, new: SummaryDatabase) -> SummaryDatabase:

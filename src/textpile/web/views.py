@@ -32,6 +32,7 @@ from textpile.search.synonyms import NO_SYNONYMS, Synonyms
 from textpile.web.access import may_view_summary
 from textpile.web.datasette_versions import site_title
 from textpile.web.settings import search_synonyms, search_time_limit_ms
+from textpile.web.shards import sharded_search
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -40,17 +41,22 @@ STATIC_PREFIX = "/-/textpile/static"
 
 def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
-               like: str | None = None, synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
+               like: str | None = None, synonyms: Synonyms = NO_SYNONYMS, datasette=None) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
     ``budget_ms`` and the index's ``synonyms`` on this thread's search connection to ``target``
     (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
-    ``target.semantic`` keeps the model and vectors between requests.
+    ``target.semantic`` keeps the model and vectors between requests. When ``datasette``
+    serves several shards (:mod:`textpile.web.shards`), a query searches all of them as
+    one index (a ``like`` search stays on ``target``).
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
         textpile.semantic.model.ModelError: the model's package is missing.
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
+    router = sharded_search(datasette, target) if datasette is not None and not like else None
+    if router is not None:  # (the search over shards takes no synonym table yet)
+        return router.search(query, mode=mode, page=page, per_page=per_page, budget_ms=budget_ms)
     with target.serving():  # (a replaced target stays open until this ends)
         conn = target.search_connection()
         loaded = None
@@ -140,7 +146,7 @@ async def search_view(datasette, request):
             config = datasette.plugin_config("textpile")
             budget_ms, synonyms = search_time_limit_ms(config), search_synonyms(config)
             results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like,
-                                              synonyms)
+                                              synonyms, datasette)
         except ModeError as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:

@@ -1,0 +1,308 @@
+"""One search over several shards (design, "Scale": one search over all shards).
+
+:class:`ShardedSearch` searches shards (:mod:`textpile.search.shards`: summary databases
+in this process, or other textpile servers) as one index, within the search's time
+budget (:mod:`textpile.search.budget`):
+
+1. **route**: a query with positive ``site:``/``host:`` filters goes only to the shards
+   whose origins hold such a host (their hosts are read once per :data:`HOSTS_TTL_S`);
+2. **statistics**: every shard gives its page count and its term document counts for the
+   query's terms, at most :data:`STATS_SHARE` of the budget; they are summed, so that a
+   word's rarity (the weights of :mod:`textpile.search.weights`) is the same on every
+   shard, as in one index;
+3. **search**: the routed shards search with the summed statistics in the time left, in
+   parallel, each returning every reranked candidate rendered, with its features;
+4. **merge**: the candidates of all shards are ranked once, with the features that are
+   relative to the other candidates made anew over all of them: ``bm25`` divided by the
+   best candidate's of every shard, and in hybrid mode ``semantic`` and ``passage`` (the
+   similarity less the best of every shard: :mod:`textpile.search.hybrid`); the semantic
+   mode ranks by similarity. The keyword and hybrid weights are those of
+   :mod:`textpile.search.rank`.
+
+A shard that is down, fails, or does not answer in time is left out and the answer is
+flagged ``partial`` (with ``missing_shards`` and a note), never an error. When no page of
+any shard holds every word, the "did you mean" of the shards is searched instead, as a
+single index does (:func:`textpile.search.engine.search`).
+
+Left as one index does it not: each shard's FTS5 ``bm25()`` uses the shard's own
+document counts (FTS5 takes them from its own table), and each shard scans its own
+first :data:`textpile.search.engine.PAGE_SCAN` matches and keeps its own best
+:data:`textpile.search.engine.RERANK_DEPTH` candidates; results deeper than
+:data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+
+from textpile.errors import TextpileError
+from textpile.search.budget import DEFAULT_BUDGET_MS, Budget
+from textpile.search.engine import PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH
+from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
+from textpile.search.query import parse_query
+from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
+from textpile.search.rerank import SECTION_PAGES
+from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
+from textpile.search.service import check_mode
+from textpile.search.shards import ShardAnswer, holds_site, summed_stats
+from textpile.search.weights import CorpusStats
+
+#: The share of the time budget the statistics round may take.
+STATS_SHARE = 0.3
+#: Seconds a shard's hosts are kept before they are read again (new sites get crawled).
+HOSTS_TTL_S = 60.0
+#: Seconds a served shard may take beyond the time budget it is given (the HTTP round
+#: trip, the rendering of its results) before it counts as late.
+GRACE_S = 0.25
+
+
+#: What a shard that is down or failing raises (a served shard: ShardError, a TextpileError;
+#: a local one: its database's errors); anything else is a defect and is raised.
+_DOWN = (TextpileError, sqlite3.Error, OSError)
+
+
+def _answered(job: futures.Future) -> bool:
+    """True when ``job`` is done with an answer; False when it is late or its shard is
+    down (:data:`_DOWN`).
+
+    Raises:
+        whatever else the shard raised.
+    """
+    if not job.done():
+        return False
+    exc = job.exception()
+    if exc is None:
+        return True
+    if isinstance(exc, _DOWN):
+        return False
+    raise exc
+
+
+@dataclass
+class _Candidate:
+    shard: int
+    order: int
+    result: SearchResult
+    explained: dict
+    score: float = 0.0
+    bm25: float = 0.0
+
+
+class ShardedSearch:
+    """Search ``shards`` (objects with ``name``, ``hosts(timeout_s)``, ``stats(query,
+    timeout_s)``, ``search(query, stats, mode, budget_ms)`` and ``close()``:
+    :class:`textpile.search.shards.LocalShard`, :class:`~textpile.search.shards.RemoteShard`)
+    as one index. Thread-safe; keeps a pool of threads until :meth:`close`."""
+
+    def __init__(self, shards: list, *, clock=time.monotonic) -> None:
+        if not shards:
+            raise ValueError("a search over shards needs at least one shard")
+        self.shards = list(shards)
+        self._pool = futures.ThreadPoolExecutor(max_workers=8 * len(self.shards), thread_name_prefix="textpile-shard")
+        self._hosts: dict[int, tuple[float, frozenset[str]]] = {}
+        self._lock = threading.Lock()
+        self._clock = clock
+
+    def close(self) -> None:
+        """Stop the threads (not waiting for late shards) and close the shards."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for shard in self.shards:
+            shard.close()
+
+    def __enter__(self) -> "ShardedSearch":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _hosts_of(self, i: int, timeout_s: float) -> frozenset[str] | None:
+        """Shard ``i``'s hosts (kept :data:`HOSTS_TTL_S`), None when it cannot say."""
+        now = self._clock()
+        with self._lock:
+            kept = self._hosts.get(i)
+        if kept is not None and now - kept[0] < HOSTS_TTL_S:
+            return kept[1]
+        try:
+            hosts = self.shards[i].hosts(timeout_s)
+        except _DOWN:  # a down shard is asked all the same, and missed like any
+            return None
+        with self._lock:
+            self._hosts[i] = (now, hosts)
+        return hosts
+
+    def route(self, query: str, timeout_s: float = 1.0) -> list[int]:
+        """The shards ``query`` goes to: those that may hold its ``site:``/``host:``
+        filters' hosts (every shard for a query without them; a shard whose hosts are not
+        known is asked too)."""
+        parsed = parse_query(query)
+        if not any(f.kind in ("site", "host") and not f.negated for f in parsed.filters):
+            return list(range(len(self.shards)))
+        out = []
+        for i in range(len(self.shards)):
+            hosts = self._hosts_of(i, timeout_s)
+            if hosts is None or holds_site(hosts, parsed.filters):
+                out.append(i)
+        return out
+
+    def search(self, query: str, *, mode: str | None = None, page: int = 0, per_page: int = 20,
+               budget_ms: float = DEFAULT_BUDGET_MS, correct: bool = True) -> SearchResults:
+        """``query`` searched over every shard as one index (module docstring): a page of
+        :class:`SearchResults`, ``partial`` when a shard's answer is missing.
+
+        Raises:
+            textpile.search.service.ModeError: ``mode`` is not a search mode.
+            textpile.search.results.PagingError: ``page`` or ``per_page`` is not a whole number.
+        """
+        check_mode(mode)
+        page, per_page = result_page(page), results_per_page(per_page)
+        budget = Budget(budget_ms)
+        routed = self.route(query, timeout_s=max(0.001, budget.remaining_s() * STATS_SHARE))
+        missing: list[str] = []
+        # statistics: from every shard (rarity is the whole index's), within STATS_SHARE
+        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s())
+                      for i in range(len(self.shards))}
+        futures.wait(list(stats_jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
+        parts: dict[int, CorpusStats] = {}
+        for i, job in stats_jobs.items():
+            if _answered(job):
+                parts[i] = job.result()
+            elif i in routed:
+                missing.append(self.shards[i].name)
+        stats = summed_stats(list(parts.values()))
+        asked = [i for i in routed if i in parts]
+        jobs = {i: self._pool.submit(self.shards[i].search, query, stats, mode,
+                                     max(1.0, budget.remaining_s() * 1000.0)) for i in asked}
+        futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
+        answers: dict[int, ShardAnswer] = {}
+        for i, job in jobs.items():
+            if _answered(job):
+                answers[i] = job.result()
+            else:
+                missing.append(self.shards[i].name)
+        out = merge(query, answers, page, per_page, mode)
+        if missing:
+            out.partial = True
+            out.missing_shards = sorted(missing)
+            out.notes.append(f"{len(missing)} of {len(self.shards)} shards did not answer in time or are down "
+                             f"({', '.join(out.missing_shards)}): their pages are missing from these results.")
+        if out.total == 0 and correct and out.suggestion and budget.remaining_s() > 0:
+            fixed = self.search(out.suggestion, mode=mode, page=page, per_page=per_page,
+                                budget_ms=budget.remaining_s() * 1000.0, correct=False)
+            if fixed.total:
+                note = f"No page holds every word of “{query}”: these are the results for “{out.suggestion}”."
+                fixed.query, fixed.suggestion, fixed.corrected = query, out.suggestion, True
+                fixed.notes.insert(0, note)
+                out = fixed
+        if out.total == 0 and not out.notes:
+            out.notes.append("No results.")
+        out.message = " ".join(out.notes + ([out.past_last_page_sentence(page + 1)] if out.past_last_page else [])) \
+            or None
+        return out
+
+
+def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int, mode: str | None) -> SearchResults:
+    """One page of results from the shards' ``answers`` ({shard index: answer}), their
+    candidates ranked once (module docstring, 4). The notes are the shards' (each once),
+    the total their sum (in semantic mode: the pages ranked)."""
+    ran = {a.mode for a in answers.values()}
+    kind = check_mode(mode) if ran == {check_mode(mode)} else "keyword"
+    candidates = [_Candidate(i, n, r, e) for i, a in sorted(answers.items())
+                  for n, (r, e) in enumerate(zip(a.results, a.explained or [{}] * len(a.results)))]
+    all_words = [c for c in candidates if c.explained.get("raw", {}).get("level", 0.0) >= 1.0]
+    # one index adds partial matches only when fewer than PARTIAL_BELOW pages of all
+    # the shards together hold every word (a shard that added them holds fewer, all
+    # of them among its candidates)
+    whole = kind != "semantic" and len(all_words) >= PARTIAL_BELOW
+    if kind != "semantic":
+        candidates = _as_one_index(candidates, max(RERANK_DEPTH, (page + 1) * per_page))
+    _score(candidates, kind)
+    candidates.sort(key=lambda c: (-c.score, -c.bm25, c.shard, c.order))
+    out = SearchResults(query=query, page=page, per_page=per_page, mode=kind)
+    out.results = [c.result for c in candidates[page * per_page:(page + 1) * per_page]]
+    for c, r in zip(candidates[page * per_page:(page + 1) * per_page], out.results):
+        r.score = c.score
+    if kind == "semantic":
+        out.total = len(candidates)
+    else:
+        out.total = sum(sum(1 for c in all_words if c.shard == i) if whole and a.fallback_any_term else a.total
+                        for i, a in answers.items())
+    out.total_is_lower_bound = any(a.total_is_lower_bound for a in answers.values()
+                                   if not (whole and a.fallback_any_term))
+    out.fallback_any_term = not whole and any(a.fallback_any_term for a in answers.values())
+    out.timed_out = any(a.timed_out for a in answers.values())
+    out.mode_note = next((a.mode_note for a in answers.values() if a.mode_note), None)
+    dropped = {"No results."} | ({PARTIAL_NOTE, PARTS_NOTE} if whole else set())
+    for a in answers.values():
+        for note in a.notes:
+            if note not in out.notes and note not in dropped:
+                out.notes.append(note)
+    if out.total == 0:
+        out.suggestion = next((a.suggestion for a in answers.values() if a.suggestion), None)
+    return out
+
+
+def _as_one_index(candidates: list[_Candidate], depth: int) -> list[_Candidate]:
+    """The candidates one index of every shard would have reranked, as far as their
+    ``raw`` values tell (each shard keeps its own best): the best ``depth`` page
+    candidates holding every word by bm25 (each shard scored them with every shard's
+    statistics); the partial matches only when fewer than
+    :data:`~textpile.search.engine.PARTIAL_BELOW` pages hold every word; the best
+    :data:`~textpile.search.rerank.SECTION_PAGES` pages found by a section only (by
+    their best section's bm25, a shard's own); in hybrid mode the
+    :data:`~textpile.search.hybrid.SEMANTIC_CANDIDATES` pages nearest to the query that
+    no keyword stage found."""
+    def raw(c: _Candidate) -> dict:
+        return c.explained.get("raw", {})
+
+    full = [c for c in candidates if raw(c).get("level", 0.0) >= 1.0]
+    full.sort(key=lambda c: -raw(c).get("bm25", 0.0))
+    kept = full[:depth]
+    if len(full) < PARTIAL_BELOW:
+        kept += [c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0]
+    by_section = sorted((c for c in candidates if "section" in raw(c)), key=lambda c: -raw(c)["section"])
+    kept += by_section[:SECTION_PAGES]
+    # one index's nearest pages are the best SEMANTIC_CANDIDATES by similarity of all its
+    # pages, each of them among its shard's nearest (keyword candidates take their places too)
+    similarities = sorted((raw(c)["semantic"] for c in candidates if "semantic" in raw(c)), reverse=True)
+    if similarities:
+        least = similarities[:SEMANTIC_CANDIDATES][-1]
+        chosen = {id(c) for c in kept}
+        for c in candidates:
+            if id(c) not in chosen and raw(c).get("semantic", least - 1.0) >= least:
+                if "level" in raw(c) or "section" in raw(c):  # a keyword candidate one index would not have
+                    c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k != "bm25"})
+                kept.append(c)
+    kept += [c for c in candidates if "features" not in c.explained]  # a query without words
+    return kept
+
+
+def _score(candidates: list[_Candidate], kind: str) -> None:
+    """Each candidate's score over all shards: the features relative to the other
+    candidates (bm25, semantic, passage) made anew from the raw values, then weighted."""
+    if kind == "semantic":
+        for c in candidates:
+            c.score = float(c.explained.get("raw", {}).get("semantic", c.result.score))
+        return
+    best_bm25 = max((c.explained.get("raw", {}).get("bm25", 0.0) for c in candidates), default=0.0)
+    ranking = HYBRID_RANKING if kind == "hybrid" else DEFAULT_RANKING
+    best_page = max((c.explained["raw"]["semantic"] for c in candidates
+                     if "semantic" in c.explained.get("raw", {})), default=0.0)
+    best_passage = max((c.explained["raw"]["passage"] for c in candidates
+                        if "passage" in c.explained.get("raw", {})), default=0.0)
+    for c in candidates:
+        if "features" not in c.explained:  # a query without words: the shard's own order
+            c.score = c.result.score
+            continue
+        raw = c.explained.get("raw", {})
+        features = dict(c.explained["features"])
+        features["bm25"] = raw.get("bm25", 0.0) / best_bm25 if best_bm25 > 0 else 0.0
+        if kind == "hybrid" and "semantic" in raw:
+            features["semantic"] = max(-SEMANTIC_FLOOR, raw["semantic"] - best_page)
+            features["passage"] = (max(-SEMANTIC_FLOOR, raw["passage"] - best_passage) if "passage" in raw
+                                   else -SEMANTIC_FLOOR)
+        c.bm25 = features["bm25"]
+        c.score = ranking.score(features)

@@ -1,0 +1,218 @@
+"""FTS5's bm25 of a shard's pages as one index of all the shards would give it.
+
+FTS5's ``bm25()`` (SQLite's ``fts5_aux.c``, ``fts5Bm25Function``) scores a row for an
+expression of phrases ``p`` as::
+
+    sum over p of IDF(p) * F(p) * (k1 + 1) / (F(p) + k1 * (1 - b + b * D / avgdl))
+
+with ``k1 = 1.2``, ``b = 0.75``, ``F(p)`` the phrase's hits in the row weighted by their
+columns' weights, ``D`` the row's tokens (all columns), ``avgdl`` the table's tokens per
+row and ``IDF(p) = log((N - n + 0.5) / (n + 0.5))`` (``1e-6`` when not positive), ``N``
+the table's rows and ``n`` the rows holding ``p``. FTS5 takes ``N``, ``n`` and ``avgdl``
+from its own table; over shards they must be the sums over every shard
+(:class:`textpile.search.weights.CorpusStats`: ``pages``, ``phrases``, ``tokens``).
+
+:class:`GlobalBm25` gets each phrase's own score of each candidate from the shard's table
+(a one-phrase query over the candidates' rowids), recovers ``F(p)`` from it with the
+shard's ``N``, ``n`` and ``avgdl`` (its ``search_index_data`` averages record, its
+``search_index_docsize`` row sizes), and scores again with the summed statistics.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Mapping
+
+#: FTS5's bm25 parameters (fts5_aux.c).
+K1 = 1.2
+B = 0.75
+#: FTS5's IDF of a phrase at least half of the rows hold.
+MIN_IDF = 1e-6
+_PHRASE = re.compile(r'"(?:[^"]|"")*"')
+#: The search index table a shard's pages are scored in.
+TABLE = "search_index"
+
+
+def fts5_idf(rows: int, hits: int) -> float:
+    """FTS5's IDF of a phrase ``hits`` of ``rows`` rows hold (module docstring)."""
+    value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows > 0 else 0.0
+    return value if value > 0.0 else MIN_IDF
+
+
+def phrases_of(expression: str | None) -> list[str]:
+    """The quoted phrases of an FTS5 ``expression`` as written (``"a b"``), in order,
+    repeats kept (FTS5 scores each occurrence)."""
+    return _PHRASE.findall(expression or "")
+
+
+def counted_phrases(expression: str, holds) -> list[int]:
+    """The occurrences of :func:`phrases_of` (``expression``) that FTS5 counts in bm25 for
+    a row holding the phrases for which ``holds(phrase)`` is true: FTS5 zeroes the hits of
+    the phrases of a sub-expression the row does not match (an ``AND`` group that fails,
+    an ``OR`` branch that fails, the right side of ``NOT``), so ``"a" AND "b" OR "a" AND
+    "c"`` counts ``a`` once for a row holding ``a`` and ``b`` only. Precedence as FTS5's:
+    NOT, then AND, then OR; parentheses group. Raises ValueError on another syntax."""
+    tokens = re.findall(r'"(?:[^"]|"")*"|\(|\)|\bAND\b|\bOR\b|\bNOT\b', expression)
+    position = [0]
+    phrase_index = [0]
+
+    def peek():
+        return tokens[position[0]] if position[0] < len(tokens) else None
+
+    def take():
+        position[0] += 1
+        return tokens[position[0] - 1]
+
+    def primary():
+        token = take()
+        if token == "(":
+            out = either()
+            if take() != ")":
+                raise ValueError(f"unbalanced parentheses in {expression!r}")
+            return out
+        if not token.startswith('"'):
+            raise ValueError(f"unexpected {token!r} in {expression!r}")
+        i = phrase_index[0]
+        phrase_index[0] += 1
+        found = bool(holds(token))
+        return found, [i] if found else []
+
+    def negated():
+        matched, counted = primary()
+        while peek() == "NOT":
+            take()
+            other, _ = primary()
+            matched = matched and not other
+            counted = counted if matched else []
+        return matched, counted
+
+    def both():
+        matched, counted = negated()
+        while peek() == "AND":
+            take()
+            m, c = negated()
+            matched, counted = matched and m, counted + c
+        return matched, counted if matched else []
+
+    def either():
+        matched, counted = both()
+        while peek() == "OR":
+            take()
+            m, c = both()
+            matched, counted = matched or m, counted + c
+        return matched, counted
+
+    return either()[1]
+
+
+def varints(blob: bytes) -> list[int]:
+    """The SQLite varints (1 to 9 bytes, big-endian groups of 7 bits) of ``blob``, as FTS5
+    writes its averages record and row sizes (``sqlite3Fts5GetVarint``)."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for n in range(9):
+            byte = blob[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def table_totals(conn: sqlite3.Connection, table: str = TABLE) -> tuple[int, int]:
+    """``(rows, tokens)`` of the FTS5 ``table``: its row count and its tokens in all
+    columns, from its averages record (``<table>_data`` id 1); (0, 0) when empty."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0
+    values = varints(bytes(row[0]))
+    return values[0], sum(values[1:])
+
+
+def phrase_documents(conn: sqlite3.Connection, phrases: list[str], table: str = TABLE) -> dict[str, int]:
+    """``{phrase: rows holding it}`` for the quoted ``phrases``: a one-term phrase from
+    ``search_term``, a longer one counted by FTS5.
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
+    out: dict[str, int] = {}
+    single = {p: p[1:-1].replace('""', '"') for p in set(phrases) if " " not in p[1:-1].strip()}
+    if single:
+        terms = sorted(set(single.values()))
+        marks = ", ".join("?" * len(terms))
+        docs = dict(conn.execute(f"SELECT term, docs FROM search_term WHERE term IN ({marks})", terms).fetchall())
+        out.update((p, int(docs.get(t, 0))) for p, t in single.items())
+    for p in set(phrases) - set(single):
+        out[p] = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [p]).fetchone()[0]
+    return out
+
+
+def row_tokens(conn: sqlite3.Connection, docids: list[int], table: str = TABLE) -> dict[int, int]:
+    """``{docid: tokens in all columns}`` from ``<table>_docsize``."""
+    out: dict[int, int] = {}
+    for start in range(0, len(docids), 500):
+        chunk = docids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for docid, size in conn.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", chunk):
+            out[docid] = sum(varints(bytes(size or b"")))
+    return out
+
+
+class GlobalBm25:
+    """Scores a shard's candidates (docids of ``search_index`` of ``conn``) with the
+    summed statistics ``pages`` (rows), ``tokens`` and ``phrases`` ({phrase: rows holding
+    it}) and the column ``weights``, as FTS5's bm25 of one index of every shard would."""
+
+    def __init__(self, conn: sqlite3.Connection, pages: int, tokens: int, phrases: Mapping[str, int],
+                 weights: tuple[float, ...]) -> None:
+        self.conn = conn
+        self.rows, self.tokens = pages, tokens
+        self.phrases = phrases
+        self.weights = ", ".join(repr(float(w)) for w in weights)
+        self.local_rows, local_tokens = table_totals(conn)
+        self.local_avgdl = local_tokens / self.local_rows if self.local_rows else 1.0
+        self.avgdl = tokens / pages if pages and tokens else self.local_avgdl
+
+    def __call__(self, scanned: list[tuple[int, float]], expression: str | None) -> list[tuple[int, float]]:
+        """``scanned`` ((docid, local score)) with the global bm25 of ``expression``.
+
+        Raises:
+            sqlite3.Error: database problems (an interrupted statement: the time budget).
+        """
+        docids = [d for d, _ in scanned]
+        if not docids or not expression:
+            return scanned
+        phrases = phrases_of(expression)
+        local = phrase_documents(self.conn, phrases)
+        sizes = row_tokens(self.conn, docids)
+        marks = ", ".join("?" * len(docids))
+        scores: dict[str, dict[int, float]] = {}  # phrase -> {docid: its global score}
+        for phrase in sorted(set(phrases)):
+            hits_here = local.get(phrase, 0)
+            scores[phrase] = {}
+            if hits_here == 0:
+                continue  # no page of this shard holds it
+            hits = self.phrases.get(phrase, hits_here)
+            idf_here, idf = fts5_idf(self.local_rows, hits_here), fts5_idf(self.rows, hits)
+            for docid, score in self.conn.execute(
+                    f"SELECT rowid, -bm25({TABLE}, {self.weights}) FROM {TABLE} "
+                    f"WHERE {TABLE} MATCH ? AND rowid IN ({marks})", [phrase, *docids]):
+                size = sizes.get(docid, 0)
+                x = min(score / idf_here, K1 + 1 - 1e-9)
+                k_here = K1 * (1 - B + B * size / self.local_avgdl)
+                f = k_here * x / (K1 + 1 - x)
+                k = K1 * (1 - B + B * size / self.avgdl)
+                scores[phrase][docid] = idf * f * (K1 + 1) / (f + k)
+        out = []
+        for docid, _ in scanned:
+            counted = counted_phrases(expression, lambda p: docid in scores[p])
+            out.append((docid, sum(scores[phrases[i]][docid] for i in counted)))
+        return out

@@ -1,0 +1,360 @@
+"""The shards of one search: what each shard answers, locally or over HTTP.
+
+A shard is a summary database searched in this process (:class:`LocalShard`) or one
+served by another textpile (:class:`RemoteShard`, its ``/-/textpile/shard`` endpoint:
+:mod:`textpile.web.views`). A search over shards (:mod:`textpile.search.fanout`) asks
+each shard three things, all answered by the functions here, so that a local and a
+served shard answer alike:
+
+* ``hosts``: the hosts of the shard's origins (a ``site:`` or ``host:`` query goes only
+  to the shards holding the site);
+* ``stats`` (:func:`query_stats`): the shard's page count and, for each index term of
+  the query as the shard plans it, the pages holding it; the search sums them over the
+  shards (:class:`textpile.search.weights.CorpusStats`);
+* ``search`` (:func:`shard_search`): the query searched with those summed statistics,
+  every reranked candidate rendered (snippet and all) with its features and the raw
+  values behind the features that are relative to the other candidates (bm25, the
+  similarities), at most :data:`ANSWER_DEPTH`; the fan-out ranks them together once.
+
+:func:`answer_json` and :func:`answer_from_json` are the JSON form of an answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import sqlite3
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+from textpile.errors import TextpileError
+from textpile.index.analysis import Analyzer
+from textpile.search.candidates import search_tiers
+from textpile.search.global_bm25 import phrase_documents, phrases_of, table_totals
+from textpile.search.plan import index_languages, plan_query, split_candidates, with_split_forms
+from textpile.search.rerank import known_pairs
+from textpile.search.query import Filter, matches_subdomains, parse_query
+from textpile.search.results import ResultSection, SearchResult, SearchResults
+from textpile.search.weights import CorpusStats, plan_terms, term_documents
+from textpile.semantic.loaded import SemanticCache
+
+#: Candidates a shard renders and returns, at most (a search reranks 30 to 75 of them
+#: for a first page; the fan-out shows results up to this depth).
+ANSWER_DEPTH = 100
+#: The path of the shard endpoint of a served textpile.
+SHARD_PATH = "/-/textpile/shard"
+
+
+class ShardError(TextpileError):
+    """A shard did not answer, or answered something that is no shard answer; the
+    message names the shard."""
+
+
+def query_stats(conn: sqlite3.Connection, query: str) -> CorpusStats:
+    """The shard's statistics for ``query``: its indexed pages and ``{term: pages}`` for
+    the index terms of the query as this shard plans it (its stemmer languages).
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
+    parsed = parse_query(query)
+    analyzer, codes = Analyzer(), index_languages(conn)
+    plan = plan_query(parsed, analyzer, codes)
+    expressions = [plan.all_terms, plan.relaxed().all_terms]
+    splits = split_candidates(analyzer, plan, codes)
+    if splits:
+        expressions.append(with_split_forms(plan, splits, known_pairs(conn, splits)).all_terms)
+    phrases = sorted({p for e in expressions for p in phrases_of(e)})
+    rows, tokens = table_totals(conn)
+    return CorpusStats(search_tiers(conn).pages, term_documents(conn, plan_terms(plan)), tokens,
+                       phrase_documents(conn, phrases))
+
+
+def summed_stats(parts: list[CorpusStats]) -> CorpusStats:
+    """The statistics of the shards ``parts`` together: pages, tokens, term and phrase
+    counts summed."""
+    terms: dict[str, int] = {}
+    phrases: dict[str, int] = {}
+    for part in parts:
+        for term, docs in part.terms.items():
+            terms[term] = terms.get(term, 0) + int(docs)
+        for phrase, docs in part.phrases.items():
+            phrases[phrase] = phrases.get(phrase, 0) + int(docs)
+    return CorpusStats(sum(int(p.pages) for p in parts), terms, sum(int(p.tokens) for p in parts), phrases)
+
+
+def stats_json(stats: CorpusStats) -> dict:
+    """The JSON document of ``stats`` (the shard endpoint's statistics, and its search's
+    ``stats`` parameter)."""
+    return {"pages": stats.pages, "terms": dict(stats.terms), "tokens": stats.tokens, "phrases": dict(stats.phrases)}
+
+
+def origin_hosts(conn: sqlite3.Connection) -> frozenset[str]:
+    """The hosts of the origins of the summary database ``conn`` (lower case)."""
+    return frozenset((h or "").lower() for h, in conn.execute("SELECT DISTINCT host FROM origin"))
+
+
+def holds_site(hosts: frozenset[str], filters: list[Filter]) -> bool:
+    """True when a shard of ``hosts`` may hold pages passing the positive ``site:`` and
+    ``host:`` filters of a query (always, for a query without them), as
+    :func:`textpile.search.filters.filter_sql` reads them: ``site:`` matches its host and
+    its subdomains, ``host:`` only its host."""
+    wanted = [f for f in filters if f.kind in ("site", "host") and not f.negated]
+    if not wanted:
+        return True
+    for f in wanted:
+        suffix = "." + f.value
+        if f.value in hosts or (f.kind == "site" and matches_subdomains(f.value)
+                                and any(h.endswith(suffix) for h in hosts)):
+            return True
+    return False
+
+
+def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mode: str | None = None,
+                 semantic=None, budget_ms: float = 1000.0) -> SearchResults:
+    """``query`` searched on the shard ``conn`` with the summed ``stats``: every reranked
+    candidate (at most :data:`ANSWER_DEPTH`) rendered, ``explained`` filled (features and
+    raw values), no "did you mean" correction (the fan-out corrects over all shards).
+
+    Raises:
+        as :func:`textpile.search.service.search_pages`.
+    """
+    from textpile.search.service import search_pages
+
+    return search_pages(conn, query, mode=mode, semantic=semantic, page=0, per_page=ANSWER_DEPTH,
+                        budget_ms=budget_ms, explain=True, correct=False, stats=stats)
+
+
+@dataclass
+class ShardAnswer:
+    """A shard's answer to a search: its rendered results and, position by position, the
+    candidates' ``explained`` entries (``{"url", "held", "score", "features", "raw"}``;
+    none for a query without words), and what the search said of itself."""
+
+    results: list[SearchResult]
+    explained: list[dict]
+    total: int = 0
+    total_is_lower_bound: bool = False
+    fallback_any_term: bool = False
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)
+    suggestion: str | None = None
+    mode: str = "keyword"
+    mode_note: str | None = None
+
+
+def answer_of(results: SearchResults) -> ShardAnswer:
+    """The :class:`ShardAnswer` of a shard's ``results`` (from :func:`shard_search`)."""
+    return ShardAnswer(list(results.results), list(results.explained or []), results.total,
+                       results.total_is_lower_bound, results.fallback_any_term, results.timed_out,
+                       list(results.notes), results.suggestion, results.mode, results.mode_note)
+
+
+def answer_json(answer: ShardAnswer) -> dict:
+    """The JSON document of ``answer`` (the shard endpoint's answer to a search)."""
+    doc = asdict(answer)
+    return doc
+
+
+def answer_from_json(doc, shard: str) -> ShardAnswer:
+    """The :class:`ShardAnswer` of a shard endpoint's JSON ``doc``.
+
+    Raises:
+        ShardError: ``doc`` is not a shard answer (named after ``shard``).
+    """
+    try:
+        results = []
+        for item in doc["results"]:
+            item = dict(item)
+            item["sections"] = [ResultSection(**s) for s in item.get("sections", [])]
+            results.append(SearchResult(**item))
+        explained = [dict(e) for e in doc["explained"]]
+        rest = {k: doc[k] for k in ("total", "total_is_lower_bound", "fallback_any_term", "timed_out", "notes",
+                                    "suggestion", "mode", "mode_note")}
+        return ShardAnswer(results, explained, **rest)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ShardError(f"{shard}: the answer is no shard answer ({type(exc).__name__}: {exc})") from exc
+
+
+class LocalShard:
+    """A summary database searched in this process. ``connect`` yields a read-only search
+    connection (a pool of them by default: :meth:`open`); ``semantic`` keeps the page
+    vectors and model of the vector modes between searches."""
+
+    def __init__(self, name: str, connect: Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]],
+                 semantic: Callable[[], SemanticCache] | None = None) -> None:
+        self.name = name
+        self._connect = connect
+        cache = SemanticCache()
+        self._semantic = semantic if semantic is not None else (lambda: cache)
+
+    @classmethod
+    def open(cls, path: str | Path) -> "LocalShard":
+        """A shard of the summary database file ``path``, with a pool of connections.
+
+        Raises:
+            DatabaseError: ``path`` is not a readable summary database.
+        """
+        from textpile.search.limits import limit_search_connection
+        from textpile.store.database import check_summary_db, map_for_reading, sqlite_uri
+
+        check_summary_db(path)
+        pool = _ConnectionPool()
+
+        def open_one() -> sqlite3.Connection:
+            # as the web frontend opens it (textpile.web.state): read-only, mapped, used
+            # by one thread at a time but not always the one that opened it
+            conn = sqlite3.connect(sqlite_uri(path, mode="ro"), uri=True, check_same_thread=False)
+            map_for_reading(conn)
+            limit_search_connection(conn).execute("PRAGMA busy_timeout=10000")
+            return conn
+
+        shard = cls(str(path), partial(pool.connection, open_one))
+        shard._pool = pool
+        return shard
+
+    def hosts(self, timeout_s: float | None = None) -> frozenset[str]:
+        with self._connect() as conn:
+            return origin_hosts(conn)
+
+    def stats(self, query: str, timeout_s: float | None = None) -> CorpusStats:
+        with self._connect() as conn:
+            return query_stats(conn, query)
+
+    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float) -> ShardAnswer:
+        from textpile.search.service import check_mode
+
+        with self._connect() as conn:
+            semantic = None
+            if check_mode(mode) != "keyword":
+                semantic = self._semantic().get(conn)
+            return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms))
+
+    def close(self) -> None:
+        """Close the shard's connections: the idle ones at once, those a late search still
+        uses (the search over shards does not wait for them) interrupted, and closed as
+        that search gives them back. Closing a connection another thread is running a
+        statement on crashes the process."""
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.close()
+
+
+class _ConnectionPool:
+    """Search connections of one file, each used by one thread at a time; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._busy: set[sqlite3.Connection] = set()
+        self._closed = False
+
+    @contextlib.contextmanager
+    def connection(self, open_one: Callable[[], sqlite3.Connection]) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._closed:
+                raise ShardError("the shard was closed")
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = open_one()
+        with self._lock:
+            self._busy.add(conn)
+        try:
+            yield conn
+        finally:
+            with self._lock:
+                self._busy.discard(conn)
+                keep = not self._closed
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            busy = list(self._busy)
+        for conn in busy:
+            conn.interrupt()
+        for conn in idle:
+            conn.close()
+
+
+class RemoteShard:
+    """A shard served by another textpile (``textpile serve``) at ``url`` (its root),
+    asked through its shard endpoint (:data:`SHARD_PATH`)."""
+
+    def __init__(self, url: str) -> None:
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ShardError(f"--shard {url!r}: expected the http(s) URL of a textpile server")
+        self.url = url.rstrip("/")
+        self.name = self.url
+
+    def _get(self, params: dict, timeout_s: float):
+        address = self.url + SHARD_PATH + "?" + urllib.parse.urlencode(params)
+        try:
+            with urllib.request.urlopen(address, timeout=max(0.001, timeout_s)) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise ShardError(f"{self.name}: HTTP {exc.code}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise ShardError(f"{self.name}: {getattr(exc, 'reason', exc)}") from exc
+        except ValueError as exc:
+            raise ShardError(f"{self.name}: the answer is not JSON") from exc
+
+    def hosts(self, timeout_s: float = 5.0) -> frozenset[str]:
+        doc = self._get({"op": "hosts"}, timeout_s)
+        try:
+            return frozenset(str(h) for h in doc["hosts"])
+        except (KeyError, TypeError) as exc:
+            raise ShardError(f"{self.name}: the answer has no hosts") from exc
+
+    def stats(self, query: str, timeout_s: float = 5.0) -> CorpusStats:
+        doc = self._get({"op": "stats", "search": query}, timeout_s)
+        try:
+            return _stats_of(doc)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ShardError(f"{self.name}: the answer has no statistics") from exc
+
+    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float,
+               timeout_s: float | None = None) -> ShardAnswer:
+        params = {"op": "search", "search": query, "budget_ms": f"{max(1.0, budget_ms):.0f}",
+                  "stats": json.dumps(stats_json(stats), separators=(",", ":"))}
+        if mode:
+            params["mode"] = mode
+        doc = self._get(params, timeout_s if timeout_s is not None else budget_ms / 1000.0 + 1.0)
+        return answer_from_json(doc, self.name)
+
+    def close(self) -> None:
+        pass
+
+
+def stats_from_json(text: str) -> CorpusStats:
+    """The :class:`CorpusStats` of the shard endpoint's ``stats`` parameter.
+
+    Raises:
+        ShardError: ``text`` is not ``{"pages": N, "terms": {term: N}}``.
+    """
+    try:
+        return _stats_of(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ShardError(f"stats: expected {{\"pages\": N, \"terms\": {{term: N}}, \"tokens\": N, "
+                         f"\"phrases\": {{phrase: N}}}}, got {text[:80]!r}") from exc
+
+
+def _stats_of(doc: dict) -> CorpusStats:
+    """The :class:`CorpusStats` of its JSON document (:func:`stats_json`).
+
+    Raises:
+        KeyError, TypeError, ValueError, AttributeError: ``doc`` is not one.
+    """
+    return CorpusStats(int(doc["pages"]), {str(t): int(n) for t, n in doc["terms"].items()}, int(doc["tokens"]),
+                       {str(p): int(n) for p, n in doc["phrases"].items()})

@@ -1,0 +1,111 @@
+"""The web frontend over shards: its search over every shard, and its shard endpoint.
+
+``textpile serve -s a.db -s b.db --shard http://host:3000/`` serves each summary database
+as its own Datasette database (SQL exploration shows every shard) and searches all of
+them, with the served shards named by the plugin setting ``shards`` (URLs), as one index
+(:class:`textpile.search.fanout.ShardedSearch`). The local shards are read through their
+:class:`~textpile.web.state.SummaryDatabase` (each pool thread keeps its connection; a
+published copy that replaced its file is followed). The fan-out is kept on the first
+summary database's object and closed with it.
+
+``/-/textpile/shard`` is what another textpile asks this one, as a shard, about its
+first summary database (:mod:`textpile.search.shards`): ``op=hosts``, ``op=stats``
+(``search=``) and ``op=search`` (``search=``, ``stats=`` the summed statistics,
+``mode=``, ``budget_ms=``), answered in JSON; 400 naming a bad parameter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+
+from datasette.utils.asgi import Response
+
+from textpile.errors import DatabaseError, TextpileError
+from textpile.search.fanout import ShardedSearch
+from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, origin_hosts,
+                                    query_stats, shard_search, stats_from_json, stats_json)
+from textpile.search.service import ModeError, check_mode
+from textpile.web.access import may_view_summary
+from textpile.web.settings import remote_shards, search_time_limit_ms
+from textpile.web.state import SummaryDatabase, find_target, find_targets, refresh_if_swapped
+
+def _local_shard(datasette, name: str) -> LocalShard:
+    """The shard of the summary database served as ``name``, read through its current
+    :class:`SummaryDatabase` (a replaced file is followed)."""
+    def current() -> SummaryDatabase:
+        db = datasette.databases.get(name)
+        if not isinstance(db, SummaryDatabase):
+            raise DatabaseError(f"{name}: no longer served")
+        return refresh_if_swapped(datasette, db)
+
+    @contextlib.contextmanager
+    def connect():
+        yield current().search_connection()
+
+    return LocalShard(name, connect, semantic=lambda: current().semantic)
+
+
+def sharded_search(datasette, target: SummaryDatabase) -> ShardedSearch | None:
+    """The search over every shard of ``datasette`` (its summary databases and the
+    ``shards`` setting's URLs), kept on ``target`` (the first summary database); None
+    when it serves one summary database and no other shard."""
+    names = [db.name for db in find_targets(datasette)]
+    urls = remote_shards(datasette.plugin_config("textpile"))
+    if len(names) < 2 and not urls:
+        return None
+    with target.sharded_search_lock:
+        router = target.sharded_search
+        if router is None:
+            router = ShardedSearch([_local_shard(datasette, n) for n in names] + [RemoteShard(u) for u in urls])
+            target.sharded_search = router
+            target.on_close(router.close)
+        return router
+
+
+def _bad(message: str) -> Response:
+    return Response.json({"ok": False, "error": message, "status": 400}, status=400)
+
+
+async def shard_view(datasette, request):
+    """Handle ``/-/textpile/shard`` (module docstring) for the first summary database."""
+    target = find_target(datasette)
+    if target is None:
+        return Response.json({"ok": False, "error": "this Datasette serves no summary database", "status": 404},
+                             status=404)
+    target = refresh_if_swapped(datasette, target)
+    if not await may_view_summary(datasette, request.actor, target.name):
+        return Response.json({"ok": False, "error": "Permission denied", "status": 403}, status=403)
+    op = request.args.get("op")
+    query = request.args.get("search", "")
+    if op not in ("hosts", "stats", "search"):
+        return _bad(f"op: expected hosts, stats or search, got {op!r}")
+    try:
+        if op == "hosts":
+            doc = {"hosts": sorted(await asyncio.to_thread(lambda: origin_hosts(target.search_connection())))}
+        elif op == "stats":
+            doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query)))
+        else:
+            stats = stats_from_json(request.args.get("stats", ""))
+            mode = request.args.get("mode") or None
+            check_mode(mode)  # None: the default mode, quiet on an index without vectors
+            limit = search_time_limit_ms(datasette.plugin_config("textpile"))
+            budget_text = request.args.get("budget_ms") or str(limit)
+            if not budget_text.isascii() or not budget_text.isdigit():
+                return _bad(f"budget_ms: expected a whole number of milliseconds, got {budget_text!r}")
+            budget_ms = min(int(budget_text), limit)
+
+            def run():
+                conn = target.search_connection()
+                semantic = target.semantic.get(conn) if check_mode(mode) != "keyword" else None
+                return answer_json(answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic,
+                                                          budget_ms=budget_ms)))
+
+            doc = await asyncio.to_thread(run)
+    except (ShardError, ModeError) as exc:
+        return _bad(str(exc))
+    except (sqlite3.Error, DatabaseError, TextpileError) as exc:
+        return Response.json({"ok": False, "error": f"The search index could not be read: {exc}", "status": 503},
+                             status=503)
+    return Response.json(doc)

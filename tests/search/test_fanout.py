@@ -1,0 +1,209 @@
+"""One search over shards (textpile.search.fanout): the same pages in one index and split
+by site over three shards answer alike; site: goes to one shard; a shard that is down
+gives partial results, never an error."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sqlite3
+
+import pytest
+
+from search.builder import SHARD_HOSTS as HOSTS, sharded_sites
+from textpile.search.fanout import ShardedSearch
+from textpile.search.global_bm25 import GlobalBm25, counted_phrases, phrase_documents, phrases_of, table_totals
+from textpile.search.rank import DEFAULT_RANKING
+from textpile.search.service import search_pages
+from textpile.search.shards import LocalShard, RemoteShard, query_stats
+
+QUERIES = ("vacuum", "index table", "query planner", "checkpoint journal lock", "crawl robots sitemap",
+           "shard token", "cache page host", "trigger", "backup replica", "rank score snippet",
+           "vacuum index", "schema view", "feed origin")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """One index of every page and the same pages split by site into three shards."""
+    return sharded_sites(tmp_path_factory.mktemp("fanout"))
+
+
+def _one(path, query, **options):
+    shard = LocalShard.open(path)
+    try:
+        with shard._connect() as conn:
+            return search_pages(conn, query, mode="keyword", budget_ms=60_000, **options)
+    finally:
+        shard.close()
+
+
+def test_three_shards_rank_as_one_index(corpus):
+    one, paths = corpus
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in QUERIES:
+            expected = _one(one, query, per_page=10)
+            got = router.search(query, mode="keyword", per_page=10, budget_ms=60_000)
+            assert [r.url for r in got.results] == [r.url for r in expected.results], query
+            assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results], query
+            assert got.total == expected.total and not got.partial and got.missing_shards == []
+        # a second page continues the first
+        first = router.search("index table", mode="keyword", per_page=5, budget_ms=60_000)
+        second = router.search("index table", mode="keyword", page=1, per_page=5, budget_ms=60_000)
+        assert [r.url for r in first.results + second.results] == [r.url for r in _one(one, "index table",
+                                                                                        per_page=10).results]
+
+
+def test_summed_statistics_are_the_one_index_statistics(corpus):
+    one, paths = corpus
+    from textpile.search.shards import summed_stats
+
+    shards = [LocalShard.open(p) for p in paths]
+    single = LocalShard.open(one)
+    try:
+        with single._connect() as conn:
+            whole = query_stats(conn, "checkpoint journal")
+        summed = summed_stats([s.stats("checkpoint journal") for s in shards])
+        assert summed == whole and whole.pages == 60 and set(whole.terms) == {"checkpoint", "journal"}
+    finally:
+        for s in (*shards, single):
+            s.close()
+
+
+def test_global_bm25_with_own_statistics_is_fts5_bm25(corpus):
+    _, paths = corpus
+    conn = sqlite3.connect(paths[1])
+    weights = DEFAULT_RANKING.page_columns
+    expression = '"vacuum" AND ("index" OR "tabl")'
+    rows, tokens = table_totals(conn)
+    assert rows == 20 and tokens > 20 * 20
+    phrases = phrase_documents(conn, phrases_of(expression))
+    marks = ", ".join(repr(float(w)) for w in weights)
+    fts5 = conn.execute(f"SELECT rowid, -bm25(search_index, {marks}) FROM search_index WHERE search_index MATCH ? "
+                        "ORDER BY rowid", [expression]).fetchall()
+    assert len(fts5) > 3
+    mine = GlobalBm25(conn, rows, tokens, phrases, weights)([(d, 0.0) for d, _ in fts5], expression)
+    assert [d for d, _ in mine] == [d for d, _ in fts5]
+    for (_, a), (_, b) in zip(mine, fts5):
+        assert a == pytest.approx(b, rel=1e-9)
+    conn.close()
+
+
+def test_counted_phrases_follow_fts5():
+    holds = {'"a"', '"b"'}.__contains__
+    # an AND group that fails counts none of its phrases; OR keeps the branches that match
+    assert counted_phrases('("a" AND "b") OR ("a" AND "c")', holds) == [0, 1]
+    assert counted_phrases('"a" AND ("b" OR "c")', holds) == [0, 1]
+    assert counted_phrases('("a" AND "c") NOT "b"', holds) == []
+    assert counted_phrases('("a" AND "b") NOT "c"', holds) == [0, 1]
+    assert counted_phrases('"a" OR "b" AND "c"', holds) == [0]  # AND binds tighter than OR
+
+
+def test_site_queries_go_to_the_shard_holding_the_site(corpus):
+    _, paths = corpus
+    asked = []
+
+    class Counting(LocalShard):
+        def search(self, *args, **kwargs):
+            asked.append(self.name)
+            return super().search(*args, **kwargs)
+
+    shards = []
+    for p in paths:
+        s = LocalShard.open(p)
+        s.__class__ = Counting
+        shards.append(s)
+    with ShardedSearch(shards) as router:
+        assert router.route("vacuum site:beta.example.org") == [1]
+        assert router.route("vacuum site:example.net") == [2]
+        assert router.route("vacuum host:nowhere.example") == []
+        assert router.route("vacuum -site:beta.example.org") == [0, 1, 2]
+        got = router.search("vacuum site:beta.example.org", mode="keyword", budget_ms=60_000)
+        assert asked == [str(paths[1])]
+        assert got.results and all(r.url.startswith("https://beta.example.org/") for r in got.results)
+        assert not got.partial
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_shard_that_is_down_gives_partial_results(corpus):
+    one, paths = corpus
+    down = RemoteShard(f"http://127.0.0.1:{_closed_port()}")
+
+    @contextlib.contextmanager
+    def broken():
+        raise sqlite3.OperationalError("unable to open database file")
+        yield  # pragma: no cover
+
+    gone = LocalShard("gone.db", broken)
+    with ShardedSearch([LocalShard.open(paths[0]), down, gone, LocalShard.open(paths[2])]) as router:
+        got = router.search("vacuum", mode="keyword", per_page=50, budget_ms=5_000)
+    assert got.partial and got.missing_shards == sorted([down.name, "gone.db"])
+    assert "2 of 4 shards did not answer in time or are down" in got.message
+    hosts = {r.url.split("/")[2] for r in got.results}
+    assert hosts == {HOSTS[0], HOSTS[2]}
+
+
+def test_a_late_shard_is_left_out_within_the_budget(corpus):
+    import threading
+    import time
+
+    _, paths = corpus
+    release = threading.Event()
+
+    class Late(LocalShard):
+        def search(self, *args, **kwargs):
+            release.wait(30)
+            return super().search(*args, **kwargs)
+
+    late = LocalShard.open(paths[1])
+    late.__class__ = Late
+    with ShardedSearch([LocalShard.open(paths[0]), late]) as router:
+        started = time.monotonic()
+        got = router.search("vacuum", mode="keyword", budget_ms=500)
+        took = time.monotonic() - started
+        release.set()
+    assert got.partial and got.missing_shards == [str(paths[1])]
+    assert got.results and all(HOSTS[0] in r.url for r in got.results)
+    assert took < 10  # the budget (0.5 s) and the grace, on a loaded machine: not the late shard's 30 s
+
+
+def test_no_page_anywhere_offers_the_correction_of_every_shard(corpus):
+    one, paths = corpus
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        got = router.search("checkpoinnt", mode="keyword", budget_ms=60_000)
+    expected = _one(one, "checkpoinnt")
+    assert expected.corrected and got.corrected and got.suggestion == expected.suggestion == "checkpoint"
+    assert [r.url for r in got.results] == [r.url for r in expected.results]
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    """:func:`sharded_sites` with page and section vectors in every database."""
+    from textpile.semantic.embed import embed_summary
+    from textpile.semantic.model import load_embedder
+
+    one, paths = sharded_sites(tmp_path_factory.mktemp("fanout_vectors"))
+    embedder = load_embedder()
+    for path in (one, *paths):
+        embed_summary(path, embedder)
+    return one, paths
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_vector_modes_merge_as_one_index(embedded, mode):
+    one, paths = embedded
+    single = LocalShard.open(one)
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("vacuum", "index table", "how do I back up a replica", "crawl robots sitemap"):
+            with single._connect() as conn:
+                expected = search_pages(conn, query, mode=mode, per_page=10, budget_ms=60_000,
+                                        semantic=single._semantic().get(conn))
+            got = router.search(query, mode=mode, per_page=10, budget_ms=60_000)
+            assert got.mode == expected.mode == mode and not got.partial
+            assert [r.url for r in got.results] == [r.url for r in expected.results], (mode, query)
+            assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
+    single.close()

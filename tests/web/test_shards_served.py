@@ -1,0 +1,96 @@
+"""``textpile serve`` over shards: two local summary databases and one served by another
+``textpile serve`` answer one search; SQL exploration shows each local shard; the served
+shard stopped (late) or killed (down) gives answers flagged partial within the time
+budget, never an error."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from search.builder import SHARD_HOSTS, sharded_sites
+
+BUDGET_MS = 2000
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(*args: str) -> tuple[subprocess.Popen, str]:
+    port = _port()
+    exe = str(Path(sys.executable).parent / "textpile")
+    proc = subprocess.Popen([exe, "serve", *args, "-l", f"127.0.0.1:{port}",
+                             "--search-time-limit-ms", str(BUDGET_MS)], stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300  # a loaded machine starts Datasette slowly
+    while True:
+        try:
+            httpx.get(base + "/robots.txt", timeout=60)
+            return proc, base
+        except httpx.TransportError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    one, paths = sharded_sites(tmp_path_factory.mktemp("served"))
+    shard, shard_url = _serve("-s", str(paths[1]))
+    router, base = _serve("-s", str(paths[0]), "-s", str(paths[2]), "--shard", shard_url)
+    yield shard, shard_url, base, paths
+    for proc in (router, shard):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)
+            proc.terminate()
+            proc.wait(60)
+
+
+def _search(base: str, query: str) -> tuple[int, dict, float]:
+    started = time.monotonic()
+    r = httpx.get(base + "/search", params={"search": query, "format": "json", "per_page": "60"}, timeout=60)
+    return r.status_code, r.json(), time.monotonic() - started
+
+
+def test_shards_answer_one_search_and_each_is_explored(servers):
+    shard, shard_url, base, paths = servers
+    status, doc, _ = _search(base, "vacuum")
+    assert status == 200 and doc["partial"] is False and doc["missing_shards"] == []
+    assert {item["url"].split("/")[2] for item in doc["list"]} == set(SHARD_HOSTS)
+    # SQL exploration: each local summary database is a database of its own
+    for path in (paths[0], paths[2]):
+        r = httpx.get(f"{base}/{path.stem}.json?sql=select+count(*)+as+n+from+search_page&_shape=array", timeout=60)
+        assert r.status_code == 200 and r.json() == [{"n": 20}]
+    # the shard endpoint of the served shard: its hosts
+    r = httpx.get(shard_url + "/-/textpile/shard", params={"op": "hosts"}, timeout=60)
+    assert r.json() == {"hosts": [SHARD_HOSTS[1]]}
+    assert httpx.get(shard_url + "/-/textpile/shard", params={"op": "nothing"}, timeout=60).status_code == 400
+
+
+def test_a_stopped_then_killed_shard_gives_partial_answers_in_time(servers):
+    shard, shard_url, base, paths = servers
+    shard.send_signal(signal.SIGSTOP)  # late: the kernel accepts, nobody answers
+    try:
+        late = [_search(base, q) for q in ("vacuum", "index table", "query planner")]
+    finally:
+        shard.send_signal(signal.SIGCONT)
+    shard.kill()
+    shard.wait(60)
+    down = [_search(base, q) for q in ("vacuum", "index table", "query planner")]
+    for status, doc, took in late + down:
+        assert status == 200
+        assert doc["partial"] is True and doc["missing_shards"] == [shard_url]
+        assert doc["list"] and all(SHARD_HOSTS[1] not in item["url"] for item in doc["list"])
+        assert "did not answer in time or are down" in doc["message"]
+        # within the budget and its grace, on a loaded machine (never the HTTP client's 60 s)
+        assert took < BUDGET_MS / 1000 + 8
