@@ -99,7 +99,9 @@ class LogEntry:
     ``new_links``: more of them, a page's links packed (:mod:`textpile.crawl.parser.packed`).
     ``new_meta``: sitemaps and feeds to register (and add as candidates); ``listing``:
     what the crawled URL listed when it is a sitemap or feed; ``site_links``: its links
-    to origins outside the seeds (written with site discovery on).
+    to origins outside the seeds (written with site discovery on). ``chain_links`` and
+    ``anchored_links``: the keys of the page's links with digits of its own digit pattern
+    and of another (the crawl loop's trap count, :mod:`textpile.crawl.policy.traps`; not written).
     """
 
     url: ParsedUrl
@@ -117,6 +119,8 @@ class LogEntry:
     new_meta: list[MetaCandidate] = field(default_factory=list)
     listing: Listing | None = None
     site_links: SiteLinks | None = None
+    chain_links: tuple[int, ...] = ()
+    anchored_links: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

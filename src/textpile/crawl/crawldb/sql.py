@@ -109,6 +109,11 @@ class CrawlStore:
 
     # -- candidates -----------------------------------------------------------------
 
+    def last_url_id(self) -> int:
+        """The largest url_id of the database (0 when it has none): URLs found later get
+        larger ones."""
+        return self.conn.execute("SELECT coalesce(max(url_id), 0) FROM url").fetchone()[0]
+
     def add_candidates(self, urls: list[ParsedUrl]) -> None:
         """Add ``urls`` as crawl candidates (existing rows are kept) and commit (outside
         the event loop, or before the crawl's database thread has work)."""

@@ -50,7 +50,7 @@ from textpile.crawl.loop.backlog import BodyRoom, ReadBacklog
 from textpile.crawl.loop.patience import RETRY_SPACING, Patience
 from textpile.crawl.parser.page import unusable_reason, usable_link
 from textpile.crawl.policy.config import CrawlConfig
-from textpile.crawl.policy.traps import calendar_pattern
+from textpile.crawl.policy.traps import calendar_pattern, digit_pattern, url_key
 from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError
@@ -92,6 +92,9 @@ class RunState:
     out_of_commands: bool = False
     #: origin crawlers still working (not idle waiting for candidates from others)
     busy: int = 0
+    #: the largest url_id when the run began: URLs up to it were found in an earlier run
+    #: (whose pages that link them are not all read again), so never held back as a chain
+    known_url_ids: int = 0
     #: the answers' interpreter (:class:`~textpile.crawl.interpret.Interpreter` of
     #: ``config``, ``token``, ``seed_origins`` and ``reader``)
     interpreter: Interpreter = field(init=False)
@@ -131,8 +134,12 @@ class OriginCrawler:
     reads: deque = field(default_factory=deque)
     #: crawl log entries in request order: [entry] when ready, [None] while its page is read
     outbox: deque = field(default_factory=deque)
-    #: calendar-like path pattern -> url ids of it crawled in this run
+    #: digit pattern (calendar-like or not) -> url ids of it crawled in this run
     pattern_urls: dict = field(default_factory=dict)
+    #: keys (traps.url_key) of the URLs found on a page of their own digit pattern in this
+    #: run (chains), and of those found on a page of another pattern (anchored)
+    chained: set = field(default_factory=set)
+    anchored: set = field(default_factory=set)
     #: the read backlog's room for the body of the file crawl under way (None otherwise)
     body_room: BodyRoom | None = None
 
@@ -253,22 +260,38 @@ class OriginCrawler:
     def trapped(self, url_id: int, url: ParsedUrl) -> str | None:
         """Why ``url`` is not crawled in this run as part of a URL trap, or None.
 
-        A calendar-like URL (:func:`textpile.crawl.policy.traps.calendar_pattern`) is crawled
-        only while fewer than ``max_urls_per_pattern`` URLs of its pattern were crawled
-        in this run; the others are logged as 173 without touching their candidate
-        rows, so they stay due and the next run takes the next ones."""
+        A URL of a digit pattern (:func:`textpile.crawl.policy.traps.digit_pattern`) that is
+        calendar-like (:func:`~textpile.crawl.policy.traps.calendar_pattern`), or was found
+        on a page of its own pattern in this run (a chain: ``/cal?m=7`` linking
+        ``/cal?m=8``), on none of another and in no earlier run, is crawled only while fewer than
+        ``max_urls_per_pattern`` URLs of its pattern were crawled in this run; the others
+        are logged as 173 without touching their candidate rows, so they stay due and the
+        next run takes the next ones. Every URL of the pattern crawled counts, and URLs of
+        it that other pages link to are never held back."""
         cap = self.state.config.max_urls_per_pattern
         if not cap:
             return None
-        pattern = calendar_pattern(url)
+        pattern = digit_pattern(url)
         if pattern is None:
             return None
         crawled = self.pattern_urls.setdefault(pattern, set())
-        if url_id in crawled or len(crawled) < cap:
+        calendar = calendar_pattern(url) is not None
+        if url_id in crawled or len(crawled) < cap or not (calendar or self.chain_only(url_id, url)):
             crawled.add(url_id)
             return None
-        return (f"URL trap: {cap} URLs of the calendar-like pattern {pattern} were crawled in this run "
-                "(max_urls_per_pattern); due again in the next run")
+        if calendar:
+            return (f"URL trap: {cap} URLs of the calendar-like pattern {pattern} were crawled in this run "
+                    "(max_urls_per_pattern); due again in the next run")
+        return (f"URL trap: {cap} URLs of the pattern {pattern} were crawled in this run, and this one was found "
+                "on a page of the same pattern (max_urls_per_pattern); due again in the next run")
+
+    def chain_only(self, url_id: int, url: ParsedUrl) -> bool:
+        """True when ``url`` was first found in this run, and on pages of its own digit
+        pattern only."""
+        if url_id <= self.state.known_url_ids:
+            return False
+        key = url_key(url.str_url)
+        return key in self.chained and key not in self.anchored
 
     async def fill_todo(self) -> bool:
         """[2] Take due candidates, log the ones local policies block; False when the
@@ -538,6 +561,8 @@ class OriginCrawler:
             entry = await self.state.interpreter.interpret(url, results, candidate, self.str_origin)
             entry.time_started_unix = int(started)
             entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
+            self.chained.update(entry.chain_links)
+            self.anchored.update(entry.anchored_links)
             self.patience.success()
         except (sqlite3.Error, DatabaseError) as exc:
             self.state.backlog.release(size)

@@ -371,7 +371,7 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
             state = RunState(config=config, db=db, client=client, token=user_agent_token(config.user_agent),
                              seed_origins=frozenset(origins), commands_left=config.max_commands_per_run,
                              force_recrawl=force_recrawl, limits=limits, display=display, report=report,
-                             reader=reader)
+                             reader=reader, known_url_ids=db.store.last_url_id())
             slots = asyncio.Semaphore(max_connections)
             crawlers = [SlotLimitedOriginCrawler(state, str_origin, root, fetch_slots=slots)
                         for str_origin, root in origins.items()]
