@@ -181,7 +181,7 @@ def main() -> int:
     if args.before_src:
         systems.append({"name": "textpile-before", "src": str(Path(args.before_src).resolve())})
     rows = []
-    for size in (int(s) for s in args.sizes.split(",")):
+    for size in (int(s) for s in args.sizes.split(",") if s.strip()):
         paths = prepare(size, data, sources, args.changed, args.gone)
         work = {}
         for system in systems:
