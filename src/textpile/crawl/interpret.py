@@ -33,6 +33,7 @@ from textpile.crawl.parser.packed import pack_links, unpack_links
 from textpile.crawl.parser.page import unusable_reason
 from textpile.crawl.parser.refresh import MAX_REDIRECT_DELAY_S
 from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.policy.recrawl import RecrawlState, next_state, text_digest, verdict
 from textpile.crawl.policy.traps import query_variant, strip_session_ids
 from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode, InformationSource
@@ -125,7 +126,22 @@ class Interpreter:
             code = await self.read_file(url, last, entry, index, file_modified, candidate, origin)
         entry.exit_code = code
         entry.requests[-1].exit_code = code
+        if candidate is not None:
+            entry.recrawl = self.recrawl_state(candidate, entry)
         return entry
+
+    def recrawl_state(self, candidate: Candidate, entry: LogEntry) -> RecrawlState | None:
+        """The recrawl history of ``candidate`` after its crawl ``entry``
+        (:mod:`textpile.crawl.policy.recrawl`: a 304 or the same text lengthens its
+        interval, another text shortens it), None when nothing about it changes."""
+        text = entry.file.text if entry.file is not None else None
+        digest = None if text is None else text_digest(text)
+        unchanged = verdict(candidate.content_digest, entry.exit_code == ExitCode.file_did_not_change, digest)
+        if unchanged is None and digest is None:
+            return None
+        previous = RecrawlState(candidate.recrawl_interval_s, candidate.content_digest, candidate.unchanged_answers)
+        config = self.config
+        return next_state(previous, unchanged, digest, config.recrawl_interval_s, config.recrawl_bounds_s)
 
     async def read_file(self, url: ParsedUrl, result: FetchResult, entry: LogEntry, index: int,
                         file_modified: int | None, candidate: Candidate | None = None, origin: str = "") -> ExitCode:

@@ -302,7 +302,8 @@ class OriginCrawler:
             candidates = await state.db.due_candidates(
                 self.str_origin, recrawl_interval_s=state.config.recrawl_interval_s,
                 force=state.force_recrawl, limit=TODO_CHUNK,
-                feed_interval_s=min(state.config.feed_recrawl_interval_s, state.config.recrawl_interval_s))
+                feed_interval_s=min(state.config.feed_recrawl_interval_s, state.config.recrawl_interval_s),
+                bounds_s=state.config.recrawl_bounds_s)
         except sqlite3.Error as exc:
             self.database_error(None, exc)
             return True
