@@ -122,7 +122,7 @@ class _Graph:
             known = self._piles[key] = [r[0] for r in self.conn.execute(
                 "SELECT eg.entity_generation_id FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id"
                 " WHERE eg.text_pile_v0_2_id = ? AND u.origin_id = ? AND eg.confirmed_end_unix_utc IS NULL",
-                key)]
+                (member.tp2, member.origin_id))]
             self.load(known)
         return known
 
