@@ -38,6 +38,7 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         "refused_origins": MetadataValue.json(dict(report.refused_origins)),
         "exit_code_counts": MetadataValue.json(dict(sorted(report.exit_code_counts.items()))),
         "exit_codes": exit_code_table(report),
+        "recrawl_intervals": MetadataValue.json(dict(report.recrawl_intervals)),
         **row_count(sum(report.exit_code_counts.values())),
     }
     for name, count in sorted(report.exit_code_counts.items()):

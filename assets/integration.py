@@ -49,9 +49,9 @@ class IntegrationPass:
         """The partitions integrated, one row each, as ``MetadataValue.table``."""
         return table(
             [("partition", "string"), ("crawls_integrated", "int"), ("crawls_skipped", "int"),
-             ("self_duplicates", "int"), ("exact_duplicates", "int"), ("generations_opened", "int"),
-             ("generations_closed", "int"), ("seconds", "float")],
-            [(key, r.crawls_integrated, r.crawls_skipped, r.self_duplicates, r.exact_duplicates,
+             ("self_duplicates", "int"), ("exact_duplicates", "int"), ("near_duplicates", "int"),
+             ("generations_opened", "int"), ("generations_closed", "int"), ("seconds", "float")],
+            [(key, r.crawls_integrated, r.crawls_skipped, r.self_duplicates, r.exact_duplicates, r.near_duplicates,
               r.generations_opened, r.generations_closed, round(r.seconds, 3)) for key, r in self.done],
         )
 

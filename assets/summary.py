@@ -213,7 +213,8 @@ def integrate_partitions(
             "waiting_for_partition": result.waiting_for or "",
             "rebuilt_for_partitions": MetadataValue.json(result.rebuilt_for),
             **{name: result.total(name) for name in (
-                "crawls_integrated", "crawls_skipped", "self_duplicates", "exact_duplicates", "generations_opened",
+                "crawls_integrated", "crawls_skipped", "self_duplicates", "exact_duplicates", "near_duplicates",
+                "generations_opened",
                 "generations_closed", "placeholder_generations", "duplicates_ended", "links_skipped")},
             "integration": result.table(),
             **{f"db_{name}": value for name, value in figures.items()},

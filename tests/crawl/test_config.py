@@ -526,7 +526,8 @@ def test_every_field_survives_the_overrides(tmp_path):
     config = load_config(write(tmp_path, REQUIRED + 'name = "n"\ndescription = "d"\ndatabase_file = "x/c.db"\n'
                                'user_agent = "ua (for https://a.org/)"\nallow_private_addresses = true\n'
                                'session_parameters = ["sid"]\nmax_urls_per_pattern = 7\nsitemaps = true\n'
-                               'feeds = true\nfeed_recrawl_interval = "2 hours"\ndiscover_sites = true\n'
+                               'feeds = true\nfeed_recrawl_interval = "2 hours"\nmin_recrawl_interval = "1 hour"\n'
+                               'max_recrawl_interval = "9 weeks"\ndiscover_sites = true\n'
                                'allow_sites = ["https://b.org/"]\ndeny_sites = ["https://c.org/"]\n'
                                'relevance_min_words = 9\nrelevance_languages = ["en"]\nrelevance_words = ["x"]\n'
                                '[[do_not_crawl]]\nif.url.path.has_prefix = "/a"\n'
@@ -535,10 +536,11 @@ def test_every_field_survives_the_overrides(tmp_path):
         "default_delay_ms", "max_commands_per_run", "recrawl_interval_s", "seeds", "name", "description",
         "database_file", "user_agent", "do_not_crawl", "url_query_parameters", "allow_private_addresses", "source",
         "session_parameters", "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval_s",
+        "min_recrawl_interval_s", "max_recrawl_interval_s",
         "discover_sites", "allow_sites", "deny_sites", "relevance_min_words", "relevance_languages",
         "relevance_words"}
-    assert (config.session_parameters, config.max_urls_per_pattern, config.feed_recrawl_interval_s) == (
-        ("sid",), 7, 7200)
+    assert (config.session_parameters, config.max_urls_per_pattern, config.feed_recrawl_interval_s,
+            config.min_recrawl_interval_s, config.max_recrawl_interval_s) == (("sid",), 7, 7200, 3600, 63 * 86400)
     assert all(getattr(config, name) not in (None, [], False) for name in CrawlConfig.model_fields
                if name != "recrawl_interval_s")
     assert apply_overrides(config) == config

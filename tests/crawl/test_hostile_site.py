@@ -318,13 +318,14 @@ def test_safety_net_logs_unknown_error_and_goes_on(tmp_path, monkeypatch):
 
 
 def test_safety_net_patience_runs_out(tmp_path, monkeypatch):
-    """Five pages whose reading fails: out of patience, no sixth request. Pages are read
-    while the next request waits out its delay, so the 0.5 s delay lets each failure
-    count before the next request (with no delay one more page could be under way)."""
+    """Pages whose reading fails: after 9 of the last 10 crawls failed, out of patience,
+    no tenth request. Pages are read while the next request waits out its delay, so the
+    0.5 s delay lets each failure count before the next request (with no delay one more
+    page could be under way)."""
     real = reader_module.read_page
-    links = "".join(f'<a href="/p{i}">x</a>' for i in range(8)).encode()
+    links = "".join(f'<a href="/p{i}">x</a>' for i in range(12)).encode()
     routes = {"/robots.txt": raw(404), "/": raw(200, links)}
-    for i in range(8):
+    for i in range(12):
         routes[f"/p{i}"] = raw(200, HELLO)
     with RawSite(routes) as site:
         def read_page(text, page_url, token):
@@ -336,7 +337,7 @@ def test_safety_net_patience_runs_out(tmp_path, monkeypatch):
         report, rows = crawl(tmp_path, site, page_readers=0, delay_ms=500)
     assert hostile_log(rows) == ([("H/robots.txt", 1, 44, "no robots.txt rules (4xx): everything allowed"),
                                   ("H/", 0, 20, None)]
-                                 + [(f"H/p{i}", 0, -999, "unexpected error: RuntimeError: boom") for i in range(5)])
+                                 + [(f"H/p{i}", 0, -999, "unexpected error: RuntimeError: boom") for i in range(9)])
     assert report.out_of_patience_origins == [site.base_url]
     assert good_log(rows) == GOOD_LOG and finished(rows)
 

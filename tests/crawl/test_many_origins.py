@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from sites import Response, SiteServer
 from textpile.crawl.fetcher.fetch import FetchLimits
-from textpile.crawl.loop.origin import INITIAL_PATIENCE
+from textpile.crawl.loop.patience import FIRST_FAILURES
 from textpile.crawl.loop.run import run_crawl
 
 from .crawlsite import config
@@ -45,10 +45,10 @@ def test_300_closed_origins_end_with_their_robots_entries(tmp_path):
                         " JOIN url u USING(url_id) JOIN origin o USING(origin_id)"
                         " GROUP BY o.str_origin, l.crawl_type, l.exit_code").fetchall()
     conn.close()
-    # robots.txt only (crawl_type 1), connection_failed (100), patience 5 tries per origin
+    # robots.txt only (crawl_type 1), connection_failed (100): an origin that never answered gives up after 5
     assert {(origin, t, e) for origin, t, e, _ in rows} == {(f"http://127.0.0.1:{p}", 1, 100) for p in ports}
-    assert {n for *_, n in rows} == {INITIAL_PATIENCE}
-    assert report.exit_code_counts == {"connection_failed": 300 * INITIAL_PATIENCE}
+    assert {n for *_, n in rows} == {FIRST_FAILURES}
+    assert report.exit_code_counts == {"connection_failed": 300 * FIRST_FAILURES}
 
 
 def test_slow_origins_beyond_the_pool_get_no_false_timeouts(tmp_path):

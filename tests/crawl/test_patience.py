@@ -1,7 +1,9 @@
-"""Patience and flukes (unobtanium-documentation.txt, page "Crawl Loop"): a URL whose
-connection fails even on its immediate retry is tried again later in the run and costs
-no patience while the origin answers otherwise; an origin that stopped answering still
-runs out of patience after a few URLs. Sites on 127.0.0.1 that hang up on some URLs."""
+"""Patience and flukes (unobtanium-documentation.txt, page "Crawl Loop";
+textpile.crawl.loop.patience): a URL whose connection fails even on its immediate retry
+is tried again later in the run, among the other work, and counts once; an origin gives
+up when 9 of its last 10 crawls failed, so one with some failing URLs among good ones
+crawls every good one, while an origin that stopped answering still gives up after a
+few URLs. Sites on 127.0.0.1 that hang up on some URLs."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def test_two_failing_urls_do_not_end_the_origins_run(tmp_path):
     assert [(url, code) for url, _, code, _ in rows.log()] == [
         ("S/robots.txt", 44), ("S/", 20), ("S/bad1", 102), ("S/bad2", 102),
         ("S/p1", 20), ("S/p2", 20), ("S/p3", 20), ("S/p4", 20),
-        # requeued at the end of the todo list, twice each
+        # requeued after the next 8 candidates (here the end of the todo list), twice each
         ("S/bad1", 102), ("S/bad2", 102), ("S/bad1", 102), ("S/bad2", 102),
         # found after the failures: still crawled
         ("S/late1", 20), ("S/late2", 20),
@@ -61,8 +63,35 @@ def test_an_origin_that_stopped_answering_runs_out_of_patience(tmp_path):
         db = tmp_path / "crawl.db"
         report = run_crawl(cfg, db, progress=False)
     rows = Rows(db, {site.base_url: "S"})
-    # the first failure may be a fluke of that URL; each one after it without an answer
-    # in between costs one patience: 5 more and the origin gives up
+    # 9 of the last 10 crawls failed (robots.txt and / answered): the origin gives up
+    # before the first failed URL, put back 8 candidates later, comes round again
     assert [(url, code) for url, _, code, _ in rows.log()] == (
-        [("S/robots.txt", 44), ("S/", 20)] + [(f"S/gone{i}", 102) for i in range(1, 7)])
+        [("S/robots.txt", 44), ("S/", 20)] + [(f"S/gone{i}", 102) for i in range(1, 10)])
     assert report.out_of_patience_origins == [site.base_url]
+
+
+def test_good_pages_all_fetched_beside_urls_that_reset_the_connection(tmp_path):
+    """Issue 33: 8 URLs that reset the connection among 20 good ones, and a page only the
+    last good one links to: every good page is fetched, the failing ones are tried three
+    times each among the other work, and the origin does not give up."""
+    good = [f"/p{i}" for i in range(1, 21)]
+    bad = [f"/bad{i}" for i in range(1, 9)]
+    order = [u for pair in zip(good[:8], bad) for u in pair] + good[8:]  # interleaved
+    routes = {"/robots.txt": Response(404, "", {}),
+              "/": ok(" ".join(f'<a href="{u}">x</a>' for u in order)),
+              **{u: ok() for u in good[:-1]}, good[-1]: ok('<a href="/next">next</a>'),
+              **{u: Response(hang_up=True) for u in bad}, "/next": ok()}
+    with SiteServer(routes) as site:
+        cfg = config(tmp_path, [site.base_url + "/"])
+        db = tmp_path / "crawl.db"
+        report = run_crawl(cfg, db, progress=False)
+    rows = Rows(db, {site.base_url: "S"})
+    log = rows.log_by_url()
+    assert report.out_of_patience_origins == []
+    assert {u: [c for _, c, _ in log[f"S{u}"]] for u in good + ["/next"]} == {u: [20] for u in good + ["/next"]}
+    assert {u: [c for _, c, _ in log[f"S{u}"]] for u in bad} == {u: [102, 102, 102] for u in bad}
+    # no failing URL was tried again before 8 other candidates had their turn (or the
+    # todo list ran out)
+    urls = [u for u, _, _, _ in rows.log()]
+    first, second = urls.index("S/bad1"), urls.index("S/bad1", urls.index("S/bad1") + 1)
+    assert second - first == 9

@@ -10,7 +10,8 @@ import pytest
 from sites import Response, SiteServer
 from textpile.crawl.loop.run import run_crawl
 from textpile.crawl.policy.config import load_config
-from textpile.crawl.policy.traps import DEFAULT_SESSION_PARAMETERS, calendar_pattern, session_names, strip_session_ids
+from textpile.crawl.policy.traps import (DEFAULT_SESSION_PARAMETERS, calendar_pattern, digit_links, digit_pattern,
+                                         query_variant, session_names, strip_session_ids, url_key)
 from textpile.errors import ConfigError
 from textpile.store.urls import parse_url
 
@@ -127,3 +128,88 @@ def test_session_ids_stripped_and_calendar_capped_per_run(tmp_path):
         ("S/cal?month=2024-11", 0, 173, cap),
     ]
     assert rows.candidates()["S/cal?month=2024-11"] == (None, False, False, None)
+
+
+@pytest.mark.parametrize("url,pattern", [
+    ("http://h/cal?m=17", "http://h:80/cal?m=#"),
+    ("http://h/release-15-1.html", "http://h:80/release-#-#.html"),
+    ("http://h/about", None),
+])
+def test_digit_pattern(url, pattern):
+    assert digit_pattern(parse_url(url)) == pattern
+
+
+def test_chain_links_and_query_variants():
+    page = parse_url("http://h/cal?m=3")
+    links = [parse_url(u) for u in ("http://h/cal?m=4", "http://h/cal?m=3", "http://h/cal?y=4", "http://h/about",
+                                    "http://h/cal?m=2")]
+    keys = [url_key(link.str_url) for link in links]
+    assert digit_links(page, links) == ((keys[0], keys[4]), (keys[2],))
+    assert digit_links(parse_url("http://h/about"), links) == ((), (keys[0], keys[1], keys[2], keys[4]))
+    canonical = parse_url("http://h/list?page=1")
+    assert [query_variant(parse_url(u), canonical) for u in (
+        "http://h/list?page=3", "http://h/list", "http://h/list?page=1", "http://h/other?page=3",
+        "http://g/list?page=3")] == [True, True, False, False, False]
+
+
+def counter_routes(count: int) -> dict[str, Response]:
+    return {f"/cal?m={n}": Response(200, f'<p>month {n}</p><a href="/cal?m={n + 1}">next</a>', HTML)
+            for n in range(1, count + 1)}
+
+
+def test_a_counter_in_an_allowed_parameter_costs_at_most_the_cap(tmp_path):
+    policies = ('max_urls_per_pattern = 5\n\n[[url_query_paramters]]\nif.url.path.equals = "/cal"\n'
+                'allow = ["m"]\n')
+    # release notes linked from a hub share a digit pattern too, and link each other: never capped
+    releases = {f"/release-15-{n}.html": Response(
+        200, f'<p>release {n}</p><a href="/release-15-{n % 8 + 1}.html">next</a>', HTML) for n in range(1, 9)}
+    hub = " ".join(f'<a href="/release-15-{n}.html">{n}</a>' for n in range(1, 9))
+    routes = {"/robots.txt": Response(404, "", {}),
+              "/": Response(200, f'<a href="/cal?m=1">calendar</a> <a href="/releases">r</a>', HTML),
+              "/releases": Response(200, hub, HTML), **releases, **counter_routes(400)}
+    with SiteServer(routes) as site:
+        cfg = config(tmp_path, [site.base_url + "/"], extra=policies, max_commands=400)
+        db = tmp_path / "crawl.db"
+        report = run_crawl(cfg, db, progress=False)
+        counter_requests = [r.path for r in site.log if r.path.startswith("/cal")]
+        cap = ("URL trap: 5 URLs of the pattern S/cal?m=# were crawled in this run, and this one was found on a page"
+               " of the same pattern (max_urls_per_pattern); due again in the next run")
+        rows = Rows(db, {site.base_url: "S"})
+        log = rows.log_by_url()
+        assert counter_requests == [f"/cal?m={n}" for n in range(1, 6)]
+        assert log["S/cal?m=6"] == [(0, 173, cap)]
+        assert "S/cal?m=7" not in log
+        assert sorted(u for u in log if u.startswith("S/release-")) == sorted(
+            f"S/release-15-{n}.html" for n in range(1, 9))
+        assert report.total_requests == 1 + 2 + 5 + 8
+        assert rows.candidates()["S/cal?m=6"] == (None, False, False, None)  # due in the next run
+        # the next run takes the next 5: ?m=6, found in the first run, and the 4 it leads to
+        run_crawl(cfg, db, progress=False)
+        counter_requests = [r.path for r in site.log if r.path.startswith("/cal")]
+    assert counter_requests == [f"/cal?m={n}" for n in range(1, 11)]
+    assert rows.log_by_url()["S/cal?m=11"] == [(0, 173, cap)]
+
+
+def test_query_variants_of_one_canonical_are_fetched_once(tmp_path):
+    def listing(n: int) -> Response:
+        return Response(200, f'<link rel="canonical" href="/list?page=1"><p>page {n}</p>'
+                             f'<a href="/list?page={n + 1}">next</a> <a href="/item{n}">item {n}</a>', HTML)
+
+    routes = {"/robots.txt": Response(404, "", {}), "/": Response(200, '<a href="/list?page=1">list</a>', HTML),
+              **{f"/list?page={n}": listing(n) for n in range(1, 28)},
+              **{f"/item{n}": Response(200, f"<p>item {n}</p>", HTML) for n in range(1, 28)}}
+    with SiteServer(routes) as site:
+        cfg = config(tmp_path, [site.base_url + "/"],
+                     extra='[[url_query_paramters]]\nif.url.path.equals = "/list"\nallow = ["page"]\n')
+        db = tmp_path / "crawl.db"
+        run_crawl(cfg, db, progress=False)
+    rows = Rows(db, {site.base_url: "S"})
+    assert [(u, c, m) for u, _, c, m in rows.log()] == [
+        ("S/robots.txt", 44, "no robots.txt rules (4xx): everything allowed"),
+        ("S/", 20, None),
+        ("S/list?page=1", 20, None),
+        ("S/list?page=2", 180, "canonical URL is S/list?page=1; 1 link to query-string variants of it not followed"),
+        ("S/item1", 20, None),
+        # the non-canonical page's other links are still followed
+        ("S/item2", 20, None),
+    ]

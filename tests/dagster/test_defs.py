@@ -60,7 +60,7 @@ def test_definitions_have_the_graph(tmp_path):
                         "summary_db": INTEGRATION_VERSION, "fts_index": FTS_VERSION, "embeddings": MODEL_NAME,
                         "published_index": None,
                         "token_index": None, "archive_import": None}
-    assert (STAGING_VERSION, EXTRACTION_VERSION, INTEGRATION_VERSION, FTS_VERSION) == ("1", "3", "2", "3")
+    assert (STAGING_VERSION, EXTRACTION_VERSION, INTEGRATION_VERSION, FTS_VERSION) == ("1", "4", "3", "3")
     assert {"crawl_job", "summarize_job", "publish_job", "pipeline_job", "import_job"} <= {
         j.name for j in repo.get_all_jobs()}
     deps = {k.to_user_string(): {p.to_user_string() for p in graph.get(k).parent_keys}

@@ -25,8 +25,8 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the full argument parser with every subcommand registered."""
-    from textpile.cli import (archive_import, crawl, debug, demo, discovered, maintenance, pipeline, search, shards,
-                              summarize)
+    from textpile.cli import (archive_export, archive_import, crawl, debug, demo, discovered, maintenance, pipeline,
+                              search, shards, summarize)
 
     from textpile import __version__
 
@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"textpile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (demo, pipeline, crawl, archive_import, discovered, summarize, maintenance, debug, search, shards):
+    for module in (demo, pipeline, crawl, archive_import, archive_export, discovered, summarize, maintenance, debug, search,
+                   shards):
         module.register(sub)
     return parser
 

@@ -54,6 +54,7 @@ def format_report(report) -> str:
         f"crawls_skipped = {i.crawls_skipped}",
         f"self_duplicates = {i.self_duplicates}",
         f"exact_duplicates = {i.exact_duplicates}",
+        f"near_duplicates = {i.near_duplicates}",
         f"duplicates_ended = {i.duplicates_ended}",
         f"generations_opened = {i.generations_opened}",
         f"generations_closed = {i.generations_closed}",

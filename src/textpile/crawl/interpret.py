@@ -29,11 +29,12 @@ from textpile.crawl.parser.body import PageReading
 from textpile.crawl.parser.charset import codec_for_label
 from textpile.crawl.parser.headers import (header_canonical, header_feeds, header_refresh, parse_link_header,
                                            x_robots_tag)
-from textpile.crawl.parser.packed import unpack_links
+from textpile.crawl.parser.packed import pack_links, unpack_links
 from textpile.crawl.parser.page import unusable_reason
 from textpile.crawl.parser.refresh import MAX_REDIRECT_DELAY_S
 from textpile.crawl.policy.config import CrawlConfig
-from textpile.crawl.policy.traps import strip_session_ids
+from textpile.crawl.policy.recrawl import RecrawlState, next_state, text_digest, verdict
+from textpile.crawl.policy.traps import query_variant, strip_session_ids
 from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.store.mimetypes import TEXT_TYPES, parse_media_type
@@ -125,7 +126,22 @@ class Interpreter:
             code = await self.read_file(url, last, entry, index, file_modified, candidate, origin)
         entry.exit_code = code
         entry.requests[-1].exit_code = code
+        if candidate is not None:
+            entry.recrawl = self.recrawl_state(candidate, entry)
         return entry
+
+    def recrawl_state(self, candidate: Candidate, entry: LogEntry) -> RecrawlState | None:
+        """The recrawl history of ``candidate`` after its crawl ``entry``
+        (:mod:`textpile.crawl.policy.recrawl`: a 304 or the same text lengthens its
+        interval, another text shortens it), None when nothing about it changes."""
+        text = entry.file.text if entry.file is not None else None
+        digest = None if text is None else text_digest(text)
+        unchanged = verdict(candidate.content_digest, entry.exit_code == ExitCode.file_did_not_change, digest)
+        if unchanged is None and digest is None:
+            return None
+        previous = RecrawlState(candidate.recrawl_interval_s, candidate.content_digest, candidate.unchanged_answers)
+        config = self.config
+        return next_state(previous, unchanged, digest, config.recrawl_interval_s, config.recrawl_bounds_s)
 
     async def read_file(self, url: ParsedUrl, result: FetchResult, entry: LogEntry, index: int,
                         file_modified: int | None, candidate: Candidate | None = None, origin: str = "") -> ExitCode:
@@ -172,8 +188,18 @@ class Interpreter:
             reading = await self.reader.read(body, media_type.essence, media_type.charset, url.str_url,
                                              self.token, self.seed_origins, origin, self.session)
             directives = directives | reading.robots
+        variants = reading.variants_dropped
+        header_canonical_url = self.clean(header_canonical(header_links, url.str_url))
+        if reading.canonical is None and header_canonical_url is not None and header_canonical_url.str_url != url.str_url \
+                and reading.links:
+            # a Link header names the canonical: its query-string variants are not followed either
+            rows = unpack_links(reading.links)
+            kept = [parse_url(row[3]) for row in rows if not query_variant(parse_url(row[3]), header_canonical_url)]
+            variants += len(rows) - len(kept)
+            reading.links = pack_links(kept)
         if not directives.nofollow:
             entry.new_links = reading.links
+            entry.chain_links, entry.anchored_links = reading.chain_links, reading.anchored_links
             if config.feeds:
                 feeds = reading.feeds + [self.clean(f) for f in header_feeds(header_links, url.str_url)]
                 entry.new_meta = [MetaCandidate(feed, "feed", "link") for feed in dict.fromkeys(feeds)
@@ -201,9 +227,12 @@ class Interpreter:
             if self.is_seed_origin(target):
                 entry.new_candidates.append(target)
             return ExitCode.permanent_redirect if permanent else ExitCode.redirect
-        canonical = reading.canonical or self.clean(header_canonical(header_links, url.str_url))
+        canonical = reading.canonical or header_canonical_url
         if canonical is not None and canonical.str_url != url.str_url:
             entry.message = f"canonical URL is {canonical.str_url}"
+            if variants:
+                entry.message += (f"; {_counted(variants, 'link', 'links')} to query-string variants of it "
+                                  "not followed")
             if self.is_seed_origin(canonical):
                 entry.new_candidates.append(canonical)
             return ExitCode.not_canonical

@@ -5,8 +5,9 @@ database (already integrated crawl uuids, the latest generation of each URL) thr
 Arrow into DuckDB, let :mod:`textpile.summarize.events` decide, then write
 entity_generation, text_pile_v0_2, text_pile (as spans of the Gen2 text: text_pile_gen1),
 file_summary, document_description, link_summary (link_target and link_list: each distinct
-link once), redirect_summary, crawl_summary and http_summary rows, close generations, and
-reconcile exact duplicates (:mod:`textpile.summarize.duplicates`). A batch is
+link once), redirect_summary, crawl_summary and http_summary rows, textpile's page rows
+(the source of the modified date, the main text's fingerprint: schemas/summary/textpile_pages.sql),
+close generations, and reconcile exact and near duplicates (:mod:`textpile.summarize.duplicates`). A batch is
 either wholly integrated or not at all, so an interrupted run leaves a consistent
 database and the next run continues; crawls already summarized are skipped, so
 integrating the same batch twice changes nothing.
@@ -44,6 +45,7 @@ from textpile.store.mimetypes import intern_mimetype
 from textpile.store.text_piles import GEN1_FIELDS, store_gen1
 from textpile.store.urls import UrlError, intern_url
 from textpile.summarize import duplicates
+from textpile.summarize.scrape.fingerprint import bands, title_key
 from textpile.summarize.events import INTEGRATED_SCHEMA, PRIOR_SCHEMA, decide_batch
 from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.scrape.result import LOCATION_FLAGS
@@ -60,6 +62,7 @@ class IntegrationReport:
     crawls_skipped: int = 0
     self_duplicates: int = 0
     exact_duplicates: int = 0
+    near_duplicates: int = 0
     generations_opened: int = 0
     generations_closed: int = 0
     seconds: float = 0.0
@@ -70,7 +73,7 @@ class IntegrationReport:
 
     def add(self, batch: "IntegrationReport") -> None:
         """Add one batch's counts to this report."""
-        for name in ("crawls_integrated", "crawls_skipped", "self_duplicates", "exact_duplicates",
+        for name in ("crawls_integrated", "crawls_skipped", "self_duplicates", "exact_duplicates", "near_duplicates",
                      "generations_opened", "generations_closed", "placeholder_generations",
                      "duplicates_ended", "links_skipped"):
             setattr(self, name, getattr(self, name) + getattr(batch, name))
@@ -93,6 +96,10 @@ class _Interner:
         if url_id is None:
             url_id = self.urls[str_url] = intern_url(self.conn, str_url)
         return url_id
+
+    def origin_of(self, url_id: int) -> int:
+        """The origin_id of the summary database's ``url_id``."""
+        return self.conn.execute("SELECT origin_id FROM url WHERE url_id = ?", (url_id,)).fetchone()[0]
 
     def mimetype(self, str_mimetype: str) -> int:
         """Return the summary database's mimetype_id of ``str_mimetype``."""
@@ -178,6 +185,21 @@ def _insert_generation(conn: sqlite3.Connection, url_id: int, first_seen: int, l
         " VALUES (?, ?, NULL, ?, ?, ?, 0, ?, ?)",
         (uuid7_bytes(), url_id, first_seen, last_seen, confirmed_end, tp1, tp2))
     return cur.lastrowid
+
+
+def _store_page_rows(conn: sqlite3.Connection, gen_id: int, origin_id: int, s: dict) -> None:
+    """textpile's page rows of a new generation (schemas/summary/textpile_pages.sql): the
+    source of its modified date, its fingerprint and the fingerprint's blocks."""
+    if s["time_updated_unix_utc"] is not None and s["time_updated_source"] is not None:
+        conn.execute("INSERT INTO textpile_page_date(entity_generation_id, time_updated_source) VALUES (?, ?)",
+                     (gen_id, s["time_updated_source"]))
+    if s["simhash"] is not None:
+        key = title_key(s["title"])
+        conn.execute("INSERT INTO textpile_page_fingerprint(entity_generation_id, simhash, title_key) VALUES (?, ?, ?)",
+                     (gen_id, s["simhash"], key))
+        conn.executemany("INSERT INTO textpile_fingerprint_band(origin_id, title_key, band_key, entity_generation_id)"
+                         " VALUES (?, ?, ?, ?)",
+                         [(origin_id, key, band, gen_id) for band in bands(s["simhash"], duplicates.FINGERPRINT_BANDS)])
 
 
 def _fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
@@ -274,9 +296,10 @@ def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch
     result.crawls_integrated = len(events)
     if events:
         batch_time = max(e["t"] for e in events)
-        inserted, ended = duplicates.reconcile(conn, touched, batch_time)
-        result.exact_duplicates += inserted
-        result.duplicates_ended += ended
+        counts = duplicates.reconcile(conn, touched, batch_time)
+        result.exact_duplicates += counts.exact
+        result.near_duplicates += counts.near
+        result.duplicates_ended += counts.ended
 
 
 def _one(scraped: ScrapedRows, file_id: int) -> dict:
@@ -349,6 +372,7 @@ def _write_generations(conn: sqlite3.Connection, generations: list[dict], scrape
                 " primary_language, title, primary_headline, description, indexiness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (gen_id, s["time_created_unix_utc"], s["time_updated_unix_utc"], s["primary_language"], s["title"],
                  s["primary_headline"], s["description"], s["indexiness"]))
+            _store_page_rows(conn, gen_id, interner.origin_of(url_id), s)
             _store_links(links_store, interner, gen_id, links.rows(g["file_id"]), result)
             conn.executemany(
                 "INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"

@@ -306,6 +306,7 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
                         break
                     say(f"Found {result.self_duplicates} self duplicates.")
                     say(f"Found {result.exact_duplicates} exact duplicates.")
+                    say(f"Found {result.near_duplicates} near-duplicates.")
                     shutil.rmtree(batch_dir)
                     bar.advance(counts["crawl_log"] - (report.scrape.files_scraped - scraped_before))
                     interrupts.check()

@@ -25,7 +25,7 @@ FILE_COLUMNS = (
     "gen1_code_text", "gen1_quote_text",
     "gen2_digest", "gen2_text", "gen2_metadata", "gen2_segmentation_cache",
     "title", "primary_headline", "description", "primary_language", "time_created_unix_utc",
-    "time_updated_unix_utc", "indexiness",
+    "time_updated_unix_utc", "indexiness", "time_updated_source", "simhash",
 )
 #: The columns of a ``scrape_link`` row: one per link, in the order of the page.
 LINK_COLUMNS = ("file_id", "link_index", "to_url", "fragment", "rel_nofollow", "rel_me", "rel_tag",
@@ -41,7 +41,7 @@ def _file_row(file_id: int, result: ScrapeResult) -> tuple:
             tp.code_text, tp.quote_text,
             tp2.blake2b512_digest, tp2.text, tp2.metadata, tp2.segmentation_cache,
             d.title, d.primary_headline, d.description, d.primary_language, d.time_created_unix_utc,
-            d.time_updated_unix_utc, int(d.indexiness))
+            d.time_updated_unix_utc, int(d.indexiness), d.time_updated_source, result.fingerprint)
 
 
 def _error_row(file_id: int, error: str) -> tuple:
@@ -109,10 +109,10 @@ def scrape_chunk(rows: list[tuple]) -> ScrapedChunk:
     link_rows: list[tuple] = []
     section_rows: list[tuple] = []
     noindex = errors = 0
-    for file_id, url, essence, last_modified, now, text in rows:
+    for file_id, url, essence, last_modified, last_modified_source, now, text in rows:
         try:
             result = scrape_document(text, url, mime_type=essence, last_modified_unix_utc=last_modified,
-                                     now_unix_utc=now)
+                                     now_unix_utc=now, last_modified_source=last_modified_source)
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded per file, counted and reported

@@ -46,6 +46,8 @@ SCRAPE_FILE_SCHEMA = pa.schema([
     ("title", pa.string()), ("primary_headline", pa.string()), ("description", pa.string()),
     ("primary_language", pa.string()), ("time_created_unix_utc", pa.int64()),
     ("time_updated_unix_utc", pa.int64()), ("indexiness", pa.int64()),
+    ("time_updated_source", pa.string()),  # markup, sitemap or last-modified; NULL without time_updated
+    ("simhash", pa.int64()),  # the main text's fingerprint (scrape/fingerprint.py); NULL when too short
 ])
 SCRAPE_LINK_SCHEMA = pa.schema(
     [("file_id", pa.int64()), ("link_index", pa.int64()), ("to_url", pa.string()), ("fragment", pa.string()),
@@ -84,15 +86,20 @@ def count_files_to_scrape(batch_dir: Path) -> int:
         con.close()
 
 
+# Where the file's date came from: the crawler takes a sitemap's lastmod of the URL first
+# (crawl/interpret.py), else the answer's Last-Modified; a date that is not the answer's
+# Last-Modified header came from a sitemap.
 _FILES_TO_SCRAPE_SQL = (
     "SELECT f.file_id, f.str_url, f.mime_essence, f.last_modified_unix_utc, "
+    "CASE WHEN f.last_modified_unix_utc IS NOT DISTINCT FROM r.server_last_modified_unix_utc "
+    "OR f.request_id IS NULL THEN 'last-modified' ELSE 'sitemap' END AS last_modified_source, "
     "coalesce(r.time_sent_unix_utc, cl.time_started_unix_utc) AS now_unix_utc "
     + _SCRAPED_FILES_SQL + " ORDER BY f.file_id"
 )
 
 
 def iter_files_to_scrape(batch_dir: Path, chunk_size: int) -> Iterator[list[tuple]]:
-    """The ``(file_id, str_url, mime_essence, last_modified, now, text)`` rows of the files
+    """The ``(file_id, str_url, mime_essence, last_modified, last_modified_source, now, text)`` rows of the files
     of a batch to scrape, in chunks of up to ``chunk_size``, in the order of the staged
     ``file_text`` (the order in which integration reads them:
     :func:`textpile.summarize.staging.write_batch`).

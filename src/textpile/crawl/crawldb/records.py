@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from textpile.crawl.policy.recrawl import RecrawlState
 from textpile.enums import CrawlType, ExitCode, InformationSource
 from textpile.store.mimetypes import MediaType
 from textpile.store.urls import ParsedUrl
@@ -99,7 +100,10 @@ class LogEntry:
     ``new_links``: more of them, a page's links packed (:mod:`textpile.crawl.parser.packed`).
     ``new_meta``: sitemaps and feeds to register (and add as candidates); ``listing``:
     what the crawled URL listed when it is a sitemap or feed; ``site_links``: its links
-    to origins outside the seeds (written with site discovery on).
+    to origins outside the seeds (written with site discovery on). ``chain_links`` and
+    ``anchored_links``: the keys of the page's links with digits of its own digit pattern
+    and of another (the crawl loop's trap count, :mod:`textpile.crawl.policy.traps`; not written).
+    ``recrawl``: the URL's recrawl history after this crawl (:mod:`textpile.crawl.policy.recrawl`).
     """
 
     url: ParsedUrl
@@ -117,6 +121,10 @@ class LogEntry:
     new_meta: list[MetaCandidate] = field(default_factory=list)
     listing: Listing | None = None
     site_links: SiteLinks | None = None
+    chain_links: tuple[int, ...] = ()
+    anchored_links: tuple[int, ...] = ()
+    #: the URL's recrawl history after this crawl, written to textpile_recrawl (None: unchanged)
+    recrawl: RecrawlState | None = None
 
 
 @dataclass(frozen=True)
@@ -136,3 +144,8 @@ class Candidate:
     meta_kind: str | None = None
     meta_depth: int | None = None
     sitemap_lastmod: int | None = None
+    #: its recrawl history (textpile_recrawl; :mod:`textpile.crawl.policy.recrawl`): its own
+    #: interval (None: the configuration's), its last text's digest, unchanged answers in a row
+    recrawl_interval_s: int | None = None
+    content_digest: int | None = None
+    unchanged_answers: int = 0

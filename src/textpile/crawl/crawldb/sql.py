@@ -9,6 +9,7 @@ after it in the caller's.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 import uuid
@@ -109,6 +110,29 @@ class CrawlStore:
 
     # -- candidates -----------------------------------------------------------------
 
+    def last_url_id(self) -> int:
+        """The largest url_id of the database (0 when it has none): URLs found later get
+        larger ones."""
+        return self.conn.execute("SELECT coalesce(max(url_id), 0) FROM url").fetchone()[0]
+
+    def recrawl_spread(self, str_origins: list[str], recrawl_interval_s: int,
+                       bounds_s: tuple[int, int]) -> dict[str, int]:
+        """The spread of the recrawl intervals of the URLs of ``str_origins`` that have a
+        recrawl history (textpile_recrawl; without an interval of their own:
+        ``recrawl_interval_s``; within ``bounds_s`` as :meth:`due_candidates` uses them):
+        ``pages``, ``shortest_s``, ``median_s`` (the lower middle one) and ``longest_s``;
+        empty when there is none."""
+        low, high = bounds_s
+        values = [v for (v,) in self.conn.execute(
+            "SELECT min(max(coalesce(r.interval_s, ?), ?), ?) AS s FROM textpile_recrawl r"
+            " JOIN url u ON u.url_id = r.url_id JOIN origin o ON o.origin_id = u.origin_id"
+            " WHERE o.str_origin IN (SELECT value FROM json_each(?)) ORDER BY s",
+            (recrawl_interval_s, low, high, json.dumps(list(str_origins))))]
+        if not values:
+            return {}
+        return {"pages": len(values), "shortest_s": values[0], "median_s": values[(len(values) - 1) // 2],
+                "longest_s": values[-1]}
+
     def add_candidates(self, urls: list[ParsedUrl]) -> None:
         """Add ``urls`` as crawl candidates (existing rows are kept) and commit (outside
         the event loop, or before the crawl's database thread has work)."""
@@ -162,22 +186,26 @@ class CrawlStore:
         known.update(rows)
 
     def due_candidates(self, str_origin: str, recrawl_interval_s: int, force: bool, limit: int,
-                       now_unix: int | None = None, feed_interval_s: int | None = None) -> list[Candidate]:
+                       now_unix: int | None = None, feed_interval_s: int | None = None,
+                       bounds_s: tuple[int, int] | None = None) -> list[Candidate]:
         """Up to ``limit`` candidates of ``str_origin`` that are due and not ignored, and
         put them on the ignore list (page "Crawl Loop", "Fill the todo list").
 
-        Due: never crawled, or last crawled at least ``recrawl_interval_s`` ago (a feed:
-        ``feed_interval_s`` ago, atextcrawler's feed crawls; None: the recrawl interval),
+        Due: never crawled, or last crawled at least its own recrawl interval ago
+        (textpile_recrawl.interval_s within ``bounds_s``, (shortest, longest); without a
+        row, or without ``bounds_s``, ``recrawl_interval_s``: :mod:`textpile.crawl.policy.recrawl`;
+        a feed: ``feed_interval_s`` ago, atextcrawler's feed crawls; None: the recrawl interval),
         or listed by a sitemap or feed as changed since its last crawl
         (``textpile_listed_change``); every candidate when ``force``. Order: sitemaps and
         feeds first (their URLs seed the crawl), then never-crawled candidates, then
         those listed as changed, then by url_id. Each chosen candidate carries the
         Last-Modified header of its last contentful crawl's last request (for
         If-Modified-Since), its meta resource kind and depth, and its latest sitemap
-        lastmod, looked up for the chosen ones only.
+        lastmod, looked up for the chosen ones only, and its recrawl history.
         """
         now = int(time.time()) if now_unix is None else now_unix
         feed_interval = recrawl_interval_s if feed_interval_s is None else feed_interval_s
+        low, high = (recrawl_interval_s, recrawl_interval_s) if bounds_s is None else bounds_s
         rows = self.conn.execute(
             f"""SELECT d.url_id, d.str_url, d.contentful_time, d.etag,
                        (SELECT r.server_last_modified_unix_utc FROM crawl_log l
@@ -187,7 +215,8 @@ class CrawlStore:
                        m.kind, m.depth,
                        (SELECT max(lu.modified_unix_utc) FROM textpile_listed_url lu
                         JOIN textpile_meta_resource s ON s.url_id = lu.listed_by_url_id
-                        WHERE lu.url_id = d.url_id AND s.kind = 'sitemap')
+                        WHERE lu.url_id = d.url_id AND s.kind = 'sitemap'),
+                       rc.interval_s, rc.content_digest, coalesce(rc.unchanged_answers, 0)
                 FROM (SELECT c.url_id, u.str_url, c.last_contentful_crawl_time_unix_utc AS contentful_time,
                              c.last_contentful_http_etag AS etag, mr.url_id IS NULL AS not_meta,
                              c.last_crawl_time_unix_utc IS NOT NULL AS crawled,
@@ -196,16 +225,19 @@ class CrawlStore:
                       JOIN url u ON u.origin_id = o.origin_id
                       JOIN crawl_candidate c ON c.url_id = u.url_id
                       LEFT JOIN textpile_meta_resource mr ON mr.url_id = c.url_id
+                      LEFT JOIN textpile_recrawl r ON r.url_id = c.url_id
                       WHERE o.str_origin = ?
                         AND (? OR c.last_crawl_time_unix_utc IS NULL
-                             OR c.last_crawl_time_unix_utc <= CASE WHEN mr.kind = 'feed' THEN ? ELSE ? END
+                             OR c.last_crawl_time_unix_utc <= CASE WHEN mr.kind = 'feed' THEN ? - ?
+                                ELSE ? - min(max(coalesce(r.interval_s, ?), ?), ?) END
                              OR c.url_id IN (SELECT url_id FROM textpile_listed_change))
                         AND c.url_id NOT IN (SELECT url_id FROM {IGNORE_TABLE})
                       ORDER BY not_meta, crawled, unchanged, c.url_id
                       LIMIT ?) d
                 LEFT JOIN textpile_meta_resource m ON m.url_id = d.url_id
+                LEFT JOIN textpile_recrawl rc ON rc.url_id = d.url_id
                 ORDER BY d.not_meta, d.crawled, d.unchanged, d.url_id""",
-            (str_origin, 1 if force else 0, now - feed_interval, now - recrawl_interval_s, limit),
+            (str_origin, 1 if force else 0, now, feed_interval, now, recrawl_interval_s, low, high, limit),
         ).fetchall()
         if rows:
             with self.conn:
@@ -328,6 +360,10 @@ class CrawlStore:
             self._write_listing(url_id, entry.url, entry.listing, entry.time_started_unix)
         if entry.site_links is not None:
             self._write_site_links(url_id, entry.site_links.origins, entry.time_started_unix)
+        if entry.recrawl is not None:
+            r = entry.recrawl
+            conn.execute("INSERT OR REPLACE INTO textpile_recrawl(url_id, interval_s, content_digest, unchanged_answers)"
+                         " VALUES (?, ?, ?, ?)", (url_id, r.interval_s, r.content_digest, r.unchanged_answers))
         if entry.update_candidate:
             conn.execute("DELETE FROM textpile_listed_change WHERE url_id = ?", (url_id,))
             if entry.url.str_url not in self._candidates:

@@ -299,7 +299,8 @@ class CrawlerDb:
 
     async def due_candidates(self, str_origin: str, *, recrawl_interval_s: int, force: bool,
                              limit: int, now_unix: int | None = None,
-                             feed_interval_s: int | None = None) -> list[Candidate]:
+                             feed_interval_s: int | None = None,
+                             bounds_s: tuple[int, int] | None = None) -> list[Candidate]:
         """Up to ``limit`` due candidates of ``str_origin``, put on the ignore list (see
         :meth:`CrawlStore.due_candidates`), from the database process after the entries
         queued so far and the links of this origin's pages are written (so the
@@ -311,7 +312,7 @@ class CrawlerDb:
         """
         self._send_pending()
         return await self._enqueue("query", str_origin, "due_candidates", str_origin, recrawl_interval_s, force,
-                                   limit, now_unix, feed_interval_s)
+                                   limit, now_unix, feed_interval_s, bounds_s)
 
     async def drain(self) -> None:
         """Flush, wait for every job under way, and stop the database process."""

@@ -3,13 +3,13 @@
 Source: unobtanium-documentation.txt, page "Crawl Loop". Each iteration does one of:
 [1] fetch robots.txt (when missing, expired after 30 minutes, or unavailable last time),
 [2] fill the todo list from due crawl candidates (logging local-policy blocks as 173),
-[3] crawl one URL (robots.txt blocks logged as 170). Patience starts at 5; persisting
-trouble (5xx answers, an unavailable robots.txt, possible flukes that failed their
-immediate retry while the origin gave no answer since the last such failure: see
-:meth:`OriginCrawler.fluke_failed`) decrements it and the origin gives up at 0; a
-database error sets it to 0 at once. Rate-limited (429) and fluke URLs are taken off
-the ignore list so they are tried again in the same run (each at most
-:data:`MAX_REQUEUES` times).
+[3] crawl one URL (robots.txt blocks logged as 170). The origin gives up on the rate of
+its trouble (5xx answers, an unavailable robots.txt, possible flukes that failed their
+immediate retry, unforeseen errors) over its latest crawls, and at once on a database
+error (:mod:`textpile.crawl.loop.patience`). Rate-limited (429) and fluke URLs are taken
+off the ignore list so they are tried again in the same run (each at most
+:data:`MAX_REQUEUES` times), among the other work: after the next
+:data:`~textpile.crawl.loop.patience.RETRY_SPACING` candidates, not all at the end.
 
 Pages are read while the loop goes on: a 2xx text answer is handed to the run's page
 reader (a worker process) and the origin crawler waits out its delay and sends its next
@@ -24,7 +24,7 @@ page. What an answer means (its crawl log entry) is the interpreter's business
 
 Hostile sites: whatever handling one robots.txt fetch or one URL raises (other than a
 database error, Ctrl+C or cancellation) is logged as that entry's -999 unknown_error
-with the exception's message and costs one patience; the run goes on
+with the exception's message and counts as a failure against patience; the run goes on
 (:meth:`OriginCrawler.guarded`, the one safety net). URLs with a user name or password,
 or longer than :data:`~textpile.crawl.parser.page.MAX_URL_CHARS`, are never scheduled.
 """
@@ -47,16 +47,15 @@ from textpile.crawl.fetcher.robots import (REDIRECT_STATUSES, ROBOTS_EXPIRY_S, R
                                            robots_answer)
 from textpile.crawl.interpret import Interpreter, request_record
 from textpile.crawl.loop.backlog import BodyRoom, ReadBacklog
+from textpile.crawl.loop.patience import RETRY_SPACING, Patience
 from textpile.crawl.parser.page import unusable_reason, usable_link
 from textpile.crawl.policy.config import CrawlConfig
-from textpile.crawl.policy.traps import calendar_pattern
+from textpile.crawl.policy.traps import calendar_pattern, digit_pattern, url_key
 from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
-#: Patience of an origin crawler (page "Crawl Loop").
-INITIAL_PATIENCE = 5
 #: Candidates taken from the database per todo-list fill.
 TODO_CHUNK = 64
 #: How often one URL may be put back for another try in the same run (429, flukes).
@@ -93,6 +92,9 @@ class RunState:
     out_of_commands: bool = False
     #: origin crawlers still working (not idle waiting for candidates from others)
     busy: int = 0
+    #: the largest url_id when the run began: URLs up to it were found in an earlier run
+    #: (whose pages that link them are not all read again), so never held back as a chain
+    known_url_ids: int = 0
     #: the answers' interpreter (:class:`~textpile.crawl.interpret.Interpreter` of
     #: ``config``, ``token``, ``seed_origins`` and ``reader``)
     interpreter: Interpreter = field(init=False)
@@ -116,7 +118,7 @@ class OriginCrawler:
     state: RunState
     str_origin: str
     origin_url: str
-    patience: int = INITIAL_PATIENCE
+    patience: Patience = field(default_factory=Patience)
     robots: RobotsRules | None = None
     robots_expiry: float = 0.0
     robots_unavailable: bool = False
@@ -132,12 +134,12 @@ class OriginCrawler:
     reads: deque = field(default_factory=deque)
     #: crawl log entries in request order: [entry] when ready, [None] while its page is read
     outbox: deque = field(default_factory=deque)
-    #: True after a file crawl failed as a possible fluke, until an answer comes
-    fluke_streak: bool = False
-    #: url ids whose persisting fluke failures cost a patience in this run
-    fluke_charged: set = field(default_factory=set)
-    #: calendar-like path pattern -> url ids of it crawled in this run
+    #: digit pattern (calendar-like or not) -> url ids of it crawled in this run
     pattern_urls: dict = field(default_factory=dict)
+    #: keys (traps.url_key) of the URLs found on a page of their own digit pattern in this
+    #: run (chains), and of those found on a page of another pattern (anchored)
+    chained: set = field(default_factory=set)
+    anchored: set = field(default_factory=set)
     #: the read backlog's room for the body of the file crawl under way (None otherwise)
     body_room: BodyRoom | None = None
 
@@ -211,7 +213,7 @@ class OriginCrawler:
                 wait = self.delay.wait_s()
                 if wait > 0:
                     await asyncio.sleep(wait)
-            if self.patience <= 0:
+            if self.patience.exhausted:
                 if self.str_origin in state.report.refused_origins:  # listed there, not as out of patience
                     state.display.note(f"Gave up on {self.str_origin}: its address was refused")
                 else:
@@ -230,7 +232,7 @@ class OriginCrawler:
                     # end the origin): wait for it alone, asking the readers to hurry,
                     # then look for candidates before waiting for the next one.
                     await self.next_read_done()
-                    if self.patience > 0 and not state.out_of_commands:
+                    if not self.patience.exhausted and not state.out_of_commands:
                         await self.fill_todo()
                     continue
                 if not await self.fill_todo() and not await self._wait_for_candidates():
@@ -258,22 +260,38 @@ class OriginCrawler:
     def trapped(self, url_id: int, url: ParsedUrl) -> str | None:
         """Why ``url`` is not crawled in this run as part of a URL trap, or None.
 
-        A calendar-like URL (:func:`textpile.crawl.policy.traps.calendar_pattern`) is crawled
-        only while fewer than ``max_urls_per_pattern`` URLs of its pattern were crawled
-        in this run; the others are logged as 173 without touching their candidate
-        rows, so they stay due and the next run takes the next ones."""
+        A URL of a digit pattern (:func:`textpile.crawl.policy.traps.digit_pattern`) that is
+        calendar-like (:func:`~textpile.crawl.policy.traps.calendar_pattern`), or was found
+        on a page of its own pattern in this run (a chain: ``/cal?m=7`` linking
+        ``/cal?m=8``), on none of another and in no earlier run, is crawled only while fewer than
+        ``max_urls_per_pattern`` URLs of its pattern were crawled in this run; the others
+        are logged as 173 without touching their candidate rows, so they stay due and the
+        next run takes the next ones. Every URL of the pattern crawled counts, and URLs of
+        it that other pages link to are never held back."""
         cap = self.state.config.max_urls_per_pattern
         if not cap:
             return None
-        pattern = calendar_pattern(url)
+        pattern = digit_pattern(url)
         if pattern is None:
             return None
         crawled = self.pattern_urls.setdefault(pattern, set())
-        if url_id in crawled or len(crawled) < cap:
+        calendar = calendar_pattern(url) is not None
+        if url_id in crawled or len(crawled) < cap or not (calendar or self.chain_only(url_id, url)):
             crawled.add(url_id)
             return None
-        return (f"URL trap: {cap} URLs of the calendar-like pattern {pattern} were crawled in this run "
-                "(max_urls_per_pattern); due again in the next run")
+        if calendar:
+            return (f"URL trap: {cap} URLs of the calendar-like pattern {pattern} were crawled in this run "
+                    "(max_urls_per_pattern); due again in the next run")
+        return (f"URL trap: {cap} URLs of the pattern {pattern} were crawled in this run, and this one was found "
+                "on a page of the same pattern (max_urls_per_pattern); due again in the next run")
+
+    def chain_only(self, url_id: int, url: ParsedUrl) -> bool:
+        """True when ``url`` was first found in this run, and on pages of its own digit
+        pattern only."""
+        if url_id <= self.state.known_url_ids:
+            return False
+        key = url_key(url.str_url)
+        return key in self.chained and key not in self.anchored
 
     async def fill_todo(self) -> bool:
         """[2] Take due candidates, log the ones local policies block; False when the
@@ -284,7 +302,8 @@ class OriginCrawler:
             candidates = await state.db.due_candidates(
                 self.str_origin, recrawl_interval_s=state.config.recrawl_interval_s,
                 force=state.force_recrawl, limit=TODO_CHUNK,
-                feed_interval_s=min(state.config.feed_recrawl_interval_s, state.config.recrawl_interval_s))
+                feed_interval_s=min(state.config.feed_recrawl_interval_s, state.config.recrawl_interval_s),
+                bounds_s=state.config.recrawl_bounds_s)
         except sqlite3.Error as exc:
             self.database_error(None, exc)
             return True
@@ -346,11 +365,11 @@ class OriginCrawler:
         ``url``) so that no answer can stop the run.
 
         A database error (``sqlite3.Error``, :class:`~textpile.errors.DatabaseError`)
-        keeps its meaning: this origin stops (patience 0, a -3 entry when possible).
+        keeps its meaning: this origin stops (gives up at once, a -3 entry when possible).
         Ctrl+C and cancellation pass through. Any other exception is a bug or a hostile
         answer this crawler did not foresee: it is logged as ``url``'s entry with exit
         code -999 unknown_error and the exception's type and message (at most
-        :data:`MAX_ERROR_MESSAGE_CHARS` characters), costs one patience, is not retried
+        :data:`MAX_ERROR_MESSAGE_CHARS` characters), counts as a failure, is not retried
         in this run, and the crawl goes on. A robots.txt fetch that fails so counts as
         unavailable (nothing allowed until the next fetch).
         """
@@ -365,9 +384,9 @@ class OriginCrawler:
 
     def unknown_error(self, url: ParsedUrl, crawl_type: CrawlType, exc: Exception, started: float,
                       t0: float) -> LogEntry:
-        """The -999 entry of an unforeseen exception (see :meth:`guarded`); costs one
-        patience, and a failed robots.txt fetch makes robots.txt unavailable."""
-        self.patience -= 1
+        """The -999 entry of an unforeseen exception (see :meth:`guarded`); counts as a
+        failure, and a failed robots.txt fetch makes robots.txt unavailable."""
+        self.patience.failure()
         if crawl_type == CrawlType.robotstxt_fetch:
             self.robots = RobotsRules.unavailable()
             self.robots_unavailable = True
@@ -402,10 +421,10 @@ class OriginCrawler:
         Redirects are followed up to :data:`MAX_ROBOTS_REDIRECTS` hops (more: unavailable,
         everything allowed). A redirect whose target cannot be used (not a URL, an
         invalid host, not http(s), a user name or password in it) makes robots.txt
-        unreachable: exit 42, nothing allowed for now, one patience. Only the first
+        unreachable: exit 42, nothing allowed for now, a failure. Only the first
         :data:`~textpile.crawl.fetcher.robots.ROBOTS_MAX_BYTES` bytes are read and parsed. The
         last answer is understood by :func:`~textpile.crawl.fetcher.robots.robots_answer`; an
-        unavailable robots.txt costs one patience, an address the SSRF filter refused
+        unavailable robots.txt is a failure against patience, an address the SSRF filter refused
         stops the origin (:meth:`refused`).
         """
         state = self.state
@@ -435,7 +454,9 @@ class OriginCrawler:
         if answer.refused:
             self.refused(results[-1].message)
         elif answer.unavailable:
-            self.patience -= 1
+            self.patience.failure()
+        else:
+            self.patience.success()
         self.robots = rules
         self.robots_expiry = time.monotonic() + ROBOTS_EXPIRY_S
         crawl_delay = rules.crawl_delay_s(state.token)
@@ -488,8 +509,7 @@ class OriginCrawler:
             results = await self.request_with_retry(url.str_url, headers)
             last = results[-1]
             if last.exit_code is None and 200 <= last.status < 300:
-                # Read while the loop goes on: a 2xx answer changes neither patience nor requeues.
-                self.fluke_streak = False
+                # Read while the loop goes on: never requeued; a success once it is read.
                 await self.read_later(url, results, started, t0, candidate)
                 return
         finally:
@@ -500,34 +520,22 @@ class OriginCrawler:
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         self.write(entry)
         code = entry.exit_code
-        if not code.could_be_fluke:
-            self.fluke_streak = False
         if last.blocked_address:
             self.refused(last.message)
         elif code == ExitCode.rate_limited or code.could_be_fluke:
             if code.could_be_fluke:
-                self.fluke_failed(candidate.url_id)
+                self.patience.failure(candidate.url_id)
             count = self.requeues.get(candidate.url_id, 0)
             if count < MAX_REQUEUES:
                 # "un-ignored so that it can be recrawled in the same run": its candidate
-                # row now says crawled, so it goes back on the todo list directly.
+                # row now says crawled, so it goes back on the todo list directly, after
+                # the next RETRY_SPACING candidates (the others have their turn first).
                 self.requeues[candidate.url_id] = count + 1
-                self.todo.append(candidate)
+                self.todo.insert(min(len(self.todo), RETRY_SPACING), candidate)
         elif code == ExitCode.server_internal_error:
-            self.patience -= 1
-
-    def fluke_failed(self, url_id: int) -> None:
-        """A crawl of ``url_id`` ended in a possible fluke although it was retried at once
-        (page "Crawl Loop": such a URL is un-ignored and tried again in this run, which
-        costs no patience). Patience is only lost when the trouble persists: when no
-        answer came from the origin since its previous such failure, and at most once
-        per URL and run. So two URLs that keep failing on an origin that answers
-        otherwise cost at most two patience, and an origin that stopped answering gives
-        up after a few URLs."""
-        if self.fluke_streak and url_id not in self.fluke_charged:
-            self.fluke_charged.add(url_id)
-            self.patience -= 1
-        self.fluke_streak = True
+            self.patience.failure(candidate.url_id)
+        elif entry.requests:
+            self.patience.success()
 
     async def read_later(self, url: ParsedUrl, results: list[FetchResult], started: float, t0: float,
                          candidate: Candidate | None = None) -> None:
@@ -554,6 +562,9 @@ class OriginCrawler:
             entry = await self.state.interpreter.interpret(url, results, candidate, self.str_origin)
             entry.time_started_unix = int(started)
             entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
+            self.chained.update(entry.chain_links)
+            self.anchored.update(entry.anchored_links)
+            self.patience.success()
         except (sqlite3.Error, DatabaseError) as exc:
             self.state.backlog.release(size)
             self.outbox.remove(slot)
@@ -587,9 +598,9 @@ class OriginCrawler:
         return written
 
     def refused(self, message: str | None) -> None:
-        """The SSRF filter refused this origin's address: stop the origin (patience 0),
+        """The SSRF filter refused this origin's address: stop the origin (give up at once),
         record it in the report and warn once per origin (even without a progress display)."""
-        self.patience = 0
+        self.patience.give_up()
         refused = self.state.report.refused_origins
         if self.str_origin not in refused:
             refused[self.str_origin] = message or f"refused to connect to {self.str_origin}"
@@ -608,8 +619,8 @@ class OriginCrawler:
             self.state.db.queue_entry(entry, self.written)
 
     def written(self, entry: LogEntry, error: sqlite3.Error | None) -> None:
-        """``entry`` was flushed: count and show it; on a database error set patience to
-        0 and try to log -3."""
+        """``entry`` was flushed: count and show it; on a database error give up and try
+        to log -3."""
         if error is not None:
             self.database_error(entry.url, error)
             return
@@ -623,10 +634,10 @@ class OriginCrawler:
                                  robots=entry.crawl_type == CrawlType.robotstxt_fetch)
 
     def database_error(self, url: ParsedUrl | None, exc: sqlite3.Error) -> None:
-        """Stop this origin (patience 0), remember the run's first database error in the
+        """Stop this origin (give up at once), remember the run's first database error in the
         report (``database_error``: the run ends with it) and log a database_error entry
         if the database still takes one."""
-        self.patience = 0
+        self.patience.give_up()
         if getattr(self.state.report, "database_error", None) is None:
             self.state.report.database_error = exc
         self.state.display.note(f"Database error on {self.str_origin}: {exc}")

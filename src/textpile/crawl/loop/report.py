@@ -16,7 +16,9 @@ from textpile.enums import ExitCode
 def format_report(report) -> str:
     """The end report of a :class:`~textpile.crawl.loop.run.CrawlReport` as TOML-like text.
 
-    Exit codes are listed by number; names are the seed's exit code names. The origins
+    Exit codes are listed by number; names are the seed's exit code names. The spread of
+    the origins' recrawl intervals follows (table ``recrawl_intervals``, when any page has
+    a recrawl history: :mod:`textpile.crawl.policy.recrawl`). The origins
     that refused or never answered follow, each with the reason (tables
     ``refusal_reasons`` and ``unreachable_origins``, only when there are any).
     """
@@ -34,6 +36,11 @@ def format_report(report) -> str:
     lines.append("[Crawl_Statistics_Report.exit_codes]")
     for name, count in sorted(report.exit_code_counts.items(), key=lambda kv: ExitCode[kv[0]].value):
         lines.append(f"{name} = {count}")
+    spread = getattr(report, "recrawl_intervals", None)
+    if spread:
+        lines.append("")
+        lines.append("[Crawl_Statistics_Report.recrawl_intervals]")
+        lines += [f"{name} = {value}" for name, value in spread.items()]
     if report.refused_origins:
         lines.append("")
         lines.append("[Crawl_Statistics_Report.refusal_reasons]")

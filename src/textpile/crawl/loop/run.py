@@ -165,6 +165,9 @@ class CrawlReport:
     database_error: BaseException | None = None
     answered_origins: set[str] = field(default_factory=set)
     no_answer_causes: dict[str, str] = field(default_factory=dict)
+    #: the spread of the run's origins' recrawl intervals after the run
+    #: (:meth:`~textpile.crawl.crawldb.sql.CrawlStore.recrawl_spread`; empty without any)
+    recrawl_intervals: dict[str, int] = field(default_factory=dict)
 
     def entry_written(self, str_origin: str, entry) -> None:
         """Count a crawl log entry (a :class:`~textpile.crawl.crawldb.records.LogEntry`) of the
@@ -314,17 +317,21 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
             except KeyboardInterrupt:
                 report.interrupted = True
             if report.failure is None:
-                _finish(conn, db, database, report, display)
+                _finish(conn, db, database, report, display, config)
     finally:
         conn.close()
 
 
-def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, display: CrawlDisplay) -> None:
-    """End the crawl run in the database and, after a complete run, tidy it; a
-    database that failed (a write of the run, or now) sets ``report.failure``."""
+def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, display: CrawlDisplay,
+            config: CrawlConfig) -> None:
+    """End the crawl run in the database, count the spread of its origins' recrawl
+    intervals and, after a complete run, tidy it; a database that failed (a write of the
+    run, or now) sets ``report.failure``."""
     try:
         with sqlite_errors(database):
             db.finish_agent()
+            report.recrawl_intervals = db.store.recrawl_spread(report.origins, config.recrawl_interval_s,
+                                                               config.recrawl_bounds_s)
             if not report.interrupted and report.database_error is None:
                 display.note("Tidying the database ...")
                 tidy(conn)
@@ -371,7 +378,7 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
             state = RunState(config=config, db=db, client=client, token=user_agent_token(config.user_agent),
                              seed_origins=frozenset(origins), commands_left=config.max_commands_per_run,
                              force_recrawl=force_recrawl, limits=limits, display=display, report=report,
-                             reader=reader)
+                             reader=reader, known_url_ids=db.store.last_url_id())
             slots = asyncio.Semaphore(max_connections)
             crawlers = [SlotLimitedOriginCrawler(state, str_origin, root, fetch_slots=slots)
                         for str_origin, root in origins.items()]

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from textpile.crawl.parser.charset import decode_body
 from textpile.crawl.parser.packed import pack_links
 from textpile.crawl.parser.page import PageInfo, RobotsDirectives, read_page
-from textpile.crawl.policy.traps import strip_session_ids
+from textpile.crawl.policy.traps import digit_links, query_variant, strip_session_ids
 from textpile.store.mimetypes import HTML_TYPES, TEXT_TYPES
-from textpile.store.urls import ParsedUrl
+from textpile.store.urls import ParsedUrl, parse_url
 
 
 @dataclass
@@ -36,7 +36,11 @@ class PageReading:
     their origin is not, ``other_origins`` the same links per ``str_origin``; ``robots``
     holds the meta robots directives, ``canonical`` the rel=canonical target (any
     origin), else None; ``feeds`` and ``refresh`` as :class:`textpile.crawl.parser.page.PageInfo`
-    has them (any origin).
+    has them (any origin). A page whose canonical names another URL leaves out the links
+    that are query-string variants of that canonical (:func:`~textpile.crawl.policy.traps.query_variant`;
+    counted in ``variants_dropped``). ``chain_links`` and ``anchored_links``: the keys of
+    the links kept that have digits, of the page's digit pattern and of another
+    (:func:`~textpile.crawl.policy.traps.digit_links`).
     """
 
     text: str | None = None
@@ -49,6 +53,9 @@ class PageReading:
     canonical: ParsedUrl | None = None
     feeds: list[ParsedUrl] = field(default_factory=list)
     refresh: tuple[int, ParsedUrl | None] | None = None
+    variants_dropped: int = 0
+    chain_links: tuple[int, ...] = ()
+    anchored_links: tuple[int, ...] = ()
 
 
 def read_body(body: bytes, essence: str, charset: str | None, url: str, token: str,
@@ -84,15 +91,19 @@ def read_body(body: bytes, essence: str, charset: str | None, url: str, token: s
         reading.refresh = info.refresh
         kept = []
         others = reading.other_origins
+        canonical = info.canonical if info.canonical is not None and info.canonical.str_url != url else None
         for link in info.links:
             origin = link.str_origin
-            if origin in origins:
+            if canonical is not None and query_variant(link, canonical):
+                reading.variants_dropped += 1
+            elif origin in origins:
                 kept.append(link)
             else:
                 others[origin] = others.get(origin, 0) + 1
         reading.links = pack_links(kept)
         reading.link_count = len(kept)
-        reading.other_links = len(info.links) - len(kept)
+        reading.other_links = len(info.links) - len(kept) - reading.variants_dropped
+        reading.chain_links, reading.anchored_links = digit_links(parse_url(url), kept)
     return reading
 
 

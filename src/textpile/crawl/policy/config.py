@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationErr
 from pydantic_core import PydanticCustomError
 
 from textpile.crawl.policy.bounds import (MAX_COMMANDS_PER_RUN, MAX_DEFAULT_DELAY_MS, MAX_DEFAULT_DELAY_WORDS,
-                                         MAX_RELEVANCE_MIN_WORDS, MAX_URLS_PER_PATTERN)
+                                         MAX_RECRAWL_INTERVAL_S, MAX_RELEVANCE_MIN_WORDS, MAX_URLS_PER_PATTERN)
 from textpile.crawl.policy.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.crawl.policy.traps import DEFAULT_MAX_URLS_PER_PATTERN, DEFAULT_SESSION_PARAMETERS, session_names
 from textpile.crawl.policy.values import (boolean, database_path, parameter_names, parse_duration, seed_list,
@@ -130,6 +130,11 @@ class CrawlConfig(BaseModel):
     #: textpile extension: how long a feed waits before it is read again (atextcrawler's
     #: feed_crawl_interval), in seconds; its new entries are crawled then.
     feed_recrawl_interval_s: Annotated[int, _setting(parse_duration)] = DEFAULT_FEED_RECRAWL_S
+    #: textpile extension (adaptive recrawl, textpile.crawl.policy.recrawl): the shortest and
+    #: longest a page's own recrawl interval gets, in seconds; None: a quarter of and eight
+    #: times recrawl_interval (see recrawl_bounds_s).
+    min_recrawl_interval_s: Annotated[int | None, _setting(parse_duration, optional=True)] = None
+    max_recrawl_interval_s: Annotated[int | None, _setting(parse_duration, optional=True)] = None
     #: textpile extension (atextcrawler's site discovery), off by default: record links to
     #: origins outside the seeds (textpile discovered lists them); nothing there is crawled.
     discover_sites: Annotated[bool, _setting(boolean)] = False
@@ -152,6 +157,18 @@ class CrawlConfig(BaseModel):
         sites; one whose origin ``deny_sites`` names is left out)."""
         denied = {parse_url(u).str_origin for u in self.deny_sites}
         return [*self.seeds, *(u for u in self.allow_sites if parse_url(u).str_origin not in denied)]
+
+    @property
+    def recrawl_bounds_s(self) -> tuple[int, int]:
+        """(shortest, longest) of a page's own recrawl interval in seconds
+        (:mod:`textpile.crawl.policy.recrawl`): ``min_recrawl_interval_s`` (default a
+        quarter of ``recrawl_interval_s``) and ``max_recrawl_interval_s`` (default eight
+        times it, at most :data:`~textpile.crawl.policy.bounds.MAX_RECRAWL_INTERVAL_S`);
+        a minimum above the maximum wins (the interval is the minimum)."""
+        low = self.recrawl_interval_s // 4 if self.min_recrawl_interval_s is None else self.min_recrawl_interval_s
+        high = (min(self.recrawl_interval_s * 8, MAX_RECRAWL_INTERVAL_S) if self.max_recrawl_interval_s is None
+                else self.max_recrawl_interval_s)
+        return low, max(low, high)
 
     @property
     def session_names(self) -> frozenset[str]:
@@ -211,11 +228,13 @@ ConfigValues = dict[str, Any]
 _POLICY_KEYS = ("do_not_crawl", "url_query_paramters", "url_query_parameters")
 _CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max_commands_per_run",
                 "recrawl_interval", "user_agent", "seeds", "allow_private_addresses", "session_parameters",
-                "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval", "discover_sites",
+                "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval", "min_recrawl_interval",
+                "max_recrawl_interval", "discover_sites",
                 "allow_sites", "deny_sites", "relevance_min_words", "relevance_languages", "relevance_words",
                 *_POLICY_KEYS)
 #: The file's keys whose :class:`CrawlConfig` field has another name (a duration read into seconds).
-_FIELD_OF_KEY = {"recrawl_interval": "recrawl_interval_s", "feed_recrawl_interval": "feed_recrawl_interval_s"}
+_FIELD_OF_KEY = {"recrawl_interval": "recrawl_interval_s", "feed_recrawl_interval": "feed_recrawl_interval_s",
+                 "min_recrawl_interval": "min_recrawl_interval_s", "max_recrawl_interval": "max_recrawl_interval_s"}
 _KEY_OF_FIELD = {field: key for key, field in _FIELD_OF_KEY.items()}
 
 

@@ -1,7 +1,8 @@
-"""URL traps: session IDs that make endless copies of every URL, and calendar-like URL
-spaces that go on for ever (``/cal?month=2024-05`` linking the next month, and the next).
+"""URL traps: session IDs that make endless copies of every URL, URL spaces that go on for
+ever (``/cal?month=2024-05`` linking the next month, and the next; ``/list?m=7`` linking
+``?m=8``), and query-string variants of one canonical page (pagination walked for ever).
 
-Two defences, both pure functions of a URL:
+Pure functions of URLs; the crawl loop and the page readers apply them:
 
 * :func:`strip_session_ids` removes session-ID parameters from a URL before it becomes a
   crawl candidate: query parameters and path parameters (``;jsessionid=...``) named in
@@ -10,8 +11,21 @@ Two defences, both pure functions of a URL:
   pattern, every run of digits written ``#``; the crawl loop crawls at most
   ``max_urls_per_pattern`` URLs of one pattern per run and logs the rest as 173
   blocked_url_by_local_policy, leaving them due for the next run.
+* :func:`digit_pattern` gives any URL with digits its pattern, every run of digits one
+  ``#`` (a counter in a query parameter, a page number). A URL found on a page of its own
+  pattern (a *chain*: each page of a counter linking the next) and on no page of
+  another pattern, is crawled only while fewer than ``max_urls_per_pattern`` URLs of the
+  pattern were crawled in this run; URLs of the pattern linked from elsewhere (a hub
+  listing its release notes, which also link each other) are never capped. The page
+  readers sort a page's links with digits (:func:`digit_links`), the crawl loop counts.
+* :func:`query_variant` says whether a link is a query-string variant of a canonical URL:
+  a page whose rel=canonical names another page still has its links followed, except
+  those (dead-simple-search-how-it-works.txt, "Deciding what not to index": they "would
+  otherwise walk pagination forever").
 
-Sources: issue 11 (the measured calendar trap and session-ID duplicates);
+Sources: issue 11 (the measured calendar trap and session-ID duplicates); issue 33 (a
+counter in an allowed query parameter took 368 of 400 requests; ``?page=N`` variants of
+one canonical followed until the budget ran out);
 unobtanium-documentation.txt, page "Crawl Loop" (a URL blocked by a local policy is
 logged with exit code 173); the session parameter names are those of the common server
 frameworks (Java servlets' ``jsessionid``, PHP's ``PHPSESSID``, ColdFusion's ``CFID`` and
@@ -24,15 +38,18 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote_plus
 
+from xxhash import xxh3_64_intdigest
+
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
 #: Session-ID parameter names stripped by default (compared case-insensitively).
 DEFAULT_SESSION_PARAMETERS = ("jsessionid", "phpsessid", "sid", "sessionid", "session_id", "sessid",
                               "cfid", "cftoken", "oscsid", "zenid")
-#: URLs of one calendar pattern crawled per run by default (0: no cap).
+#: URLs of one calendar pattern (or chain of a digit pattern) crawled per run by default (0: no cap).
 DEFAULT_MAX_URLS_PER_PATTERN = 25
 
 _DIGITS = re.compile(r"\d+")
+_DIGIT = re.compile(r"\d")
 
 
 def session_names(names: list[str] | tuple[str, ...]) -> frozenset[str]:
@@ -94,6 +111,43 @@ def _is_date_digits(run: str) -> bool:
     if len(run) >= 6 and not 1 <= int(run[4:6]) <= 12:
         return False
     return len(run) < 8 or 1 <= int(run[6:8]) <= 31
+
+
+def digit_pattern(url: ParsedUrl) -> str | None:
+    """The pattern of ``url`` when its path or query holds digits: its origin, path and
+    query with every run of digits written ``#`` (``/list?m=17`` gives ``/list?m=#``);
+    None without digits. The same string :func:`calendar_pattern` gives a calendar-like URL."""
+    target = url.path if url.query is None else f"{url.path}?{url.query}"
+    if not _DIGIT.search(target):
+        return None
+    return url.str_origin + _DIGITS.sub("#", target)
+
+
+def url_key(str_url: str) -> int:
+    """A URL's key in the crawl loop's sets of chained and anchored URLs: XXH3-64 of its
+    UTF-8 (the same in every process; 8 bytes where the URL would take dozens)."""
+    return xxh3_64_intdigest(str_url.encode("utf-8", "surrogatepass"))
+
+
+def digit_links(page: ParsedUrl, links: list[ParsedUrl]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The :func:`url_key` of the ``links`` of ``page`` that have digits, in two tuples:
+    those sharing the page's :func:`digit_pattern` (the next steps of a chain), and those
+    of another pattern (anchored: found outside their own pattern)."""
+    pattern = digit_pattern(page)
+    chain, anchored = [], []
+    for link in links:
+        other = digit_pattern(link)
+        if other is None or link.str_url == page.str_url:
+            continue
+        (chain if other == pattern else anchored).append(url_key(link.str_url))
+    return tuple(chain), tuple(anchored)
+
+
+def query_variant(link: ParsedUrl, canonical: ParsedUrl) -> bool:
+    """True when ``link`` differs from ``canonical`` only in its query (same origin and
+    path, another query or none): a variant of the same canonical page."""
+    return (link.str_url != canonical.str_url and link.str_origin == canonical.str_origin
+            and link.path == canonical.path)
 
 
 def calendar_pattern(url: ParsedUrl) -> str | None:

@@ -9,9 +9,11 @@ Source: dead-simple-search-how-it-works.txt, section "Page dates".
   ``DC.date.issued``, ``dcterms.created``, ``dcterms.issued``, ``dcterms.date``).
 - updated (page_modified) takes the first source that speaks: the page's own
   ``dateModified`` (JSON-LD, microdata, ``article:modified_time``, ``og:updated_time``,
-  ``dcterms.modified``, ``DC.date.modified``), else the file's Last-Modified
-  (``file.last_modified_unix_utc``, already NULL when it equalled the response's Date).
-  There is no sitemap source here.
+  ``dcterms.modified``, ``DC.date.modified``), else the file's date
+  (``file.last_modified_unix_utc``): the crawler put there a sitemap's ``<lastmod>`` of
+  the URL when one dated it, else the answer's Last-Modified (already NULL when it
+  equalled the response's Date). Which of the three spoke is kept beside the date
+  (``markup``, ``sitemap``, ``last-modified``: page_modified_source).
 - Discarded: dates before 1990-01-01T00:00:00Z or more than one day after now, and a
   Last-Modified (the weaker source) that precedes the page's own datePublished. Within a
   source the first candidate that parses and passes these checks wins.
@@ -165,22 +167,37 @@ class PageDateSources:
         return None
 
 
+#: The sources of a page's modified date, in the order they are consulted.
+UPDATED_SOURCES = ("markup", "sitemap", "last-modified")
+
+
 def page_dates(root: etree._Element | None, last_modified_unix_utc: int | None,
                now_unix_utc: int, lowered: bytes | None = None, scripts: list[etree._Element] | None = None,
-               metas: list[etree._Element] | None = None) -> tuple[int | None, int | None]:
-    """(time_created, time_updated) in unix seconds per the module docstring.
+               metas: list[etree._Element] | None = None,
+               last_modified_source: str = "last-modified") -> tuple[int | None, int | None, str | None]:
+    """(time_created, time_updated, time_updated_source): the dates in unix seconds per
+    the module docstring, and which source gave time_updated (one of
+    :data:`UPDATED_SOURCES`; None without a time_updated).
 
-    ``root`` None (plain text) has no markup: created is None, updated the Last-Modified.
-    ``lowered``, ``scripts``, ``metas``: what the caller knows of ``root`` already (see
-    PageDateSources).
+    ``root`` None (plain text) has no markup: created is None, updated the file's date.
+    ``last_modified_source`` says where the file's date ``last_modified_unix_utc`` came
+    from: ``"sitemap"`` or ``"last-modified"``. ``lowered``, ``scripts``, ``metas``:
+    what the caller knows of ``root`` already (see PageDateSources).
+
+    Raises:
+        ValueError: ``last_modified_source`` is neither ``"sitemap"`` nor ``"last-modified"``.
     """
-    published = modified = None
+    if last_modified_source not in UPDATED_SOURCES[1:]:
+        raise ValueError(f"last_modified_source: {last_modified_source!r} is neither 'sitemap' nor 'last-modified'")
+    published = modified = source = None
     if root is not None:
         sources = PageDateSources(root, lowered, scripts, metas)
         published = sources.published(now_unix_utc)
         modified = sources.modified(now_unix_utc)
+        if modified is not None:
+            source = "markup"
     if modified is None:
         weaker = plausible(last_modified_unix_utc, now_unix_utc)
         if weaker is not None and (published is None or weaker >= published):
-            modified = weaker
-    return published, modified
+            modified, source = weaker, last_modified_source
+    return published, modified, source

@@ -19,6 +19,7 @@ from textpile.store.mimetypes import HTML_TYPES, parse_media_type
 from textpile.store.urls import parse_url
 from textpile.summarize.scrape import description as desc
 from textpile.summarize.scrape.dates import page_dates
+from textpile.summarize.scrape.fingerprint import simhash
 from textpile.summarize.scrape.indexiness import indexiness
 from textpile.summarize.scrape.language import guess_language, language_tag, primary_subtag
 from textpile.summarize.scrape.links import resolve_links
@@ -74,16 +75,18 @@ def parse_html(text: str, data: bytes | None = None) -> etree._Element | None:
 
 
 def _description(root, h1s, last_modified: int | None, now: int, links, guessed: str | None,
-                 lowered: bytes | None = None, elements: desc.MarkupElements | None = None) -> DocumentDescription:
+                 lowered: bytes | None = None, elements: desc.MarkupElements | None = None,
+                 last_modified_source: str = "last-modified") -> DocumentDescription:
     if root is None:
-        created, updated = page_dates(None, last_modified, now)
+        created, updated, source = page_dates(None, last_modified, now, last_modified_source=last_modified_source)
         return DocumentDescription(None, None, None, guessed, created, updated,
-                                   indexiness(links, created is not None))
+                                   indexiness(links, created is not None), source)
     if elements is None:
         elements = desc.markup_elements(root)
     tag = language_tag(desc.html_lang(root, elements))
     language = primary_subtag(tag) or guessed
-    created, updated = page_dates(root, last_modified, now, lowered, elements.scripts, elements.metas)
+    created, updated, source = page_dates(root, last_modified, now, lowered, elements.scripts, elements.metas,
+                                          last_modified_source)
     return DocumentDescription(
         title=desc.title(elements),
         primary_headline=desc.primary_headline(h1s, desc.site_name(elements)),
@@ -92,6 +95,7 @@ def _description(root, h1s, last_modified: int | None, now: int, links, guessed:
         time_created_unix_utc=created,
         time_updated_unix_utc=updated,
         indexiness=indexiness(links, created is not None),
+        time_updated_source=source,
     )
 
 
@@ -114,6 +118,7 @@ def scrape_document(
     mime_type: str = "text/html",
     last_modified_unix_utc: int | None = None,
     now_unix_utc: int | None = None,
+    last_modified_source: str = "last-modified",
 ) -> ScrapeResult:
     """Scrape ``body`` (UTF-8 text as stored in file_text; bytes are accepted too)
     fetched from ``url``.
@@ -122,8 +127,10 @@ def scrape_document(
     ``application/xhtml+xml``, plain text for any other ``text/*`` (text pile with the
     text as ``text``, every other field empty, no title, no links).
     ``last_modified_unix_utc`` is file.last_modified_unix_utc (already cleaned of a
-    Last-Modified equal to Date by the crawler); ``now_unix_utc`` bounds future dates
-    (dates more than a day ahead are discarded); now when None.
+    Last-Modified equal to Date by the crawler), ``last_modified_source`` where it came
+    from (``"sitemap"``: a sitemap's lastmod; ``"last-modified"``: the header);
+    ``now_unix_utc`` bounds future dates (dates more than a day ahead are discarded);
+    now when None.
 
     Any body (empty, broken markup, odd characters) scrapes without raising.
 
@@ -139,14 +146,14 @@ def scrape_document(
     if paused:
         gc.disable()
     try:
-        return _scrape_document(body, url, mime_type, last_modified_unix_utc, now_unix_utc)
+        return _scrape_document(body, url, mime_type, last_modified_unix_utc, now_unix_utc, last_modified_source)
     finally:
         if paused:
             gc.enable()
 
 
 def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc: int | None,
-                     now_unix_utc: int | None) -> ScrapeResult:
+                     now_unix_utc: int | None, last_modified_source: str = "last-modified") -> ScrapeResult:
     now = int(time.time()) if now_unix_utc is None else int(now_unix_utc)
     page = parse_url(url)
     media = parse_media_type(mime_type)
@@ -157,13 +164,16 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
     if media.essence not in HTML_TYPES:
         walk = _plain_text_walk(text)
         language = guess_language(walk.text)
-        description = _description(None, [], last_modified_unix_utc, now, [], language)
+        description = _description(None, [], last_modified_unix_utc, now, [], language,
+                                   last_modified_source=last_modified_source)
+        pile = build_gen1(walk)
         return ScrapeResult(
-            text_pile=build_gen1(walk),
+            text_pile=pile,
             text_pile_v0_2=build_gen2(walk.lines, [], "", language or ""),
             description=description,
             links=[],
             noindex=False,
+            fingerprint=simhash(pile.text),
         )
 
     root = parse_html(text, data)
@@ -172,7 +182,8 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
         return ScrapeResult(
             text_pile=build_gen1(walk),
             text_pile_v0_2=build_gen2([], [], "", ""),
-            description=_description(None, [], last_modified_unix_utc, now, [], None),
+            description=_description(None, [], last_modified_unix_utc, now, [], None,
+                                     last_modified_source=last_modified_source),
             links=[],
             noindex=False,
         )
@@ -195,11 +206,14 @@ def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc
     lang_tag = language_tag(desc.html_lang(root, elements))
     joined = walk.text
     guessed = guess_language(joined)
+    pile = build_gen1(walk)
     return ScrapeResult(
-        text_pile=build_gen1(walk),
+        text_pile=pile,
         text_pile_v0_2=build_gen2(walk.lines, walk.spans, lang_tag or "", guessed or "", joined),
-        description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed, lowered, elements),
+        description=_description(root, walk.h1s, last_modified_unix_utc, now, links, guessed, lowered, elements,
+                                 last_modified_source),
         links=links,
         noindex=desc.robots_noindex(elements),
         sections=walk.sections,
+        fingerprint=simhash(pile.text),
     )

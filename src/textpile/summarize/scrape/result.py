@@ -55,6 +55,8 @@ class DocumentDescription:
     time_created_unix_utc: int | None
     time_updated_unix_utc: int | None
     indexiness: int
+    #: where time_updated came from: "markup", "sitemap" or "last-modified" (None without it)
+    time_updated_source: str | None = None
 
 
 @dataclass(slots=True)
@@ -80,7 +82,9 @@ class Link:
 
 @dataclass(frozen=True)
 class ScrapeResult:
-    """Everything scraped from one file. ``noindex`` pages still scrape but are not searchable."""
+    """Everything scraped from one file. ``noindex`` pages still scrape but are not searchable.
+    ``fingerprint`` is the SimHash of the main text (:mod:`textpile.summarize.scrape.fingerprint`),
+    None when it is too short for one."""
 
     text_pile: TextPileGen1
     text_pile_v0_2: TextPileGen2
@@ -88,3 +92,4 @@ class ScrapeResult:
     links: list[Link] = field(default_factory=list)
     noindex: bool = False
     sections: list[Section] = field(default_factory=list)
+    fingerprint: int | None = None
