@@ -229,7 +229,7 @@ def test_server_errors_are_logged_briefly(ds, capsys, caplog, monkeypatch):
 
     import textpile.web.views as views
 
-    def boom(*args):
+    def boom(*args, **options):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(views, "run_search", boom)

@@ -159,7 +159,8 @@ def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, s
 
 def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
                     filter_sql: str = "", filter_params: list | None = None,
-                    score_match: str | None = None, tiers: Tiers = NO_TIERS) -> tuple[list[tuple[int, float]], int, bool]:
+                    score_match: str | None = None, tiers: Tiers = NO_TIERS,
+                    seen: list[int] | None = None) -> tuple[list[tuple[int, float]], int, bool]:
     """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
     (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
     first, how many matches the scan saw (stale rows found among the best not counted),
@@ -173,18 +174,25 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     scores change by about 1e-5 relative) saves reading their long lists: the matches
     are found with ``match`` (no bm25), then scored with ``score_match`` over the
     docid range they span. ``tiers`` (:func:`search_tiers`): the first tier is scanned
-    first, and long document lists are not scored (:func:`tiered_scan`)."""
+    first, and long document lists are not scored (:func:`tiered_scan`). ``seen``, when
+    given, is extended with the entity generation ids of every searchable match the
+    scan saw (facets and the date order count them: :mod:`textpile.search.facets`)."""
     if filter_sql:  # the filters decide which rows count: join them into the scan
         sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
                "JOIN search_page sp ON sp.docid = si.rowid "
                f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {_FILTER_JOINS}"
                f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
         rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
+        if seen is not None:
+            seen.extend(r[0] for r in rows)
         rows.sort(key=lambda r: (-r[1], r[0]))
         return rows[:limit], len(rows), len(rows) < scan
     scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
                           tiers.pages, tiers.last_docid, tiers.top_pages)
     complete = len(scanned) < scan
+    if seen is not None:
+        every = _searchable_pages(conn, [docid for docid, _ in scanned])
+        seen.extend(every[docid] for docid, _ in scanned if docid in every)
     scanned.sort(key=lambda r: (-r[1], r[0]))
     best = scanned[:limit + 10]  # a few spare for stale rows
     ids = _searchable_pages(conn, [docid for docid, _ in best])

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from textpile.errors import TextpileError
+from textpile.search.facets import Facets
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -65,6 +66,8 @@ class SearchResult:
     page_url: str = ""
     section_title: str | None = None
     sections: list[ResultSection] = field(default_factory=list)
+    site: str = ""
+    more_from_site: str | None = None
 
 
 @dataclass
@@ -84,7 +87,8 @@ class SearchResults:
     :func:`textpile.search.service.search_pages`), ``mode_note`` says why it is not the one
     asked for (an index without page vectors answers keyword results). ``corrected`` is
     true when no page matched ``query`` and the results are those of ``suggestion`` (a
-    note says so).
+    note says so). ``sort`` is the order used (``relevance`` or ``date``), ``facets``
+    the counts asked for (:mod:`textpile.search.facets`), None when not asked for.
     """
 
     query: str
@@ -102,6 +106,8 @@ class SearchResults:
     mode: str = "keyword"
     mode_note: str | None = None
     corrected: bool = False
+    sort: str = "relevance"
+    facets: Facets | None = None
 
     @property
     def partial_matches(self) -> bool:
@@ -188,10 +194,13 @@ def results_json(results: SearchResults) -> dict:
 
     Shape: ``{"query", "page", "per_page", "total", "total_is_lower_bound", "message",
     "fallback_any_term", "partial_matches", "suggestion", "corrected", "timed_out", "mode", "mode_note",
-    "list": [{"title",
+    "sort", "facets", "list": [{"title",
     "url", "page_url", "section_title", "sections": [{"title", "url"}], "description",
     "snippet", "snippet_text", "language", "time_updated", "time_created",
-    "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid"}]}``;
+    "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid", "site",
+    "more_from_site"}]}``; ``facets`` is :meth:`Facets.as_json` or null when not asked for,
+    ``more_from_site`` the query of the result's site alone when grouping moved more of
+    its results to later pages (else null);
     ``url`` links to the best matching section (``page_url#anchor``) when there is one,
     ``snippet`` is escaped HTML with ``<mark>``; ``corrected`` is true when no page matched
     the query and ``list`` holds the results of ``suggestion``; ``mode`` is the search mode that ran and
@@ -212,6 +221,8 @@ def results_json(results: SearchResults) -> dict:
         "timed_out": results.timed_out,
         "mode": results.mode,
         "mode_note": results.mode_note,
+        "sort": results.sort,
+        "facets": results.facets.as_json() if results.facets is not None else None,
         "list": [
             {
                 "title": r.title,
@@ -228,6 +239,8 @@ def results_json(results: SearchResults) -> dict:
                 "time_updated_unix_utc": r.time_updated_unix_utc,
                 "time_created_unix_utc": r.time_created_unix_utc,
                 "entity_generation_uuid": r.entity_generation_uuid,
+                "site": r.site,
+                "more_from_site": r.more_from_site,
             }
             for r in results.results
         ],

@@ -7,7 +7,10 @@ use Unobtanium": ``results_query: list``, ``title_query: title``, ``url_query: u
 ``content_query: description``, ``first_page_num: 0``). ``mode=keyword|semantic|hybrid``
 chooses the search mode (:mod:`textpile.search.service`) and ``like=<entity generation
 UUID or URL>`` lists the pages most like one page; the JSON answer then says its ``mode``.
-A bad ``mode``, ``page`` or ``per_page`` is a 400 naming it.
+``sort=date`` lists the results newest first (the query's ``sort:date`` does too; the
+JSON answer says its ``sort``); ``facets=1`` adds the facet counts to the JSON answer
+(the page always shows them). Results are grouped by site (the plugin setting
+``results_per_site``). A bad ``mode``, ``sort``, ``page`` or ``per_page`` is a 400 naming it.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from markupsafe import escape
 
 from textpile.errors import DatabaseError, TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS
+from textpile.search.query import SORTS
 from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResults, result_page, results_json,
                                      results_per_page)
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
+from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import may_view_summary
-from textpile.web.settings import search_time_limit_ms
+from textpile.web.settings import results_per_site, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -38,11 +43,12 @@ STATIC_PREFIX = "/-/textpile/static"
 
 def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
-               like: str | None = None) -> SearchResults:
+               like: str | None = None, **options) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
     ``budget_ms`` on this thread's search connection to ``target``
     (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
-    ``target.semantic`` keeps the model and vectors between requests.
+    ``target.semantic`` keeps the model and vectors between requests. ``options`` are
+    :func:`textpile.search.engine.search`'s ``facets``, ``sort`` and ``per_site``.
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
@@ -55,7 +61,8 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         loaded = target.semantic.get(conn, with_model=not like)
     if like:
         return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
-    return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+    return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms,
+                        **options)
 
 
 def _query_arg(request) -> str:
@@ -64,7 +71,8 @@ def _query_arg(request) -> str:
 
 def _page_url(request, query: str, page: int, per_page: int, mode: str | None = None) -> str:
     """The URL of result page ``page`` of ``query`` (or of the request's ``like=``) in
-    ``mode`` (default: the request's mode; the default mode is left out of the URL)."""
+    ``mode`` (default: the request's mode; the default mode is left out of the URL),
+    in the request's order (``sort``)."""
     params = {"search": query} if query or not request.args.get("like") else {"like": request.args.get("like")}
     if page:
         params["page"] = str(page)
@@ -73,7 +81,36 @@ def _page_url(request, query: str, page: int, per_page: int, mode: str | None = 
     mode = mode if mode is not None else request.args.get("mode")
     if mode in MODES and mode != DEFAULT_MODE:
         params["mode"] = mode
+    if request.args.get("sort") == "date":
+        params["sort"] = "date"
     return request.path + "?" + urlencode(params)
+
+
+def _sort_url(request, query: str, per_page: int, sort: str) -> str:
+    """The URL of ``query``'s first result page in the order ``sort`` (its own ``sort:``
+    words left out: the parameter decides)."""
+    words = " ".join(w for w in query.split() if not w.lower().startswith("sort:"))
+    url = _page_url(request, words, 0, per_page).replace("&sort=date", "")
+    return url + ("&sort=date" if sort == "date" else "")
+
+
+#: The facets the page shows, with their headings.
+FACET_HEADINGS = (("site", "Site"), ("path", "Section"), ("language", "Language"), ("year", "Year"))
+
+
+def _facet_links(request, results: SearchResults | None, per_page: int) -> list[dict]:
+    """The page's facets: ``[{"heading", "choices": [{"value", "count", "url"}]}]``, each
+    value linking to its query; only facets with two values or more (one is no choice)."""
+    if results is None or results.facets is None:
+        return []
+    out = []
+    for name, heading in FACET_HEADINGS:
+        values = getattr(results.facets, name)
+        if len(values) >= 2:
+            out.append({"heading": heading, "choices": [
+                {"value": v.value, "count": f"{v.count:,}" + ("+" if results.facets.lower_bound else ""),
+                 "url": _page_url(request, v.query, 0, per_page)} for v in values]})
+    return out
 
 
 def _http(url: str) -> str | None:
@@ -131,11 +168,20 @@ async def search_view(datasette, request):
             if error is None:
                 error, status = str(exc), 400
     page, per_page = paging["page"], paging["per_page"]
+    try:
+        sort = check_sort(request.args.get("sort"))
+    except SortError as exc:
+        sort = None
+        if error is None:
+            error, status = str(exc), 400
+    options = {"sort": sort, "facets": not want_json or request.args.get("facets") in ("1", "true"),
+               "per_site": results_per_site(datasette.plugin_config("textpile"))}
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
-            results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like)
-        except ModeError as exc:
+            results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like,
+                                              **options)
+        except (ModeError, SortError) as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
             error = f"The search index could not be read: {exc}"
@@ -144,7 +190,8 @@ async def search_view(datasette, request):
     if want_json:
         if results is None:
             body = {"query": query, "page": page, "per_page": per_page, "total": 0,
-                    "message": error, "fallback_any_term": False, "list": [], "mode": mode, "mode_note": None}
+                    "message": error, "fallback_any_term": False, "list": [], "mode": mode, "mode_note": None,
+                    "sort": sort or "relevance", "facets": None}
             return Response.json(body, status=status)
         body = results_json(results)
         return Response(json.dumps(body, ensure_ascii=False), content_type="application/json; charset=utf-8")
@@ -177,12 +224,17 @@ async def search_view(datasette, request):
         "like": like,
         "site_title": datasette.metadata("title") or "textpile",
         "results": results,
-        "items": [_display_item(r) for r in (results_json(results)["list"] if results else [])],
+        "items": [dict(_display_item(r), more_url=(_page_url(request, r["more_from_site"], 0, per_page)
+                                                   if r["more_from_site"] else None))
+                  for r in (results_json(results)["list"] if results else [])],
         "pages": pages,
         "error": error,
         "json_url": _page_url(request, query, page, per_page) + "&format=json" if query or like else None,
         "suggestion_url": (_page_url(request, results.suggestion, 0, per_page)
                            if results is not None and results.suggestion else None),
+        "facets": _facet_links(request, results, per_page),
+        "sort_links": ([{"sort": o, "current": o == results.sort, "url": _sort_url(request, query, per_page, o)}
+                        for o in SORTS] if results is not None and query.strip() and not like else []),
         "database_url": datasette.urls.database(target.route),
         "datasette_version": datasette_version,
         "static_prefix": STATIC_PREFIX,
