@@ -58,6 +58,7 @@ from textpile.search.sorting import by_date, check_sort, with_seen
 from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
                                       marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
+from textpile.search.typos import below_exact, typo_candidates
 from textpile.search.weights import core_plan, document_frequencies, requirement_weights
 from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
 from textpile.store.text_piles import MainText, decode_field, main_text_readers
@@ -116,8 +117,9 @@ def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
 
 
 def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
-                depth: int, budget: Budget, found: Found, analyzer: Analyzer) -> None:
-    """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent).
+                depth: int, budget: Budget, found: Found, analyzer: Analyzer) -> int:
+    """Fill ``found`` (stage one) and return how many pages hold every word (at most
+    ``depth``); stops early when the budget is spent (BudgetSpent).
     ``analyzer`` analyzes the found sections' titles for the rerank.
 
     ``found.total`` is the number of matches the page scan saw: exact when it saw every
@@ -141,6 +143,7 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
                             every_part=len(relaxed.requirements) > len(plan.requirements))
+    return len(rows)
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
@@ -442,7 +445,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
            disable: frozenset[str] = frozenset(), explain: bool = False,
            reorder: Reorder | None = None, correct: bool = True, facets: bool = False,
-           sort: str | None = None, per_site: int = 0) -> SearchResults:
+           sort: str | None = None, per_site: int = 0, typos: bool = True) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -493,11 +496,11 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 return out
         else:
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
-                           reorder, facets, per_site)
+                           reorder, facets, per_site, typos)
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
                        ranking=ranking, explain=explain, reorder=reorder, correct=False, facets=facets, sort=sort,
-                       per_site=per_site)
+                       per_site=per_site, typos=typos)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
@@ -519,10 +522,11 @@ def _finish(out: SearchResults, notes: list[str], page: int) -> SearchResults:
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
                    explain: bool = False, reorder: Reorder | None = None, facets: bool = False,
-                   per_site: int = 0) -> None:
+                   per_site: int = 0, typos: bool = True) -> None:
     found = Found(seen=[] if facets or out.sort == "date" else None)
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     scored: list[Scored] = []
+    typo = None
     weights = [1.0 / len(plan.requirements)] * len(plan.requirements)
     core = core_plan(plan)  # stop words are not required (textpile.search.weights)
     try:
@@ -532,7 +536,11 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
             if splits:  # backend finds back-end
                 plan = with_split_forms(plan, splits, known_pairs(conn, splits))
                 core = core_plan(plan)
-        _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer)
+        exact = _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer)
+        if typos and exact < PARTIAL_BELOW:
+            fsql, fparams = filter_sql(parsed.filters)
+            typo = typo_candidates(conn, core, analyzer, codes, ranking.page_columns, depth, max(PAGE_SCAN, depth + 1),
+                                   fsql, fparams, search_tiers(conn), budget, found)
     except BudgetSpent:
         out.timed_out = True
     try:
@@ -545,6 +553,11 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         # Spent before reranking: the candidates in bm25 order.
         scored = rerank(conn, plan, core, weights, analyzer, codes,
                          Ranking(features={"bm25": 1.0, "all_terms": 1.0, "held": 1.0}), found, Budget(float("inf")))
+    if typo is not None and typo[2]:  # pages found through close words only: below every exact match
+        exact_pages = {i for i, (_, held) in found.pages.items() if held >= 1.0}
+        scored = below_exact(scored, typo[2], exact_pages)
+        close = "; ".join(f"“{core.requirements[i][0].text}”: {', '.join(w)}" for i, w in typo[1].items())
+        notes.append(f"Pages holding close words follow ({close}).")
     if reorder is not None:  # the semantic and hybrid modes (textpile.search.service)
         scored, lexical = reorder(conn, parsed, scored, out.timed_out,
                                   Rescorer(conn, plan, core, weights, analyzer, codes, ranking))
@@ -577,7 +590,8 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     shown = scored[page * per_page:(page + 1) * per_page]
     with_sections = [(s, _shown_section(s)) for s in shown]
     texts = _texts(conn, with_sections)
-    maker = SnippetMaker(_snippet_words(conn, plan, analyzer))
+    maker = SnippetMaker(_snippet_words(conn, plan, analyzer)
+                         + (list(typo[1].values()) if typo is not None else []))  # close words marked too
     out.results = [_result(s, hit, texts[s.info.entity_generation_id], maker) for s, hit in with_sections]
     linked: set[str] = set()
     for s, result in reversed(list(zip(shown, out.results))):  # the link follows a site's last result
@@ -585,7 +599,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         if (page, site) in capped and site not in linked:
             linked.add(site)
             result.more_from_site = refine(out.query, "site", [f"site:{site}"])
-    if (out.total < 3 or found.partial) and not out.timed_out:  # a partial match: maybe a word is mistyped
+    if (out.total < 3 or found.partial or (typo is not None and typo[2])) and not out.timed_out:  # maybe a typo
         words = [t.text for t in parsed.positive_terms if not t.phrase]
         suggestion = did_you_mean(conn, words) if words else None
         out.suggestion = suggestion or None
