@@ -1,18 +1,20 @@
 """Security headers for every response (unobtanium-documentation.txt, unobtanium-viewer,
 "HTTP headers"), as ASGI middleware.
 
-The search pages get the seed's strict policy (no scripts at all: searching needs none;
-``form-action 'self'`` without the seed's echoip host). Datasette's own pages need
+The search pages get the seed's strict policy (``form-action 'self'`` without the seed's
+echoip host), but for one script file of the same origin and requests to it: the
+search-as-you-type script (:mod:`textpile.web.suggest`), which the page does not need to
+work; no inline script runs. Datasette's own pages need
 inline scripts and styles, so they get a policy that still forbids other origins,
 framing and base-URI changes.
 """
 
 from __future__ import annotations
 
-SEARCH_PATHS = ("/", "/search", "/opensearch.xml")
+SEARCH_PATHS = ("/", "/search", "/opensearch.xml", "/suggest")
 
 SEARCH_CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
 DATASETTE_CSP = (

@@ -30,6 +30,7 @@ from textpile.web.metadata import CANNED_QUERIES, database_metadata
 from textpile.web.settings import results_per_site
 from textpile.web.access import may_view_summary
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
+from textpile.web.suggest import suggest_view
 from textpile.web.views import (
     HIDDEN_PATHS_REGEX,
     hidden_view,
@@ -55,6 +56,7 @@ def register_routes(datasette):
     return [
         (r"^/$", search_view),
         (r"^/search$", search_view),
+        (r"^/suggest$", suggest_view),
         (r"^/opensearch\.xml$", opensearch_view),
         (r"^/robots\.txt$", robots_view),
         (r"^/-/textpile/static/(?P<path>.*)$", static_view),

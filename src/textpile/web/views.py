@@ -267,6 +267,7 @@ ROBOTS_TXT = (
     "User-agent: *\n"
     "Disallow: /?\n"
     "Disallow: /search\n"
+    "Disallow: /suggest\n"
     "Disallow: /-/\n"
     "Disallow: /opensearch.xml\n"
 )
