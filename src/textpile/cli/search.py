@@ -213,6 +213,9 @@ def register(subparsers) -> None:
                        help="time limit of SQL queries in the exploration views (default: 3000)")
     serve.add_argument("--search-time-limit-ms", default=1000, type=_positive, metavar="MS",
                        help="time budget of one search: past it a search shows what it found (default: 1000)")
+    serve.add_argument("--ranking-rules", default=None, metavar="FILE",
+                       help="TOML file of [[ranking_rules]]: boosts and demotions of pages by URL "
+                            "(if.url.path.has_prefix = \"/blog/\", boost = -1)")
     serve.set_defaults(func=run_serve)
 
     search = subparsers.add_parser(
@@ -261,6 +264,37 @@ def damage_warning(conn: sqlite3.Connection, path) -> str | None:
             f"wrong: summarize or publish it again, or try: sqlite3 {path} .recover")
 
 
+def read_ranking_rules(path) -> list[dict]:
+    """The ``[[ranking_rules]]`` of the TOML file ``path``, checked
+    (:func:`textpile.web.settings.compile_ranking_rules`); a file without any gives none.
+
+    Raises:
+        ConfigError: the file cannot be read, is no TOML, has keys other than
+            ``ranking_rules``, or a rule is bad (the message names the file and the key).
+    """
+    import tomllib
+
+    from textpile.errors import ConfigError
+    from textpile.web.settings import compile_ranking_rules
+
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the ranking rules: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not TOML: {exc}") from exc
+    unknown = sorted(set(data) - {"ranking_rules"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (expected [[ranking_rules]])")
+    rules = data.get("ranking_rules", [])
+    try:
+        compile_ranking_rules(rules)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    return rules
+
+
 def run_serve(args) -> int:
     """Run Datasette with the textpile plugin on ``args.listen_on`` until interrupted.
 
@@ -277,9 +311,10 @@ def run_serve(args) -> int:
 
     from textpile.store.database import connect, sqlite_errors
 
+    rules = read_ranking_rules(args.ranking_rules) if args.ranking_rules else None
     datasette = build_datasette(args.summary_db, template_dir=args.template_location,
                                 sql_time_limit_ms=args.sql_time_limit_ms,
-                                search_time_limit_ms=args.search_time_limit_ms)
+                                search_time_limit_ms=args.search_time_limit_ms, ranking_rules=rules)
     conn = connect(args.summary_db, read_only=True)
     try:
         with sqlite_errors(args.summary_db):

@@ -43,6 +43,7 @@ from textpile.index.analysis import Analyzer
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
 from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
                                        search_tiers, section_candidates)
+from textpile.search.boosts import RankingRule, apply_rules
 from textpile.search.facets import count_facets, page_facts, refine
 from textpile.search.features import Scored
 from textpile.search.filters import PAGE_DATE_SQL, filter_sql, missing_language_note
@@ -445,7 +446,8 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
            disable: frozenset[str] = frozenset(), explain: bool = False,
            reorder: Reorder | None = None, correct: bool = True, facets: bool = False,
-           sort: str | None = None, per_site: int = 0, typos: bool = True) -> SearchResults:
+           sort: str | None = None, per_site: int = 0, typos: bool = True,
+           rules: tuple[RankingRule, ...] = ()) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -496,11 +498,11 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 return out
         else:
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
-                           reorder, facets, per_site, typos)
+                           reorder, facets, per_site, typos, rules)
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
                        ranking=ranking, explain=explain, reorder=reorder, correct=False, facets=facets, sort=sort,
-                       per_site=per_site, typos=typos)
+                       per_site=per_site, typos=typos, rules=rules)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
@@ -522,7 +524,7 @@ def _finish(out: SearchResults, notes: list[str], page: int) -> SearchResults:
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
                    explain: bool = False, reorder: Reorder | None = None, facets: bool = False,
-                   per_site: int = 0, typos: bool = True) -> None:
+                   per_site: int = 0, typos: bool = True, rules: tuple[RankingRule, ...] = ()) -> None:
     found = Found(seen=[] if facets or out.sort == "date" else None)
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     scored: list[Scored] = []
@@ -564,6 +566,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         if not lexical:
             found.total, found.total_is_lower_bound, found.partial = len(scored), False, False
             found.seen = [] if found.seen is not None else None
+    scored = apply_rules(scored, rules)
     capped: set[tuple[int, str]] = set()
     if found.seen is not None:
         scored = with_seen(conn, scored, found.seen)

@@ -99,11 +99,14 @@ def build_datasette(
     sql_time_limit_ms: int = DEFAULT_SQL_TIME_LIMIT_MS,
     title: str = "textpile",
     search_time_limit_ms: int | None = None,
+    ranking_rules: list[dict] | None = None,
 ):
     """Return a configured ``Datasette`` serving ``summary_db`` read-only.
 
     ``search_time_limit_ms`` is the time budget of one search (plugin config
-    ``search_time_limit_ms``; textpile's default when None).
+    ``search_time_limit_ms``; textpile's default when None); ``ranking_rules`` the boosts
+    and demotions (plugin config ``ranking_rules``, checked when Datasette starts: see
+    :func:`textpile.web.settings.compile_ranking_rules`).
 
     Raises:
         DatabaseError: ``summary_db`` is not a summary database (see :func:`check_summary_db`).
@@ -115,8 +118,13 @@ def build_datasette(
     if template_dir is not None and not Path(template_dir).is_dir():
         raise ConfigError(f"{template_dir}: template location is not a folder")
     metadata = {"title": title}
+    plugin: dict = {}
     if search_time_limit_ms is not None:
-        metadata["plugins"] = {"textpile": {"search_time_limit_ms": int(search_time_limit_ms)}}
+        plugin["search_time_limit_ms"] = int(search_time_limit_ms)
+    if ranking_rules:
+        plugin["ranking_rules"] = ranking_rules
+    if plugin:
+        metadata["plugins"] = {"textpile": plugin}
     datasette = Datasette(
         files=[str(path)],  # read-only all the same: textpile.web.state opens it with mode=ro
         metadata=metadata,

@@ -27,7 +27,7 @@ from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.settings import results_per_site
+from textpile.web.settings import ranking_rules, results_per_site
 from textpile.web.access import may_view_summary
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
 from textpile.web.suggest import suggest_view
@@ -45,6 +45,7 @@ from textpile.web.views import (
 @hookimpl
 def startup(datasette):
     results_per_site(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here (all are checked)
+    ranking_rules(datasette.plugin_config("textpile"))
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
     adopt_summary_database(datasette)
 

@@ -11,12 +11,20 @@ than one site matches, the others on later pages with a "more from this site" li
 (:mod:`textpile.search.grouping`); a whole number from 0 (no grouping) to
 :data:`textpile.search.results.MAX_PER_PAGE`, default
 :data:`textpile.search.grouping.DEFAULT_PER_SITE`.
+
+``ranking_rules``: a list of boosts and demotions, each ``{"if": <crawl policy criterium
+chain>, "boost": <number>}`` (the seed's criteria language: ``{"if": {"url": {"path":
+{"has_prefix": "/blog/"}}}, "boost": -1}``; :mod:`textpile.search.boosts`), default none.
+``textpile serve --ranking-rules FILE`` reads them from a TOML file's ``[[ranking_rules]]``.
 """
 
 from __future__ import annotations
 
 from datasette.utils import StartupError
 
+from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
+from textpile.errors import ConfigError
+from textpile.search.boosts import RankingRule
 from textpile.search.budget import DEFAULT_BUDGET_MS
 from textpile.search.grouping import DEFAULT_PER_SITE
 from textpile.search.results import MAX_PER_PAGE
@@ -24,7 +32,9 @@ from textpile.search.results import MAX_PER_PAGE
 #: The largest search time limit accepted (the CLI's bound).
 MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
 #: The settings the plugin reads.
-KNOWN_SETTINGS = ("search_time_limit_ms", "results_per_site")
+KNOWN_SETTINGS = ("search_time_limit_ms", "results_per_site", "ranking_rules")
+#: The largest boost (or demotion) a ranking rule may give.
+MAX_BOOST = 1000.0
 
 
 def search_time_limit_ms(config: dict | None) -> int:
@@ -62,3 +72,45 @@ def results_per_site(config: dict | None) -> int:
         raise StartupError(f"plugins.textpile.results_per_site: expected a whole number from 0 to {MAX_PER_PAGE}, "
                            f"got {value!r}")
     return value
+
+
+def compile_ranking_rules(value, path: str = "ranking_rules") -> tuple[RankingRule, ...]:
+    """The :class:`RankingRule` s of ``value``: a list of tables ``{"if": chain, "boost":
+    number}`` (as TOML's ``[[ranking_rules]]`` or the plugin setting give them).
+
+    Raises:
+        ConfigError: not a list of such tables, an unknown key, a boost that is not a
+            number from -:data:`MAX_BOOST` to :data:`MAX_BOOST`, or a chain that does not
+            compile (:class:`textpile.crawl.criteria.CriteriumError`, naming the key path).
+    """
+    if not isinstance(value, list):
+        raise ConfigError(f"{path}: expected a list of rules, got {toml_type_name(value)}")
+    rules = []
+    for i, rule in enumerate(value):
+        where = f"{path}[{i}]"
+        if not isinstance(rule, dict):
+            raise ConfigError(f"{where}: expected a table with 'if' and 'boost', got {toml_type_name(rule)}")
+        unknown = sorted(set(rule) - {"if", "boost"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r} (expected 'if' and 'boost')")
+        if "if" not in rule or "boost" not in rule:
+            raise ConfigError(f"{where}: needs both 'if' (a criterium chain) and 'boost' (a number)")
+        boost = rule["boost"]
+        if isinstance(boost, bool) or not isinstance(boost, (int, float)) or not -MAX_BOOST <= boost <= MAX_BOOST:
+            raise ConfigError(f"{where}.boost: expected a number from -{MAX_BOOST:g} to {MAX_BOOST:g}, got {boost!r}")
+        rules.append(RankingRule(compile_crawl_policy_chain(rule["if"], f"{where}.if"), float(boost)))
+    return tuple(rules)
+
+
+def ranking_rules(config: dict | None) -> tuple[RankingRule, ...]:
+    """The ranking rules of the plugin ``config`` (none when it has none).
+
+    Raises:
+        StartupError: a bad config (see :func:`search_time_limit_ms`) or a bad rule
+            (:func:`compile_ranking_rules`'s message, under ``plugins.textpile``).
+    """
+    search_time_limit_ms(config)
+    try:
+        return compile_ranking_rules((config or {}).get("ranking_rules", []), "plugins.textpile.ranking_rules")
+    except (ConfigError, CriteriumError) as exc:
+        raise StartupError(str(exc)) from exc

@@ -34,7 +34,7 @@ from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResult
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import may_view_summary
-from textpile.web.settings import results_per_site, search_time_limit_ms
+from textpile.web.settings import ranking_rules, results_per_site, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -48,7 +48,7 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
     ``budget_ms`` on this thread's search connection to ``target``
     (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
     ``target.semantic`` keeps the model and vectors between requests. ``options`` are
-    :func:`textpile.search.engine.search`'s ``facets``, ``sort`` and ``per_site``.
+    :func:`textpile.search.engine.search`'s ``facets``, ``sort``, ``per_site`` and ``rules``.
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
@@ -175,7 +175,8 @@ async def search_view(datasette, request):
         if error is None:
             error, status = str(exc), 400
     options = {"sort": sort, "facets": not want_json or request.args.get("facets") in ("1", "true"),
-               "per_site": results_per_site(datasette.plugin_config("textpile"))}
+               "per_site": results_per_site(datasette.plugin_config("textpile")),
+               "rules": ranking_rules(datasette.plugin_config("textpile"))}
     if error is None and (query.strip() or like or want_json):
         try:
             budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
