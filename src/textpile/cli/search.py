@@ -207,6 +207,9 @@ def register(subparsers) -> None:
     serve.add_argument("-t", "--template-location", default=None, metavar="DIR",
                        help="folder of templates overriding the built-in ones by file name "
                             "(and static/ files served under /-/textpile/static/)")
+    serve.add_argument("-e", "--extra-config", default=None, metavar="FILE",
+                       help="the template configuration, a TOML file whose content depends on the template "
+                            "(default: extra.toml in the template location, when there is one)")
     serve.add_argument("--request-workers", default=3, type=_positive, metavar="N",
                        help="accepted for unobtanium-viewer compatibility (default: 3)")
     serve.add_argument("--sql-time-limit-ms", default=3000, type=_positive, metavar="MS",
@@ -295,6 +298,36 @@ def read_ranking_rules(path) -> list[dict]:
     return rules
 
 
+def read_extra_config(path, template_location) -> dict | None:
+    """The template configuration of ``serve -e/--extra-config``, as unobtanium-viewer
+    reads it (unobtanium-documentation.txt, "unobtanium-viewer": the template
+    configuration file, its content depending on the template; default ``extra.toml``
+    inside the template location): the TOML file ``path``, else
+    ``template_location/extra.toml`` when that exists, else None.
+
+    Raises:
+        ConfigError: ``path`` (or the default file) cannot be read or is no TOML; the
+            message names the file.
+    """
+    import tomllib
+    from pathlib import Path
+
+    from textpile.errors import ConfigError
+
+    if path is None:
+        if template_location is None or not (Path(template_location) / "extra.toml").is_file():
+            return None
+        path = Path(template_location) / "extra.toml"
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the template configuration (-e/--extra-config): "
+                          f"{exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: the template configuration is not TOML: {exc}") from exc
+
+
 def run_serve(args) -> int:
     """Run Datasette with the textpile plugin on ``args.listen_on`` until interrupted.
 
@@ -312,9 +345,11 @@ def run_serve(args) -> int:
     from textpile.store.database import connect, sqlite_errors
 
     rules = read_ranking_rules(args.ranking_rules) if args.ranking_rules else None
+    extra = read_extra_config(args.extra_config, args.template_location)
     datasette = build_datasette(args.summary_db, template_dir=args.template_location,
                                 sql_time_limit_ms=args.sql_time_limit_ms,
-                                search_time_limit_ms=args.search_time_limit_ms, ranking_rules=rules)
+                                search_time_limit_ms=args.search_time_limit_ms, ranking_rules=rules,
+                                extra_config=extra)
     conn = connect(args.summary_db, read_only=True)
     try:
         with sqlite_errors(args.summary_db):

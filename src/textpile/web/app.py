@@ -100,13 +100,15 @@ def build_datasette(
     title: str = "textpile",
     search_time_limit_ms: int | None = None,
     ranking_rules: list[dict] | None = None,
+    extra_config: dict | None = None,
 ):
     """Return a configured ``Datasette`` serving ``summary_db`` read-only.
 
     ``search_time_limit_ms`` is the time budget of one search (plugin config
     ``search_time_limit_ms``; textpile's default when None); ``ranking_rules`` the boosts
     and demotions (plugin config ``ranking_rules``, checked when Datasette starts: see
-    :func:`textpile.web.settings.compile_ranking_rules`).
+    :func:`textpile.web.settings.compile_ranking_rules`); ``extra_config`` the template
+    configuration (plugin config ``extra``: :func:`textpile.web.settings.extra_config`).
 
     Raises:
         DatabaseError: ``summary_db`` is not a summary database (see :func:`check_summary_db`).
@@ -123,6 +125,8 @@ def build_datasette(
         plugin["search_time_limit_ms"] = int(search_time_limit_ms)
     if ranking_rules:
         plugin["ranking_rules"] = ranking_rules
+    if extra_config:
+        plugin["extra"] = extra_config
     if plugin:
         metadata["plugins"] = {"textpile": plugin}
     datasette = Datasette(

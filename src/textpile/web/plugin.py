@@ -27,9 +27,10 @@ from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.settings import ranking_rules, results_per_site
+from textpile.web.settings import extra_config, ranking_rules, results_per_site
 from textpile.web.access import may_view_summary
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
+from textpile.web.cached import cached_view
 from textpile.web.suggest import suggest_view
 from textpile.web.views import (
     HIDDEN_PATHS_REGEX,
@@ -46,6 +47,7 @@ from textpile.web.views import (
 def startup(datasette):
     results_per_site(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here (all are checked)
     ranking_rules(datasette.plugin_config("textpile"))
+    extra_config(datasette.plugin_config("textpile"))
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
     adopt_summary_database(datasette)
 
@@ -58,6 +60,7 @@ def register_routes(datasette):
         (r"^/$", search_view),
         (r"^/search$", search_view),
         (r"^/suggest$", suggest_view),
+        (r"^/cached$", cached_view),
         (r"^/opensearch\.xml$", opensearch_view),
         (r"^/robots\.txt$", robots_view),
         (r"^/-/textpile/static/(?P<path>.*)$", static_view),

@@ -16,6 +16,11 @@ than one site matches, the others on later pages with a "more from this site" li
 chain>, "boost": <number>}`` (the seed's criteria language: ``{"if": {"url": {"path":
 {"has_prefix": "/blog/"}}}, "boost": -1}``; :mod:`textpile.search.boosts`), default none.
 ``textpile serve --ranking-rules FILE`` reads them from a TOML file's ``[[ranking_rules]]``.
+
+``extra``: the template configuration (unobtanium-viewer's ``-e/--extra-config``, read by
+``textpile serve`` from a TOML file), a table the templates get as ``extra``; its content
+depends on the template. The built-in search page reads ``notice`` (a line of text shown
+under the search box) and ``links`` (``[{"title", "url"}]``, shown in the header).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from textpile.search.results import MAX_PER_PAGE
 #: The largest search time limit accepted (the CLI's bound).
 MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
 #: The settings the plugin reads.
-KNOWN_SETTINGS = ("search_time_limit_ms", "results_per_site", "ranking_rules")
+KNOWN_SETTINGS = ("search_time_limit_ms", "results_per_site", "ranking_rules", "extra")
 #: The largest boost (or demotion) a ranking rule may give.
 MAX_BOOST = 1000.0
 
@@ -114,3 +119,25 @@ def ranking_rules(config: dict | None) -> tuple[RankingRule, ...]:
         return compile_ranking_rules((config or {}).get("ranking_rules", []), "plugins.textpile.ranking_rules")
     except (ConfigError, CriteriumError) as exc:
         raise StartupError(str(exc)) from exc
+
+
+def extra_config(config: dict | None) -> dict:
+    """The template configuration of the plugin ``config`` (``{}`` when it has none).
+
+    Raises:
+        StartupError: a bad config (see :func:`search_time_limit_ms`), ``extra`` is not a
+            table, or the built-in template's ``notice`` is not text or its ``links`` not
+            a list of tables with a text ``title`` and ``url``.
+    """
+    search_time_limit_ms(config)
+    extra = (config or {}).get("extra", {})
+    if not isinstance(extra, dict):
+        raise StartupError(f"plugins.textpile.extra: expected a table, got {extra!r}")
+    if "notice" in extra and not isinstance(extra["notice"], str):
+        raise StartupError(f"plugins.textpile.extra.notice: expected text, got {extra['notice']!r}")
+    links = extra.get("links", [])
+    if not isinstance(links, list) or not all(isinstance(link, dict) and isinstance(link.get("title"), str)
+                                              and isinstance(link.get("url"), str) for link in links):
+        raise StartupError("plugins.textpile.extra.links: expected a list of tables with a text title and url, "
+                           f"got {links!r}")
+    return extra

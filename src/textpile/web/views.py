@@ -34,7 +34,7 @@ from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResult
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import may_view_summary
-from textpile.web.settings import ranking_rules, results_per_site, search_time_limit_ms
+from textpile.web.settings import extra_config, ranking_rules, results_per_site, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -240,6 +240,7 @@ async def search_view(datasette, request):
         "datasette_version": datasette_version,
         "static_prefix": STATIC_PREFIX,
         "first_result_number": (results.page * results.per_page + 1) if results else 1,
+        "extra": extra_config(datasette.plugin_config("textpile")),
     }
     html = await datasette.render_template(SEARCH_TEMPLATE, context, request=request, view_name="textpile_search")
     return Response.html(html, status=status if error else 200)
@@ -269,6 +270,7 @@ ROBOTS_TXT = (
     "Disallow: /?\n"
     "Disallow: /search\n"
     "Disallow: /suggest\n"
+    "Disallow: /cached\n"
     "Disallow: /-/\n"
     "Disallow: /opensearch.xml\n"
 )
