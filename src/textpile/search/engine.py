@@ -555,14 +555,20 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         # Spent before reranking: the candidates in bm25 order.
         scored = rerank(conn, plan, core, weights, analyzer, codes,
                          Ranking(features={"bm25": 1.0, "all_terms": 1.0, "held": 1.0}), found, Budget(float("inf")))
-    if typo is not None and typo[2]:  # pages found through close words only: below every exact match
-        exact_pages = {i for i, (_, held) in found.pages.items() if held >= 1.0}
-        scored = below_exact(scored, typo[2], exact_pages)
+    typo_only: list[Scored] = []  # pages found through close words only: after every other page
+    if typo is not None and typo[2]:
+        scored = below_exact(scored, typo[2])
         close = "; ".join(f"“{core.requirements[i][0].text}”: {', '.join(w)}" for i, w in typo[1].items())
         notes.append(f"Pages holding close words follow ({close}).")
+        if reorder is not None:  # the vector modes rank the others as they would without them
+            typo_only = [s for s in scored if s.info.entity_generation_id in typo[2]]
+            scored = scored[:len(scored) - len(typo_only)]
     if reorder is not None:  # the semantic and hybrid modes (textpile.search.service)
         scored, lexical = reorder(conn, parsed, scored, out.timed_out,
                                   Rescorer(conn, plan, core, weights, analyzer, codes, ranking))
+        if lexical and typo_only:
+            have = {s.info.entity_generation_id for s in scored}
+            scored += [s for s in typo_only if s.info.entity_generation_id not in have]
         if not lexical:
             found.total, found.total_is_lower_bound, found.partial = len(scored), False, False
             found.seen = [] if found.seen is not None else None

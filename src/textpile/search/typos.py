@@ -12,8 +12,8 @@ digits, ``_``, ``.``, ``-`` or an inner capital: ``utf8``, ``pg_dump``, ``getUse
 quoted phrases are matched exactly, as are words more than :data:`TYPO_MAX_DOCS` pages
 hold; a close word is one more pages hold than the word itself.
 
-Pages found through a close word rank below every page holding all the query's words
-as typed (:func:`below_exact`), and the close words are marked in their snippets.
+Pages found through a close word rank below every page the search found without one
+(:func:`below_exact`), and the close words are marked in their snippets.
 """
 
 from __future__ import annotations
@@ -99,15 +99,13 @@ def typo_plan(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer,
     return (out, found) if found else None
 
 
-def below_exact(ranking: list[Scored], typo_pages: set[int], exact_pages: set[int]) -> list[Scored]:
+def below_exact(ranking: list[Scored], typo_pages: set[int]) -> list[Scored]:
     """``ranking`` with every page of ``typo_pages`` (found only through a close word)
-    moved below the last page of ``exact_pages`` (holding every query word as typed)
-    ranked above it; the others keep their order."""
-    last_exact = max((k for k, s in enumerate(ranking) if s.info.entity_generation_id in exact_pages), default=-1)
-    def key(pair: tuple[int, Scored]) -> float:
-        k, s = pair
-        return max(k, last_exact + 0.5) if s.info.entity_generation_id in typo_pages else k
-    return [s for _, s in sorted(enumerate(ranking), key=key)]
+    after every other page (those holding the query's words as typed, all or some of
+    them: a close word never displaces a page the search found without it, so a query
+    without typos ranks as it did); each part keeps its order."""
+    return ([s for s in ranking if s.info.entity_generation_id not in typo_pages]
+            + [s for s in ranking if s.info.entity_generation_id in typo_pages])
 
 
 def typo_candidates(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None],
