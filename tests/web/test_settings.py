@@ -26,7 +26,7 @@ def _instance(summary_path, settings):
     ({"search_time_limit_ms": True}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                                      "1000000000, got True"),
     ({"search_time_limt_ms": 50}, "plugins.textpile: unknown setting 'search_time_limt_ms' "
-                                  "(known: search_time_limit_ms, results_per_site, ranking_rules, extra)"),
+                                  "(known: search_time_limit_ms, results_per_site, ranking_rules, extra, query_analytics)"),
     ({"results_per_site": -1}, "plugins.textpile.results_per_site: expected a whole number from 0 to 100, got -1"),
     ({"results_per_site": "2"}, "plugins.textpile.results_per_site: expected a whole number from 0 to 100, got '2'"),
     ("fast", "plugins.textpile: expected a table of settings, got 'fast'"),

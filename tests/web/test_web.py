@@ -248,7 +248,7 @@ def test_server_errors_are_logged_briefly(ds, capsys, caplog, monkeypatch):
 def test_robots_and_favicon(ds):
     r = get(ds, "/robots.txt")
     assert r.status_code == 200 and r.headers["content-type"] == "text/plain; charset=utf-8"
-    assert r.text.splitlines()[1:] == ["User-agent: *", "Disallow: /?", "Disallow: /search", "Disallow: /suggest", "Disallow: /cached", "Disallow: /-/",
+    assert r.text.splitlines()[1:] == ["User-agent: *", "Disallow: /?", "Disallow: /search", "Disallow: /suggest", "Disallow: /cached", "Disallow: /analytics", "Disallow: /-/",
                                        "Disallow: /opensearch.xml", "Disallow: /summary"]
     assert get(ds, "/favicon.ico").status_code == 200
 

@@ -219,6 +219,8 @@ def register(subparsers) -> None:
     serve.add_argument("--ranking-rules", default=None, metavar="FILE",
                        help="TOML file of [[ranking_rules]]: boosts and demotions of pages by URL "
                             "(if.url.path.has_prefix = \"/blog/\", boost = -1)")
+    serve.add_argument("--no-query-analytics", dest="query_analytics", action="store_false",
+                       help="do not count queries per day in <summary>-analytics.db beside the index")
     serve.set_defaults(func=run_serve)
 
     search = subparsers.add_parser(
@@ -349,7 +351,7 @@ def run_serve(args) -> int:
     datasette = build_datasette(args.summary_db, template_dir=args.template_location,
                                 sql_time_limit_ms=args.sql_time_limit_ms,
                                 search_time_limit_ms=args.search_time_limit_ms, ranking_rules=rules,
-                                extra_config=extra)
+                                extra_config=extra, query_analytics=args.query_analytics)
     conn = connect(args.summary_db, read_only=True)
     try:
         with sqlite_errors(args.summary_db):

@@ -101,6 +101,7 @@ def build_datasette(
     search_time_limit_ms: int | None = None,
     ranking_rules: list[dict] | None = None,
     extra_config: dict | None = None,
+    query_analytics: bool = True,
 ):
     """Return a configured ``Datasette`` serving ``summary_db`` read-only.
 
@@ -108,7 +109,8 @@ def build_datasette(
     ``search_time_limit_ms``; textpile's default when None); ``ranking_rules`` the boosts
     and demotions (plugin config ``ranking_rules``, checked when Datasette starts: see
     :func:`textpile.web.settings.compile_ranking_rules`); ``extra_config`` the template
-    configuration (plugin config ``extra``: :func:`textpile.web.settings.extra_config`).
+    configuration (plugin config ``extra``: :func:`textpile.web.settings.extra_config`);
+    ``query_analytics`` false turns the query counts off (:mod:`textpile.web.analytics`).
 
     Raises:
         DatabaseError: ``summary_db`` is not a summary database (see :func:`check_summary_db`).
@@ -127,6 +129,8 @@ def build_datasette(
         plugin["ranking_rules"] = ranking_rules
     if extra_config:
         plugin["extra"] = extra_config
+    if not query_analytics:
+        plugin["query_analytics"] = False
     if plugin:
         metadata["plugins"] = {"textpile": plugin}
     datasette = Datasette(

@@ -11,7 +11,7 @@ framing and base-URI changes.
 
 from __future__ import annotations
 
-SEARCH_PATHS = ("/", "/search", "/opensearch.xml", "/suggest", "/cached")
+SEARCH_PATHS = ("/", "/search", "/opensearch.xml", "/suggest", "/cached", "/analytics")
 
 SEARCH_CSP = (
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "

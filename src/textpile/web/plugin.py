@@ -27,9 +27,10 @@ from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.settings import extra_config, ranking_rules, results_per_site
+from textpile.web.settings import extra_config, query_analytics, ranking_rules, results_per_site
 from textpile.web.access import may_view_summary
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
+from textpile.web.analytics import analytics_view, counter_for
 from textpile.web.cached import cached_view
 from textpile.web.suggest import suggest_view
 from textpile.web.views import (
@@ -48,8 +49,10 @@ def startup(datasette):
     results_per_site(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here (all are checked)
     ranking_rules(datasette.plugin_config("textpile"))
     extra_config(datasette.plugin_config("textpile"))
+    query_analytics(datasette.plugin_config("textpile"))
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
     adopt_summary_database(datasette)
+    counter_for(datasette)  # the analytics database of an earlier run is served from the start
 
 
 @hookimpl
@@ -61,6 +64,7 @@ def register_routes(datasette):
         (r"^/search$", search_view),
         (r"^/suggest$", suggest_view),
         (r"^/cached$", cached_view),
+        (r"^/analytics$", analytics_view),
         (r"^/opensearch\.xml$", opensearch_view),
         (r"^/robots\.txt$", robots_view),
         (r"^/-/textpile/static/(?P<path>.*)$", static_view),

@@ -21,6 +21,9 @@ chain>, "boost": <number>}`` (the seed's criteria language: ``{"if": {"url": {"p
 ``textpile serve`` from a TOML file), a table the templates get as ``extra``; its content
 depends on the template. The built-in search page reads ``notice`` (a line of text shown
 under the search box) and ``links`` (``[{"title", "url"}]``, shown in the header).
+
+``query_analytics``: true (the default) or false: count queries per day in a database
+beside the index (:mod:`textpile.web.analytics`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from textpile.search.results import MAX_PER_PAGE
 #: The largest search time limit accepted (the CLI's bound).
 MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
 #: The settings the plugin reads.
-KNOWN_SETTINGS = ("search_time_limit_ms", "results_per_site", "ranking_rules", "extra")
+KNOWN_SETTINGS = ("search_time_limit_ms", "results_per_site", "ranking_rules", "extra", "query_analytics")
 #: The largest boost (or demotion) a ranking rule may give.
 MAX_BOOST = 1000.0
 
@@ -141,3 +144,17 @@ def extra_config(config: dict | None) -> dict:
         raise StartupError("plugins.textpile.extra.links: expected a list of tables with a text title and url, "
                            f"got {links!r}")
     return extra
+
+
+def query_analytics(config: dict | None) -> bool:
+    """The ``query_analytics`` of the plugin ``config`` (default true).
+
+    Raises:
+        StartupError: a bad config (see :func:`search_time_limit_ms`) or a value that is
+            not true or false.
+    """
+    search_time_limit_ms(config)
+    value = (config or {}).get("query_analytics", True)
+    if not isinstance(value, bool):
+        raise StartupError(f"plugins.textpile.query_analytics: expected true or false, got {value!r}")
+    return value

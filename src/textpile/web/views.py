@@ -188,6 +188,12 @@ async def search_view(datasette, request):
             error = f"The search index could not be read: {exc}"
         except TextpileError as exc:  # the model's package is missing
             error = f"The search could not be run: {exc}"
+    if results is not None and page == 0 and not like and query.strip():
+        from textpile.web.analytics import counter_for  # (it imports this module's neighbours)
+
+        counter = counter_for(datasette)
+        if counter is not None:  # the query and its count of results, nothing of the visitor
+            await asyncio.to_thread(counter.count, query, results.total)
     if want_json:
         if results is None:
             body = {"query": query, "page": page, "per_page": per_page, "total": 0,
@@ -271,6 +277,7 @@ ROBOTS_TXT = (
     "Disallow: /search\n"
     "Disallow: /suggest\n"
     "Disallow: /cached\n"
+    "Disallow: /analytics\n"
     "Disallow: /-/\n"
     "Disallow: /opensearch.xml\n"
 )
@@ -278,7 +285,8 @@ ROBOTS_TXT = (
 
 async def robots_view(datasette, request):
     """Serve ``/robots.txt``: keep crawlers off the search results and Datasette's views."""
-    db_paths = sorted(datasette.urls.database(db.route) for name, db in datasette.databases.items() if name != "_internal")
+    db_paths = sorted(datasette.urls.database(db.route) for name, db in datasette.databases.items()
+                      if name not in ("_internal", "analytics"))  # /analytics is listed above
     body = ROBOTS_TXT + "".join(f"Disallow: {path}\n" for path in db_paths)
     return Response(body, content_type="text/plain; charset=utf-8")
 
