@@ -6,7 +6,7 @@ from dagster import AssetExecutionContext, AssetMaterialization, Failure, Materi
 
 from textpile_dagster.assets.partitions import CRAWL_RUNS, agent_uuid_of, crawl_runs_partitions
 from textpile_dagster.resources import CrawlConfigResource, CrawlerDatabaseResource, HttpFetcher
-from textpile.crawl.run import CrawlReport, run_crawl
+from textpile.crawl.loop.run import CrawlReport, run_crawl
 from textpile.enums import ExitCode
 from textpile.signals import keyboard_interrupt_on
 from textpile_dagster.assets.tables import row_count, table
@@ -75,7 +75,7 @@ def crawl_run(
     crawler_database: CrawlerDatabaseResource,
     http_fetcher: HttpFetcher,
 ) -> MaterializeResult:
-    """Run ``textpile.crawl.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
+    """Run ``textpile.crawl.loop.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
 
     Ctrl+C or SIGTERM stop the crawl as they stop ``textpile crawl`` (the crawl run is
     closed, its entries kept); the partition is then materialized with what was crawled

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from textpile.crawl.config import CrawlConfig
+from textpile.crawl.policy.config import CrawlConfig
 
 
 class CrawlConfigResource(ConfigurableResource):
@@ -34,7 +34,7 @@ class CrawlConfigResource(ConfigurableResource):
         Raises:
             textpile.errors.ConfigError: the file or a policy file is missing or invalid.
         """
-        from textpile.crawl.config import apply_overrides, load_config
+        from textpile.crawl.policy.config import apply_overrides, load_config
 
         config = load_config(self.config_path, policy_files=tuple(self.policy_files))
         return apply_overrides(

@@ -135,7 +135,7 @@ def test_pydoc_runs_outside_the_checkout_and_lists_no_project_folder(monkeypatch
 
 
 def test_demo_configuration_leaves_out_the_test_suites():
-    from textpile.crawl.config import load_config
+    from textpile.crawl.policy.config import load_config
     from textpile.demo import write_demo_config
     from textpile.store.urls import parse_url
     import tempfile

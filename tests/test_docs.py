@@ -13,7 +13,7 @@ import pytest
 
 from textpile.cli import build_parser
 from textpile.cli.search import search_help_parser
-from textpile.crawl.config import CrawlConfig
+from textpile.crawl.policy.config import CrawlConfig
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 #: An option as usages write it: ``-c``, ``--crawler-db`` (also in ``-c/--crawler-db``,

@@ -45,10 +45,15 @@ def main() -> None:
                                                                  os.environ.get("PYTHONPATH"))))
     import asyncio
 
-    from textpile.crawl.config import CrawlConfig
-    from textpile.crawl.crawldb import CrawlerDb
-    from textpile.crawl.run import CrawlReport, crawl_async
-    from textpile.crawl import run as crawl_run
+    try:
+        from textpile.crawl.crawldb.writer import CrawlerDb
+        from textpile.crawl.loop import run as crawl_run
+        from textpile.crawl.policy.config import CrawlConfig
+    except ImportError:  # an older checkout (--before-src): the crawl package without sub-packages
+        from textpile.crawl import run as crawl_run
+        from textpile.crawl.config import CrawlConfig
+        from textpile.crawl.crawldb import CrawlerDb
+    CrawlReport, crawl_async = crawl_run.CrawlReport, crawl_run.crawl_async
     from textpile.ids import uuid7
     from textpile.store.database import open_crawler_db
 

@@ -1,20 +1,31 @@
 """What the fault harness compares and counts: final states, integrity, lost rows,
-unfinished runs and leftovers of killed processes."""
+unfinished runs and leftovers of killed processes.
+
+Every connection to a summary database gets textpile's SQL functions first
+(:func:`textpile.store.gen2_piles.register_functions`): the documented ``text_pile`` view
+unpacks its texts with ``sqlar_uncompress``, which Python's sqlite3 lacks.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import sqlite3
 import tempfile
 from contextlib import closing
 from pathlib import Path
 
+from textpile.store.gen2_piles import register_functions
+
+#: A page copy's manifest being written (textpile.store.page_copy: ``<copy>-pages.<pid>``).
+_MANIFEST_BEING_WRITTEN = re.compile(r"-pages\.(writing|[0-9]+)$")
 ACTIVE = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 
 
 def _ro(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    """A read-only connection to ``path`` with textpile's SQL functions (module docstring)."""
+    return register_functions(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
 
 
 def crawler_state(db: Path) -> dict[str, tuple[int, str | None]]:
@@ -79,12 +90,9 @@ def corrupt(folder: Path) -> list[str]:
     for db in databases(folder):
         with tempfile.TemporaryDirectory(prefix="faults-check-") as tmp:
             copy = Path(tmp) / db.name
-            for suffix in ("", "-wal", "-journal"):
-                side = db.with_name(db.name + suffix)
-                if side.exists():
-                    shutil.copyfile(side, copy.with_name(copy.name + suffix))
+            copy_db(db, copy)
             try:
-                with closing(sqlite3.connect(copy)) as conn:
+                with closing(register_functions(sqlite3.connect(copy))) as conn:
                     verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
             except sqlite3.Error as exc:
                 verdict = str(exc)
@@ -126,10 +134,85 @@ def active_dagster_runs(home: Path) -> int:
 
 def leftovers(*folders: Path) -> list[Path]:
     """What killed processes may leave under ``folders``: temporary databases being
-    created, lock files, summarize work folders."""
+    created or published, lock files, summarize work folders, page-copy manifests being
+    written."""
     found = []
     for folder in folders:
         if folder.exists():
             found += [p for p in folder.rglob("*") if ".creating-" in p.name or p.name.endswith(".lock")
-                      or p.name.startswith("textpile-summarize-") or ".publishing-" in p.name]
+                      or p.name.startswith("textpile-summarize-") or ".publishing-" in p.name
+                      or _MANIFEST_BEING_WRITTEN.search(p.name)]
     return sorted(found)
+
+
+def copy_db(db: Path, to: Path) -> Path:
+    """Copy the database ``db`` with its -wal and -journal files (not its -shm: SQLite
+    makes it again) to ``to``; returns ``to``."""
+    for suffix in ("", "-wal", "-journal"):
+        side = db.with_name(db.name + suffix)
+        if side.exists():
+            shutil.copyfile(side, to.with_name(to.name + suffix))
+    return to
+
+
+def index_dump(db: Path) -> dict[str, list[tuple]]:
+    """Every derived table's rows and every FTS5 table's (term, rowid, column, offset)
+    (fts5vocab 'instance'), read from a copy of ``db``: what tests/index/test_update.py
+    compares between an updated index and the same index rebuilt whole; the tables are
+    textpile.index.schema's, search_index_build without its times."""
+    from textpile.index.schema import DERIVED_TABLES, FTS_TABLES
+
+    with tempfile.TemporaryDirectory(prefix="faults-dump-") as tmp:
+        copy = copy_db(db, Path(tmp) / db.name)
+        with closing(register_functions(sqlite3.connect(copy))) as conn:
+            out = {}
+            for table in sorted(set(DERIVED_TABLES) - FTS_TABLES - {"search_index_build"}):
+                out[table] = sorted(conn.execute("SELECT * FROM " + _identifier(table)).fetchall(), key=repr)
+            for table in sorted(FTS_TABLES):
+                vocab = _identifier(f"v_{table}")
+                conn.execute(f"CREATE VIRTUAL TABLE temp.{vocab} USING fts5vocab(main, {_identifier(table)}, "
+                             "'instance')")
+                out[table] = conn.execute(f"SELECT term, doc, col, offset FROM temp.{vocab} "
+                                          "ORDER BY term, doc, col, offset").fetchall()
+            out["search_index_build"] = conn.execute("SELECT version FROM search_index_build").fetchall()
+    return out
+
+
+def index_differences(db: Path) -> list[str]:
+    """The tables in which the search index of ``db`` differs from the same database's
+    index rebuilt whole (a copy, ``update_search_index(copy, rebuild=True)``), each with
+    the rows only one side has; empty when they are equal."""
+    from textpile.index.update import update_search_index
+
+    with tempfile.TemporaryDirectory(prefix="faults-rebuild-") as tmp:
+        copy = copy_db(db, Path(tmp) / db.name)
+        before = index_dump(copy)
+        update_search_index(copy, rebuild=True)
+        after = index_dump(copy)
+    out = []
+    for table in sorted(set(before) | set(after)):
+        mine, whole = before.get(table, []), after.get(table, [])
+        if mine != whole:
+            only_mine, only_whole = set(mine) - set(whole), set(whole) - set(mine)
+            out.append(f"{table}: {len(only_mine)} rows only updated, {len(only_whole)} only rebuilt"
+                       f" (e.g. {sorted(only_mine, key=repr)[:1]} / {sorted(only_whole, key=repr)[:1]})")
+    return out
+
+
+def page_hashes(db: Path) -> tuple[int, ...]:
+    """The page hashes of ``db`` as textpile's page copy computes them
+    (:func:`textpile.store.page_copy.page_hash` of every page in sqlite_dbpage: the
+    database as a reader sees it, its WAL's committed frames included), read from a copy
+    with sqlean's SQLite (which has sqlite_dbpage)."""
+    import sqlean
+
+    from textpile.store.page_copy import page_hash
+
+    with tempfile.TemporaryDirectory(prefix="faults-pages-") as tmp:
+        copy = copy_db(db, Path(tmp) / db.name)
+        conn = sqlean.connect(str(copy))
+        try:
+            return tuple(page_hash(pgno, data)
+                         for pgno, data in conn.execute("SELECT pgno, data FROM sqlite_dbpage ORDER BY pgno"))
+        finally:
+            conn.close()

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 
 import textpile
-from textpile.crawl.config import load_config
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.policy.config import load_config
 from textpile.summarize.pipeline import summarize
 
 from sites import Site, SiteServer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from textpile.crawl.config import load_config
+from textpile.crawl.policy.config import load_config
 
 UA = "textpile-test (for https://example.invalid/why)"
 TOKEN = "textpile-test"

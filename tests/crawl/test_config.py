@@ -7,19 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from textpile.crawl.config import (
+from textpile.crawl.policy.config import (
     UNCONFIGURED_USER_AGENT,
     CrawlConfig,
     apply_overrides,
     check_database_file,
     config_from_options,
     load_config,
-    parse_duration,
     query_parameter_names,
     read_config_file,
     read_policy_file,
 )
-from textpile.crawl.criteria import (
+from textpile.crawl.policy.criteria import (
     CriteriumError,
     compile_boolean_chain,
     compile_crawl_policy_chain,
@@ -28,6 +27,7 @@ from textpile.crawl.criteria import (
     compile_string_chain,
     compile_url_chain,
 )
+from textpile.crawl.policy.values import parse_duration
 from textpile.errors import ConfigError
 from textpile.store.urls import parse_url
 
@@ -383,6 +383,25 @@ def test_file_level_errors(tmp_path):
     assert str(err.value).startswith(f"{policy}: seeds: unknown key; expected one of do_not_crawl, ")
 
 
+def test_the_first_problem_in_file_order_is_named_also_before_a_policy(tmp_path):
+    path = write(tmp_path, 'max_commands_per_run = "10"\nname = 3\ndefault_delay_ms = 50\nrecrawl_interval = "1 day"\n'
+                           'seeds = ["http://127.0.0.1:8000/"]\n[[do_not_crawl]]\nif.url.hots.equals = "b"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}: max_commands_per_run: found a string '10'; expected a whole number >= 0"
+    path = write(tmp_path, 'do_not_crawl = [{ if.url.hots.equals = "b" }]\nname = 3\n' + REQUIRED)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}: do_not_crawl[0].if.url.hots: unknown variant 'hots'")
+
+
+def test_a_file_value_an_option_replaces_is_still_checked(tmp_path):
+    partial = write(tmp_path, 'default_delay_ms = -1\nseeds = ["http://a.org/"]\n')
+    with pytest.raises(ConfigError) as err:
+        config_from_options(partial, default_delay_ms=5, max_commands=1, force_recrawl=True)
+    assert str(err.value) == f"{partial}: default_delay_ms: found negative number -1; expected a whole number >= 0"
+
+
 # --------------------------------------------------------------------------- durations
 
 
@@ -436,9 +455,17 @@ def test_options_only():
     ({"seeds": ["http://a.org/"], "max_commands": 1, "default_delay_ms": 1},
      'no recrawl interval: set recrawl_interval (e.g. "4 weeks") in --config, or give --force-recrawl'),
     ({"seeds": ["mailto:x@a.org"]}, "--schedule: found 'mailto:x@a.org'; expected an absolute http(s) URL"),
-    ({"max_commands": -1}, "--max-commands: found -1; expected a whole number >= 0"),
-    ({"default_delay_ms": -5}, "--default-delay: found -5; expected a whole number >= 0"),
-    ({"user_agent": " "}, "--user-agent: found ' '; expected a non-empty single-line string"),
+    ({"max_commands": -1}, "--max-commands: found negative number -1; expected a whole number >= 0"),
+    ({"default_delay_ms": -5}, "--default-delay: found negative number -5; expected a whole number >= 0"),
+    ({"user_agent": " "},
+     "--user-agent: found ' '; expected a non-empty single-line string without control characters"),
+    ({"max_commands": 1, "seeds": ["http://a.org/", "http://a..b.example/"], "user_agent": "a\nb"},
+     "--user-agent: found 'a\\nb'; expected a non-empty single-line string without control characters"),
+    ({"max_commands": True, "default_delay_ms": 1, "seeds": ["http://a.org/"], "force_recrawl": True},
+     "--max-commands: found a boolean True; expected a whole number >= 0"),
+    ({"recrawl_interval": "1 fortnight", "seeds": ["http://a.org/"]},
+     "recrawl interval option: cannot read '1 fortnight'; expected a duration such as \"4 weeks\", \"30 minutes\" "
+     "or \"1 day 12 hours\" (units second, minute, hour, day, week, month, year) or a whole number of seconds"),
 ])
 def test_apply_overrides_errors(kwargs, message):
     with pytest.raises(ConfigError) as err:

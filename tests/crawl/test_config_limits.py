@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from textpile.cli import main
-from textpile.crawl.config import (MAX_COMMANDS_PER_RUN, MAX_DEFAULT_DELAY_MS, MAX_RECRAWL_INTERVAL_S,
-                                   apply_overrides, load_config, parse_duration)
+from textpile.crawl.policy.bounds import MAX_COMMANDS_PER_RUN, MAX_DEFAULT_DELAY_MS, MAX_RECRAWL_INTERVAL_S
+from textpile.crawl.policy.config import apply_overrides, load_config
+from textpile.crawl.policy.values import parse_duration
 from textpile.errors import ConfigError
 
 BASE = {

@@ -10,8 +10,8 @@ import sqlite3
 import httpx
 
 from sites import Response, SiteServer
-from textpile.crawl.fetch import FetchLimits
-from textpile.crawl.run import run_crawl
+from textpile.crawl.fetcher.fetch import FetchLimits
+from textpile.crawl.loop.run import run_crawl
 
 from .crawlsite import Rows, config
 
@@ -267,8 +267,8 @@ class RoutingTransport(httpx.AsyncBaseTransport):
 
 
 def test_one_refused_origin_among_others_is_reported_and_the_rest_crawled(tmp_path, capsys):
-    from textpile.crawl.report import format_report
-    from textpile.crawl.ssrf import make_transport
+    from textpile.crawl.loop.report import format_report
+    from textpile.crawl.fetcher.ssrf import make_transport
 
     def handler(request):
         return httpx.Response(200, text="<p>public page</p>", headers=HTML) if request.url.path == "/" \

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
 
 from .crawlsite import Rows, config
 

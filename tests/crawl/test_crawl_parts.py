@@ -8,12 +8,13 @@ import zlib
 
 import pytest
 
-from textpile.crawl.charset import decode_body
-from textpile.crawl.delay import CrawlDelay, parse_retry_after
-from textpile.crawl.fetch import BodyTooLarge, TruncatedBody, UndecodableBody, decode_content, exit_code_for_status
-from textpile.crawl.headers import x_robots_tag
-from textpile.crawl.page import read_page
-from textpile.crawl.robots import RobotsRules, looks_like_html, user_agent_token
+from textpile.crawl.fetcher.delay import CrawlDelay, parse_retry_after
+from textpile.crawl.fetcher.fetch import (BodyTooLarge, TruncatedBody, UndecodableBody, decode_content,
+                                          exit_code_for_status)
+from textpile.crawl.fetcher.robots import RobotsRules, looks_like_html, user_agent_token
+from textpile.crawl.parser.charset import decode_body
+from textpile.crawl.parser.headers import x_robots_tag
+from textpile.crawl.parser.page import read_page
 from textpile.enums import ExitCode
 
 ROBOTS = b"""User-agent: *

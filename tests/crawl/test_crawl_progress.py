@@ -8,7 +8,7 @@ import re
 from sites import Response, SiteServer
 from textpile import progress
 from textpile.cli import main
-from textpile.crawl.report import CrawlDisplay
+from textpile.crawl.loop.report import CrawlDisplay
 from textpile.enums import ExitCode
 
 from .crawlsite import write_config

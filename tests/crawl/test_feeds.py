@@ -11,10 +11,10 @@ import sqlite3
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.feeds import FeedError, parse_feed
-from textpile.crawl.meta import read_meta
-from textpile.crawl.packed import unpack_links
-from textpile.crawl.run import run_crawl
+from textpile.crawl.discovery.feeds import FeedError, parse_feed
+from textpile.crawl.discovery.meta import read_meta
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.parser.packed import unpack_links
 
 from .crawlsite import Rows, config
 

@@ -14,9 +14,9 @@ import threading
 import httpx
 import pytest
 
-from textpile.crawl import reader as reader_module
-from textpile.crawl.fetch import fetch
-from textpile.crawl.run import run_crawl
+from textpile.crawl.fetcher.fetch import fetch
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.parser import body as reader_module
 from textpile.enums import ExitCode
 
 from .crawlsite import Rows, config
@@ -141,7 +141,7 @@ def test_overlong_link_is_dropped_at_link_collection(tmp_path):
 
 
 def test_overlong_stored_candidate_is_logged_not_fetched(tmp_path):
-    from textpile.crawl.crawldb import CrawlerDb
+    from textpile.crawl.crawldb.writer import CrawlerDb
     from textpile.store.database import open_crawler_db
     from textpile.store.urls import parse_url
 

@@ -8,9 +8,9 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
 from sites import Response, SiteServer
-from textpile.crawl.fetch import FetchLimits
-from textpile.crawl.origin import INITIAL_PATIENCE
-from textpile.crawl.run import run_crawl
+from textpile.crawl.fetcher.fetch import FetchLimits
+from textpile.crawl.loop.origin import INITIAL_PATIENCE
+from textpile.crawl.loop.run import run_crawl
 
 from .crawlsite import config
 

@@ -11,11 +11,11 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 from sites import real_docs_root
-from textpile.crawl.crawlstore import CrawlStore
-from textpile.crawl.page import _ELEMENTS, _LinkResolver, PageInfo, directives_from_tokens, read_page, FEED_TYPES
-from textpile.crawl.reader import read_body
-from textpile.crawl.records import FileRecord, LogEntry
-from textpile.crawl.refresh import parse_refresh
+from textpile.crawl.crawldb.records import FileRecord, LogEntry
+from textpile.crawl.crawldb.sql import CrawlStore
+from textpile.crawl.parser.body import read_body
+from textpile.crawl.parser.page import _ELEMENTS, _LinkResolver, PageInfo, directives_from_tokens, read_page, FEED_TYPES
+from textpile.crawl.parser.refresh import parse_refresh
 from textpile.enums import CrawlType, ExitCode
 from textpile.store.database import open_crawler_db
 from textpile.store.mimetypes import parse_media_type

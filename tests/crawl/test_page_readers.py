@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.packed import pack_links, unpack_links
-from textpile.crawl.reader import READER_PROCESS_NAME, PageReader, read_body
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.parser.body import read_body
+from textpile.crawl.parser.packed import pack_links, unpack_links
+from textpile.crawl.workers.readers import READER_PROCESS_NAME, PageReader
 from textpile.store.urls import parse_url
 
 from .crawlsite import TOKEN, config
@@ -117,7 +118,7 @@ def test_page_readers_are_named_by_their_role():
 
 def test_two_page_readers_at_least_also_on_one_cpu(monkeypatch):
     from textpile import processes
-    from textpile.crawl import reader
+    from textpile.crawl.workers import readers as reader
 
     monkeypatch.setattr(processes, "usable_cpus", lambda: 1)
     assert reader.default_readers() == 2

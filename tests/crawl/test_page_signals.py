@@ -9,9 +9,9 @@ import json
 
 from sites import Response, SiteServer
 from textpile.cli import main
-from textpile.crawl.headers import header_canonical, parse_link_header, x_robots_tag
-from textpile.crawl.refresh import Refresh, parse_refresh
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.parser.headers import header_canonical, parse_link_header, x_robots_tag
+from textpile.crawl.parser.refresh import Refresh, parse_refresh
 from textpile.enums import InformationSource
 
 from .crawlsite import Rows, config

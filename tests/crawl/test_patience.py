@@ -6,7 +6,7 @@ runs out of patience after a few URLs. Sites on 127.0.0.1 that hang up on some U
 from __future__ import annotations
 
 from sites import Response, SiteServer
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
 
 from .crawlsite import Rows, config
 

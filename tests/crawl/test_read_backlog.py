@@ -8,8 +8,8 @@ import asyncio
 
 import httpx
 
-from textpile.crawl.fetch import FetchLimits, fetch
-from textpile.crawl.origin import BodyRoom, ReadBacklog
+from textpile.crawl.fetcher.fetch import FetchLimits, fetch
+from textpile.crawl.loop.backlog import BodyRoom, ReadBacklog
 
 
 def full_backlog() -> ReadBacklog:
@@ -213,7 +213,7 @@ def test_fetch_asks_room_for_twice_as_much_as_an_undeclared_body_grows():
 
 
 def test_the_backlog_limit_is_a_share_of_the_memory_within_bounds():
-    from textpile.crawl.origin import read_backlog_bytes
+    from textpile.crawl.loop.backlog import read_backlog_bytes
 
     mib, gib = 2**20, 2**30
     assert [read_backlog_bytes(m) for m in (512 * mib, 4 * gib, 8 * gib, 24 * gib, 32 * gib, 256 * gib)] == [

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kills import crawl_log_entries, killable_env
 from sites import Response, SiteServer
-from textpile.crawl.recovery import ClosedRun, close_unfinished_runs
+from textpile.crawl.crawldb.recovery import ClosedRun, close_unfinished_runs
 from textpile.store.database import open_crawler_db
 from textpile.store.urls import intern_url, parse_url
 

@@ -11,10 +11,11 @@ import time
 
 import pytest
 
-import textpile.crawl.run as run_module
+import textpile.crawl.loop.run as run_module
 from sites import Response, SiteServer
 from textpile.cli import main
-from textpile.crawl.run import crawl_lock_path, run_crawl
+from textpile.crawl.crawldb.recovery import crawl_lock_path
+from textpile.crawl.loop.run import run_crawl
 from textpile.errors import TextpileError
 from textpile.store.locks import exclusive_lock, lock_holder
 

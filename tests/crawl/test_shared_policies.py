@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from textpile.crawl.config import config_from_options
+from textpile.crawl.policy.config import config_from_options
 from textpile.store.urls import parse_url
 
 POLICIES = Path(__file__).resolve().parents[2] / "examples" / "shared-policies.toml"

@@ -9,9 +9,9 @@ import sqlite3
 
 from sites import Response, SiteServer
 from textpile.cli import main
-from textpile.crawl.config import load_config
-from textpile.crawl.discovery import judge_start_page
-from textpile.crawl.run import run_crawl
+from textpile.crawl.discovery.sites import judge_start_page
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.policy.config import load_config
 
 from .crawlsite import Rows, write_config
 

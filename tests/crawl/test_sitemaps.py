@@ -12,9 +12,9 @@ import time
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.meta import read_meta
-from textpile.crawl.run import run_crawl
-from textpile.crawl.sitemaps import MAX_SITEMAP_URLS, SitemapError, parse_lastmod, parse_sitemap
+from textpile.crawl.discovery.meta import read_meta
+from textpile.crawl.discovery.sitemaps import MAX_SITEMAP_URLS, SitemapError, parse_lastmod, parse_sitemap
+from textpile.crawl.loop.run import run_crawl
 
 from .crawlsite import Rows, config
 
@@ -119,7 +119,7 @@ def test_read_meta_resolves_and_keeps_seed_origins():
     body = urlset(("/rel", "2024-05-01"), ("http://h/abs?sid=5", None), ("http://other/x", None),
                   ("https://elsewhere.example/y", None), ("mailto:a@b", None), ("http://h/rel#frag", "2024-05-03"))
     reading = read_meta(body.encode(), "http://h/maps/sitemap.xml", "sitemap", origins, frozenset({"sid"}), NOW)
-    from textpile.crawl.packed import unpack_links
+    from textpile.crawl.parser.packed import unpack_links
     assert reading.kind == "sitemap"
     assert [row[3] for row in unpack_links(reading.links)] == ["http://h/rel", "http://h/abs", "http://other/x"]
     # the later of two dates for one URL wins

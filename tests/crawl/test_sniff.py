@@ -9,11 +9,11 @@ import zlib
 
 import pytest
 
-from textpile.crawl.sniff import (BINARY_DATA_BYTES, OCTET_STREAM, has_binary_data_bytes, is_coded,
-                                  mislabeled_text_type, pattern_type)
+from textpile.crawl.fetcher.sniff import (BINARY_DATA_BYTES, OCTET_STREAM, has_binary_data_bytes, is_coded,
+                                          mislabeled_text_type, pattern_type)
 
 from sites import Response, SiteServer
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
 
 from .crawlsite import Rows, config
 

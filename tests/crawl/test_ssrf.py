@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.ssrf import (ALLOW_HINT, READ_CHUNK_BYTES, BlockedAddressError, CrawlStream, describe_refusal,
-                                 make_transport, refusal_reason)
+from textpile.crawl.fetcher.ssrf import (ALLOW_HINT, READ_CHUNK_BYTES, BlockedAddressError, CrawlStream,
+                                         describe_refusal, make_transport, refusal_reason)
 
 
 async def fetch(url: str, **transport_kwargs) -> httpx.Response:
@@ -59,7 +59,7 @@ def test_each_resolution_is_checked(site, monkeypatch):
     """A host whose second resolution gives another address (DNS rebinding) is checked
     again. Stand-ins, so that nothing leaves 127.0.0.1: the injected resolver is DNS, and
     the filter treats 127.0.0.1 as if it were a public address."""
-    import textpile.crawl.ssrf as ssrf
+    import textpile.crawl.fetcher.ssrf as ssrf
 
     real = ssrf.refusal_reason
     monkeypatch.setattr(ssrf, "refusal_reason", lambda a: None if a == "127.0.0.1" else real(a))

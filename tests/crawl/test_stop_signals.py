@@ -12,7 +12,7 @@ import signal
 
 import pytest
 
-from textpile.crawl.run import run_event_loop
+from textpile.crawl.loop.run import run_event_loop
 from textpile.signals import TerminateAsInterrupt, keyboard_interrupt_on
 
 

@@ -8,9 +8,9 @@ import sqlite3
 import pytest
 
 from sites import Response, SiteServer
-from textpile.crawl.config import load_config
-from textpile.crawl.run import run_crawl
-from textpile.crawl.traps import DEFAULT_SESSION_PARAMETERS, calendar_pattern, session_names, strip_session_ids
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.policy.config import load_config
+from textpile.crawl.policy.traps import DEFAULT_SESSION_PARAMETERS, calendar_pattern, session_names, strip_session_ids
 from textpile.errors import ConfigError
 from textpile.store.urls import parse_url
 

@@ -10,8 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from textpile.crawl.reader import forkserver_context, init_crawl_worker
-from textpile.crawl.workers import WorkerProcess
+from textpile.crawl.workers.process import WorkerProcess, forkserver_context, init_crawl_worker
 from textpile.processes import this_process
 
 
@@ -141,3 +140,55 @@ def test_a_crawl_worker_leaves_sigterm_and_ctrl_c_to_its_owner():
     assert exitcode == 0
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_the_forkserver_preloads_the_modules_the_workers_run():
+    """The forkserver skips a preload module that does not import without a word (each
+    worker would import it at its start then): every one named must import, and the
+    page readers' work must be among them."""
+    import subprocess
+    import sys
+
+    from textpile.crawl.discovery.meta import read_meta
+    from textpile.crawl.parser.body import read_body
+    from textpile.crawl.workers.process import WORKER_MODULES
+
+    assert {read_body.__module__, read_meta.__module__} <= set(WORKER_MODULES)
+    imported = subprocess.run(
+        [sys.executable, "-c", "import sys; from textpile.crawl.workers.process import WORKER_MODULES\n"
+         "for m in WORKER_MODULES: __import__(m)\nprint(all(m in sys.modules for m in WORKER_MODULES))"],
+        capture_output=True, text=True, check=True).stdout
+    assert imported == "True\n"
+
+
+def test_a_crawl_worker_imports_its_work_at_start_whatever_the_forkserver_preloaded(tmp_path):
+    """A forkserver another pool started first (summarize's) preloaded none of the
+    crawl's modules: a page reader still imports them when it starts, not with its first
+    page (which would make the crawl's order depend on which pool came first)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "probe.py").write_text("import sys\n\ndef loaded(names):\n"
+                                       "    return [n for n in names if n in sys.modules]\n")
+    script = f"""
+import asyncio, sys
+sys.path.insert(0, {str(tmp_path)!r})
+from textpile import processes
+processes.forkserver_context(["json"])  # another pool's forkserver, started first
+from textpile.crawl.workers.process import WORKER_MODULES, WorkerProcess, forkserver_context, init_crawl_worker
+from probe import loaded
+
+async def main():
+    owner = processes.this_process()
+    worker = WorkerProcess(forkserver_context(), name="test worker", initializer=init_crawl_worker,
+                           initargs=(owner.pid, owner.started_unix, "textpile-test"))
+    try:
+        return await worker.call(loaded, WORKER_MODULES), WORKER_MODULES
+    finally:
+        worker.close()
+
+found, wanted = asyncio.run(main())
+print(found == wanted, len(wanted))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out == "True 4\n"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from textpile.crawl import crawldb
-from textpile.crawl.crawldb import CrawlerDb
-from textpile.crawl.records import FileRecord, LogEntry
+from textpile.crawl.crawldb import writer as crawldb
+from textpile.crawl.crawldb.records import FileRecord, LogEntry
+from textpile.crawl.crawldb.writer import CrawlerDb
 from textpile.enums import CrawlType, ExitCode
 from textpile.store.database import open_crawler_db
 from textpile.store.mimetypes import parse_media_type

@@ -124,7 +124,8 @@ def test_bad_configuration_creates_nothing(tmp_path, config, capsys):
                                 "recrawl_interval\n")
     status, err = _pipeline(capsys, "--config", str(config), "--data-dir", str(data), "-m", "-3")
     assert status == 2  # the exact wording is the crawl configuration's (another module)
-    assert err.startswith("textpile: configuration error: --max-commands: found -3; expected a whole number >= 0")
+    assert err.startswith("textpile: configuration error: --max-commands: found negative number -3; "
+                          "expected a whole number >= 0")
     status, err = _pipeline(capsys, "--config", str(config), "--data-dir", str(data),
                             "--policy-file", str(tmp_path / "missing.toml"))
     assert status == 2 and "missing.toml" in err

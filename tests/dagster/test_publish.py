@@ -111,6 +111,19 @@ def test_publish_removes_what_a_killed_publisher_left(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == sorted(["summary.db", "summary.db-pages", live.name])
 
 
+def test_a_manifest_half_written_by_a_killed_publisher_is_overwritten(tmp_path):
+    """bench/faults found a killed page copy's manifest (then named by its process id) left
+    beside the copy for good; it now has one name, which the next publish writes again."""
+    source = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
+    target = tmp_path / "published" / "summary.db"
+    publish(source, target)
+    (target.parent / "summary.db-pages.writing").write_bytes(b"half a manifest")
+    with closing(open_summary_db(source)) as conn, conn:
+        conn.execute("INSERT INTO origin(port, scheme, host, str_origin) VALUES (80, 'http', 'b.example', 'http://b.example:80')")
+    assert not publish(source, target).whole
+    assert sorted(os.listdir(target.parent)) == ["summary.db", "summary.db-pages"]
+
+
 def test_a_working_database_that_shrank_is_published_by_difference(tmp_path):
     """tidy gave free pages back (incremental vacuum) and tables came and went: the copy
     shrinks first and gets its header (page 1) last, or SQLite calls it malformed halfway

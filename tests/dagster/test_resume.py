@@ -20,8 +20,8 @@ from conftest import write_config
 from kills import crawl_log_entries, dead_pid, killable_env
 from sites import Response, SiteServer
 from textpile.cli import main
-from textpile.crawl.run import run_crawl
-from textpile.crawl.config import load_config
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.policy.config import load_config
 from textpile.processes import ProcessId, this_process
 from textpile_dagster.assets import crawl_run
 from textpile_dagster.assets.partitions import CRAWL_RUNS, new_crawl_run_key

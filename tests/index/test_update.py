@@ -134,6 +134,7 @@ def test_what_each_crawl_changed(tmp_path, monkeypatch):
             origin = conn.execute("SELECT pages FROM search_origin").fetchone()
             top = conn.execute("SELECT top_pages FROM search_top_tier").fetchone()
         seen.append((index.pages, index.pages_added, index.pages_removed, heading[0], origin[0], top[0]))
+
     assert seen == [
         (36, 36, 0, 18, 36, 5),
         (35, 3, 4, 20, 35, 5),  # 3 changed pages in (and out), the 404 out
@@ -173,6 +174,43 @@ def test_an_index_whose_rows_do_not_match_its_counts_is_rebuilt(tmp_path, table)
     index = summarize(crawler, summary, progress=False, embeddings=False).index
     assert index.rebuilt and "does not match" in index.rebuild_reason
     assert dump(summary)["search_page"] != expected["search_page"]  # page 0 changed
+    rebuilt = tmp_path / "rebuilt.db"
+    shutil.copy(summary, rebuilt)
+    with closing(open_summary_db(rebuilt)) as conn:
+        update_index(conn, rebuild=True)
+    assert dump(summary) == dump(rebuilt)
+
+
+def test_a_page_that_only_loses_a_link_keeps_its_rows_and_gets_its_counts(tmp_path):
+    """A hub linked from the navigation of N pages, N chosen so that N and N - 1 links give
+    its prior the same key: when one of them goes away (404), the hub's docid and anchor
+    texts stay, so it is not indexed again; only its in-link counts change, as a rebuild
+    would write them."""
+    from textpile.index.docids import page_prior, prior_key
+
+    n = next(n for n in range(20, 200) if prior_key(page_prior(n, 0, 0.0)) == prior_key(page_prior(n - 1, 0, 0.0)))
+    crawler, summary = tmp_path / "c.db", tmp_path / "s.db"
+    with CrawlerRows(crawler) as rows:
+        agent = rows.agent()
+        rows.crawl(agent, f"{BASE}/hub.html", 1_700_000_000, html=page("The hub", "<p>Everything starts here.</p>"))
+        for i in range(n):
+            rows.crawl(agent, f"{BASE}/p{i}.html", 1_700_000_001 + i, html=page(
+                f"Page {i}", f'<nav><a href="{BASE}/hub.html">Hub</a></nav><p>The {WORDS[i % len(WORDS)]} of page {i}.</p>'))
+    summarize(crawler, summary, progress=False, embeddings=False)
+    with closing(sqlite3.connect(summary)) as conn:
+        before = conn.execute("SELECT docid, in_links, content_in_links FROM search_page sp "
+                              "JOIN entity_generation eg USING (entity_generation_id) JOIN url u USING (url_id) "
+                              "WHERE u.str_url = ?", (f"{BASE}/hub.html",)).fetchone()
+    assert before[1:] == (n, 0)
+    with CrawlerRows(crawler) as rows:
+        rows.crawl(rows.agent(started=1_800_000_000), f"{BASE}/p0.html", 1_800_000_001, 44)
+    index = summarize(crawler, summary, progress=False, embeddings=False).index
+    assert (index.pages_removed, index.pages_added, index.pages_reindexed, index.pages_recounted) == (1, 0, 0, 1)
+    with closing(sqlite3.connect(summary)) as conn:
+        after = conn.execute("SELECT docid, in_links, content_in_links FROM search_page sp "
+                             "JOIN entity_generation eg USING (entity_generation_id) JOIN url u USING (url_id) "
+                             "WHERE u.str_url = ?", (f"{BASE}/hub.html",)).fetchone()
+    assert after == (before[0], n - 1, 0)
     rebuilt = tmp_path / "rebuilt.db"
     shutil.copy(summary, rebuilt)
     with closing(open_summary_db(rebuilt)) as conn:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from textpile.cli import main
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.policy.config import CrawlConfig
 from textpile.enums import ExitCode
 
 

@@ -291,6 +291,13 @@ def test_links_whose_ids_do_not_run_on_are_not_moved(tmp_path):
 
 
 def test_the_store_and_the_scrape_agree_on_the_gen1_fields():
-    from textpile.summarize.scrape import piles
+    import dataclasses
+    import inspect
 
-    assert GEN1_FIELDS == piles.GEN1_FIELDS  # the digest's order is the columns' order
+    from textpile.summarize.scrape.piles import gen1_digest, make_gen1
+    from textpile.summarize.scrape.result import TextPileGen1
+
+    # the digest's order, the text pile's and the columns' are one order
+    assert tuple(inspect.signature(gen1_digest).parameters) == GEN1_FIELDS
+    assert tuple(inspect.signature(make_gen1).parameters) == GEN1_FIELDS
+    assert tuple(f.name for f in dataclasses.fields(TextPileGen1))[:-1] == GEN1_FIELDS

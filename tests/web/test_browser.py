@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from dagster_sites import ChangingSite, write_config
-from textpile.crawl.config import load_config
-from textpile.crawl.run import run_crawl
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.policy.config import load_config
 from textpile.summarize.pipeline import summarize
 from textpile.web.app import bind_listen_socket, build_datasette
 

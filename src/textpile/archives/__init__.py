@@ -1,8 +1,8 @@
 """Web archives as crawl input: ``textpile import`` (WARC, WACZ and zshot SQLite archives).
 
-:mod:`~textpile.archives.kinds` tells an archive's kind from its bytes;
-:mod:`~textpile.archives.warc`, :mod:`~textpile.archives.wacz` and
+:mod:`~textpile.archives.kinds` lists the formats and tells an archive's kind from its
+bytes; :mod:`~textpile.archives.warc`, :mod:`~textpile.archives.wacz` and
 :mod:`~textpile.archives.zshot` read one kind each into :class:`~textpile.archives.exchange.Exchange`
 records; :mod:`~textpile.archives.importer` turns those into crawl log entries of the
-crawler database, interpreted as the crawler interprets an answer it fetched.
+crawler database with the crawler's own interpreter (:mod:`textpile.crawl.interpret`).
 """

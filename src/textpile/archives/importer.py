@@ -3,7 +3,7 @@
 Each archive (WARC, WACZ or zshot, told apart by :func:`textpile.archives.kinds.archive_kind`)
 becomes one crawl run: an ``agent`` row named ``import <file name>`` whose crawl log
 entries carry the archive's own times, statuses, headers and bodies. Every answer is
-interpreted as the crawler interprets one it fetched (:meth:`textpile.crawl.origin.OriginCrawler.interpret`:
+interpreted by the crawler's interpreter, as one it fetched (:class:`textpile.crawl.interpret.Interpreter`:
 exit code from the status, redirects, text of HTML and plain text, meta robots,
 canonicals, meta refresh, links as candidates of the archive's origins, sitemaps and
 feeds), so the summarizer and search treat imported pages as crawled ones. Source of the
@@ -33,7 +33,6 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,18 +40,15 @@ from pathlib import Path
 import httpx
 
 from textpile.archives.exchange import Exchange, Problem
-from textpile.archives.kinds import archive_kind
-from textpile.archives.wacz import read_wacz
-from textpile.archives.warc import read_warc
-from textpile.archives.zshot import open_zshot, read_zshot, zshot_capture
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.crawlstore import CrawlStore
-from textpile.crawl.fetch import FetchLimits, FetchResult, exit_code_for_status, parse_http_date
-from textpile.crawl.origin import OriginCrawler, RunState
-from textpile.crawl.reader import PageReader
-from textpile.crawl.records import LogEntry, RequestRecord
-from textpile.crawl.robots import RobotsRules, user_agent_token
-from textpile.crawl.run import crawl_lock_path
+from textpile.archives.kinds import FORMAT_OF_KIND, ArchiveFormat, archive_kind
+from textpile.crawl.crawldb.records import LogEntry, RequestRecord
+from textpile.crawl.crawldb.recovery import crawl_lock_path
+from textpile.crawl.crawldb.sql import CrawlStore
+from textpile.crawl.fetcher.fetch import FetchResult, exit_code_for_status, parse_http_date
+from textpile.crawl.fetcher.robots import RobotsRules, user_agent_token
+from textpile.crawl.interpret import Interpreter
+from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.workers.readers import PageReader
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError, TextpileError
 from textpile.ids import uuid7
@@ -111,7 +107,7 @@ def import_archives(database: str | Path, paths: list[Path], *, config: CrawlCon
     ``config`` gives the robots.txt token (its user agent), the session-ID parameters
     stripped and whether sitemaps and feeds are read; None: textpile's defaults with the
     user agent :data:`IMPORT_USER_AGENT`. ``page_readers`` as for
-    :func:`textpile.crawl.run.run_crawl` (0: a thread of this process). ``agent_uuids``
+    :func:`textpile.crawl.loop.run.run_crawl` (0: a thread of this process). ``agent_uuids``
     names the crawl runs, one per path (the Dagster layer's partition keys); new UUID v7s
     when None (an interrupted import goes on in its own run whatever is given). Holds the
     crawl lock of the database (no crawl runs beside an import).
@@ -162,18 +158,14 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
         report.already_imported = uuid.UUID(bytes=row[0]).hex
         report.run = None
         return
-    robots_checked = False
-    if kind == "zshot":
-        zconn = open_zshot(path)
-        try:
-            _version, robots_checked = zshot_capture(zconn)
-        except (sqlite3.Error, ValueError) as exc:
-            zconn.close()
-            report.run = None
-            report.problems.append(Problem(str(path), f"not a readable zshot archive: {exc}", fatal=True))
-            return
-        zconn.close()
-    origins, robots, total = _survey(path, kind)
+    archive_format = FORMAT_OF_KIND[kind]
+    try:
+        robots_checked = archive_format.robots_checked(path)
+    except ValueError as exc:
+        report.run = None
+        report.problems.append(Problem(str(path), f"not a readable {archive_format.name} archive: {exc}", fatal=True))
+        return
+    origins, robots, total = _survey(path, archive_format)
     store = CrawlStore(conn)
     if row is not None:  # an interrupted import of these bytes: go on with its run
         store.agent_id = row[3]
@@ -187,7 +179,7 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
                          " finished_unix_utc, exchanges_done) VALUES (?, ?, ?, ?, ?, NULL, 0)",
                          (report.sha256, path.name, kind, store.agent_id, int(time.time())))
     cfg = config or _default_config(sorted(origins))
-    asyncio.run(_interpret_all(conn, store, path, kind, report, cfg, frozenset(origins), robots, robots_checked,
+    asyncio.run(_interpret_all(store, path, archive_format, report, cfg, frozenset(origins), robots, robots_checked,
                                progress, page_readers, total))
     with conn:
         conn.execute("UPDATE textpile_archive_import SET finished_unix_utc = ? WHERE sha256 = ?",
@@ -195,33 +187,18 @@ def _import_one(conn: sqlite3.Connection, path: Path, kind: str, report: ImportR
     store.finish_agent()
 
 
-def _items(path: Path, kind: str) -> Iterator[Exchange | Problem]:
-    """The archive's exchanges and problems in archive order."""
-    if kind == "warc":
-        with open(path, "rb") as f:
-            yield from read_warc(f)
-    elif kind == "wacz":
-        yield from read_wacz(path)
-    else:
-        conn = open_zshot(path)
-        try:
-            yield from read_zshot(conn)
-        finally:
-            conn.close()
-
-
 def _is_robots_url(url: ParsedUrl) -> bool:
     return url.path == "/robots.txt" and url.query is None
 
 
-def _survey(path: Path, kind: str) -> tuple[set[str], dict[str, RobotsRules], int]:
+def _survey(path: Path, archive_format: ArchiveFormat) -> tuple[set[str], dict[str, RobotsRules], int]:
     """The http(s) origins the archive answers for, the robots.txt rules it holds
     per origin, and how many exchanges it holds (the progress total) (the latest answer of each: 2xx parsed, 4xx allow all, 5xx disallow, as
     RFC 9309 and the crawler read them)."""
     origins: set[str] = set()
     robots: dict[str, RobotsRules] = {}
     exchanges = 0
-    for item in _items(path, kind):
+    for item in archive_format.read(path):
         if not isinstance(item, Exchange):
             continue
         exchanges += 1
@@ -242,29 +219,26 @@ def _survey(path: Path, kind: str) -> tuple[set[str], dict[str, RobotsRules], in
     return origins, robots, exchanges
 
 
-async def _interpret_all(conn: sqlite3.Connection, store: CrawlStore, path: Path, kind: str, report: ImportReport,
+async def _interpret_all(store: CrawlStore, path: Path, archive_format: ArchiveFormat, report: ImportReport,
                          config: CrawlConfig, origins: frozenset[str], robots: dict[str, RobotsRules],
                          robots_checked: bool, progress: bool, page_readers: int | None, total: int) -> None:
     """Interpret and write every exchange after ``report.resumed_after`` (``total``
     exchanges, for the progress display)."""
     token = user_agent_token(config.user_agent)
-    crawlers: dict[str, OriginCrawler] = {}
     first_of_digest: dict[str, str] = {}
     pending: list[LogEntry] = []
     done = 0
     with PageReader(page_readers) as reader, progress_bar(f"Importing {path.name}", total, enabled=progress) as bar:
         reader.start()
-        state = RunState(config=config, db=store, client=None, token=token, seed_origins=origins,  # type: ignore[arg-type]
-                         commands_left=0, force_recrawl=False, limits=FetchLimits(), display=None, report=None,
-                         reader=reader)
-        for item in _items(path, kind):
+        interpreter = Interpreter(config, token, origins, reader)
+        for item in archive_format.read(path):
             if isinstance(item, Problem):
                 report.problems.append(item)
                 continue
             report.exchanges += 1
             done += 1
             bar.advance(1)
-            entry = await _entry(item, state, crawlers, first_of_digest, robots, robots_checked, token, report)
+            entry = await _entry(item, interpreter, store, first_of_digest, robots, robots_checked, report)
             if done <= report.resumed_after or entry is None:
                 continue  # written by the interrupted import (the digests above are still learnt)
             pending.append(entry)
@@ -287,12 +261,13 @@ def _write(store: CrawlStore, entries: list[LogEntry], report: ImportReport,
     entries.clear()
 
 
-async def _entry(item: Exchange, state: RunState, crawlers: dict[str, OriginCrawler], first_of_digest: dict[str, str],
-                 robots: dict[str, RobotsRules], robots_checked: bool, token: str,
-                 report: ImportReport) -> LogEntry | None:
-    """The crawl log entry of one archived exchange, or None when it is not imported."""
+async def _entry(item: Exchange, interpreter: Interpreter, store: CrawlStore, first_of_digest: dict[str, str],
+                 robots: dict[str, RobotsRules], robots_checked: bool, report: ImportReport) -> LogEntry | None:
+    """The crawl log entry of one archived exchange (interpreted as a fetched answer by
+    ``interpreter``, :func:`answer`), or None when it is not imported."""
+    token = interpreter.token
     try:
-        url = state.clean(parse_url(item.url))
+        url = interpreter.clean(parse_url(item.url))
     except UrlError as exc:
         report.problems.append(Problem(item.where, f"not a usable URL: {exc}"))
         return None
@@ -323,7 +298,7 @@ async def _entry(item: Exchange, state: RunState, crawlers: dict[str, OriginCraw
         # the payload is in another archive or crawl: known when that stored this URL before
         original = item.refers_to_url or item.url
         try:
-            known = state.db.has_contentful_crawl(state.clean(parse_url(original)))
+            known = store.has_contentful_crawl(interpreter.clean(parse_url(original)))
         except UrlError:
             known = False
         if not known:
@@ -333,7 +308,7 @@ async def _entry(item: Exchange, state: RunState, crawlers: dict[str, OriginCraw
             return None
     if original is not None and (item.status is None or 200 <= item.status < 300):
         try:
-            same = state.clean(parse_url(original)).str_url == url.str_url
+            same = interpreter.clean(parse_url(original)).str_url == url.str_url
         except UrlError:
             same = False
         code = ExitCode.file_did_not_change if same or item.revisit == "not-modified" else ExitCode.duplicate
@@ -343,13 +318,7 @@ async def _entry(item: Exchange, state: RunState, crawlers: dict[str, OriginCraw
                         exit_code=code, message=message, requests=[_request(url, item, headers, code, approved)])
     if digest and item.status is not None and 200 <= item.status < 300:
         first_of_digest.setdefault(digest, url.str_url)
-    crawler = crawlers.get(url.str_origin)
-    if crawler is None:
-        crawler = crawlers[url.str_origin] = OriginCrawler(state, url.str_origin, parse_url("/", url.str_url).str_url)
-    result = FetchResult(url=url.str_url, time_sent=item.time_unix, duration_s=0.0, status=item.status,
-                         headers=headers, body=item.body if item.status is not None and 200 <= item.status < 300
-                         else None, raw_size=len(item.body or b""), truncated=item.truncated)
-    entry = await crawler.interpret(url, [result])
+    entry = await interpreter.interpret(url, [answer(item, url, headers)], origin=url.str_origin)
     entry.time_started_unix = started
     entry.time_taken_ms = 0
     for request in entry.requests:
@@ -358,6 +327,15 @@ async def _entry(item: Exchange, state: RunState, crawlers: dict[str, OriginCraw
     if item.truncated:
         entry.message = "; ".join(m for m in (entry.message, "the archive cut its body") if m)
     return entry
+
+
+def answer(item: Exchange, url: ParsedUrl, headers: httpx.Headers) -> FetchResult:
+    """The archived exchange ``item`` of ``url`` (session IDs stripped) with its
+    ``headers`` as the fetcher would have given it: the body of a 2xx answer only, no
+    duration."""
+    return FetchResult(url=url.str_url, time_sent=item.time_unix, duration_s=0.0, status=item.status,
+                       headers=headers, body=item.body if item.status is not None and 200 <= item.status < 300
+                       else None, raw_size=len(item.body or b""), truncated=item.truncated)
 
 
 def _request(url: ParsedUrl, item: Exchange, headers: httpx.Headers, code: ExitCode, approved: bool) -> RequestRecord:

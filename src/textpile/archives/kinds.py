@@ -1,69 +1,95 @@
-"""Telling an archive's kind from its bytes, never from its name.
+"""The archive formats textpile imports: telling an archive's kind from its bytes, never
+from its name, and the reader of each kind.
 
 * WARC: starts with ``WARC/`` (ISO 28500), or is gzip data whose content does; an ARC
   file (the Internet Archive's older format, ``filedesc://`` first) is read as WARC by
-  warcio too.
+  warcio too (:mod:`textpile.archives.warc`).
 * WACZ: a ZIP file (``PK\\x03\\x04``) holding ``datapackage.json`` or WARC files under
-  ``archive/`` (WACZ 1.1.1).
+  ``archive/`` (WACZ 1.1.1; :mod:`textpile.archives.wacz`).
 * zshot: a SQLite database (``SQLite format 3\\0``) whose ``application_id`` (the
   big-endian 32-bit number at byte 68 of the header) is zshot's, 2054383727 (seed
-  zshot-sqlite-archive-schema.sql.txt: ``PRAGMA application_id``).
+  zshot-sqlite-archive-schema.sql.txt: ``PRAGMA application_id``;
+  :mod:`textpile.archives.zshot`).
+
+Every reader yields the same records (:class:`~textpile.archives.exchange.Exchange` and
+:class:`~textpile.archives.exchange.Problem`), which the importer hands to the crawler's
+interpreter (:class:`textpile.crawl.interpret.Interpreter`), the one that reads the
+answers the crawler fetches. A new archive format is a reader module (a recognizer of its
+first bytes and a reader) and one line in :data:`FORMATS`.
 """
 
 from __future__ import annotations
 
-import zipfile
-import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from textpile.archives import wacz, warc, zshot
+from textpile.archives.exchange import Exchange, Problem
 from textpile.errors import TextpileError
 
-GZIP_MAGIC = b"\x1f\x8b"
-SQLITE_MAGIC = b"SQLite format 3\x00"
-ZIP_MAGIC = b"PK\x03\x04"
-ZSHOT_APPLICATION_ID = 2054383727
-KINDS = ("warc", "wacz", "zshot")
+#: How many of a file's first bytes the recognizers look at.
+HEAD_BYTES = 4096
 
 
 class ArchiveKindError(TextpileError):
     """A file is not an archive textpile can import; the message names the file and what it is."""
 
 
+def _not_recorded(path: Path) -> bool:
+    """An archive that does not record whether its capture obeyed robots.txt."""
+    return False
+
+
+@dataclass(frozen=True)
+class ArchiveFormat:
+    """One archive format textpile imports.
+
+    ``kind`` names it in ``textpile_archive_import.kind`` and ``name`` for people.
+    ``recognizes(head, path)`` is True for the file at ``path`` starting with ``head``
+    (its first :data:`HEAD_BYTES` bytes) when it is of this format, False when it is
+    not, and raises ValueError (saying what the file is) when it starts like one but is
+    not readable as one. ``read(path)`` yields the archive's exchanges and problems in
+    archive order. ``robots_checked(path)`` says whether the capture obeyed robots.txt
+    as the archive records it (False when it does not record it), raising ValueError
+    when that record cannot be read (the archive is not readable then).
+    """
+
+    kind: str
+    name: str
+    recognizes: Callable[[bytes, Path], bool]
+    read: Callable[[Path], Iterator[Exchange | Problem]]
+    robots_checked: Callable[[Path], bool] = _not_recorded
+
+
+#: The formats textpile imports. Their first bytes differ (WARC text or gzip data, a ZIP
+#: file, a SQLite database), so at most one recognizes a file.
+FORMATS = (
+    ArchiveFormat("warc", "WARC", warc.recognizes, warc.read_warc_file),
+    ArchiveFormat("wacz", "WACZ", wacz.recognizes, wacz.read_wacz),
+    ArchiveFormat("zshot", "zshot", zshot.recognizes, zshot.read_zshot_file, zshot.robots_checked),
+)
+#: The formats by kind.
+FORMAT_OF_KIND = {f.kind: f for f in FORMATS}
+
+
 def archive_kind(path: Path) -> str:
-    """``"warc"``, ``"wacz"`` or ``"zshot"``: the kind of the archive at ``path``, from its bytes.
+    """The kind of the archive at ``path`` (``"warc"``, ``"wacz"`` or ``"zshot"``: one
+    of :data:`FORMATS`), from its bytes.
 
     Raises:
-        ArchiveKindError: the file is none of them (the message says what it starts like).
+        ArchiveKindError: the file is none of them (the message says what it is, or what
+            it starts with: decompressed when it is gzip data).
         OSError: it cannot be read.
     """
     with open(path, "rb") as f:
-        head = f.read(4096)
-    if head.startswith(SQLITE_MAGIC):
-        app_id = int.from_bytes(head[68:72], "big") if len(head) >= 72 else 0
-        if app_id != ZSHOT_APPLICATION_ID:
-            raise ArchiveKindError(f"{path}: a SQLite database, but not a zshot archive (application_id {app_id}, "
-                                   f"zshot's is {ZSHOT_APPLICATION_ID})")
-        return "zshot"
-    if head.startswith(ZIP_MAGIC):
-        try:
-            with zipfile.ZipFile(path) as z:
-                names = z.namelist()
-        except zipfile.BadZipFile as exc:
-            raise ArchiveKindError(f"{path}: starts like a ZIP file but is not readable as one ({exc})") from None
-        if "datapackage.json" in names or any(_is_warc_member(n) for n in names):
-            return "wacz"
-        raise ArchiveKindError(f"{path}: a ZIP file without datapackage.json or archive/*.warc(.gz): not a WACZ")
-    plain = head
-    if head.startswith(GZIP_MAGIC):
-        try:
-            plain = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64)
-        except zlib.error as exc:
-            raise ArchiveKindError(f"{path}: gzip data that cannot be decompressed ({exc})") from None
-    if plain.startswith(b"WARC/") or plain.startswith(b"filedesc://"):
-        return "warc"
-    shown = plain[:16]
-    raise ArchiveKindError(f"{path}: not a WARC, WACZ or zshot archive (it starts with {shown!r})")
-
-
-def _is_warc_member(name: str) -> bool:
-    return name.startswith("archive/") and name.endswith((".warc", ".warc.gz"))
+        head = f.read(HEAD_BYTES)
+    try:
+        for archive_format in FORMATS:
+            if archive_format.recognizes(head, path):
+                return archive_format.kind
+        shown = warc.head_text(head)[:16]
+    except ValueError as exc:
+        raise ArchiveKindError(f"{path}: {exc}") from None
+    names = [f.name for f in FORMATS]
+    raise ArchiveKindError(f"{path}: not a {', '.join(names[:-1])} or {names[-1]} archive (it starts with {shown!r})")

@@ -14,6 +14,34 @@ from textpile.archives.exchange import Exchange, Problem
 from textpile.archives.warc import read_warc
 
 
+#: The first bytes of a ZIP file (its first local file header).
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def is_warc_member(name: str) -> bool:
+    """True for a WACZ member holding a WARC file: ``archive/*.warc`` or ``archive/*.warc.gz``."""
+    return name.startswith("archive/") and name.endswith((".warc", ".warc.gz"))
+
+
+def recognizes(head: bytes, path: Path) -> bool:
+    """True when the file at ``path``, starting with ``head``, is a WACZ: a ZIP file
+    holding ``datapackage.json`` or WARC files under ``archive/``.
+
+    Raises:
+        ValueError: a ZIP file that cannot be read, or one that is not a WACZ.
+    """
+    if not head.startswith(ZIP_MAGIC):
+        return False
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"starts like a ZIP file but is not readable as one ({exc})") from None
+    if "datapackage.json" in names or any(is_warc_member(n) for n in names):
+        return True
+    raise ValueError("a ZIP file without datapackage.json or archive/*.warc(.gz): not a WACZ")
+
+
 def read_wacz(path: Path) -> Iterator[Exchange | Problem]:
     """The exchanges of every WARC in the WACZ at ``path``; problems name the WARC member
     (``archive/data.warc.gz record at offset 123``). A member that cannot be read is
@@ -23,7 +51,7 @@ def read_wacz(path: Path) -> Iterator[Exchange | Problem]:
         zipfile.BadZipFile: ``path`` is not a readable ZIP file.
     """
     with zipfile.ZipFile(path) as z:
-        members = sorted(n for n in z.namelist() if n.startswith("archive/") and n.endswith((".warc", ".warc.gz")))
+        members = sorted(n for n in z.namelist() if is_warc_member(n))
         if not members:
             yield Problem(str(path), "a WACZ without WARC files under archive/: nothing to import", fatal=True)
             return

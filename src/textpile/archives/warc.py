@@ -18,6 +18,7 @@ import gzip
 import io
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
@@ -32,6 +33,42 @@ REVISIT_PROFILES = {
     "uri-agnostic-identical-payload-digest": "identical-payload",
     "server-not-modified": "not-modified",
 }
+
+
+def head_text(head: bytes) -> bytes:
+    """A file's first bytes ``head`` as WARC would start: decompressed (its first 64
+    bytes) when they are gzip data, else as they are.
+
+    Raises:
+        ValueError: gzip data that cannot be decompressed (the message says so).
+    """
+    if not head.startswith(GZIP_MAGIC):
+        return head
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64)
+    except zlib.error as exc:
+        raise ValueError(f"gzip data that cannot be decompressed ({exc})") from None
+
+
+def recognizes(head: bytes, path: Path) -> bool:
+    """True when a file starting with ``head`` is WARC: ``WARC/`` first (ISO 28500), or
+    ``filedesc://`` (an ARC file, which warcio reads too), gzip-compressed or not.
+
+    Raises:
+        ValueError: gzip data that cannot be decompressed.
+    """
+    plain = head_text(head)
+    return plain.startswith(b"WARC/") or plain.startswith(b"filedesc://")
+
+
+def read_warc_file(path: Path) -> Iterator[Exchange | Problem]:
+    """The exchanges and problems of the WARC file at ``path`` (:func:`read_warc`).
+
+    Raises:
+        OSError: it cannot be opened.
+    """
+    with open(path, "rb") as f:
+        yield from read_warc(f)
 
 
 def warc_time(value: str | None) -> float | None:

@@ -34,6 +34,29 @@ def zshot_time(value: str | None) -> float | None:
     return when.timestamp()
 
 
+#: The first bytes of a SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: zshot's ``PRAGMA application_id`` (seed zshot-sqlite-archive-schema.sql.txt).
+ZSHOT_APPLICATION_ID = 2054383727
+
+
+def recognizes(head: bytes, path: Path) -> bool:
+    """True when a file starting with ``head`` is a zshot archive: a SQLite database whose
+    ``application_id`` (the big-endian 32-bit number at byte 68 of its header) is
+    :data:`ZSHOT_APPLICATION_ID`.
+
+    Raises:
+        ValueError: a SQLite database of another application.
+    """
+    if not head.startswith(SQLITE_MAGIC):
+        return False
+    app_id = int.from_bytes(head[68:72], "big") if len(head) >= 72 else 0
+    if app_id != ZSHOT_APPLICATION_ID:
+        raise ValueError(f"a SQLite database, but not a zshot archive (application_id {app_id}, "
+                         f"zshot's is {ZSHOT_APPLICATION_ID})")
+    return True
+
+
 def open_zshot(path: Path) -> sqlite3.Connection:
     """``path`` opened read-only (the archive is never changed).
 
@@ -54,6 +77,31 @@ def zshot_capture(conn: sqlite3.Connection) -> tuple[str, bool]:
     if row is None:
         raise ValueError("the crawl table has no row")
     return str(row[0]), bool(row[1])
+
+
+def robots_checked(path: Path) -> bool:
+    """Whether the capture of the zshot archive at ``path`` obeyed robots.txt
+    (:func:`zshot_capture`).
+
+    Raises:
+        ValueError: its ``crawl`` table is missing or has no row (the message says which).
+    """
+    conn = open_zshot(path)
+    try:
+        return zshot_capture(conn)[1]
+    except sqlite3.Error as exc:
+        raise ValueError(str(exc)) from None
+    finally:
+        conn.close()
+
+
+def read_zshot_file(path: Path) -> Iterator[Exchange | Problem]:
+    """The exchanges and problems of the zshot archive at ``path`` (:func:`read_zshot`)."""
+    conn = open_zshot(path)
+    try:
+        yield from read_zshot(conn)
+    finally:
+        conn.close()
 
 
 def read_zshot(conn: sqlite3.Connection, label: str = "") -> Iterator[Exchange | Problem]:

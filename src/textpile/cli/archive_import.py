@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     on stderr, one line each, and do not fail the import). A file that is no archive, or
     a database that cannot be used, raises TextpileError (exit 1) before anything is imported."""
     from textpile.archives.importer import import_archives
-    from textpile.crawl.config import load_config
+    from textpile.crawl.policy.config import load_config
 
     config = load_config(Path(args.config)) if args.config else None
     reports = import_archives(args.database, [Path(a) for a in args.archives], config=config,

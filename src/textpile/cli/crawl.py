@@ -14,12 +14,8 @@ import sys
 import threading
 
 from textpile.cli import EXIT_INTERRUPTED, EXIT_OK
+from textpile.crawl.policy.bounds import MAX_COMMANDS_PER_RUN, MAX_DEFAULT_DELAY_MS, MAX_DEFAULT_DELAY_WORDS
 from textpile.errors import TextpileError
-
-#: The bounds of -m and -d (the same as for the configuration keys, see crawl/config.py;
-#: repeated here so that building the parser does not import the crawler).
-MAX_COMMANDS = 10**9
-_MAX_DELAY_MS = 3_600_000
 
 
 def whole_number(maximum: int, unit: str = "", *, minimum: int = 0):
@@ -59,9 +55,10 @@ def register(subparsers) -> None:
                         "its part before the first space")
     p.add_argument("-w", "--worker-name", default="ant", metavar="NAME",
                    help="worker name logged to the agent table (default: ant)")
-    p.add_argument("-m", "--max-commands", type=whole_number(MAX_COMMANDS), metavar="N",
+    p.add_argument("-m", "--max-commands", type=whole_number(MAX_COMMANDS_PER_RUN), metavar="N",
                    help="maximum number of crawl commands in this run (overrides max_commands_per_run)")
-    p.add_argument("-d", "--default-delay", type=whole_number(_MAX_DELAY_MS, " (an hour)"), metavar="MILLISECONDS",
+    p.add_argument("-d", "--default-delay", type=whole_number(MAX_DEFAULT_DELAY_MS, f" ({MAX_DEFAULT_DELAY_WORDS})"),
+                   metavar="MILLISECONDS",
                    help="default wait between requests to one origin (overrides default_delay_ms)")
     p.add_argument("--schedule", action="append", metavar="URL",
                    help="a seed URL; repeatable; overrides seeds")
@@ -103,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
     When the database failed under the run (deleted or
     replaced, disk full, read-only, I/O error), the report is printed and TextpileError
     (exit 1) names the file, the cause and what was kept."""
-    from textpile.crawl.config import check_database_file, config_from_options
-    from textpile.crawl.report import format_report
-    from textpile.crawl.run import run_crawl
+    from textpile.crawl.policy.config import check_database_file, config_from_options
+    from textpile.crawl.loop.report import format_report
+    from textpile.crawl.loop.run import run_crawl
 
     atexit.unregister(_ignore_late_interrupts)
     atexit.register(_ignore_late_interrupts)

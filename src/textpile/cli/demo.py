@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from textpile.cli.crawl import MAX_COMMANDS, whole_number
+from textpile.cli.crawl import whole_number
+from textpile.crawl.policy.bounds import MAX_COMMANDS_PER_RUN
 from textpile.demo import DEFAULT_PORT, PydocServer, check_port_free, write_demo_config
 from textpile.errors import ConfigError
 
@@ -40,7 +41,7 @@ def register(subparsers) -> None:
     # Checked as they are parsed (exit 2 naming the option), before any work starts.
     p.add_argument("--port", type=whole_number(MAX_PORT, minimum=1), default=DEFAULT_PORT,
                    help=f"port for the pydoc server (default {DEFAULT_PORT}; another port is another site)")
-    p.add_argument("-m", "--max-commands", type=whole_number(MAX_COMMANDS), metavar="N",
+    p.add_argument("-m", "--max-commands", type=whole_number(MAX_COMMANDS_PER_RUN), metavar="N",
                    help="requests in this run (default: the configuration's 400)")
     p.add_argument("-l", "--listen-on", default=DEMO_LISTEN_ON,
                    help=f"search frontend address (default {DEMO_LISTEN_ON}; `dagster dev` takes 3000)")

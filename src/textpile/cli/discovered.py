@@ -1,6 +1,6 @@
 """``textpile discovered``: the sites outside the seeds that crawled pages link to
 (atextcrawler's site discovery), and with ``--check`` the relevance of their start
-pages (see :mod:`textpile.crawl.discovery`)."""
+pages (see :mod:`textpile.crawl.discovery.sites`)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def format_sites(sites) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``textpile discovered``; 0 when done."""
-    from textpile.crawl.config import load_config
-    from textpile.crawl.discovery import check_sites, discovered_sites
+    from textpile.crawl.policy.config import load_config
+    from textpile.crawl.discovery.sites import check_sites, discovered_sites
     from textpile.store.database import open_crawler_db
 
     config = load_config(args.config)

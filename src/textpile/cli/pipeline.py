@@ -207,7 +207,7 @@ def validate_crawl_config(
     Raises:
         ConfigError: the file, a policy file or an override is missing or invalid.
     """
-    from textpile.crawl.config import apply_overrides, load_config
+    from textpile.crawl.policy.config import apply_overrides, load_config
 
     loaded = load_config(Path(config).absolute(), policy_files=tuple(Path(p).absolute() for p in policy_files))
     apply_overrides(loaded, max_commands=max_commands, default_delay_ms=default_delay_ms,

@@ -8,7 +8,7 @@ partition, the next ``textpile pipeline`` (holding the data directory's lock):
 1. marks failed, with the reason, every Dagster run whose process died
    (:func:`textpile_dagster.sensors.runs.fail_dead_runs`), so the sensors go on;
 2. closes the crawl runs a killed process left unfinished
-   (:func:`textpile.crawl.recovery.close_unfinished_runs`), unless a crawl is running
+   (:func:`textpile.crawl.crawldb.recovery.close_unfinished_runs`), unless a crawl is running
    on the crawler database right now (its lock is held);
 3. stages and scrapes, one recorded run each, every ended crawl run whose crawl log
    entries are not all in the summary database and whose staging folder is not
@@ -25,8 +25,7 @@ import sys
 from collections.abc import Callable
 from contextlib import closing
 
-from textpile.crawl.recovery import close_unfinished_runs
-from textpile.crawl.run import crawl_lock_path
+from textpile.crawl.crawldb.recovery import close_unfinished_runs, crawl_lock_path
 from textpile.store.database import open_crawler_db
 from textpile.store.locks import exclusive_lock
 from textpile.summarize.staging import pending_runs

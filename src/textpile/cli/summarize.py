@@ -66,7 +66,8 @@ def format_report(report) -> str:
     if report.index is not None:
         x = report.index
         lines += [f"index_rebuilt = {'true' if x.rebuilt else 'false'}", f"index_pages_added = {x.pages_added}",
-                  f"index_pages_removed = {x.pages_removed}", f"index_pages_reindexed = {x.pages_reindexed}"]
+                  f"index_pages_removed = {x.pages_removed}", f"index_pages_reindexed = {x.pages_reindexed}",
+                  f"index_pages_recounted = {x.pages_recounted}"]
     if report.embedding is not None:
         e = report.embedding
         lines += [f"pages_embedded = {e.pages_embedded}", f"sections_embedded = {e.sections_embedded}",

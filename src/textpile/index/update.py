@@ -95,7 +95,9 @@ class IndexReport:
     pages_removed: int = 0
     pages_added: int = 0
     pages_reindexed: int = 0
+    pages_recounted: int = 0  # pages whose in-link counts changed but not their rows
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # of this process (the update runs in it alone)
 
 
 class IndexDrift(Exception):
@@ -195,7 +197,7 @@ def update_index(conn: sqlite3.Connection, *, rebuild: bool = False, progress: b
         sqlite3.Error: database problems (locked, read-only, full disk); nothing is changed.
         DatabaseError: a generation id too large for a docid (textpile.index.docids).
     """
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     top_tier_pages = tier.TOP_TIER_PAGES if top_tier_pages is None else top_tier_pages
     register_functions(conn)  # the text_pile view unpacks the Gen2 texts (textpile.store.gen2_piles)
     remade = fulltext.make_external(conn)
@@ -226,6 +228,7 @@ def update_index(conn: sqlite3.Connection, *, rebuild: bool = False, progress: b
                 conn.rollback()
             raise
     report.seconds = time.monotonic() - started
+    report.cpu_seconds = time.process_time() - cpu_started
     return report
 
 
@@ -336,6 +339,7 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     conn.execute("UPDATE search_index_build SET updated_unix_utc = ?", (int(time.time()),))
     report = _report(conn)
     report.pages_removed, report.pages_added, report.pages_reindexed = len(leaving), len(entering), len(again)
+    report.pages_recounted = len(counts_only)
     return report
 
 

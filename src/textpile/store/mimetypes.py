@@ -9,6 +9,12 @@ import sqlite3
 from dataclasses import dataclass, field
 from email.message import Message
 
+#: Media types read as HTML: the HTML standard's ``text/html`` and XHTML.
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+#: Media types whose text textpile keeps: the crawler stores it, the summarizer scrapes
+#: it into text piles (HTML and plain text).
+TEXT_TYPES = HTML_TYPES | {"text/plain"}
+
 
 @dataclass(frozen=True)
 class MediaType:

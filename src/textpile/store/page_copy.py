@@ -81,9 +81,11 @@ def _read_manifest(copy: Path, page_size: int) -> array | None:
 
 
 def _write_manifest(copy: Path, page_size: int, hashes: array) -> None:
-    """Write the manifest of ``copy`` (its identity as it is now), atomically."""
+    """Write the manifest of ``copy`` (its identity as it is now), atomically. One writer at a
+    time (the caller holds the publish lock), so the file being written has one name, and a
+    run killed while writing it leaves nothing the next run does not overwrite."""
     path = manifest_path(copy)
-    tmp = path.with_name(path.name + f".{os.getpid()}")
+    tmp = path.with_name(path.name + ".writing")
     tmp.write_bytes(_MAGIC + json.dumps(_identity(copy)).encode() + b"\n" + _HEADER.pack(page_size, len(hashes))
                     + hashes.tobytes())
     os.replace(tmp, path)
@@ -108,10 +110,25 @@ def page_hash(pgno: int, data: bytes) -> int:
     return xxhash.xxh3_64_intdigest(data)
 
 
+def _pages(conn):
+    """``(pgno, data)`` of every page of ``conn``'s main database, in page order, as
+    sqlite_dbpage yields them (an ORDER BY would sort every page's bytes first).
+
+    Raises:
+        DatabaseError: a page came out of order.
+    """
+    expected = 1
+    for pgno, data in conn.execute("SELECT pgno, data FROM sqlite_dbpage"):
+        if pgno != expected:
+            raise DatabaseError(f"sqlite_dbpage gave page {pgno} where page {expected} was expected")
+        expected += 1
+        yield pgno, data
+
+
 def _page_hashes(conn) -> array:
     """The :func:`page_hash` of every page of ``conn``'s main database, in page order."""
     hashes = array("Q")
-    for pgno, data in conn.execute("SELECT pgno, data FROM sqlite_dbpage ORDER BY pgno"):
+    for pgno, data in _pages(conn):
         hashes.append(page_hash(pgno, data))
     return hashes
 
@@ -136,7 +153,7 @@ def _update(source: Path, copy: Path) -> dict:
             old = _page_hashes(dst)
         new = array("Q")
         changed = []
-        for pgno, data in src.execute("SELECT pgno, data FROM sqlite_dbpage ORDER BY pgno"):
+        for pgno, data in _pages(src):
             h = page_hash(pgno, data)
             new.append(h)
             if pgno > len(old) or old[pgno - 1] != h:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from textpile.enums import CrawlType, ExitCode
 from textpile.errors import TextpileError
+from textpile.store.mimetypes import TEXT_TYPES
 from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.scrape.result import LOCATION_FLAGS
 from textpile.summarize.scrape_pool import ScrapePool
@@ -58,9 +59,6 @@ SCRAPE_SECTION_SCHEMA = pa.schema([
     ("level", pa.int64()), ("start_offset", pa.int64()), ("end_offset", pa.int64()),
 ])
 
-# Media types whose file_text is scraped into text piles.
-SCRAPED_MEDIA_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
-
 _SCRAPED_FILES_SQL = """
     FROM read_parquet(?) f
     JOIN read_parquet(?) cl ON cl.crawl_log_id = f.crawl_log_id
@@ -73,7 +71,7 @@ _SCRAPED_FILES_SQL = """
 def _scraped_files_params(batch_dir: Path) -> list:
     return [str(table_path(batch_dir, "file")), str(table_path(batch_dir, "crawl_log")),
             str(table_path(batch_dir, "file_text")), str(table_path(batch_dir, "request")),
-            int(CrawlType.file_crawl), int(ExitCode.file_ingested), list(SCRAPED_MEDIA_TYPES)]
+            int(CrawlType.file_crawl), int(ExitCode.file_ingested), sorted(TEXT_TYPES)]  # whose file_text is scraped
 
 
 @duckdb_interrupts()

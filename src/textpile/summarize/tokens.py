@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textpile.store.database import open_summary_db, sqlite_errors
+from textpile.store.text_piles import GEN1_FIELDS
 
 WORD = re.compile(r"\w+")
-GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
 
 
 def tokenize(text: str) -> list[str]:

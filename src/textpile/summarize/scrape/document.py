@@ -15,7 +15,7 @@ import time
 
 from lxml import etree
 
-from textpile.store.mimetypes import parse_media_type
+from textpile.store.mimetypes import HTML_TYPES, parse_media_type
 from textpile.store.urls import parse_url
 from textpile.summarize.scrape import description as desc
 from textpile.summarize.scrape.dates import page_dates
@@ -27,7 +27,6 @@ from textpile.summarize.scrape.piles import build_gen1, build_gen2
 from textpile.summarize.scrape.result import DocumentDescription, ScrapeResult
 from textpile.summarize.scrape.walk import Line, WalkResult, walk_document
 
-HTML_TYPES = frozenset(("text/html", "application/xhtml+xml"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -16,7 +16,6 @@ from textpile.summarize.scrape.gen2_codec import (
 from textpile.summarize.scrape.result import TextPileGen1, TextPileGen2
 from textpile.summarize.scrape.walk import Line, WalkResult
 
-GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
 GEN1_SEPARATOR = "\n\n\n"
 
 # A sentence ends after . ! ? … (plus closing quotes/brackets) followed by whitespace.

@@ -7,7 +7,7 @@ the number of origins closes a connection of one origin to open one to another.
 :class:`PerOriginTransport` gives each origin (scheme, host, port) its own pool: one
 request at a time per origin needs one connection, kept alive across the crawl delay
 (:func:`keepalive_expiry_s`). Requests in flight over all origins are bounded by the
-crawl's fetch slots (:mod:`textpile.crawl.run`), not here.
+crawl's fetch slots (:mod:`textpile.crawl.loop.run`), not here.
 """
 
 from __future__ import annotations

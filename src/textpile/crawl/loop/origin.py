@@ -14,49 +14,46 @@ the ignore list so they are tried again in the same run (each at most
 Pages are read while the loop goes on: a 2xx text answer is handed to the run's page
 reader (a worker process) and the origin crawler waits out its delay and sends its next
 request meanwhile (at most :data:`MAX_READS_PER_ORIGIN` pages of one origin, and
-:func:`read_backlog_bytes` of all, wait to be read). Its crawl log entries are still
-queued in request order (an outbox per origin). With its todo list empty it waits for
-its oldest page's links (asking the readers to hurry: :meth:`PageReader.hurry`), then
-looks for new candidates, page after page.
+:func:`~textpile.crawl.loop.backlog.read_backlog_bytes` of all, wait to be read: the read
+backlog). Its crawl log entries are still queued in request order (an outbox per
+origin). With its todo list empty it waits for its oldest page's links (asking the
+readers to hurry: :meth:`PageReader.hurry`), then looks for new candidates, page after
+page. What an answer means (its crawl log entry) is the interpreter's business
+(:mod:`textpile.crawl.interpret`), and what a robots.txt answer means robots.txt's
+(:func:`textpile.crawl.fetcher.robots.robots_answer`).
 
 Hostile sites: whatever handling one robots.txt fetch or one URL raises (other than a
 database error, Ctrl+C or cancellation) is logged as that entry's -999 unknown_error
 with the exception's message and costs one patience; the run goes on
 (:meth:`OriginCrawler.guarded`, the one safety net). URLs with a user name or password,
-or longer than :data:`~textpile.crawl.page.MAX_URL_CHARS`, are never scheduled.
+or longer than :data:`~textpile.crawl.parser.page.MAX_URL_CHARS`, are never scheduled.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import sqlite3
 import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from textpile.crawl.charset import codec_for_label
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.crawldb import Candidate, CrawlerDb, FileRecord, LogEntry, RedirectRecord, RequestRecord
-from textpile.crawl.meta import MetaReading, maybe_meta
-from textpile.crawl.packed import unpack_links
-from textpile.crawl.records import Listing, MetaCandidate, SiteLinks
-from textpile.crawl.sitemaps import MAX_SITEMAP_DEPTH, WELL_KNOWN_SITEMAPS
-from textpile.crawl.delay import CrawlDelay, parse_retry_after
-from textpile.crawl.fetch import (CrawlClient, FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
-                                  is_valid_header_value, parse_http_date)
-from textpile.crawl.headers import header_canonical, header_feeds, header_refresh, parse_link_header, x_robots_tag
-from textpile.crawl.page import MAX_URL_CHARS, RobotsDirectives, usable_link
-from textpile.crawl.reader import TEXT_TYPES, PageReader, PageReading
-from textpile.crawl.refresh import MAX_REDIRECT_DELAY_S
-from textpile.crawl.robots import ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules, looks_like_html
-from textpile.crawl.sniff import mislabeled_text_type
-from textpile.crawl.traps import calendar_pattern, strip_session_ids
-from textpile.enums import CrawlType, ExitCode, InformationSource
+from textpile.crawl.crawldb.records import Candidate, LogEntry, MetaCandidate
+from textpile.crawl.crawldb.writer import CrawlerDb
+from textpile.crawl.discovery.sitemaps import WELL_KNOWN_SITEMAPS
+from textpile.crawl.fetcher.delay import CrawlDelay, parse_retry_after
+from textpile.crawl.fetcher.fetch import (CrawlClient, FetchLimits, FetchResult, exit_code_for_status, fetch, http_date,
+                                          is_valid_header_value)
+from textpile.crawl.fetcher.robots import (REDIRECT_STATUSES, ROBOTS_EXPIRY_S, ROBOTS_MAX_BYTES, RobotsRules,
+                                           robots_answer)
+from textpile.crawl.interpret import Interpreter, request_record
+from textpile.crawl.loop.backlog import BodyRoom, ReadBacklog
+from textpile.crawl.parser.page import unusable_reason, usable_link
+from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.policy.traps import calendar_pattern
+from textpile.crawl.workers.readers import PageReader
+from textpile.enums import CrawlType, ExitCode
 from textpile.errors import DatabaseError
-from textpile.store.mimetypes import parse_media_type
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
-from textpile import processes
 
 #: Patience of an origin crawler (page "Crawl Loop").
 INITIAL_PATIENCE = 5
@@ -72,226 +69,13 @@ IDLE_POLL_S = 0.05
 MAX_ERROR_MESSAGE_CHARS = 500
 #: Pages of one origin waiting to be read (or being read) before it sends no more requests.
 MAX_READS_PER_ORIGIN = 4
-#: Body bytes of all origins waiting to be read, or read and their text waiting to be
-#: written, before origins send no more requests (the memory bound,
-#: :func:`read_backlog_bytes`): this share of the memory the crawl may use, within
-#: these bounds.
-READ_BACKLOG_SHARE = 1 / 32
-MIN_READ_BACKLOG_BYTES = 128 * 1024 * 1024
-MAX_READ_BACKLOG_BYTES = 1024 * 1024 * 1024
-
-
-def read_backlog_bytes(memory: int | None = None) -> int:
-    """The read backlog's limit in bytes for a crawl that may use ``memory`` bytes (None:
-    :func:`textpile.processes.usable_memory_bytes`): :data:`READ_BACKLOG_SHARE` of it,
-    at least :data:`MIN_READ_BACKLOG_BYTES` and at most :data:`MAX_READ_BACKLOG_BYTES`
-    (128 MiB up to 4 GiB of memory, 768 MiB with 24 GiB, 1 GiB from 32 GiB). More room
-    lets the origins go on fetching while the page readers are behind: when 200 origins
-    fetch the same 2.5 MB table of contents within a second (the crawl benchmark),
-    128 MiB holds 50 of them and every origin waited up to 7 delays for room."""
-    if memory is None:
-        memory = processes.usable_memory_bytes()
-    return int(min(MAX_READ_BACKLOG_BYTES, max(MIN_READ_BACKLOG_BYTES, memory * READ_BACKLOG_SHARE)))
-
-
-class ReadBacklog:
-    """The body bytes fetched and not yet both read by the page readers and written
-    (their text) by the crawler database process, and the bytes reserved for the
-    requests under way. A request waits for room before it is sent, so memory stays
-    near ``limit`` (plus the answers bigger than their reservation), also while the
-    database process is behind; one asyncio thread: no locks.
-
-    Requests get room in the order they asked for it (first come, first served), each
-    reserving the mean size of the bodies seen so far (:meth:`estimate`) until its own
-    body is counted: when the readers are behind, room freed by a page read and written
-    goes to the origins that waited longest, a few requests at a time, so every origin
-    slows down alike instead of all stopping until the backlog is drained.
-
-    Fair to origins with small pages: an origin that has pages of its own waiting to be
-    read gets room only below :data:`FAIR_SHARE` of the limit, so the rest of it stays
-    for the origins that have none waiting, and one origin's big pages (a run of them on
-    many origins at once) do not silence every other origin. When nothing is held or
-    reserved, a request always gets room (one body bigger than the limit still passes).
-
-    A body bigger than its reservation (a Content-Length above it, or more bytes
-    arriving) waits for room for the rest before it is read (:meth:`grow`), before
-    every request waiting for room: without that, every origin fetching the same big
-    page at once (a site's table of contents) holds one in memory per request in flight,
-    far beyond the limit.
-    """
-
-    #: the share of the limit at which origins with pages of their own waiting stop
-    FAIR_SHARE = 0.75
-    #: the body size reserved for a request before any body was counted, in bytes
-    FIRST_ESTIMATE = 64 * 1024
-
-    def __init__(self, limit: int | None = None) -> None:
-        self.limit = read_backlog_bytes() if limit is None else limit
-        #: bytes of bodies held (waiting to be read, or read and waiting to be written)
-        self.size = 0
-        #: bytes reserved for requests under way
-        self.reserved = 0
-        self._bodies = 0
-        self._body_bytes = 0
-        self._order = 0
-        #: waiting requests per class (True: their origin has pages waiting), in order:
-        #: [order, future]
-        self._waiting: dict[bool, deque] = {False: deque(), True: deque()}
-        #: bytes reserved by :meth:`grow` and not given back
-        self._grown = 0
-        #: requests under way waiting in :meth:`grow`, in order: [extra bytes, future]
-        self._growing: deque = deque()
-
-    def estimate(self) -> int:
-        """The bytes a request reserves: the mean size of the bodies counted so far
-        (:meth:`add`), :data:`FIRST_ESTIMATE` before the first."""
-        return self._body_bytes // self._bodies if self._bodies else self.FIRST_ESTIMATE
-
-    def _fits(self, reading: bool, amount: int) -> bool:
-        held = self.size + self.reserved
-        return held == 0 or held + amount <= (self.FAIR_SHARE * self.limit if reading else self.limit)
-
-    async def room(self, reading: bool = False) -> int:
-        """Wait until one more request's body fits (with ``reading``, the caller's origin
-        has pages waiting to be read: below :data:`FAIR_SHARE` of the limit), after the
-        requests that asked before; reserve :meth:`estimate` bytes for it and return the
-        amount, which the caller gives back with :meth:`unreserve` once its body is
-        counted with :meth:`add` (or the request failed). Cancelled while waiting, it
-        reserves nothing."""
-        amount = self.estimate()
-        if (not self._waiting[False] and not self._waiting[True] and not self._growing
-                and self._fits(reading, amount)):
-            self.reserved += amount
-            return amount
-        future = asyncio.get_running_loop().create_future()
-        self._order += 1
-        entry = [self._order, future]
-        self._waiting[reading].append(entry)
-        try:
-            return await future
-        except asyncio.CancelledError:
-            if future.done() and not future.cancelled():
-                self.unreserve(future.result())  # room was given, then the caller was cancelled
-            else:
-                try:
-                    self._waiting[reading].remove(entry)
-                except ValueError:
-                    pass
-                self._admit()
-            raise
-
-    def _grow_fits(self, extra: int) -> bool:
-        return self.size + self.reserved + extra <= self.limit or (self.size == 0 and self._grown == 0)
-
-    async def grow(self, extra: int) -> None:
-        """Wait until a request under way, whose body is bigger than what it reserved,
-        may hold ``extra`` bytes more, and reserve them (given back by :meth:`unreserve`).
-        Such requests go first, oldest first, before any request waiting in :meth:`room`
-        (they hold a connection); one goes on when ``extra`` more bytes fit the limit, or
-        when no body is held and no other growth is reserved (a body bigger than the
-        limit still passes, one at a time). Cancelled while waiting, it reserves nothing."""
-        if not self._growing and self._grow_fits(extra):
-            self.reserved += extra
-            self._grown += extra
-            return
-        future = asyncio.get_running_loop().create_future()
-        entry = [extra, future]
-        self._growing.append(entry)
-        try:
-            await future
-        except asyncio.CancelledError:
-            if future.done() and not future.cancelled():
-                self.unreserve(0, extra)  # room was given, then the caller was cancelled
-            else:
-                try:
-                    self._growing.remove(entry)
-                except ValueError:
-                    pass
-                self._admit()
-            raise
-
-    def _admit(self) -> None:
-        """Give room to the waiting requests that fit, oldest first: requests under way
-        that grow first (:meth:`grow`); the others only when none of those waits."""
-        growing = self._growing
-        while growing:
-            extra, future = growing[0]
-            if future.done():  # cancelled
-                growing.popleft()
-                continue
-            if not self._grow_fits(extra):
-                return
-            growing.popleft()
-            self.reserved += extra
-            self._grown += extra
-            future.set_result(None)
-        waiting = self._waiting
-        while True:
-            for queue in waiting.values():
-                while queue and queue[0][1].done():  # cancelled
-                    queue.popleft()
-            heads = [(queue[0][0], reading) for reading, queue in waiting.items()
-                     if queue and self._fits(reading, self.estimate())]
-            if not heads:
-                return
-            _order, reading = min(heads)
-            _order, future = waiting[reading].popleft()
-            amount = self.estimate()
-            self.reserved += amount
-            future.set_result(amount)
-
-    def add(self, size: int) -> None:
-        """A body of ``size`` bytes waits to be read (it counts towards :meth:`estimate`)."""
-        self.size += size
-        self._bodies += 1
-        self._body_bytes += size
-
-    def unreserve(self, amount: int, grown: int = 0) -> None:
-        """Give back ``amount`` bytes :meth:`room` reserved and ``grown`` bytes
-        :meth:`grow` reserved for the same request."""
-        self.reserved -= amount + grown
-        self._grown -= grown
-        self._admit()
-
-    def release(self, size: int) -> None:
-        """``size`` bytes were read and written."""
-        self.size -= size
-        self._admit()
-
-
-class BodyRoom:
-    """The room one request's body has in a :class:`ReadBacklog`: ``amount`` bytes
-    :meth:`ReadBacklog.room` reserved, grown on demand. Awaiting ``room(total)`` (what
-    :func:`~textpile.crawl.fetch.fetch` does before it reads a body, with its declared
-    length, and while the body arrives) waits until the body may hold ``total`` bytes;
-    :meth:`give_back` returns all of it once the body is counted."""
-
-    __slots__ = ("backlog", "amount", "grown")
-
-    def __init__(self, backlog: ReadBacklog, amount: int) -> None:
-        self.backlog = backlog
-        self.amount = amount
-        self.grown = 0
-
-    async def __call__(self, total: int) -> None:
-        extra = total - self.amount - self.grown
-        if extra > 0:
-            await self.backlog.grow(extra)
-            self.grown += extra
-
-    def give_back(self) -> None:
-        """Give back everything reserved (once)."""
-        self.backlog.unreserve(self.amount, self.grown)
-        self.amount = self.grown = 0
-
-
 @dataclass
 class RunState:
     """What all origin crawlers of one run share (one asyncio thread, no locks needed).
 
     ``commands_left`` is the run's remaining max_commands_per_run budget; a command is a
     crawl that sends requests (a file crawl or a robots.txt fetch). ``reader`` reads the
-    fetched pages off the event loop (see :mod:`textpile.crawl.reader`).
+    fetched pages off the event loop (see :mod:`textpile.crawl.workers.readers`).
     """
 
     config: CrawlConfig
@@ -309,6 +93,12 @@ class RunState:
     out_of_commands: bool = False
     #: origin crawlers still working (not idle waiting for candidates from others)
     busy: int = 0
+    #: the answers' interpreter (:class:`~textpile.crawl.interpret.Interpreter` of
+    #: ``config``, ``token``, ``seed_origins`` and ``reader``)
+    interpreter: Interpreter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.interpreter = Interpreter(self.config, self.token, self.seed_origins, self.reader)
 
     def take_command(self) -> bool:
         """Use one command of the budget; False when it is spent."""
@@ -317,19 +107,6 @@ class RunState:
             return False
         self.commands_left -= 1
         return True
-
-    @functools.cached_property
-    def session(self) -> frozenset[str]:
-        """The session-ID parameter names stripped from every URL found (lower case)."""
-        return self.config.session_names
-
-    def clean(self, url: ParsedUrl | None) -> ParsedUrl | None:
-        """``url`` without its session-ID parameters (:func:`textpile.crawl.traps.strip_session_ids`)."""
-        return None if url is None else strip_session_ids(url, self.session)
-
-    def is_seed_origin(self, url: ParsedUrl) -> bool:
-        """True when ``url`` is http(s) and shares its origin with a seed."""
-        return url.scheme in ("http", "https") and url.str_origin in self.seed_origins
 
 
 @dataclass
@@ -399,7 +176,7 @@ class OriginCrawler:
 
     async def next_read_done(self) -> None:
         """Wait until the oldest page of this origin being read is read, its readers
-        asked to hurry (:meth:`~textpile.crawl.reader.PageReader.hurry`)."""
+        asked to hurry (:meth:`~textpile.crawl.workers.readers.PageReader.hurry`)."""
         if self.reads:
             self.state.reader.hurry(self.str_origin)
             await asyncio.wait([self.reads[0]])
@@ -481,7 +258,7 @@ class OriginCrawler:
     def trapped(self, url_id: int, url: ParsedUrl) -> str | None:
         """Why ``url`` is not crawled in this run as part of a URL trap, or None.
 
-        A calendar-like URL (:func:`textpile.crawl.traps.calendar_pattern`) is crawled
+        A calendar-like URL (:func:`textpile.crawl.policy.traps.calendar_pattern`) is crawled
         only while fewer than ``max_urls_per_pattern`` URLs of its pattern were crawled
         in this run; the others are logged as 173 without touching their candidate
         rows, so they stay due and the next run takes the next ones."""
@@ -535,7 +312,7 @@ class OriginCrawler:
         """Send one request after waiting out the crawl delay; record its timing and, when
         it was sent (not refused by the SSRF filter or the HTTP client), count it.
         While :attr:`reading_robots`, a 2xx body is kept only up to
-        :data:`~textpile.crawl.robots.ROBOTS_MAX_BYTES` (see :func:`fetch`)."""
+        :data:`~textpile.crawl.fetcher.robots.ROBOTS_MAX_BYTES` (see :func:`fetch`)."""
         wait = self.delay.wait_s()
         if wait > 0:
             await asyncio.sleep(wait)
@@ -626,7 +403,10 @@ class OriginCrawler:
         everything allowed). A redirect whose target cannot be used (not a URL, an
         invalid host, not http(s), a user name or password in it) makes robots.txt
         unreachable: exit 42, nothing allowed for now, one patience. Only the first
-        :data:`~textpile.crawl.robots.ROBOTS_MAX_BYTES` bytes are read and parsed.
+        :data:`~textpile.crawl.fetcher.robots.ROBOTS_MAX_BYTES` bytes are read and parsed. The
+        last answer is understood by :func:`~textpile.crawl.fetcher.robots.robots_answer`; an
+        unavailable robots.txt costs one patience, an address the SSRF filter refused
+        stops the origin (:meth:`refused`).
         """
         state = self.state
         robots_url = self.robots_url()
@@ -634,9 +414,8 @@ class OriginCrawler:
         t0 = time.monotonic()
         results = await self.request_with_retry(robots_url.str_url)
         hops = 0
-        message = None
         bad_target = None
-        while (results[-1].exit_code is None and results[-1].status in (301, 302, 303, 307, 308)
+        while (results[-1].exit_code is None and results[-1].status in REDIRECT_STATUSES
                and hops < MAX_ROBOTS_REDIRECTS):
             location = results[-1].headers.get("location") or ""
             try:
@@ -650,55 +429,18 @@ class OriginCrawler:
                 break
             hops += 1
             results.extend(await self.request_with_retry(target.str_url))
-        last = results[-1]
-        rules: RobotsRules
-        self.robots_unavailable = False
-        if bad_target is not None:
-            code = ExitCode.did_not_understand_answer
-            message = bad_target
-            rules = RobotsRules.unavailable()
-            self.robots_unavailable = True
+        answer = robots_answer(results[-1], bad_target)
+        code, message, rules = answer.exit_code, answer.message, answer.rules
+        self.robots_unavailable = answer.unavailable
+        if answer.refused:
+            self.refused(results[-1].message)
+        elif answer.unavailable:
             self.patience -= 1
-        elif last.exit_code is not None:
-            code = last.exit_code
-            message = last.message
-            rules = RobotsRules.unavailable()
-            self.robots_unavailable = True
-            if last.blocked_address:
-                self.refused(last.message)
-            else:
-                self.patience -= 1
-        else:
-            code = exit_code_for_status(last.status)
-            if 200 <= last.status < 300:
-                body = last.body or b""
-                if looks_like_html(last.headers.get("content-type"), body):
-                    code = ExitCode.file_of_unknown_type
-                    message = "robots.txt answered with an HTML page: no rules, everything allowed"
-                    rules = RobotsRules.allow_all()
-                else:
-                    rules = RobotsRules.parse(body, truncated=last.truncated)
-                    if last.truncated:
-                        message = f"robots.txt longer than {ROBOTS_MAX_BYTES} bytes: only its start was parsed"
-            elif last.status in (301, 302, 303, 307, 308):
-                message = "robots.txt redirects too often or to nowhere: treated as unavailable (4xx), everything allowed"
-                rules = RobotsRules.allow_all()
-            elif last.status == 429 or last.status >= 500:
-                message = "robots.txt unavailable: nothing allowed for now"
-                rules = RobotsRules.unavailable()
-                self.robots_unavailable = True
-                self.patience -= 1
-            elif 400 <= last.status < 500:
-                message = "no robots.txt rules (4xx): everything allowed"
-                rules = RobotsRules.allow_all()
-            else:
-                message = "robots.txt answer not understood: everything allowed"
-                rules = RobotsRules.allow_all()
         self.robots = rules
         self.robots_expiry = time.monotonic() + ROBOTS_EXPIRY_S
         crawl_delay = rules.crawl_delay_s(state.token)
         self.delay.minimum_s = crawl_delay if crawl_delay is not None else state.config.default_delay_ms / 1000.0
-        requests = [self.request_record(r, r.exit_code or exit_code_for_status(r.status)) for r in results]
+        requests = [request_record(r, r.exit_code or exit_code_for_status(r.status)) for r in results]
         requests[-1].exit_code = code
         new_meta = [] if self.robots_unavailable or not state.config.sitemaps else self.sitemaps_of(rules, robots_url)
         self.write(LogEntry(url=robots_url, crawl_type=CrawlType.robotstxt_fetch, time_started_unix=int(started),
@@ -709,14 +451,14 @@ class OriginCrawler:
         """The sitemaps to read for this origin (dead-simple-search "Sitemap discovery"):
         the ``Sitemap:`` lines of its robots.txt that are usable http(s) URLs on a seed
         origin (a sitemap elsewhere is not fetched: only seed origins are crawled), or,
-        when robots.txt names none, this origin's :data:`~textpile.crawl.sitemaps.WELL_KNOWN_SITEMAPS`."""
+        when robots.txt names none, this origin's :data:`~textpile.crawl.discovery.sitemaps.WELL_KNOWN_SITEMAPS`."""
         named = []
         for line in rules.sitemaps():
             try:
-                url = self.state.clean(parse_url(line.partition("#")[0], robots_url.str_url))
+                url = self.state.interpreter.clean(parse_url(line.partition("#")[0], robots_url.str_url))
             except UrlError:
                 continue
-            if usable_link(url) and self.state.is_seed_origin(url):
+            if usable_link(url) and self.state.interpreter.is_seed_origin(url):
                 named.append(MetaCandidate(url, "sitemap", "robots.txt"))
         if named or rules.names_sitemaps():
             return named
@@ -753,7 +495,7 @@ class OriginCrawler:
         finally:
             self.body_room = None
             room.give_back()  # its body, if any, is counted now
-        entry = await self.interpret(url, results, candidate)
+        entry = await self.state.interpreter.interpret(url, results, candidate, self.str_origin)
         entry.time_started_unix = int(started)
         entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         self.write(entry)
@@ -809,7 +551,7 @@ class OriginCrawler:
         applies), then queue the entries that are ready. The page's ``size`` stays in
         the read backlog until its entry (its text) is written (see :class:`ReadBacklog`)."""
         try:
-            entry = await self.interpret(url, results, candidate)
+            entry = await self.state.interpreter.interpret(url, results, candidate, self.str_origin)
             entry.time_started_unix = int(started)
             entry.time_taken_ms = int((time.monotonic() - t0) * 1000)
         except (sqlite3.Error, DatabaseError) as exc:
@@ -844,182 +586,6 @@ class OriginCrawler:
 
         return written
 
-    def request_record(self, result: FetchResult, code: ExitCode) -> RequestRecord:
-        """The request row of ``result`` with exit code ``code``."""
-        return RequestRecord(
-            url=parse_url(result.url), time_sent_unix=int(result.time_sent),
-            duration_ms=int(result.duration_s * 1000), exit_code=code,
-            server_last_modified_unix=parse_http_date(result.headers.get("last-modified")),
-            http_status=result.status, http_etag=result.headers.get("etag"),
-        )
-
-    async def interpret(self, url: ParsedUrl, results: list[FetchResult],
-                        candidate: Candidate | None = None) -> LogEntry:
-        """Turn the answers to a file crawl of ``candidate`` into a log entry (times
-        filled by the caller)."""
-        state = self.state
-        last = results[-1]
-        entry = LogEntry(url=url, crawl_type=CrawlType.file_crawl, time_started_unix=0, time_taken_ms=0,
-                         exit_code=ExitCode.unknown_error)
-        entry.requests = [self.request_record(r, r.exit_code or exit_code_for_status(r.status)) for r in results]
-        index = len(results) - 1
-        if last.exit_code is not None:
-            entry.exit_code = last.exit_code
-            entry.message = last.message
-            return entry
-        code = exit_code_for_status(last.status)
-        headers = last.headers
-        modified = parse_http_date(headers.get("last-modified"))
-        file_modified = None if modified is not None and modified == parse_http_date(headers.get("date")) else modified
-        if code in (ExitCode.permanent_redirect, ExitCode.redirect):
-            location = headers.get("location")
-            target = None
-            if location:
-                try:
-                    target = parse_url(location, url.str_url)
-                except UrlError:
-                    target = None
-            reason = unusable_reason(target) if target is not None and target.scheme in ("http", "https") else None
-            if target is None or target.scheme not in ("http", "https"):
-                code = ExitCode.did_not_understand_answer
-                entry.message = f"redirect without a usable http(s) Location: {location[:200]!r}"
-            elif reason is not None:
-                # Neither stored nor followed: credentials stay out of the database.
-                entry.message = f"redirect target {reason}: not recorded, not followed"
-            else:
-                target = state.clean(target)
-                entry.redirect = RedirectRecord(index, target, code == ExitCode.permanent_redirect, file_modified)
-                if state.is_seed_origin(target):
-                    entry.new_candidates.append(target)
-        elif code == ExitCode.file_ingested:
-            code = await self.read_file(url, last, entry, index, file_modified, candidate)
-        entry.exit_code = code
-        entry.requests[-1].exit_code = code
-        return entry
-
-    async def read_file(self, url: ParsedUrl, result: FetchResult, entry: LogEntry, index: int,
-                        file_modified: int | None, candidate: Candidate | None = None) -> ExitCode:
-        """Read a 2xx answer into ``entry``: file and text rows, discovered candidates,
-        noindex / canonical decisions. Returns the exit code. The body is decoded and
-        read by the run's page reader (a worker process), not on the event loop.
-
-        A body labelled as text that is binary (:func:`~textpile.crawl.sniff.mislabeled_text_type`,
-        which looks at its first 1445 bytes only) is stored with its real media type and no
-        text: 29 file_of_unknown_type, the message naming the label and the real type.
-
-        A sitemap or feed (:mod:`textpile.crawl.meta`) is read for its URLs
-        (:meth:`read_listing`). A file a sitemap dated (``candidate.sitemap_lastmod``) gets
-        that date as its last modification, before the Last-Modified header
-        (dead-simple-search "Page dates": the sitemap's lastmod, then the header).
-        Feeds the page announces become feed candidates; its links to origins outside
-        the seeds are recorded when site discovery is on."""
-        state = self.state
-        config = state.config
-        body = result.body or b""
-        media_type = parse_media_type(result.headers.get("content-type"))
-        directives = x_robots_tag(result.headers.get_list("x-robots-tag"), state.token)
-        header_links = parse_link_header(result.headers.get_list("link"))
-        reading = PageReading()
-        entry.message = result.note
-        if candidate is not None and candidate.sitemap_lastmod is not None:
-            file_modified = candidate.sitemap_lastmod
-        if media_type.essence in TEXT_TYPES:
-            utf16 = (codec_for_label(media_type.charset) or "").startswith("utf-16")
-            real_type = mislabeled_text_type(body, utf16_declared=utf16)
-            if real_type is not None:
-                entry.message = (f"labelled {media_type.essence}, but the content is {real_type} "
-                                 "(binary bytes; WHATWG MIME sniffing)")
-                media_type = parse_media_type(real_type)
-        hint = candidate.meta_kind if candidate is not None else None
-        if (config.sitemaps or config.feeds) and maybe_meta(body, media_type.essence, hint):
-            meta = await state.reader.read_meta(body, url.str_url, hint, state.seed_origins, state.session,
-                                                int(time.time()), self.str_origin)
-            if meta is not None:
-                depth = candidate.meta_depth if candidate is not None and candidate.meta_depth is not None else 0
-                return self.read_listing(entry, FileRecord(index, media_type, len(body), file_modified),
-                                         meta, depth, directives.nofollow)
-        if media_type.essence in TEXT_TYPES:
-            reading = await state.reader.read(body, media_type.essence, media_type.charset, url.str_url,
-                                              state.token, state.seed_origins, self.str_origin, state.session)
-            directives = directives | reading.robots
-        if not directives.nofollow:
-            entry.new_links = reading.links
-            if config.feeds:
-                feeds = reading.feeds + [state.clean(f) for f in header_feeds(header_links, url.str_url)]
-                entry.new_meta = [MetaCandidate(feed, "feed", "link") for feed in dict.fromkeys(feeds)
-                                  if state.is_seed_origin(feed) and feed.str_url != url.str_url]
-            if config.discover_sites and reading.other_origins:
-                entry.site_links = SiteLinks(reading.other_origins)
-        if directives.noindex:
-            entry.message = "the page asked not to be indexed (noindex)"
-            return ExitCode.blocked_at_request_of_remote
-        refresh, source = header_refresh(result.headers.get("refresh"), url.str_url), InformationSource.response_header
-        if refresh is not None and refresh[1] is not None:
-            refresh = (refresh[0], state.clean(refresh[1]))
-        if refresh is None:
-            refresh, source = reading.refresh, InformationSource.file_body
-        if refresh is not None and refresh[0] <= MAX_REDIRECT_DELAY_S and refresh[1] is not None \
-                and refresh[1].str_url != url.str_url:
-            # A client-side redirect to a stub page: recorded as a redirect (read from the
-            # file's body, or from a Refresh header), not indexed; the target is
-            # scheduled like a redirect's.
-            delay, target = refresh
-            permanent = delay == 0  # an instant refresh redirects for good, as search engines treat it
-            entry.redirect = RedirectRecord(index, target, permanent, file_modified, information_source=source)
-            what = "meta refresh" if source == InformationSource.file_body else "Refresh header"
-            entry.message = f"{what} after {delay} s to {target.str_url}: a client-side redirect, not indexed"
-            if state.is_seed_origin(target):
-                entry.new_candidates.append(target)
-            return ExitCode.permanent_redirect if permanent else ExitCode.redirect
-        canonical = reading.canonical or state.clean(header_canonical(header_links, url.str_url))
-        if canonical is not None and canonical.str_url != url.str_url:
-            entry.message = f"canonical URL is {canonical.str_url}"
-            if state.is_seed_origin(canonical):
-                entry.new_candidates.append(canonical)
-            return ExitCode.not_canonical
-        text = body if reading.text_is_body else reading.text
-        entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
-                                last_modified_unix=file_modified, canonical_url=canonical, text=text)
-        return ExitCode.file_ingested if text is not None else ExitCode.file_of_unknown_type
-
-    def read_listing(self, entry: LogEntry, file: FileRecord, meta: MetaReading, depth: int,
-                     nofollow: bool) -> ExitCode:
-        """Fill ``entry`` for a sitemap or feed ``meta`` read at sitemap index ``depth``:
-        its file row without text, its listing (the listed URLs become candidates, a
-        sitemap index's sitemaps become sitemap candidates one level deeper, up to
-        :data:`~textpile.crawl.sitemaps.MAX_SITEMAP_DEPTH`) and a message counting what it
-        listed. 20 file_ingested. Sitemaps while ``sitemaps`` is off, feeds while
-        ``feeds`` is off, and any listing whose answer said nofollow list nothing."""
-        config = self.state.config
-        kind = "feed" if meta.kind == "feed" else "sitemap"
-        label = {"sitemap": "sitemap", "sitemapindex": "sitemap index", "feed": "feed"}[meta.kind]
-        entry.file = file
-        notes = list(meta.notes)
-        links, modified = meta.links, meta.modified
-        if nofollow:
-            links, modified = "", []
-            notes.append("the answer said nofollow: its URLs are not followed")
-        elif (kind == "sitemap" and not config.sitemaps) or (kind == "feed" and not config.feeds):
-            links, modified = "", []
-            notes.append(f"{kind}s are off (the {kind}s setting): its URLs are not followed")
-        elif meta.kind == "sitemapindex":
-            if depth + 1 > MAX_SITEMAP_DEPTH:
-                notes.append(f"at sitemap index depth {depth}: its sitemaps (depth {depth + 1}) are beyond "
-                             f"the depth of {MAX_SITEMAP_DEPTH} and not read")
-                links, modified = "", []
-            else:
-                entry.new_meta = [MetaCandidate(parse_url(row[3]), "sitemap", "sitemap index", depth + 1)
-                                  for row in unpack_links(links)]
-        entry.listing = Listing(kind, links, modified, meta.lastmod_kept)
-        parts = [f"{label}: {_counted(meta.listed, 'entry', 'entries')}, "
-                 f"{_counted(meta.link_count, 'URL', 'URLs')} on seed origins"]
-        if meta.off_seed:
-            parts.append(f"{meta.off_seed} on other origins (not crawled)")
-        if meta.unusable:
-            parts.append(f"{meta.unusable} not usable as http(s) URLs")
-        entry.message = "; ".join([", ".join(parts), *notes])
-        return ExitCode.file_ingested
-
     def refused(self, message: str | None) -> None:
         """The SSRF filter refused this origin's address: stop the origin (patience 0),
         record it in the report and warn once per origin (even without a progress display)."""
@@ -1033,7 +599,7 @@ class OriginCrawler:
 
     def write(self, entry: LogEntry) -> None:
         """Queue ``entry`` for the database's next flush (see
-        :meth:`~textpile.crawl.crawldb.CrawlerDb.queue_entry`) after this origin's
+        :meth:`~textpile.crawl.crawldb.writer.CrawlerDb.queue_entry`) after this origin's
         earlier entries still being read; :meth:`written` counts it then."""
         if self.outbox:
             self.outbox.append([entry, 0])
@@ -1078,19 +644,3 @@ class OriginCrawler:
             counts["database_error"] = counts.get("database_error", 0) + 1
 
 
-def _counted(count: int, one: str, many: str) -> str:
-    """``"1 entry"``, ``"3 entries"``."""
-    return f"{count} {one if count == 1 else many}"
-
-
-def unusable_reason(url: ParsedUrl) -> str | None:
-    """Why the crawler never crawls ``url`` (it carries a user name or password, or is
-    longer than :data:`~textpile.crawl.page.MAX_URL_CHARS`), or None when it may."""
-    if url.username is not None or url.password is not None:
-        return "carries a user name or password"
-    if len(url.str_url) > MAX_URL_CHARS:
-        return f"is longer than {MAX_URL_CHARS} characters"
-    return None
-
-
-__all__ = ["OriginCrawler", "RunState", "RobotsDirectives", "TEXT_TYPES", "unusable_reason"]

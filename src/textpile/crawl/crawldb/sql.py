@@ -3,7 +3,7 @@ crawl candidates and the per-run ignore list, with cached url and origin ids.
 
 Sources: unobtanium-documentation.txt, pages "Crawler Database", "Crawl Data Tree",
 "Crawl Loop". :class:`CrawlStore` is synchronous and owns its connection: during a crawl
-it lives in the crawl's database process (see :mod:`textpile.crawl.crawldb`), before and
+it lives in the crawl's database process (see :mod:`textpile.crawl.crawldb.writer`), before and
 after it in the caller's.
 """
 
@@ -13,8 +13,8 @@ import sqlite3
 import time
 import uuid
 
-from textpile.crawl.packed import unpack_links
-from textpile.crawl.records import Candidate, Listing, LogEntry, MetaCandidate
+from textpile.crawl.crawldb.records import Candidate, Listing, LogEntry, MetaCandidate
+from textpile.crawl.parser.packed import unpack_links
 from textpile.ids import uuid7
 from textpile.store.mimetypes import intern_mimetype
 from textpile.store.urls import ParsedUrl, parse_url
@@ -120,7 +120,7 @@ class CrawlStore:
             raise
 
     def add_links(self, packed: str) -> None:
-        """Add the ``packed`` links (:mod:`textpile.crawl.packed`) as crawl candidates,
+        """Add the ``packed`` links (:mod:`textpile.crawl.parser.packed`) as crawl candidates,
         in one transaction.
 
         Raises:
@@ -135,7 +135,7 @@ class CrawlStore:
 
     def _add_candidates(self, urls: list[ParsedUrl], packed: str = "") -> None:
         """Insert url and crawl_candidate rows for the ``urls`` and ``packed`` links
-        (:mod:`textpile.crawl.packed`) not known as
+        (:mod:`textpile.crawl.parser.packed`) not known as
         candidates, two statements for all of them (a page may bring 20,000 new links)."""
         known = self._candidates
         rows = {url.str_url: (self._origin_id(url), url.path or None, url.query, url.username, url.password,

@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from textpile.crawl.fetch import parse_http_date
+from textpile.crawl.fetcher.fetch import parse_http_date
 
 #: The longest Retry-After honoured, in seconds (the same cap as Crawl-delay).
 MAX_RETRY_AFTER_S = 120.0

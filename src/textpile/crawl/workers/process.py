@@ -19,14 +19,19 @@ then an 8-byte length beyond 2 GiB), so the worker uses a plain ``Connection``.
 The worker ends when its socket closes: :meth:`WorkerProcess.close`, or the owning
 process's death (the kernel closes its end). A worker that dies fails its calls under
 way and every later call with ``BrokenProcessPool``, as a process pool does.
+
+The crawl's workers come from one forkserver (:func:`forkserver_context`) and start with
+:func:`init_crawl_worker`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import multiprocessing
 import os
 import pickle
+import signal
 import socket
 import struct
 import traceback
@@ -35,6 +40,13 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from textpile import processes
+from textpile.processes import init_worker, keep_freed_memory
+
+#: Heap blocks below this size and freed heap up to twice it stay with a worker process
+#: (:func:`textpile.processes.keep_freed_memory`): each page's tree reuses the memory of
+#: the one before, instead of faulting it in again.
+WORKER_HEAP_BYTES = 32 * 1024 * 1024
 #: The most bytes read from a worker's socket at once.
 READ_CHUNK_BYTES = 1024 * 1024
 #: Seconds :meth:`WorkerProcess.close` waits for the worker to end before it is killed.
@@ -256,3 +268,37 @@ class WorkerProcess:
             if self.process.exitcode is None:
                 self.process.kill()
                 self.process.join()
+
+
+#: Modules the crawl's worker processes need, imported once in the forkserver.
+WORKER_MODULES = ["textpile.crawl.parser.body", "textpile.crawl.discovery.meta", "textpile.crawl.crawldb.sql",
+                  "textpile.store.database"]
+
+
+def forkserver_context() -> multiprocessing.context.BaseContext:
+    """The multiprocessing context of the crawl's worker processes
+    (:func:`textpile.processes.forkserver_context` preloading :data:`WORKER_MODULES`)."""
+    return processes.forkserver_context(WORKER_MODULES)
+
+
+def init_crawl_worker(owner_pid: int, owner_started: float | None, name: str) -> None:
+    """Initializer of the crawl's worker processes (page readers, the crawler database
+    process): :func:`textpile.processes.init_worker` with the process ``name``, SIGTERM
+    ignored as Ctrl+C is, their freed memory kept for the next page
+    (:data:`WORKER_HEAP_BYTES`), and :data:`WORKER_MODULES` imported now, before the
+    first call. The forkserver imported them already, unless another pool of this
+    process started it first (summarize's, in a Dagster run or a test session): without
+    this, a page reader would import its parsers with its first page, a second late while
+    the crawl waits for that page's links, and the crawl's order would depend on which
+    pool came first.
+
+    A service manager's stop (systemd sends SIGTERM to every process of the service) is
+    the owner's to handle, as a Ctrl+C to the terminal's process group is: the owner
+    writes its last crawl log entries through the crawler database process and then
+    closes its workers (:meth:`WorkerProcess.close`, which kills
+    one that does not end). A worker that died of it lost those entries (exit code -3)."""
+    init_worker(owner_pid, owner_started, name)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    keep_freed_memory(WORKER_HEAP_BYTES, 2 * WORKER_HEAP_BYTES)
+    for module in WORKER_MODULES:
+        importlib.import_module(module)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from textpile.crawl.page import FEED_TYPES, RobotsDirectives, directives_from_tokens, usable_link
-from textpile.crawl.refresh import parse_refresh
+from textpile.crawl.parser.page import FEED_TYPES, RobotsDirectives, directives_from_tokens, usable_link
+from textpile.crawl.parser.refresh import parse_refresh
 from textpile.store.urls import ParsedUrl, UrlError, parse_url
 
 #: X-Robots-Tag directives that carry a value after a colon (so "name:" is no crawler name).
@@ -135,7 +135,7 @@ def _parameters(value: str, pos: int) -> tuple[dict[str, str], int]:
 def header_canonical(links: list[HeaderLink], base: str) -> ParsedUrl | None:
     """The first ``rel=canonical`` target of ``links`` (see :func:`parse_link_header`)
     resolved against ``base`` (the request URL), when it is a usable http(s) URL
-    (:func:`textpile.crawl.page.usable_link`); else None."""
+    (:func:`textpile.crawl.parser.page.usable_link`); else None."""
     for link in links:
         if "canonical" in link.rels:
             return _usable(link.target, base)
@@ -144,7 +144,7 @@ def header_canonical(links: list[HeaderLink], base: str) -> ParsedUrl | None:
 
 def header_feeds(links: list[HeaderLink], base: str) -> list[ParsedUrl]:
     """The usable targets of ``rel=alternate`` links of a feed type
-    (:data:`textpile.crawl.page.FEED_TYPES`) among ``links``, resolved against ``base``."""
+    (:data:`textpile.crawl.parser.page.FEED_TYPES`) among ``links``, resolved against ``base``."""
     feeds = []
     for link in links:
         if "alternate" in link.rels and link.media_type in FEED_TYPES:

@@ -8,7 +8,6 @@ Source: unobtanium-documentation.txt, pages "Crawl Loop", "Crawl Delay between R
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sqlite3
 import time
@@ -20,23 +19,23 @@ from typing import Any, Callable
 
 import httpx
 
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.crawldb import FLUSH_INTERVAL_S, CrawlerDb
-from textpile.crawl.fetch import ACCEPT, ACCEPT_ENCODING, CrawlClient, FetchLimits, FetchResult
-from textpile.crawl.origin import OriginCrawler, RunState
-from textpile.crawl.pools import PerOriginTransport, keepalive_budget, shared_ssl_context
-from textpile.crawl.reader import PageReader
-from textpile.crawl.recovery import ClosedRun, close_unfinished_runs
-from textpile.crawl.report import CrawlDisplay
-from textpile.crawl.robots import user_agent_token
-from textpile.crawl.traps import strip_session_ids
+from textpile.crawl.crawldb.recovery import ClosedRun, close_unfinished_runs, crawl_lock_path
+from textpile.crawl.crawldb.writer import FLUSH_INTERVAL_S, CrawlerDb
+from textpile.crawl.fetcher.fetch import ACCEPT, ACCEPT_ENCODING, CrawlClient, FetchLimits, FetchResult
+from textpile.crawl.fetcher.pools import PerOriginTransport, keepalive_budget, shared_ssl_context
+from textpile.crawl.fetcher.robots import user_agent_token
+from textpile.crawl.loop.origin import OriginCrawler, RunState
+from textpile.crawl.loop.report import CrawlDisplay
+from textpile.crawl.policy.config import CrawlConfig
+from textpile.crawl.policy.traps import strip_session_ids
+from textpile.crawl.workers.readers import PageReader
 from textpile.errors import DatabaseError
 from textpile.ids import uuid7
 from textpile.signals import handlers_replaced
 from textpile.store.database import open_crawler_db, sqlite_error, sqlite_errors, tidy
 from textpile.store.locks import refuse_when_locked
-from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
 from textpile.store.urls import parse_url
+from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
 
 def crawl_event_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """The event loop factory of a crawl: uvloop's (libuv) where it is installed (a
@@ -95,7 +94,7 @@ async def _cancelled_by_signals(main: Any, signums: tuple[int, ...], noted: list
 
 
 #: Requests in flight at once over all origins (each origin has its own connection pool,
-#: see :mod:`textpile.crawl.pools`, and sends one request at a time).
+#: see :mod:`textpile.crawl.fetcher.pools`, and sends one request at a time).
 DEFAULT_MAX_CONNECTIONS = 100
 
 
@@ -125,11 +124,6 @@ class SlotLimitedOriginCrawler(OriginCrawler):
             return await super().request(url, *args, **kwargs)
 
 
-def crawl_lock_path(database: str | Path) -> Path:
-    """The lock file of a crawler database: ``<database>.lock`` beside it."""
-    return Path(f"{os.fspath(database)}.lock")
-
-
 @dataclass
 class CrawlReport:
     """What one crawl run did (the seed's "Crawl_Statistics_Report", plus figures).
@@ -145,7 +139,7 @@ class CrawlReport:
     which says how to allow it. A refused origin stops at once; it is listed there only,
     not in ``out_of_patience_origins``. ``closed_runs`` lists the crawl runs that a killed
     process had left unfinished, which this run closed before it started
-    (:func:`textpile.crawl.recovery.close_unfinished_runs`). ``failure`` says why the run
+    (:func:`textpile.crawl.crawldb.recovery.close_unfinished_runs`). ``failure`` says why the run
     stopped early because of its database, naming the file and the cause (deleted or
     replaced under the run, disk full, read-only, I/O error) and what was kept; None when
     it did not. ``database_error`` is the first error a write of the run met.
@@ -173,7 +167,7 @@ class CrawlReport:
     no_answer_causes: dict[str, str] = field(default_factory=dict)
 
     def entry_written(self, str_origin: str, entry) -> None:
-        """Count a crawl log entry (a :class:`~textpile.crawl.records.LogEntry`) of the
+        """Count a crawl log entry (a :class:`~textpile.crawl.crawldb.records.LogEntry`) of the
         origin ``str_origin`` written by the run: an HTTP answer to any of its requests
         makes the origin answered; requests that all ended without one keep the entry's
         message as the origin's cause (its first one only). Entries without requests
@@ -252,15 +246,15 @@ def run_crawl(
     ``config.allow_private_addresses``. ``force_recrawl`` makes every candidate due.
     ``limits`` caps each request (body size, decoded size, total deadline).
     ``progress`` shows a live display on stderr. The end report is not printed here:
-    :func:`textpile.crawl.report.format_report` formats the returned report.
+    :func:`textpile.crawl.loop.report.format_report` formats the returned report.
     ``max_connections`` bounds the requests in flight at once over all origins (also
     with a given ``transport``); a request's deadline starts only when it has its turn.
     textpile's own transport keeps one connection pool per origin, its connection kept
-    alive across the crawl delay (:mod:`textpile.crawl.pools`; the soft limit of open
+    alive across the crawl delay (:mod:`textpile.crawl.fetcher.pools`; the soft limit of open
     files is raised towards the hard limit when the origins need it).
     ``page_readers`` worker processes decode and read the fetched pages (None: one per
     CPU; 0: a thread of this process), so the event loop only sends requests, schedules
-    and writes (:mod:`textpile.crawl.reader`).
+    and writes (:mod:`textpile.crawl.workers.readers`).
 
     One run at a time per database: the run holds an exclusive lock on
     ``<database>.lock`` (created beside it, see :func:`crawl_lock_path`) from start to
@@ -270,7 +264,7 @@ def run_crawl(
     closed first (``report.closed_runs``, each announced on stderr). The agent row is
     written then and gets its time_finished at the end (also after Ctrl+C). Crawl log
     entries are written whole, in batches at least every 0.25 s
-    (:mod:`textpile.crawl.crawldb`) and at the end (also after Ctrl+C), so an interrupted
+    (:mod:`textpile.crawl.crawldb.writer`) and at the end (also after Ctrl+C), so an interrupted
     run keeps what it did and the next run continues with the candidates still due.
     After a complete run the database is tidied
     (:func:`textpile.store.database.tidy`: statistics where stale, free pages given back
@@ -438,8 +432,8 @@ async def _flush_regularly(db: CrawlerDb) -> None:
 
 def _origin_pools(config: CrawlConfig, origins: int, display: CrawlDisplay) -> PerOriginTransport:
     """textpile's own transport: SSRF filtered (unless ``allow_private_addresses``), one
-    connection pool per origin sharing one TLS context (:mod:`textpile.crawl.pools`)."""
-    from textpile.crawl.ssrf import make_transport
+    connection pool per origin sharing one TLS context (:mod:`textpile.crawl.fetcher.pools`)."""
+    from textpile.crawl.fetcher.ssrf import make_transport
 
     context = shared_ssl_context()
     keepalive = keepalive_budget(origins)

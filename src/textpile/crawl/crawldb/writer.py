@@ -4,10 +4,10 @@ Sources: unobtanium-documentation.txt, pages "Crawler Database", "Crawl Data Tre
 "Crawl Loop" (crawl candidates, the temporary ignore list kept by the database). A crawl
 log entry is always written whole, together with its data tree and the candidate
 updates it causes, so an interrupted run leaves only whole entries behind (the SQL is in
-:mod:`textpile.crawl.crawlstore`).
+:mod:`textpile.crawl.crawldb.sql`).
 
 During a crawl the database work runs in a database process of its own (one
-:class:`~textpile.crawl.crawlstore.CrawlStore` on its own connection), so that neither
+:class:`~textpile.crawl.crawldb.sql.CrawlStore` on its own connection), so that neither
 SQLite nor the GIL it would share stop the event loop. :meth:`CrawlerDb.queue_entry`
 collects entries; :meth:`CrawlerDb.flush` sends them to be written in one transaction.
 The crawl flushes every :data:`FLUSH_INTERVAL_S`, when :data:`MAX_PENDING_ENTRIES` are
@@ -29,12 +29,11 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
 
-from textpile.crawl.futures import pass_outcome
-from textpile.crawl.crawlstore import IGNORE_TABLE, CrawlStore
-from textpile.crawl.reader import forkserver_context, init_crawl_worker
-from textpile.crawl.workers import WorkerProcess
+from textpile.crawl.crawldb.records import Candidate, FileRecord, LogEntry, RedirectRecord, RequestRecord
+from textpile.crawl.crawldb.sql import IGNORE_TABLE, CrawlStore
+from textpile.crawl.workers.futures import pass_outcome
+from textpile.crawl.workers.process import WorkerProcess, forkserver_context, init_crawl_worker
 from textpile.processes import this_process
-from textpile.crawl.records import Candidate, FileRecord, LogEntry, RedirectRecord, RequestRecord
 from textpile.store.urls import ParsedUrl
 
 #: Seconds between flushes of queued crawl log entries during a crawl.

@@ -7,7 +7,7 @@ canonical URLs, meta robots noindex / nofollow); dead-simple-search-how-it-works
 a meta refresh with a target); atextcrawler-introduction.md (feeds of a site, found
 here from ``<link rel="alternate">``). The directives addressed to ``robots`` or to the
 crawler's own user-agent token count; other crawlers' names (googlebot) do not. The
-X-Robots-Tag header is read by :mod:`textpile.crawl.headers`.
+X-Robots-Tag header is read by :mod:`textpile.crawl.parser.headers`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
 
-from textpile.crawl.refresh import parse_refresh
+from textpile.crawl.parser.refresh import parse_refresh
 from textpile.store.urls import ParsedUrl, UrlError, UrlResolver
 
 #: The longest URL the crawler collects, in characters (8 KiB, a common server limit for
@@ -77,6 +77,16 @@ def usable_link(url: ParsedUrl) -> bool:
             and url.username is None and url.password is None)
 
 
+def unusable_reason(url: ParsedUrl) -> str | None:
+    """Why the crawler never crawls ``url`` (it carries a user name or password, or is
+    longer than :data:`MAX_URL_CHARS`), or None when it may."""
+    if url.username is not None or url.password is not None:
+        return "carries a user name or password"
+    if len(url.str_url) > MAX_URL_CHARS:
+        return f"is longer than {MAX_URL_CHARS} characters"
+    return None
+
+
 class _LinkResolver:
     """Resolves a page's hrefs against one base, keeping only usable http(s) URLs,
     without their fragment. Each distinct href without its fragment is resolved once
@@ -133,7 +143,7 @@ def read_page(text: str | bytes, page_url: str, token: str) -> PageInfo:
     (str, or UTF-8 bytes: invalid sequences are read as U+FFFD) fetched from ``page_url``, for the crawler whose robots token
     is ``token``. The document is parsed as browsers parse it (the HTML standard's
     parser, lexbor through selectolax). Feeds and meta refresh as :class:`PageInfo` says
-    (the refresh content read by :func:`textpile.crawl.refresh.parse_refresh`).
+    (the refresh content read by :func:`textpile.crawl.parser.refresh.parse_refresh`).
 
     Links come from ``a`` and ``area`` elements without ``rel=nofollow``, resolved
     against the first ``<base href>`` (itself resolved against ``page_url``) wherever it

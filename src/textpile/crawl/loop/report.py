@@ -14,7 +14,7 @@ from textpile.enums import ExitCode
 
 
 def format_report(report) -> str:
-    """The end report of a :class:`~textpile.crawl.run.CrawlReport` as TOML-like text.
+    """The end report of a :class:`~textpile.crawl.loop.run.CrawlReport` as TOML-like text.
 
     Exit codes are listed by number; names are the seed's exit code names. The origins
     that refused or never answered follow, each with the reason (tables

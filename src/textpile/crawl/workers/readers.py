@@ -1,164 +1,28 @@
-"""Reading fetched pages off the event loop: charset decoding, HTML parsing, links.
+"""The page readers: the worker processes that read the fetched pages off the event loop.
 
 The crawl's event loop only sends requests, schedules and writes; what costs CPU per
-page (decoding the body, parsing the HTML, resolving every link) runs in a
-:class:`PageReader`, a pool of worker processes, so that both cores work and a big page
-never holds up another origin's request. :func:`read_body` is the work itself, a pure
-function of its arguments (it runs in a worker; tests may call it directly).
-
-Sources: unobtanium-documentation.txt, page "Crawl Loop" (links, canonical, robots
-directives: see :mod:`textpile.crawl.page`); the charset order of
-:mod:`textpile.crawl.charset`.
+page (decoding the body, parsing the HTML, resolving every link:
+:func:`textpile.crawl.parser.body.read_body`; reading a sitemap or feed:
+:func:`textpile.crawl.discovery.meta.read_meta`) runs in a :class:`PageReader`, a pool
+of worker processes, so that both cores work and a big page never holds up another
+origin's request.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import signal
 from collections import OrderedDict, deque
 from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
-from dataclasses import dataclass, field
 
-from textpile.crawl.charset import decode_body
-from textpile.crawl.futures import pass_outcome
-from textpile.crawl.meta import MetaReading, read_meta
-from textpile.crawl.packed import pack_links
-from textpile.crawl.page import PageInfo, RobotsDirectives, read_page
-from textpile.crawl.traps import strip_session_ids
-from textpile.crawl.workers import WorkerProcess
 from textpile import processes
-from textpile.processes import init_worker, keep_freed_memory, this_process
-from textpile.store.urls import ParsedUrl
+from textpile.crawl.discovery.meta import MetaReading, read_meta
+from textpile.crawl.parser.body import PageReading, read_body
+from textpile.crawl.workers.futures import pass_outcome
+from textpile.crawl.workers.process import WorkerProcess, forkserver_context, init_crawl_worker
+from textpile.processes import this_process
 
-#: Media types whose text the crawler keeps, and those it reads as HTML.
-TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: The process name of the page readers (``ps``, ``top``; :func:`textpile.processes.name_this_process`).
 READER_PROCESS_NAME = "textpile-reader"
-#: Heap blocks below this size and freed heap up to twice it stay with a worker process
-#: (:func:`textpile.processes.keep_freed_memory`): each page's tree reuses the memory of
-#: the one before, instead of faulting it in again.
-WORKER_HEAP_BYTES = 32 * 1024 * 1024
-
-
-@dataclass
-class PageReading:
-    """What :func:`read_body` found in one body.
-
-    ``text`` is the decoded text (None unless the media type is one of
-    :data:`TEXT_TYPES`), or None with ``text_is_body`` when the body is its text in
-    UTF-8 (valid UTF-8 without a byte order mark): the caller holds those bytes, and a
-    big page's text does not cross back from the worker process. For HTML: ``links`` are the usable links (see
-    :func:`textpile.crawl.page.read_page`) whose origin is one of the given origins, in
-    document order without duplicates, packed (:mod:`textpile.crawl.packed`);
-    ``link_count`` counts them and ``other_links`` the usable links left out because
-    their origin is not, ``other_origins`` the same links per ``str_origin``; ``robots``
-    holds the meta robots directives, ``canonical`` the rel=canonical target (any
-    origin), else None; ``feeds`` and ``refresh`` as :class:`textpile.crawl.page.PageInfo`
-    has them (any origin).
-    """
-
-    text: str | None = None
-    text_is_body: bool = False
-    links: str = ""
-    link_count: int = 0
-    other_links: int = 0
-    other_origins: dict[str, int] = field(default_factory=dict)
-    robots: RobotsDirectives = field(default_factory=RobotsDirectives)
-    canonical: ParsedUrl | None = None
-    feeds: list[ParsedUrl] = field(default_factory=list)
-    refresh: tuple[int, ParsedUrl | None] | None = None
-
-
-def read_body(body: bytes, essence: str, charset: str | None, url: str, token: str,
-              origins: frozenset[str], session: frozenset[str] = frozenset()) -> PageReading:
-    """Decode and read one answer's ``body`` fetched from ``url``.
-
-    ``essence`` is the media type without parameters (``text/html``), ``charset`` the
-    Content-Type's charset parameter (None when absent), ``token`` the crawler's robots
-    token and ``origins`` the ``str_origin`` values whose links are returned. The
-    session-ID parameters ``session`` (lower case) are stripped from every URL found
-    (:func:`textpile.crawl.traps.strip_session_ids`). Never raises for any body.
-
-    Raises:
-        UrlError: ``url`` is not an absolute URL.
-    """
-    if essence not in TEXT_TYPES:
-        return PageReading()
-    is_html = essence in HTML_TYPES
-    decoded = decode_body(body, charset, is_html=is_html)
-    text = decoded.text
-    # The body is its text in UTF-8 unless it had a BOM or broken sequences (replaced;
-    # a U+FFFD of its own only costs this shortcut).
-    is_body = decoded.encoding == "utf-8" and decoded.source != "bom" and "\ufffd" not in text
-    reading = PageReading(text=None, text_is_body=True) if is_body else PageReading(text=text)
-    if is_html:
-        # Such a body goes to the parser as it is: a big page's text is not encoded again.
-        info = read_page(body if is_body else text, url, token)
-        if session:
-            _strip_session_ids(info, session)
-        reading.robots = info.robots
-        reading.canonical = info.canonical
-        reading.feeds = info.feeds
-        reading.refresh = info.refresh
-        kept = []
-        others = reading.other_origins
-        for link in info.links:
-            origin = link.str_origin
-            if origin in origins:
-                kept.append(link)
-            else:
-                others[origin] = others.get(origin, 0) + 1
-        reading.links = pack_links(kept)
-        reading.link_count = len(kept)
-        reading.other_links = len(info.links) - len(kept)
-    return reading
-
-
-def _strip_session_ids(info: PageInfo, session: frozenset[str]) -> None:
-    """Strip the session-ID parameters from every URL of ``info`` (links deduplicated
-    again: two links may differ only in their session ID)."""
-    links, seen = [], set()
-    for link in info.links:
-        link = strip_session_ids(link, session)
-        if link.str_url not in seen:
-            seen.add(link.str_url)
-            links.append(link)
-    info.links = links
-    if info.canonical is not None:
-        info.canonical = strip_session_ids(info.canonical, session)
-    info.feeds = list(dict.fromkeys(strip_session_ids(feed, session) for feed in info.feeds))
-    if info.refresh is not None and info.refresh[1] is not None:
-        info.refresh = (info.refresh[0], strip_session_ids(info.refresh[1], session))
-
-
-#: Modules the crawl's worker processes need, imported once in the forkserver.
-WORKER_MODULES = ["textpile.crawl.reader", "textpile.crawl.meta", "textpile.crawl.crawlstore",
-                  "textpile.store.database"]
-
-
-def forkserver_context() -> multiprocessing.context.BaseContext:
-    """The multiprocessing context of the crawl's worker processes
-    (:func:`textpile.processes.forkserver_context` preloading :data:`WORKER_MODULES`)."""
-    return processes.forkserver_context(WORKER_MODULES)
-
-
-def init_crawl_worker(owner_pid: int, owner_started: float | None, name: str) -> None:
-    """Initializer of the crawl's worker processes (page readers, the crawler database
-    process): :func:`textpile.processes.init_worker` with the process ``name``, SIGTERM
-    ignored as Ctrl+C is, and their freed memory kept for the next page
-    (:data:`WORKER_HEAP_BYTES`).
-
-    A service manager's stop (systemd sends SIGTERM to every process of the service) is
-    the owner's to handle, as a Ctrl+C to the terminal's process group is: the owner
-    writes its last crawl log entries through the crawler database process and then
-    closes its workers (:meth:`textpile.crawl.workers.WorkerProcess.close`, which kills
-    one that does not end). A worker that died of it lost those entries (exit code -3)."""
-    init_worker(owner_pid, owner_started, name)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    keep_freed_memory(WORKER_HEAP_BYTES, 2 * WORKER_HEAP_BYTES)
-
 
 #: Page reader processes at least, also on one CPU (see :func:`default_readers`).
 MIN_READERS = 2
@@ -185,7 +49,7 @@ class PageReader:
     :meth:`hurry`: such origins get their next page handed out first, in the order they
     asked, so that while the workers are behind, the origins waiting on them resume
     first.
-    Each worker is a :class:`~textpile.crawl.workers.WorkerProcess` (the event loop
+    Each worker is a :class:`~textpile.crawl.workers.process.WorkerProcess` (the event loop
     writes its pages to it and reads the readings back itself, no executor threads); a
     page goes to the worker with the fewest pages handed out, then the fewest body
     bytes, so a small page does not queue behind a big one while another worker has
@@ -283,11 +147,11 @@ class PageReader:
 
     async def read_meta(self, body: bytes, url: str, hint: str | None, origins: frozenset[str],
                         session: frozenset[str], now_unix: int, origin: str = "") -> MetaReading | None:
-        """:func:`textpile.crawl.meta.read_meta` with these arguments, in a worker, waiting
+        """:func:`textpile.crawl.discovery.meta.read_meta` with these arguments, in a worker, waiting
         in ``origin``'s queue like :meth:`read`.
 
         Raises:
-            what :func:`~textpile.crawl.meta.read_meta` raises, and ``BrokenProcessPool``.
+            what :func:`~textpile.crawl.discovery.meta.read_meta` raises, and ``BrokenProcessPool``.
         """
         return await self._queue(origin, read_meta, (body, url, hint, origins, session, now_unix))
 

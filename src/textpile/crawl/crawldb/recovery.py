@@ -3,17 +3,27 @@
 A crawl run (an ``agent`` row) gets ``time_finished_unix_utc`` when it ends, also after
 Ctrl+C or SIGTERM. A run whose process was killed (SIGKILL, power loss) keeps NULL
 there for good, although every crawl log entry it wrote is whole (one transaction
-each, see :mod:`textpile.crawl.crawldb`). The next crawl run on the database, holding
+each, see :mod:`textpile.crawl.crawldb.writer`). The next crawl run on the database, holding
 its lock (so no crawl is running), closes such runs: their end is the end of their last
 crawl log entry. What they crawled stays and is summarized like any other run's entries
 (the summarizer takes every entry not yet summarized, whichever run wrote it).
+
+One crawl run at a time writes into a crawler database: it holds the database's lock
+file (:func:`crawl_lock_path`), as an archive import does.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
+
+
+def crawl_lock_path(database: str | Path) -> Path:
+    """The lock file of a crawler database: ``<database>.lock`` beside it."""
+    return Path(f"{os.fspath(database)}.lock")
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 for the URLs it lists rather than for its text.
 
 :func:`maybe_meta` is the event loop's cheap test of whether a body could be one;
-:func:`read_meta` (run in a page reader worker, like :func:`textpile.crawl.reader.read_body`)
-reads it with :mod:`textpile.crawl.sitemaps` or :mod:`textpile.crawl.feeds` and resolves
+:func:`read_meta` (run in a page reader worker, like :func:`textpile.crawl.parser.body.read_body`)
+reads it with :mod:`textpile.crawl.discovery.sitemaps` or :mod:`textpile.crawl.discovery.feeds` and resolves
 what it lists. Sources: dead-simple-search-how-it-works.txt, "Sitemap discovery" (the
 URLs of sitemaps seed the crawl; only the seed origins are crawled, as
 unobtanium-documentation.txt's "Crawl Loop" says for every found link: relative
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from textpile.crawl.feeds import FEED_ROOTS, FeedError, is_json_feed, parse_feed
-from textpile.crawl.packed import pack_links
-from textpile.crawl.page import usable_link
-from textpile.crawl.sitemaps import GZIP_MAGIC, SitemapError, parse_sitemap, sitemap_root, ungzip
-from textpile.crawl.traps import strip_session_ids
+from textpile.crawl.discovery.feeds import FEED_ROOTS, FeedError, is_json_feed, parse_feed
+from textpile.crawl.discovery.sitemaps import GZIP_MAGIC, SitemapError, parse_sitemap, sitemap_root, ungzip
+from textpile.crawl.parser.packed import pack_links
+from textpile.crawl.parser.page import usable_link
+from textpile.crawl.policy.traps import strip_session_ids
 from textpile.store.urls import ParsedUrl, UrlError, UrlResolver
 
 #: Media types that may hold a sitemap or feed whatever the crawler knew of the URL.
@@ -45,10 +45,10 @@ class MetaReading:
 
     ``kind`` is ``"sitemap"`` (pages), ``"sitemapindex"`` (more sitemaps) or ``"feed"``.
     ``links`` are the listed URLs on the given origins (resolved against the body's URL,
-    session-ID parameters stripped, deduplicated), packed (:mod:`textpile.crawl.packed`),
+    session-ID parameters stripped, deduplicated), packed (:mod:`textpile.crawl.parser.packed`),
     and ``modified`` their dates in the same order (unix seconds or None). ``listed``
     counts the entries read, ``off_seed`` those on other origins, ``unusable`` those that
-    are no usable http(s) URL. ``lastmod_kept`` as :attr:`textpile.crawl.sitemaps.Sitemap.lastmod_kept`
+    are no usable http(s) URL. ``lastmod_kept`` as :attr:`textpile.crawl.discovery.sitemaps.Sitemap.lastmod_kept`
     (feeds: True with dates, None without). ``notes`` say what was cut, skipped or discarded.
     """
 

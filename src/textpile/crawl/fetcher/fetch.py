@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from textpile.crawl import sniff
-from textpile.crawl.ssrf import BlockedAddressError
+from textpile.crawl.fetcher import sniff
+from textpile.crawl.fetcher.ssrf import BlockedAddressError
 from textpile.enums import ExitCode
 
 #: Content codings this crawler asks for and decodes.
@@ -111,7 +111,7 @@ def decode_content(data: bytes, content_encoding: str | None, cap: int, *, trunc
     and ``data`` may be the start of a compressed stream (what it holds is decoded).
 
     A coding the data does not carry is skipped when that is unambiguous: the data
-    neither starts like that coding's stream (:func:`textpile.crawl.sniff.is_coded`)
+    neither starts like that coding's stream (:func:`textpile.crawl.fetcher.sniff.is_coded`)
     nor holds a single binary data byte, so it is a plain body behind a false
     Content-Encoding header; a sentence saying so is appended to ``notes``.
 
@@ -350,7 +350,7 @@ async def _read(response: httpx.Response, result: FetchResult, limits: FetchLimi
 
 
 def _blocked_address(exc: BaseException) -> BlockedAddressError | None:
-    """The SSRF filter's :class:`~textpile.crawl.ssrf.BlockedAddressError` in ``exc``'s
+    """The SSRF filter's :class:`~textpile.crawl.fetcher.ssrf.BlockedAddressError` in ``exc``'s
     cause chain (``exc`` itself included), or None."""
     seen = set()
     current: BaseException | None = exc

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import fastfeedparser
 
-from textpile.crawl.sitemaps import MAX_SITEMAP_URLS, parse_lastmod
+from textpile.crawl.discovery.sitemaps import MAX_SITEMAP_URLS, parse_lastmod
 
 #: Root elements of XML feeds (local names): RSS, Atom, RDF Site Summary.
 FEED_ROOTS = frozenset({"rss", "feed", "RDF"})
@@ -29,7 +29,7 @@ class FeedError(ValueError):
 class Feed:
     """The entries of one feed: ``(link text as written, its updated or else published
     date in unix seconds or None)`` in feed order, at most
-    :data:`~textpile.crawl.sitemaps.MAX_SITEMAP_URLS`; ``title`` the feed's title
+    :data:`~textpile.crawl.discovery.sitemaps.MAX_SITEMAP_URLS`; ``title`` the feed's title
     ("" when none); ``notes`` what was skipped."""
 
     title: str = ""
@@ -50,7 +50,7 @@ def parse_feed(data: bytes, now_unix: int) -> Feed:
     An entry's link is its ``link`` (RSS ``<link>``, or a ``<guid>`` that is a
     permalink; Atom's ``rel="alternate"`` link; JSON Feed's ``url``); entries without
     one are skipped. Its date is ``updated`` or else ``published``, read by
-    :func:`textpile.crawl.sitemaps.parse_lastmod` (doubtful dates are None).
+    :func:`textpile.crawl.discovery.sitemaps.parse_lastmod` (doubtful dates are None).
 
     Raises:
         FeedError: fastfeedparser cannot read ``data`` as a feed (its reason in the message).

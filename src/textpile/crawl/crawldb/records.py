@@ -72,7 +72,7 @@ class MetaCandidate:
 @dataclass
 class Listing:
     """What a crawled sitemap or feed listed: ``kind`` (``"sitemap"`` or ``"feed"``), the
-    listed URLs packed (:mod:`textpile.crawl.packed`) with ``modified`` their dates in the
+    listed URLs packed (:mod:`textpile.crawl.parser.packed`) with ``modified`` their dates in the
     same order, ``lastmod_kept`` as the schema's column. The URLs become crawl candidates
     (a sitemap index lists sitemaps: those come as MetaCandidates too)."""
 
@@ -96,7 +96,7 @@ class LogEntry:
 
     ``update_candidate``: update the crawled URL's crawl_candidate row (file crawls; not
     robots.txt fetches). ``new_candidates``: URLs to add as never-crawled candidates;
-    ``new_links``: more of them, a page's links packed (:mod:`textpile.crawl.packed`).
+    ``new_links``: more of them, a page's links packed (:mod:`textpile.crawl.parser.packed`).
     ``new_meta``: sitemaps and feeds to register (and add as candidates); ``listing``:
     what the crawled URL listed when it is a sitemap or feed; ``site_links``: its links
     to origins outside the seeds (written with site discovery on).

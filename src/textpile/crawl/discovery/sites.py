@@ -24,12 +24,12 @@ from dataclasses import dataclass
 import httpx
 from selectolax.lexbor import LexborHTMLParser
 
-from textpile.crawl.charset import decode_body
-from textpile.crawl.config import CrawlConfig
-from textpile.crawl.fetch import FetchLimits, exit_code_for_status, fetch
-from textpile.crawl.robots import ROBOTS_MAX_BYTES, RobotsRules, looks_like_html, user_agent_token
+from textpile.crawl.fetcher.fetch import FetchLimits, exit_code_for_status, fetch
+from textpile.crawl.fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, looks_like_html, user_agent_token
+from textpile.crawl.parser.charset import decode_body
+from textpile.crawl.policy.config import CrawlConfig
 from textpile.enums import ExitCode
-from textpile.store.mimetypes import parse_media_type
+from textpile.store.mimetypes import HTML_TYPES, parse_media_type
 from textpile.store.urls import parse_url
 
 
@@ -167,7 +167,7 @@ async def check_site(client: httpx.AsyncClient, str_origin: str, config: CrawlCo
         return Check(now, int(exit_code_for_status(page.status)), None,
                      f"{start} answered {page.status}" + (f" (to {where})" if where else ""))
     media = parse_media_type(page.headers.get("content-type"))
-    if media.essence not in ("text/html", "application/xhtml+xml"):
+    if media.essence not in HTML_TYPES:
         return Check(now, int(ExitCode.file_of_unknown_type), None, f"{start} is {media.essence or 'untyped'}, not HTML")
     text = decode_body(page.body or b"", media.charset, is_html=True).text
     relevant, verdict = judge_start_page(text, config)
@@ -194,7 +194,7 @@ async def check_sites(conn: sqlite3.Connection, origins: list[str], config: Craw
     """:func:`check_site` for each of ``origins`` in turn (one request at a time), each
     verdict stored (:func:`record_check`) as soon as it is known, so an interrupted check
     keeps what it judged. ``transport`` replaces textpile's SSRF-filtered transport (tests)."""
-    from textpile.crawl.ssrf import make_transport
+    from textpile.crawl.fetcher.ssrf import make_transport
 
     transport = transport or make_transport(allow_private_addresses=config.allow_private_addresses)
     headers = {"User-Agent": config.user_agent}

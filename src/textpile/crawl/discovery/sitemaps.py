@@ -12,7 +12,7 @@ text files of one URL per line allowed. "Page dates": a date before 1990 or more
 day ahead is discarded.
 
 Everything here is pure: bytes in, a :class:`Sitemap` out. The crawl resolves the
-``<loc>`` texts and keeps those on seed origins (:mod:`textpile.crawl.meta`).
+``<loc>`` texts and keeps those on seed origins (:mod:`textpile.crawl.discovery.meta`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import lxml.etree
 
-from textpile.crawl.fetch import parse_http_date
+from textpile.crawl.fetcher.fetch import parse_http_date
 
 #: Where a site's sitemap is looked for when robots.txt names none.
 WELL_KNOWN_SITEMAPS = ("/sitemap.xml", "/sitemap_index.xml")
