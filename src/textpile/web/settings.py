@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from datasette.utils import StartupError
 
-from textpile.crawl.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
+from textpile.crawl.policy.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.errors import ConfigError
 from textpile.search.boosts import RankingRule
 from textpile.search.budget import DEFAULT_BUDGET_MS
@@ -89,7 +89,7 @@ def compile_ranking_rules(value, path: str = "ranking_rules") -> tuple[RankingRu
     Raises:
         ConfigError: not a list of such tables, an unknown key, a boost that is not a
             number from -:data:`MAX_BOOST` to :data:`MAX_BOOST`, or a chain that does not
-            compile (:class:`textpile.crawl.criteria.CriteriumError`, naming the key path).
+            compile (:class:`textpile.crawl.policy.criteria.CriteriumError`, naming the key path).
     """
     if not isinstance(value, list):
         raise ConfigError(f"{path}: expected a list of rules, got {toml_type_name(value)}")
