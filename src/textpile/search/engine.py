@@ -575,13 +575,12 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     scored = apply_rules(scored, rules)
     capped: set[tuple[int, str]] = set()
     if found.seen is not None:
-        scored = with_seen(conn, scored, found.seen)
-        facts = page_facts(conn, [s.info.entity_generation_id for s in scored])
+        facts = page_facts(conn, list(dict.fromkeys([s.info.entity_generation_id for s in scored] + found.seen)))
         if facets:
             out.facets = count_facets(facts, out.query, max(found.total, len(scored)) > len(facts)
                                       or found.total_is_lower_bound or out.timed_out)
         if out.sort == "date":
-            scored = by_date(scored, facts)
+            scored = by_date(with_seen(conn, scored, found.seen), facts)
     if per_site and out.sort == "relevance":  # a date order stays in date order
         scored, capped = group_by_site(scored, per_page, per_site, pages=page + 1)
     out.total = max(found.total, len(scored))
