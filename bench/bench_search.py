@@ -283,7 +283,7 @@ class TextpileStageOne:
         plan = plan_query(parsed, self.analyzer, self.codes)
         if not plan.requirements:
             return 0
-        found = engine._Found()
+        found = engine.Found()
         engine._candidates(self.conn, plan, parsed, DEFAULT_RANKING, engine.RERANK_DEPTH, Budget(DEFAULT_BUDGET_MS),
                            found, self.analyzer)
         return len(found.pages)
