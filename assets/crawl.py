@@ -75,7 +75,21 @@ def crawl_run(
     crawler_database: CrawlerDatabaseResource,
     http_fetcher: HttpFetcher,
 ) -> MaterializeResult:
-    """Run ``textpile.crawl.loop.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
+    """One crawl run: :func:`materialize_crawl_run`."""
+    return materialize_crawl_run(context, crawl_config, crawler_database, http_fetcher)
+
+
+def materialize_crawl_run(
+    context: AssetExecutionContext,
+    crawl_config: CrawlConfigResource,
+    crawler_database: CrawlerDatabaseResource,
+    http_fetcher: HttpFetcher,
+) -> MaterializeResult:
+    """The body of ``crawl_run`` (and of each shard's, :mod:`textpile_dagster.assets.shards`):
+    run ``textpile.crawl.loop.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
+
+    A shard none of whose seeds are its own (``crawl_config.shard``) crawls nothing: the
+    partition is materialized with 0 crawl log entries.
 
     Ctrl+C or SIGTERM stop the crawl as they stop ``textpile crawl`` (the crawl run is
     closed, its entries kept); the partition is then materialized with what was crawled
@@ -90,6 +104,10 @@ def crawl_run(
     key = context.partition_key
     agent_uuid = agent_uuid_of(key)
     config = crawl_config.load()
+    if not config.seeds:
+        context.log.info("shard %s: no seed of the crawl configuration is this shard's; nothing to crawl",
+                         crawl_config.shard)
+        return MaterializeResult(metadata={"seeds": 0, "total_requests": 0, **row_count(0)})
     with closing(crawler_database.open()) as conn:  # creates folder and schema on first use
         done = conn.execute("SELECT time_started_unix_utc FROM agent WHERE agent_uuid = ?",
                             (agent_uuid.bytes,)).fetchone()

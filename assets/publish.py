@@ -43,6 +43,15 @@ def published_index(
     summary_database: SummaryDatabaseResource,
     publish_target: PublishTargetResource,
 ) -> MaterializeResult:
+    """:func:`publish_checked`."""
+    return publish_checked(context, summary_database, publish_target)
+
+
+def publish_checked(
+    context: AssetExecutionContext,
+    summary_database: SummaryDatabaseResource,
+    publish_target: PublishTargetResource,
+) -> MaterializeResult:
     """Re-run the summary checks, then ``textpile.publish.publish`` onto the target path,
     holding the summary database's write lock throughout.
 

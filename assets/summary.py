@@ -61,6 +61,15 @@ def crawl_log_staging(
     crawler_database: CrawlerDatabaseResource,
     staging_area: StagingAreaResource,
 ) -> MaterializeResult:
+    """:func:`stage_partition`."""
+    return stage_partition(context, crawler_database, staging_area)
+
+
+def stage_partition(
+    context: AssetExecutionContext,
+    crawler_database: CrawlerDatabaseResource,
+    staging_area: StagingAreaResource,
+) -> MaterializeResult:
     """Empty the partition folder, then ``stage_crawl_log`` of this agent into it."""
     key = context.partition_key
     agent_uuid = agent_uuid_of(key)
@@ -96,6 +105,11 @@ def crawl_log_staging(
     description="Text piles, document descriptions and link summaries of the staged files, as Parquet.",
 )
 def scrape_results(context: AssetExecutionContext, staging_area: StagingAreaResource) -> MaterializeResult:
+    """:func:`scrape_partition`."""
+    return scrape_partition(context, staging_area)
+
+
+def scrape_partition(context: AssetExecutionContext, staging_area: StagingAreaResource) -> MaterializeResult:
     """``scrape_staged`` on the partition folder; marks the folder scraped, with the extraction version."""
     key = context.partition_key
     folder = staging_area.partition_dir(key)
@@ -166,6 +180,16 @@ def summary_db(
     summary_database: SummaryDatabaseResource,
     staging_area: StagingAreaResource,
 ) -> MaterializeResult:
+    """:func:`integrate_partitions`."""
+    return integrate_partitions(context, config, summary_database, staging_area)
+
+
+def integrate_partitions(
+    context: AssetExecutionContext,
+    config: SummaryDbConfig,
+    summary_database: SummaryDatabaseResource,
+    staging_area: StagingAreaResource,
+) -> MaterializeResult:
     """Integrate, in key order, each scraped partition folder not yet integrated, or
     rebuild from all of them when versions changed (``integrate_pending``).
 
@@ -210,6 +234,12 @@ def summary_db(
 )
 def fts_index(context: AssetExecutionContext, config: IndexConfig,
               summary_database: SummaryDatabaseResource) -> MaterializeResult:
+    """:func:`update_index`."""
+    return update_index(context, config, summary_database)
+
+
+def update_index(context: AssetExecutionContext, config: IndexConfig,
+                 summary_database: SummaryDatabaseResource) -> MaterializeResult:
     """``update_search_index`` on the summary database (holding its write lock)."""
     with summary_database.write_lock():
         report = update_search_index(summary_database.path, rebuild=config.rebuild,

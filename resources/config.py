@@ -27,19 +27,30 @@ class CrawlConfigResource(ConfigurableResource):
     force_recrawl: bool = Field(default=False, description="Crawl every candidate, due or not.")
     worker_name: str = Field(default="ant", description="Worker name recorded with the crawl run.")
     show_progress: bool = Field(default=False, description="Show the library's progress bars on stderr.")
+    shard_table: str | None = Field(default=None, description="The shard table (shards.toml) of a sharded "
+                                    "deployment; with shard, the seeds are those of that shard.")
+    shard: str | None = Field(default=None, description="The shard whose seeds are crawled (with shard_table).")
 
     def load(self) -> CrawlConfig:
-        """Read, validate and override the configuration.
+        """Read, validate and override the configuration; for a shard, keep only the seeds
+        whose site the shard table assigns to it (an empty list when there is none).
 
         Raises:
-            textpile.errors.ConfigError: the file or a policy file is missing or invalid.
+            textpile.errors.ConfigError: the file or a policy file is missing or invalid,
+                or the shard table is invalid or has no such shard.
         """
         from textpile.crawl.policy.config import apply_overrides, load_config
 
-        config = load_config(self.config_path, policy_files=tuple(self.policy_files))
-        return apply_overrides(
-            config,
+        config = apply_overrides(
+            load_config(self.config_path, policy_files=tuple(self.policy_files)),
             max_commands=self.max_commands,
             default_delay_ms=self.default_delay_ms,
             allow_private_addresses=self.allow_private_addresses,
         )
+        if self.shard is None:
+            return config
+        from textpile.shards.config import load_shards
+
+        table = load_shards(self.shard_table)
+        seeds = table.seeds_by_shard(config.seeds)[table.check(self.shard)]
+        return config.model_copy(update={"seeds": seeds})  # may be empty: the shard has no seed

@@ -15,7 +15,7 @@ _KEY = re.compile(r"^[0-9a-f]{32}$")
 HOW_TO_START = (
     "crawl_runs keys are the 32 lowercase hex digits of a UUID v7, made by the crawl_now sensor, "
     "the recrawl sensor or `textpile pipeline`; do not add crawl_runs partitions by hand. To start "
-    "a crawl run from the UI: Automation -> crawl_now -> Preview tick result -> Launch all & commit "
+    "a crawl run from the UI: Automation -> crawl_now -> Preview tick result -> Apply requests & commit "
     "tick result (or turn crawl_now on: it starts one crawl run each time it is turned on)"
 )
 

@@ -15,6 +15,7 @@ from textpile_dagster.resources.staging import StagingAreaResource
 ENV_DATA_DIR = "TEXTPILE_DATA_DIR"
 ENV_CONFIG = "TEXTPILE_CONFIG"
 ENV_POLICY_FILES = "TEXTPILE_POLICY_FILES"
+ENV_SHARDS = "TEXTPILE_SHARDS"
 
 
 @dataclass
@@ -34,6 +35,9 @@ class PipelineSettings:
     force_recrawl: bool = False
     show_progress: bool = False
     http_fetcher: HttpFetcher | None = None
+    #: A sharded deployment's shard table (shards.toml): the data folders are the shards'
+    #: (:mod:`textpile.shards.config`), ``data_dir`` then only locates the default config.
+    shard_table: Path | None = None
 
     @property
     def crawler_db(self) -> Path:
@@ -58,13 +62,16 @@ class PipelineSettings:
 
 def settings_from_environment() -> PipelineSettings:
     """Settings for ``dagster dev``: ``TEXTPILE_DATA_DIR`` (default ``./data``),
-    ``TEXTPILE_CONFIG`` (default ``<data dir>/crawl.toml``) and ``TEXTPILE_POLICY_FILES``
-    (paths separated by ``os.pathsep``). Called when definitions are built, never at import.
+    ``TEXTPILE_CONFIG`` (default ``<data dir>/crawl.toml``), ``TEXTPILE_POLICY_FILES``
+    (paths separated by ``os.pathsep``) and ``TEXTPILE_SHARDS`` (a shard table: a sharded
+    deployment). Called when definitions are built, never at import.
     """
     data_dir = Path(os.environ.get(ENV_DATA_DIR) or "data")
     config = os.environ.get(ENV_CONFIG)
     policies = [Path(p) for p in (os.environ.get(ENV_POLICY_FILES) or "").split(os.pathsep) if p]
-    return PipelineSettings(data_dir=data_dir, config_path=Path(config) if config else None, policy_files=policies)
+    table = os.environ.get(ENV_SHARDS)
+    return PipelineSettings(data_dir=data_dir, config_path=Path(config) if config else None, policy_files=policies,
+                            shard_table=Path(table) if table else None)
 
 
 def build_resources(settings: PipelineSettings) -> dict[str, object]:

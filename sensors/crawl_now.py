@@ -3,7 +3,7 @@
 Its evaluation makes a fresh ``crawl_runs`` key (a UUID v7 hex, see
 ``assets.partitions``) and returns, together, the request to add that partition and
 the ``crawl_job`` run for it. In the UI: Automation -> crawl_now -> "Preview tick result"
--> "Launch all & commit tick result" (the UI adds the partition, then launches the run).
+-> "Apply requests & commit tick result" (the UI adds the partition, then launches the run).
 Previewing alone adds nothing. Turned on, it starts one crawl run on its first tick and
 then skips until it is turned off and on again.
 """
@@ -30,7 +30,7 @@ TRIGGER = "crawl_now"
     job=crawl_job,
     minimum_interval_seconds=30,
     default_status=DefaultSensorStatus.STOPPED,
-    description="Start one crawl run now: Preview tick result, then Launch all & commit tick result "
+    description="Start one crawl run now: Preview tick result, then Apply requests & commit tick result "
     "(adds a crawl_runs partition and launches crawl_job for it). Turned on, it starts one crawl run "
     "on its first tick, then skips until turned off and on again. Skips while a crawl run is queued "
     "or running.",
@@ -43,7 +43,7 @@ def crawl_now(context: SensorEvaluationContext, crawl_config: CrawlConfigResourc
     """
     if not context.is_first_tick_since_sensor_start:
         return SkipReason("crawl_now starts one crawl run each time it is turned on, and on each "
-                          "Preview tick result -> Launch all; turn it off and on again for another")
+                          "Preview tick result -> Apply requests; turn it off and on again for another")
     for line in fail_dead_runs(context.instance, by="the crawl_now sensor"):
         context.log.warning(line)
     active = active_crawl_runs(context.instance)

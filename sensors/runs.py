@@ -6,7 +6,8 @@ A run that ``textpile pipeline`` executes in its own process carries
 :data:`PROCESS_TAGS` (host, pid, process start time); a run that ``dagster dev`` launches
 with the DefaultRunLauncher names its run worker's pid in its RUN_START event. When that
 process is killed the run stays STARTED for good, and the sensors would wait for it
-forever: :func:`fail_dead_runs` marks such runs failed with the reason.
+forever: :func:`fail_dead_runs` marks such runs failed with the reason, and frees the
+concurrency pool slots that runs ended holding (:func:`free_slots_of_ended_runs`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,9 @@ def dead_runs(instance: DagsterInstance) -> list[tuple[DagsterRun, str]]:
 
 def fail_dead_runs(instance: DagsterInstance, *, by: str) -> list[str]:
     """Mark every run of :func:`dead_runs` failed (a RUN_FAILURE event with the reason and
-    ``by``, who noticed) and free the concurrency pool slots its steps held; return one
-    line per run marked."""
+    ``by``, who noticed) and free the concurrency pool slots its steps held, and those of
+    runs that ended holding slots (:func:`free_slots_of_ended_runs`); return one line per
+    run marked or slot freed."""
     lines = []
     storage = instance.event_log_storage
     for run, reason in dead_runs(instance):
@@ -111,4 +113,29 @@ def fail_dead_runs(instance: DagsterInstance, *, by: str) -> list[str]:
             # and every later summary_db step would wait for them for good.
             storage.free_concurrency_slots_for_run(run.run_id)
         lines.append(f"run {run.run_id} ({run.job_name}): {message}")
+    return lines + free_slots_of_ended_runs(instance, by=by)
+
+
+def free_slots_of_ended_runs(instance: DagsterInstance, *, by: str) -> list[str]:
+    """Free the concurrency pool slots (and queued claims) of runs that ended, or are gone,
+    while holding them: a run killed with the daemon's process group is marked failed by
+    Dagster's run monitoring or by :func:`fail_dead_runs`, but its claims stayed, so every
+    later step of the pool (summary_db: pool textpile_summary_db, one at a time) waited
+    for them for good. Returns one line per run whose slots were freed, naming ``by``."""
+    storage = instance.event_log_storage
+    if not storage.supports_global_concurrency_limits:
+        return []
+    holders: dict[str, set[str]] = {}
+    for pool, info in storage.get_concurrency_infos(sorted(storage.get_concurrency_keys())).items():
+        for claim in [*info.claimed_slots, *info.pending_steps]:
+            holders.setdefault(claim.run_id, set()).add(pool)
+    lines = []
+    for run_id, pools in sorted(holders.items()):
+        run = instance.get_run_by_id(run_id)
+        if run is not None and not run.is_finished:
+            continue
+        storage.free_concurrency_slots_for_run(run_id)
+        state = "gone" if run is None else run.status.value
+        lines.append(f"run {run_id} ({state}) ended holding the pool slot of {', '.join(sorted(pools))}; "
+                     f"freed by {by}")
     return lines

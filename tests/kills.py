@@ -37,3 +37,26 @@ def killable_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
     env["TMPDIR"] = str(tmp_path)
     return env
+
+
+def processes_of(tmp_path: Path) -> list[tuple[int, str]]:
+    """(pid, command line) of the running processes started with :func:`killable_env` of
+    ``tmp_path`` (its TMPDIR is in their environment: a pipeline and everything it started,
+    forkserver and workers included, whichever process group they are in)."""
+    marker = f"TMPDIR={tmp_path}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                environ = fh.read().split(b"\0")
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            continue
+        if marker in environ and state not in (b"Z", b"X"):
+            found.append((int(entry), cmdline))
+    return found

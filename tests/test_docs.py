@@ -47,7 +47,10 @@ PARSERS = _parsers()
 
 
 def _options(parser: argparse.ArgumentParser) -> set[str]:
-    return {s for a in parser._actions if not isinstance(a, argparse._HelpAction) for s in a.option_strings}
+    """The options a user is shown (not --help, nor a hidden one such as the supervised
+    pipeline's --supervised-by, whose help is SUPPRESS)."""
+    return {s for a in parser._actions if not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS
+            for s in a.option_strings}
 
 
 def _command(words: list[str]) -> tuple[str | None, list[str]]:

@@ -195,9 +195,14 @@ FROM text_pile_gen2 g2;
 
 -- Inserting into text_pile_v0_2 as into the documented table (textpile's integration and
 -- any SQL client) stores the values packed (sqlar_compress keeps a value that would not get
--- shorter as it is). INSERT OR IGNORE keeps the row of an existing digest, as for a table.
+-- shorter as it is). INSERT OR IGNORE keeps the row of an existing digest, as for a table;
+-- a NULL in a documented column is refused as the table would refuse it.
 CREATE TRIGGER IF NOT EXISTS text_pile_v0_2_insert INSTEAD OF INSERT ON text_pile_v0_2
 BEGIN
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile_v0_2.blake2b512_digest') WHERE NEW.blake2b512_digest IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile_v0_2.text') WHERE NEW.text IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile_v0_2.metadata') WHERE NEW.metadata IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile_v0_2.segmentation_cache') WHERE NEW.segmentation_cache IS NULL;
     INSERT INTO text_pile_gen2(text_pile_id, blake2b512_digest, text_packed, text_size, metadata_packed, metadata_size,
                                segmentation_cache_packed, segmentation_cache_size)
     VALUES (NEW.text_pile_id, NEW.blake2b512_digest,
@@ -261,9 +266,18 @@ FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_
 
 -- Plain SQL clients may insert into text_pile as into the documented table: the fields are
 -- stored written out (textpile's integration stores spans, textpile.store.text_piles).
--- INSERT OR IGNORE keeps the row of an existing digest, as for a table.
+-- INSERT OR IGNORE keeps the row of an existing digest, as for a table; a NULL in a
+-- documented column (each is an empty string when the page has none) is refused as the
+-- table would refuse it.
 CREATE TRIGGER IF NOT EXISTS text_pile_insert INSTEAD OF INSERT ON text_pile
 BEGIN
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile.blake2b512_digest') WHERE NEW.blake2b512_digest IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile.text') WHERE NEW.text IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile.secondary_text') WHERE NEW.secondary_text IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile.big_headlines') WHERE NEW.big_headlines IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile.small_headlines') WHERE NEW.small_headlines IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile.code_text') WHERE NEW.code_text IS NULL;
+    SELECT RAISE(ABORT, 'NOT NULL constraint failed: text_pile.quote_text') WHERE NEW.quote_text IS NULL;
     INSERT INTO text_pile_gen1(text_pile_id, blake2b512_digest, text_pile_v0_2_id,
                                text_spans, secondary_text_spans,
                                big_headlines_spans_packed, big_headlines_spans_size,

@@ -4,6 +4,7 @@ so a huge page of one origin never holds up the requests to another origin."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from pathlib import Path
 
@@ -84,7 +85,11 @@ def test_huge_pages_of_one_origin_do_not_hold_up_another_origin(tmp_path):
     assert b_times[0] < big[0].monotonic and big[-1].monotonic < b_times[-1] - 3.0  # B crawled meanwhile
     gaps = [later - earlier for earlier, later in zip(b_times, b_times[1:])]
     assert min(gaps) >= 1.0
-    assert max(gaps) <= 2.5, f"B waited {max(gaps):.2f} s between two requests"
+    # Half a second of room per share of a core this process gets: a machine at a load of 10 on
+    # 2 cores runs it 5 times slower, and read on the event loop, A's 3 pages would stop B for
+    # about a second of CPU each, stretched as much.
+    slowdown = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    assert max(gaps) <= 1.0 + 1.5 * slowdown, f"B waited {max(gaps):.2f} s between two requests (slowdown {slowdown:.1f})"
     conn = sqlite3.connect(tmp_path / "crawl.db")
     candidates = conn.execute("SELECT count(*) FROM crawl_candidate c JOIN url u USING (url_id)"
                               " WHERE u.str_url LIKE ?", (a.base_url + "/big_/p%",)).fetchone()[0]

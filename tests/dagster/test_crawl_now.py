@@ -43,7 +43,7 @@ def test_preview_adds_one_partition_and_requests_its_crawl(tmp_path):
         assert request.run_key == key
         assert request.tags["textpile/trigger"] == "crawl_now"
         assert request.job_name in (None, "crawl_job")
-        # The evaluation itself adds nothing (the UI's "Launch all" or the daemon does).
+        # The evaluation itself adds nothing (the UI's "Apply requests" or the daemon does).
         assert instance.get_dynamic_partitions(CRAWL_RUNS) == []
         # A second evaluation makes another key.
         assert _tick(instance, defs).run_requests[0].partition_key != key
@@ -95,6 +95,6 @@ def test_a_partition_named_by_hand_fails_with_what_to_do(tmp_path):
         while error.cause is not None:
             error = error.cause
         assert error.message.strip() == f"ValueError: not a crawl-run partition key: 'manual-test-1'. {HOW_TO_START}"
-        assert "Automation -> crawl_now -> Preview tick result -> Launch all & commit tick result" in HOW_TO_START
+        assert "Automation -> crawl_now -> Preview tick result -> Apply requests & commit tick result" in HOW_TO_START
         # The recrawl schedule ignores such a key instead of failing on it.
         assert recrawl_decision(["manual-test-1"], 1_000, 3600) is None

@@ -69,7 +69,7 @@ def installed(tmp_path_factory):
 
 
 #: The data files the library reads at run time (schemas, templates, styles, the demo's configuration).
-DATA_FILES = ("schemas/*/*.sql", "schemas/*/*.md", "web/templates/*.html", "web/static/*.css", "demo/*.toml")
+DATA_FILES = ("schemas/*/*.sql", "schemas/*/*.md", "web/templates/*.html", "web/static/*.css", "web/static/*.js", "demo/*.toml")
 
 
 def _expected_members() -> set[str]:

@@ -92,11 +92,15 @@ def test_title_match_outranks_body_only(tmp_path):
 def test_leaf_beats_index_page(tmp_path):
     b = SummaryBuilder(tmp_path / "s.db")
     # The navigation page lists the words twice: by bm25 alone it would win.
-    b.add_page("https://a.example/", title="Articles",
-               text="Narwhal tusks\nPenguin feet\nNarwhal tusks again\nOwl eyes", indexiness=60)
+    nav = b.add_page("https://a.example/", title="Articles",
+                     text="Narwhal tusks\nPenguin feet\nNarwhal tusks again\nOwl eyes", indexiness=60)
     b.add_page("https://a.example/narwhal", title="Articles",
                text="Narwhal tusks grow long\nPenguin feet\nOwl eyes\nSea ice", indexiness=-60)
     b.build_fts()
+    # indexiness counts for navigation pages only (link density 0.4 or more): every line
+    # of this one is a link (the builder writes no links, so the index is told)
+    b.conn.execute("UPDATE search_page SET link_density = 0.9 WHERE entity_generation_id = ?", (nav,))
+    b.conn.commit()
     raw = dict(b.conn.execute(
         "SELECT rowid, bm25(full_text_entity_index) FROM full_text_entity_index WHERE full_text_entity_index MATCH ?",
         ('"narwhal" AND "tusks"',)))

@@ -133,3 +133,18 @@ def test_a_question_finds_the_section_that_answers_it(tmp_path):
     assert urls(got)[0] == "https://q.example/manual.html#mail"
     assert got.results[0].section_title == "Sending email"
     assert got.mode == "hybrid"
+
+
+def test_a_page_far_in_meaning_holding_no_word_is_no_hybrid_result(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://r.example/": html_page("t", '<a href="/dash">d</a> <a href="/reload">r</a>'),
+        "https://r.example/dash": html_page("t", "<p>dashboardword figures</p>"),
+        "https://r.example/reload": html_page("t", "<p>reloadword every five seconds</p>"),
+        "https://r.example/real": html_page("t", "<p>realword content</p>"),
+        "https://r.example/real-two": html_page("t", "<p>second real page</p>"),
+    })
+    # the 30 nearest pages by vector join the keyword candidates, but these hold no
+    # query word and are far from the query: the one page holding it is all there is
+    got = search_pages(conn, "realword", mode="hybrid", explain=True)
+    assert got.mode == "hybrid" and urls(got) == ["https://r.example/real"]
+    assert [e["url"] for e in got.explained] == ["https://r.example/real"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +109,50 @@ def test_a_publish_in_place_brings_the_new_vectors(tmp_path):
     assert not publish(work, served).whole  # written in place: the server keeps its database object
     body = get(ds, "/search?search=send+mail+from+my+web+app&mode=semantic&format=json").json()
     assert body["message"] is None and _urls(body)[0] == "smtp.html"
+
+
+def test_publishes_load_the_vectors_again_and_keep_the_model(tmp_path, monkeypatch):
+    """A publish in place and one that replaces the file both bring their vectors, and the
+    model is loaded once (issue 31: loading it at every publish kept about 40 MB each
+    time, and held up every vector search while it loaded)."""
+    import textpile.semantic.loaded as loaded
+    from textpile.index.update import update_index
+    from textpile.publish import publish
+    from textpile.semantic.embed import embed_summary
+    from textpile.store.database import open_summary_db
+
+    real, loads = loaded.load_embedder, []
+
+    def counted():
+        loads.append(real())
+        return loads[-1]
+
+    monkeypatch.setattr(loaded, "load_embedder", counted)
+    work, served = tmp_path / "summary.db", tmp_path / "published" / "summary.db"
+    ids = build(work)
+    embed_summary(work)
+    assert publish(work, served).whole
+    ds = build_datasette(served, search_time_limit_ms=120_000)
+    query = "/search?search=send+mail+from+my+web+app&mode=semantic&format=json"
+    body = get(ds, query).json()
+    assert (body["total"], _urls(body)[0], len(loads)) == (len(PAGES), "smtp.html", 1)
+    with closing(open_summary_db(work)) as conn:
+        with conn:
+            conn.execute("UPDATE entity_generation SET confirmed_end_unix_utc = last_seen_unix_utc "
+                         "WHERE entity_generation_id = ?", (ids["smtp"],))
+        update_index(conn)
+    assert not publish(work, served).whole
+    body = get(ds, query).json()
+    assert body["total"] == len(PAGES) - 1 and "smtp.html" not in _urls(body)
+    for suffix in ("", "-wal", "-shm", "-pages"):
+        Path(f"{served}{suffix}").unlink(missing_ok=True)
+    shutil.copy(work, tmp_path / "next.db")
+    with closing(open_summary_db(tmp_path / "next.db")) as conn:
+        with conn:
+            conn.execute("UPDATE entity_generation SET confirmed_end_unix_utc = NULL WHERE entity_generation_id = ?",
+                         (ids["smtp"],))
+        update_index(conn)
+    assert publish(tmp_path / "next.db", served).whole  # a new file: the server swaps to it
+    body = get(ds, query).json()
+    assert (body["total"], _urls(body)[0]) == (len(PAGES), "smtp.html")
+    assert len(loads) == 1

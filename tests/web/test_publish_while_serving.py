@@ -4,17 +4,13 @@ vector modes are loaded again once the content changed."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import threading
 
 from search.builder import SummaryBuilder
 from textpile.publish import publish
 from textpile.web.app import build_datasette
-
-
-def get(ds, path):
-    return asyncio.run(ds.client.get(path))
+from web.client import get
 
 
 def _site(path, pages: int, word: str) -> None:

@@ -26,9 +26,16 @@ def _instance(summary_path, settings):
     ({"search_time_limit_ms": True}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                                      "1000000000, got True"),
     ({"search_time_limt_ms": 50}, "plugins.textpile: unknown setting 'search_time_limt_ms' "
-                                  "(known: search_time_limit_ms, results_per_site, ranking_rules, extra, query_analytics)"),
+                                  "(known: search_time_limit_ms, synonyms, results_per_site, ranking_rules, extra, "
+                                  "query_analytics)"),
     ({"results_per_site": -1}, "plugins.textpile.results_per_site: expected a whole number from 0 to 100, got -1"),
     ({"results_per_site": "2"}, "plugins.textpile.results_per_site: expected a whole number from 0 to 100, got '2'"),
+    ({"synonyms": {"k8s": "kubernetes"}}, "plugins.textpile.synonyms: expected a list of groups (lists of words), "
+                                          "got {'k8s': 'kubernetes'}"),
+    ({"synonyms": [["kitten", "cat"], ["cat"]]}, "plugins.textpile.synonyms[1]: expected a list of 2 to 20 words "
+                                                 "or phrases, got ['cat']"),
+    ({"synonyms": [["kitten", "cat"], ["Cat", "moggy"]]}, "plugins.textpile.synonyms[1][0]: 'Cat' is already in "
+                                                          "group 0"),
     ("fast", "plugins.textpile: expected a table of settings, got 'fast'"),
 ])
 def test_a_bad_setting_stops_datasette_naming_it(summary_path, settings, message):
@@ -43,3 +50,15 @@ def test_a_good_setting_is_the_search_time_limit(summary_path):
     response = asyncio.run(ds.client.get("/search?q=heron&format=json"))
     assert response.status_code == 200
     assert json.loads(response.text)["query"] == "heron"
+
+
+def test_the_synonyms_setting_is_the_served_index_table(summary_path):
+    ds = _instance(summary_path, {"synonyms": [["moggy", "cats"]]})
+    asyncio.run(ds.invoke_startup())
+    response = asyncio.run(ds.client.get("/search?q=moggy&format=json"))
+    assert response.status_code == 200
+    assert [r["url"] for r in json.loads(response.text)["list"]] == [
+        "https://blog.example.org/2024/cats", "https://de.example.net/katzen"]
+    plain = _instance(summary_path, {})
+    asyncio.run(plain.invoke_startup())
+    assert json.loads(asyncio.run(plain.client.get("/search?q=moggy&format=json")).text)["total"] == 0

@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import sys
 import threading
+import time
 from urllib.parse import quote
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from textpile.web.app import build_datasette
 from textpile.web.guard import BUSY_MESSAGE, READ_ONLY_MESSAGE, read_only_methods, sql_admission
 from textpile.web.printf import install_bounded_printf, largest_field
+from web.client import aget, get, one_app_client
 
 LIMIT = 16 * 1024 * 1024
 HUGE = ["select printf('%.*c', 2000000000, 'x')", "select format('%.*c', 2147483647, 'x')",
@@ -65,7 +67,7 @@ def test_huge_widths_give_null_at_once(sql):
 def test_explorer_answers_huge_printf_within_the_time_limit(summary_path):
     ds = build_datasette(summary_path)
     for sql in HUGE:
-        r = _in_thread(lambda: asyncio.run(ds.client.get("/summary.json?sql=" + quote(sql))))
+        r = _in_thread(lambda: get(ds, "/summary.json?_shape=arrays&sql=" + quote(sql)))
         assert r is not None and r.status_code == 200, sql
         assert r.json()["rows"] == [[None]]
 
@@ -79,9 +81,10 @@ def test_requests_beyond_the_sql_threads_are_refused_at_once(summary_path):
     slow = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000) select count(*) from c"
 
     async def scenario():
-        requests = [ds.client.get("/summary.json?sql=" + quote(slow)) for _ in range(5)]
-        responses = await asyncio.gather(*requests)
-        return responses, await ds.client.get("/summary.json?sql=select+1")
+        async with one_app_client(ds) as client:
+            requests = [client.get("/summary.json?sql=" + quote(slow)) for _ in range(5)]
+            responses = await asyncio.gather(*requests)
+            return responses, await client.get("/summary.json?_shape=arrays&sql=select+1")
 
     responses, after = asyncio.run(scenario())
     statuses = sorted(r.status_code for r in responses)
@@ -89,6 +92,7 @@ def test_requests_beyond_the_sql_threads_are_refused_at_once(summary_path):
     refused = [r for r in responses if r.status_code == 503]
     for r in refused:
         assert r.headers["retry-after"] == "2"
+        assert "script-src 'self' 'nonce-" in r.headers["content-security-policy"]
         assert r.json() == {"ok": False, "status": 503, "error": BUSY_MESSAGE.format(running=3, retry=2)}
     assert all(r.json()["title"] == "SQL Interrupted" for r in responses if r.status_code == 400)
     assert after.status_code == 200 and after.json()["rows"] == [[1]]
@@ -101,10 +105,10 @@ def test_a_slow_query_does_not_hold_up_the_others(summary_path):
     slow = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000) select count(*) from c"
 
     async def scenario():
-        running = asyncio.ensure_future(ds.client.get("/summary.json?sql=" + quote(slow)))
+        running = asyncio.ensure_future(aget(ds, "/summary.json?sql=" + quote(slow)))
         await asyncio.sleep(0.5)  # time to reach its SQL thread (later only makes the test weaker, never red)
-        quick = [await ds.client.get("/summary.json?sql=select+1") for _ in range(3)]
-        page = await ds.client.get("/search?search=quokka&format=json")
+        quick = [await aget(ds, "/summary.json?_shape=arrays&sql=select+1") for _ in range(3)]
+        page = await aget(ds, "/search?search=quokka&format=json")
         still_running = not running.done()
         return quick, page, still_running, await running
 
@@ -178,14 +182,14 @@ def test_post_to_a_canned_query_is_405(summary_path):
                 await ds.client.post("/summary/count_active_entity_generations.json", json={}),
                 await ds.client.request("DELETE", "/summary/url"),
                 await ds.client.post("/search", data={"search": "cats"}),
-                await ds.client.get("/summary/count_active_entity_generations.json")]
+                await aget(ds, "/summary/count_active_entity_generations.json?_shape=array")]
 
     html, json_post, delete, search, get = asyncio.run(scenario())
     for r in (html, delete, search):
         assert (r.status_code, r.headers["allow"], r.text) == (405, "GET, HEAD", READ_ONLY_MESSAGE + "\n")
         assert r.headers["x-content-type-options"] == "nosniff"
     assert (json_post.status_code, json_post.json()) == (405, {"ok": False, "status": 405, "error": READ_ONLY_MESSAGE})
-    assert get.status_code == 200 and get.json()["query_name"] == "count_active_entity_generations"
+    assert (get.status_code, get.json()) == (200, [{"count(*)": 7}])
 
 
 def test_read_only_methods_leave_other_instances_alone():
@@ -213,9 +217,9 @@ def test_a_bad_sqlar_uncompress_call_is_an_sql_error_naming_it_without_a_traceba
     ds = build_datasette(summary_path)
 
     async def scenario():
-        bad = await ds.client.get("/summary.json?sql=" + quote(sql))
-        where = await ds.client.get("/summary/text_pile.json?_where=" + quote(sql.removeprefix("select ") + " IS NULL"))
-        good = await ds.client.get("/summary.json?sql=" + quote(
+        bad = await aget(ds, "/summary.json?sql=" + quote(sql))
+        where = await aget(ds, "/summary/text_pile.json?_where=" + quote(sql.removeprefix("select ") + " IS NULL"))
+        good = await aget(ds, "/summary.json?_shape=arrays&sql=" + quote(
             "select sqlar_uncompress(sqlar_compress(zeroblob(100)), 100) = zeroblob(100), sqlar_uncompress('a', 0)"))
         return bad, where, good
 
@@ -224,3 +228,75 @@ def test_a_bad_sqlar_uncompress_call_is_an_sql_error_naming_it_without_a_traceba
     assert (where.status_code, where.json()["error"]) == (400, error)
     assert (good.status_code, good.json()["rows"]) == (200, [[1, "a"]])  # the connection's next statement runs
     assert unraisable == []
+
+
+SLOW = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000) select count(*) from c"
+
+
+def test_the_queries_of_one_request_share_its_time_limit(summary_path):
+    """A table page runs several queries (rows, count, facets); the request's time limit
+    bounds them together: each gets what is left, and one that would start after it ran out
+    is Datasette's "took too long" without running."""
+    from datasette.database import QueryInterrupted
+
+    from textpile.web.explorer_sql import REQUEST_DEADLINE
+    from textpile.web.state import find_target
+
+    ds = build_datasette(summary_path, sql_time_limit_ms=600_000)  # each query alone: 10 minutes
+    db = find_target(ds)
+
+    async def scenario():
+        outcomes = []
+        for left_s, sql in ((-1.0, "select 1"), (0.5, SLOW), (None, "select 7")):
+            token = REQUEST_DEADLINE.set(None if left_s is None else time.monotonic() + left_s)
+            try:
+                outcomes.append((await db.execute(sql)).rows[0][0])
+            except QueryInterrupted:
+                outcomes.append("interrupted")
+            finally:
+                REQUEST_DEADLINE.reset(token)
+        return outcomes
+
+    # The slow query runs for minutes unless the request's deadline stops it.
+    assert _in_thread(lambda: asyncio.run(scenario()), timeout_s=120) == ["interrupted", "interrupted", 7]
+
+
+def test_a_statement_prepared_after_the_requests_time_is_refused():
+    from textpile.web.explorer_sql import CURRENT_STATEMENT, REQUEST_DEADLINE, StatementReport, authorize
+
+    report = StatementReport()
+    tokens = CURRENT_STATEMENT.set(report), REQUEST_DEADLINE.set(time.monotonic() - 0.001)
+    try:
+        assert authorize(sqlite3.SQLITE_SELECT, None, None, None, None) == sqlite3.SQLITE_DENY
+        assert report.time_up and report.refused is None
+        assert authorize(sqlite3.SQLITE_READ, "url", "url_id", "main", None) == sqlite3.SQLITE_OK
+    finally:
+        CURRENT_STATEMENT.reset(tokens[0])
+        REQUEST_DEADLINE.reset(tokens[1])
+    # Datasette's own statements outside textpile's execute (introspection) are not cut off.
+    token = REQUEST_DEADLINE.set(time.monotonic() - 0.001)
+    try:
+        assert authorize(sqlite3.SQLITE_SELECT, None, None, None, None) == sqlite3.SQLITE_OK
+    finally:
+        REQUEST_DEADLINE.reset(token)
+
+
+def test_admission_gives_each_sql_request_its_deadline():
+    from textpile.web.explorer_sql import REQUEST_DEADLINE
+
+    seen = {}
+
+    async def app(scope, receive, send):
+        deadline = REQUEST_DEADLINE.get()
+        seen[scope["path"]] = None if deadline is None else deadline - time.monotonic()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    guarded = sql_admission(app, lambda: "summary", lambda: 3, lambda: 4000)
+    for path in ("/summary/url", "/summary/-/query.json", "/summary", "/summary.json", "/search"):
+        run, _sent = _asgi(guarded, path)
+        asyncio.run(run())
+    assert 0 < seen["/summary/url"] <= 4.0 and 0 < seen["/summary/-/query.json"] <= 4.0
+    # the database page (every table's introspection) keeps the limit per query
+    assert seen["/summary"] is seen["/summary.json"] is seen["/search"] is None
+    assert REQUEST_DEADLINE.get() is None

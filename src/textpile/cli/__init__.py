@@ -25,7 +25,8 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the full argument parser with every subcommand registered."""
-    from textpile.cli import archive_import, crawl, debug, demo, discovered, maintenance, pipeline, search, summarize
+    from textpile.cli import (archive_import, crawl, debug, demo, discovered, maintenance, pipeline, search, shards,
+                              summarize)
 
     from textpile import __version__
 
@@ -35,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"textpile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (demo, pipeline, crawl, archive_import, discovered, summarize, maintenance, debug, search):
+    for module in (demo, pipeline, crawl, archive_import, discovered, summarize, maintenance, debug, search, shards):
         module.register(sub)
     return parser
 
@@ -53,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
         print("textpile: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     args = parser.parse_args(argv)
+    if argv is None and getattr(args, "supervised_by", False) is None:
+        # `textpile pipeline` as a program: the pipeline runs in a supervised child
+        # process, so that a stop ends all of it in time (textpile.cli.pipeline_supervisor).
+        from textpile.cli.pipeline_supervisor import supervise
+
+        return supervise(sys.argv[1:])
     with TerminateAsInterrupt() as signals:
         status = _run(args, signals)
     if signals.terminated and status == EXIT_INTERRUPTED:
@@ -72,7 +79,8 @@ def _run(args: argparse.Namespace, signals) -> int:
         print(f"textpile: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
-        print("textpile: stopped by SIGTERM" if signals.terminated else "textpile: interrupted", file=sys.stderr)
+        if getattr(args, "supervised_by", None) is None:  # (a supervised pipeline's supervisor says it)
+            print("textpile: stopped by SIGTERM" if signals.terminated else "textpile: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`textpile search ... | head`): stop quietly, and keep

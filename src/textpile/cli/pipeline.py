@@ -19,11 +19,13 @@ second one refuses (or, with ``--wait``, waits for the first to finish).
 import argparse
 from dataclasses import dataclass
 import os
+import signal
 import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
+from textpile.cli.pipeline_supervisor import SUPERVISED_OPTION, parse_supervisor
 from textpile.errors import ConfigError, TextpileError
 
 #: The installed module holding the textpile Dagster definitions (``build_definitions``, ``defs``).
@@ -72,6 +74,9 @@ def register(subparsers) -> None:
                    help="afterwards, serve the published index like `textpile serve` until Ctrl+C")
     p.add_argument("-l", "--listen-on", default="127.0.0.1:3000", metavar="IP:PORT",
                    help="address for --serve (default 127.0.0.1:3000, local machine only)")
+    # The supervised child of `textpile pipeline` (textpile.cli.pipeline_supervisor): its supervisor.
+    p.add_argument(SUPERVISED_OPTION, dest="supervised_by", type=parse_supervisor, default=None,
+                   help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
 
@@ -267,6 +272,7 @@ def execute_pipeline(
     definitions: Path | None = None,
     progress: bool = True,
     wait: bool = False,
+    owner=None,
 ) -> PipelineOutcome:
     """Run one crawl run and everything downstream through the Dagster definitions.
 
@@ -279,7 +285,8 @@ def execute_pipeline(
     creating anything: the folder options, the definitions path, the crawl configuration;
     then imports the definitions.
     Then creates ``data_dir`` and holds its pipeline lock (:func:`pipeline_lock_path`)
-    until it returns; with ``wait`` it waits for another pipeline holding it.
+    until it returns; with ``wait`` it waits for another pipeline holding it. The Dagster
+    runs name ``owner`` (a ``ProcessId``; default this process) as the process running them.
 
     Raises:
         ConfigError: the definitions are not installed or fail to import, or the crawl
@@ -307,12 +314,13 @@ def execute_pipeline(
                                policy_files=policy_files, max_commands=max_commands,
                                default_delay_ms=default_delay_ms,
                                allow_private_addresses=allow_private_addresses,
-                               force_recrawl=force_recrawl, token_index=token_index, progress=progress)
+                               force_recrawl=force_recrawl, token_index=token_index, progress=progress,
+                               owner=owner)
 
 
 def _execute_locked(module, definitions_name: str, config: Path, data_dir: Path, home: Path, started: float, *,
                     policy_files, max_commands, default_delay_ms, allow_private_addresses, force_recrawl,
-                    token_index, progress) -> PipelineOutcome:
+                    token_index, progress, owner) -> PipelineOutcome:
     """The body of :func:`execute_pipeline`, its inputs checked and the lock held."""
     from textpile.cli.pipeline_resume import resume_interrupted
     from textpile.cli.pipeline_run import open_instance, run_partition
@@ -336,12 +344,12 @@ def _execute_locked(module, definitions_name: str, config: Path, data_dir: Path,
     job = defs.resolve_job_def("pipeline_job")
     _make_folder("--dagster-home", home)
     with open_instance(home) as instance:
-        resume_interrupted(job, instance, settings, defs.resources["staging_area"])
+        resume_interrupted(job, instance, settings, defs.resources["staging_area"], owner=owner)
         key = new_crawl_run_key()
         instance.add_dynamic_partitions(CRAWL_RUNS, [key])
         print(f"textpile pipeline: crawl run {key} (definitions {definitions_name}, DAGSTER_HOME {home})",
               file=sys.stderr, flush=True)
-        outcomes = run_partition(job, instance, key, _steps(token_index))
+        outcomes = run_partition(job, instance, key, _steps(token_index), owner=owner)
     return PipelineOutcome(key, outcomes, settings, time.monotonic() - started)
 
 
@@ -361,12 +369,21 @@ def print_report(outcome: PipelineOutcome) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline for a new crawl-run partition; print progress and a report."""
-    outcome = execute_pipeline(
-        args.config, args.data_dir, policy_files=args.policy_file, max_commands=args.max_commands,
-        default_delay_ms=args.default_delay, allow_private_addresses=args.allow_private_addresses,
-        force_recrawl=args.force_recrawl, token_index=args.token_index, dagster_home=args.dagster_home,
-        definitions=args.definitions, progress=not args.no_progress, wait=args.wait,
-    )
+    try:
+        outcome = execute_pipeline(
+            args.config, args.data_dir, policy_files=args.policy_file, max_commands=args.max_commands,
+            default_delay_ms=args.default_delay, allow_private_addresses=args.allow_private_addresses,
+            force_recrawl=args.force_recrawl, token_index=args.token_index, dagster_home=args.dagster_home,
+            definitions=args.definitions, progress=not args.no_progress, wait=args.wait, owner=args.supervised_by,
+        )
+    except KeyboardInterrupt:
+        if args.supervised_by is not None:
+            # Stopping: the supervisor sent its one SIGINT and ends the process group in
+            # time; another signal (a service manager's SIGTERM to every process) would
+            # only cut the cleanup short.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise
     print_report(outcome)
     if args.serve:
         from textpile.cli import main

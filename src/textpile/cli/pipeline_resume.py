@@ -52,10 +52,12 @@ def close_killed_crawl_runs(crawler_db, say: Callable[[str], None] = _say) -> li
     return [run.agent_uuid.hex for run in closed]
 
 
-def resume_interrupted(job, instance, settings, staging_area, *, say: Callable[[str], None] = _say) -> list[str]:
+def resume_interrupted(job, instance, settings, staging_area, *, say: Callable[[str], None] = _say,
+                       owner=None) -> list[str]:
     """Steps 1-3 of the module docstring for the pipeline of ``settings`` (its
     ``PipelineSettings``) in ``instance``, running ``job`` (``pipeline_job``) for each
-    partition to resume; return the keys staged and scraped.
+    partition to resume, in runs that name ``owner`` (a ``ProcessId``; default this
+    process); return the keys staged and scraped.
 
     Raises:
         TextpileError: a resume run failed (see :func:`textpile.cli.pipeline_run.run_partition`).
@@ -86,6 +88,6 @@ def resume_interrupted(job, instance, settings, staging_area, *, say: Callable[[
             partitions.add(key)
         say(f"crawl run {key}: {run.crawl_log_entries} crawl log entries not yet summarized; staging and "
             "scraping them first")
-        run_partition(job, instance, key, RESUME_STEPS)
+        run_partition(job, instance, key, RESUME_STEPS, owner=owner)
         resumed.append(key)
     return resumed

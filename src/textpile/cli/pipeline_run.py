@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from textpile.errors import TextpileError
+from textpile.processes import ProcessId
 
 #: Console log level of the run: the step lines and the failure message replace Dagster's
 #: own log output (whose ERROR records carry tracebacks).
@@ -166,11 +167,14 @@ def interrupted_step(result) -> str | None:
     return None
 
 
-def run_partition(job, instance, key: str, steps: tuple[str, ...]) -> dict[str, dict[str, object]]:
+def run_partition(job, instance, key: str, steps: tuple[str, ...], *,
+                  owner: ProcessId | None = None) -> dict[str, dict[str, object]]:
     """Materialize ``steps`` (asset names) of ``job`` for partition ``key`` in one run
     recorded in ``instance``, reporting each step on stderr; return metadata per asset.
-    The run's tags name this process (``textpile_dagster.sensors.runs.process_tags``), so
-    that a run left STARTED by a killed process is recognized and marked failed.
+    The run's tags name ``owner`` (default this process; the ``textpile pipeline`` process
+    that supervises this one, :mod:`textpile.cli.pipeline_supervisor`), so that a run left
+    STARTED by a killed pipeline is recognized and marked failed
+    (``textpile_dagster.sensors.runs.process_tags``).
 
     Raises:
         TextpileError: the run failed; the message names the run, the failed steps and
@@ -189,7 +193,7 @@ def run_partition(job, instance, key: str, steps: tuple[str, ...]) -> dict[str, 
         result = job.execute_in_process(
             instance=instance, partition_key=key, asset_selection=[AssetKey(s) for s in steps], run_id=run_id,
             run_config=QUIET_LOGS, raise_on_error=False,
-            tags={"textpile/trigger": "textpile pipeline", **process_tags()},
+            tags={"textpile/trigger": "textpile pipeline", **process_tags(owner)},
         )
     finally:
         if sigterm is not None:

@@ -59,6 +59,7 @@ from textpile.search.sorting import by_date, check_sort, with_seen
 from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
                                       marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms, with_synonyms
 from textpile.search.typos import below_exact, typo_candidates
 from textpile.search.weights import core_plan, document_frequencies, requirement_weights
 from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
@@ -447,7 +448,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            disable: frozenset[str] = frozenset(), explain: bool = False,
            reorder: Reorder | None = None, correct: bool = True, facets: bool = False,
            sort: str | None = None, per_site: int = 0, typos: bool = True,
-           rules: tuple[RankingRule, ...] = ()) -> SearchResults:
+           rules: tuple[RankingRule, ...] = (), synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -455,10 +456,12 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     ``budget_ms`` is the time budget in milliseconds (the search returns what it has
     when it is spent); ``ranking`` the weights, ``disable`` features to leave out (the
     relevance benchmark's ablation); ``explain`` fills ``explained``; ``reorder`` is the
-    semantic modes' hook (:data:`Reorder`). With ``correct``, a query no page matches
-    whose "did you mean" (:mod:`textpile.search.spelling`) matches some gives that query's
-    results instead, with ``corrected`` set and a note naming both (within the same time
-    budget). Any query string is valid: problems (nothing
+    semantic modes' hook (:data:`Reorder`); ``synonyms`` the index's synonym table
+    (:mod:`textpile.search.synonyms`: a member of a group finds the others). With
+    ``correct``, a query no page matches whose "did you mean"
+    (:mod:`textpile.search.spelling`) matches some gives that query's results instead,
+    with ``corrected`` set and a note naming both (within the same time budget). Any
+    query string is valid: problems (nothing
     searchable, a cut-off query, partial matches, the budget) are explained in
     ``message``; this never raises for the query's content.
 
@@ -483,7 +486,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     require_search_index(conn)
     analyzer = Analyzer()
     codes = index_languages(conn)
-    plan = plan_query(parsed, analyzer, codes)
+    plan = with_synonyms(plan_query(parsed, analyzer, codes), synonyms, analyzer, codes)
     notes.extend(plan.messages)
     with budget.installed(conn):
         if not plan.requirements:
@@ -502,7 +505,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
                        ranking=ranking, explain=explain, reorder=reorder, correct=False, facets=facets, sort=sort,
-                       per_site=per_site, typos=typos, rules=rules)
+                       per_site=per_site, typos=typos, rules=rules, synonyms=synonyms)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."

@@ -14,6 +14,12 @@ semantic ones:
   :mod:`textpile.search.passages`), less the best section's similarity among the pages
   (-:data:`SEMANTIC_FLOOR` for a page without section codes).
 
+A page that holds none of the query's words and whose page similarity is at the floor
+(:data:`SEMANTIC_FLOOR` or more below the best page's) is no result: far in meaning and
+sharing no word, it would only pad the list after the pages that answer (a rare word
+that one page holds gives that page alone, as in the keyword mode). On the relevance
+benchmark's candidate lists no relevant page is such a page (MRR@10 unchanged).
+
 Each page is scored with :data:`textpile.search.rank.HYBRID_RANKING`, one weighted sum
 of all the features, fitted on the relevance benchmark (``bench/relevance/tune.py``, its
 leave-one-site-out check in the README): a known item wins by its title and section
@@ -53,7 +59,8 @@ def hybrid_ranking(conn: sqlite3.Connection, keyword: list[Scored], nearest: lis
     """The hybrid ranking (module docstring): ``keyword`` (the keyword search's scored
     candidates) and the first :data:`SEMANTIC_CANDIDATES` of ``nearest`` ((id,
     similarity) best first), each with the ``semantic`` and ``passage`` features, scored
-    with ``ranking``, best first (ties: better bm25, then lower id).
+    with ``ranking``, best first (ties: better bm25, then lower id); without the pages
+    that hold no query word and are at the floor of similarity (module docstring).
 
     Raises:
         sqlite3.Error: database problems.
@@ -81,5 +88,6 @@ def hybrid_ranking(conn: sqlite3.Connection, keyword: list[Scored], nearest: lis
         if s.section is None and eg_id in hits:
             s.section = hits[eg_id]
         s.score = ranking.score(s.features)
+    pages = [s for s in pages if s.held > 0 or s.features["semantic"] > -SEMANTIC_FLOOR]
     pages.sort(key=lambda s: (-s.score, -s.features.get("bm25", 0.0), s.info.entity_generation_id))
     return pages

@@ -59,14 +59,25 @@ class Semantic:
 class SemanticCache:
     """The model and page vectors a frontend keeps between searches of one database file.
 
-    The web frontend keeps one per served file identity (a newly published copy gets a
-    new one, :class:`textpile.web.state.SummaryDatabase`). The first search in a vector
+    The web frontend keeps one per served file identity and content
+    (:class:`textpile.web.state.SummaryDatabase`); when either changes (a publish) it
+    takes :meth:`for_new_content`, which keeps the model: the model does not depend on the
+    file, and loading it anew at every publish cost about 40 MB of memory that stayed, and
+    held up every vector search while it loaded (issue 31). The first search in a vector
     mode loads the vectors and the model; "more like this" needs only the vectors.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        """``embedder``: a model loaded already (default: load it on first use)."""
         self._lock = threading.Lock()
+        self._embedder = embedder
         self._semantic: Semantic | None = None
+
+    def for_new_content(self) -> "SemanticCache":
+        """A cache for the file's new content (or another file): this one's model, if
+        loaded, and the vectors to be loaded again on first use."""
+        with self._lock:
+            return SemanticCache(self._embedder)
 
     def get(self, conn: sqlite3.Connection, with_model: bool = True) -> Semantic:
         """The cached :class:`Semantic` of the file ``conn`` reads (loaded on first use).
@@ -76,7 +87,10 @@ class SemanticCache:
         """
         with self._lock:
             if self._semantic is None:
-                self._semantic = Semantic(None, load_page_vectors(conn))
+                vectors = load_page_vectors(conn)
+                self._semantic = Semantic(self._embedder if vectors is not None else None, vectors)
             if with_model and self._semantic.embedder is None and self._semantic.vectors is not None:
-                self._semantic = Semantic(load_embedder(), self._semantic.vectors)
+                if self._embedder is None:
+                    self._embedder = load_embedder()
+                self._semantic = Semantic(self._embedder, self._semantic.vectors)
             return self._semantic

@@ -474,6 +474,8 @@ def _open(path: str | Path, kind: str, schema_version: str, create: bool, read_o
                             ", ".join(f"{table}: {rows} rows" for table, rows in sorted(moved.items())))
                 conn.executescript(schema_sql(kind, schema_version))
                 conn.executescript(extension_sql(kind))
+                if kind == "summary":
+                    migrations.refresh_triggers(conn, schema_sql(kind, schema_version))
                 if not vacuum_mode_current(conn):
                     set_incremental_vacuum(conn, path)
         except BaseException:

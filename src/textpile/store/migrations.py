@@ -18,6 +18,7 @@ read-only is read as it is (every layout has the documented tables and columns).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -149,3 +150,39 @@ def migrate(conn: sqlite3.Connection, schema: str) -> dict[str, int]:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.isolation_level = saved_isolation
     return moved
+
+
+_TRIGGER_NAME = re.compile(r"^\s*CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.IGNORECASE | re.MULTILINE)
+
+
+def _same_sql(a: str, b: str) -> bool:
+    """Whether two CREATE statements are the same (SQLite keeps them without IF NOT EXISTS)."""
+    def norm(sql: str) -> str:
+        return " ".join(re.sub(r"\bIF\s+NOT\s+EXISTS\b", "", sql, flags=re.IGNORECASE).rstrip().rstrip(";").split())
+    return norm(a) == norm(b)
+
+
+def refresh_triggers(conn: sqlite3.Connection, schema: str) -> list[str]:
+    """Make every trigger of ``schema`` (DDL) as the schema writes it, in one transaction:
+    the schema's ``CREATE TRIGGER IF NOT EXISTS`` leaves the trigger an older textpile made
+    (such as the view inserts before they refused NULL fields), so one whose SQL differs is
+    dropped and made again. Returns the names of the triggers made again."""
+    wanted = {}
+    for statement in split_statements(schema):
+        match = _TRIGGER_NAME.search(statement)  # after the comment lines above it
+        if match:
+            wanted[match.group(1)] = statement[match.start():].strip()
+    stored = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall())
+    stale = [name for name, sql in wanted.items() if name in stored and not _same_sql(stored[name], sql)]
+    if stale:
+        conn.execute("SAVEPOINT refresh_triggers")
+        try:
+            for name in stale:
+                conn.execute(f'DROP TRIGGER "{name}"')
+                conn.execute(wanted[name])
+        except BaseException:
+            conn.execute("ROLLBACK TO refresh_triggers")
+            conn.execute("RELEASE refresh_triggers")
+            raise
+        conn.execute("RELEASE refresh_triggers")
+    return stale

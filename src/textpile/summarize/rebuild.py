@@ -51,6 +51,21 @@ def rebuild_summary(summary_db: str | Path, staging_dirs: Sequence[str | Path], 
     try:
         for folder in staging_dirs:
             reports.append(integrate_staged(new, folder, progress=progress))
+    except BaseException:
+        _remove_with_side_files(new)
+        raise
+    replace_summary_file(new, target)
+    return reports
+
+
+def replace_summary_file(new: str | Path, summary_db: str | Path) -> None:
+    """Replace the summary database ``summary_db`` with the finished database ``new``
+    (built beside it; the caller holds the writers' lock): ``new`` is checkpointed (no
+    ``-wal`` left) and flushed to disk, the old file checkpointed and its ``-wal``/``-shm``
+    removed, so that SQLite never applies them to the new one; then ``os.replace``.
+    On a failure before the replace, ``new`` is removed and the old file stays."""
+    new, target = Path(new), Path(summary_db)
+    try:
         with closing(sqlite3.connect(new)) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         fd = os.open(new, os.O_RDONLY)
@@ -69,4 +84,3 @@ def rebuild_summary(summary_db: str | Path, staging_dirs: Sequence[str | Path], 
     for suffix in _SIDE_FILES:
         Path(f"{new}{suffix}").unlink(missing_ok=True)
     os.replace(new, target)
-    return reports

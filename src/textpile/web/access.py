@@ -3,21 +3,18 @@
 Search shows titles, URLs and text of the summary database, so it is visible exactly
 when Datasette would show that database's page: the permission cascade
 ``view-database`` (on the summary database), then ``view-instance``, as Datasette's
-database view and datasette-search-all check them. An instance whose ``permissions`` or
+database view and datasette-search-all check them (on Datasette 0.65 and 1.0 alike:
+:mod:`textpile.web.datasette_versions`). An instance whose ``permissions`` or
 ``allow`` blocks deny the anonymous visitor the database (or the whole instance) thus
 denies the search too (403); an actor allowed there may search.
 """
 
 from __future__ import annotations
 
-
-def search_permissions(database: str) -> list:
-    """The permission cascade of the search over ``database`` (for ``ensure_permissions``)."""
-    return [("view-database", database), "view-instance"]
+from textpile.web.datasette_versions import may_view_database
 
 
 async def may_view_summary(datasette, actor: dict | None, database: str) -> bool:
     """Whether ``actor`` (None: anonymous) may see the summary database ``database``,
     and so search it and follow the links to it."""
-    visible, _private = await datasette.check_visibility(actor, permissions=search_permissions(database))
-    return visible
+    return await may_view_database(datasette, actor, database)

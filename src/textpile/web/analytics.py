@@ -29,6 +29,7 @@ from datasette.database import Database
 from datasette.utils.asgi import Forbidden, Response
 
 from textpile.web.access import may_view_summary
+from textpile.web.datasette_versions import site_title
 from textpile.web.settings import query_analytics
 from textpile.web.state import find_target
 
@@ -166,7 +167,7 @@ async def analytics_view(datasette, request):
     if request.args.get("format") == "json":
         return Response.json(body)
     html = await datasette.render_template("textpile_analytics.html", dict(
-        body, days_covered=REPORT_DAYS, site_title=datasette.metadata("title") or "textpile",
+        body, days_covered=REPORT_DAYS, site_title=await site_title(datasette) or "textpile",
         static_prefix="/-/textpile/static", table_url=datasette.urls.table(DATABASE_NAME, "query_day")),
         request=request, view_name="textpile_analytics")
     return Response.html(html)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from textpile.errors import ConfigError, TextpileError
 from textpile.store.database import check_summary_db
+from textpile.web.datasette_versions import datasette_arguments
 from textpile.web.state import adopt_summary_database
 
 DEFAULT_SQL_TIME_LIMIT_MS = 3000
@@ -121,7 +122,6 @@ def build_datasette(
     path = check_summary_db(summary_db).resolve()
     if template_dir is not None and not Path(template_dir).is_dir():
         raise ConfigError(f"{template_dir}: template location is not a folder")
-    metadata = {"title": title}
     plugin: dict = {}
     if search_time_limit_ms is not None:
         plugin["search_time_limit_ms"] = int(search_time_limit_ms)
@@ -131,11 +131,10 @@ def build_datasette(
         plugin["extra"] = extra_config
     if not query_analytics:
         plugin["query_analytics"] = False
-    if plugin:
-        metadata["plugins"] = {"textpile": plugin}
+    plugin_settings = plugin or None
     datasette = Datasette(
         files=[str(path)],  # read-only all the same: textpile.web.state opens it with mode=ro
-        metadata=metadata,
+        **datasette_arguments(title, plugin_settings),
         template_dir=str(template_dir) if template_dir is not None else None,
         settings={
             "sql_time_limit_ms": int(sql_time_limit_ms),

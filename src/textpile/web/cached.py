@@ -24,6 +24,7 @@ from textpile.search.results import iso_date
 from textpile.search.service import ModeError, find_page
 from textpile.store.gen2_piles import ensure_functions
 from textpile.web.access import may_view_summary
+from textpile.web.datasette_versions import site_title
 from textpile.web.settings import extra_config
 from textpile.web.state import find_target, refresh_if_swapped
 from textpile.web.views import FORBIDDEN_JSON, STATIC_PREFIX
@@ -101,7 +102,7 @@ async def cached_view(datasette, request):
     context = {"cached": found, "first_seen": (iso_date(found.first_seen) or "")[:10],
                "last_seen": (iso_date(found.last_seen) or "")[:10], "static_prefix": STATIC_PREFIX,
                "href": found.url if found.url.lower().startswith(("http://", "https://")) else None,
-               "site_title": datasette.metadata("title") or "textpile", "max_chars": f"{MAX_CACHED_CHARS:,}",
+               "site_title": await site_title(datasette) or "textpile", "max_chars": f"{MAX_CACHED_CHARS:,}",
                "extra": extra_config(datasette.plugin_config("textpile"))}
     html = await datasette.render_template(CACHED_TEMPLATE, context, request=request, view_name="textpile_cached")
     return Response.html(html)

@@ -41,6 +41,8 @@ def error_details(exception: BaseException) -> tuple[int, str, str | None, dict]
         "Cannot sort table by "
     ):
         return 400, exception.message, None, {}
+    if isinstance(exception, DatasetteError) and isinstance(exception.__context__, QueryInterrupted):
+        exception = exception.__context__  # Datasette 1.0's query page raises its own error for it
     if isinstance(exception, DatasetteError):
         message = Markup(exception.message) if exception.message_is_html else exception.message
         return exception.status, message, exception.title, dict(exception.error_dict)
@@ -61,8 +63,10 @@ async def error_response(datasette, request, exception: BaseException) -> Respon
     one INFO line for a client error, one ERROR record with traceback otherwise.
     """
     status, message, title, info = error_details(exception)
+    # Datasette 1.0 gives an HTML message its plain text for JSON (and logs)
+    plain = (getattr(exception, "plain_message", None) if isinstance(message, Markup) else None) or message
     where = f"{request.method} {request.path}"
-    short = " ".join(re.sub(r"<[^>]*>", "", str(message)).split())[:200]
+    short = " ".join(re.sub(r"<[^>]*>", "", str(plain)).split())[:200]
     if status < 500:
         LOG.info("%s %s: %s", status, where, short)
     elif isinstance(exception, DatasetteError):
@@ -75,7 +79,7 @@ async def error_response(datasette, request, exception: BaseException) -> Respon
     if datasette.cors:
         add_cors_headers(headers)
     if request.path.split("?")[0].endswith(".json"):
-        return Response.json(info, status=status, headers=headers)
+        return Response.json(dict(info, error=str(plain)), status=status, headers=headers)
     html = await datasette.render_template([f"{status}.html", "error.html"],
                                            dict(info, datasette_version=datasette_version), request=request)
     return Response.html(html, status=status, headers=headers)

@@ -8,8 +8,14 @@ methods a read-only instance has no use for.
   instead of queueing behind them. Each admitted query ends within the SQL time limit
   (SQLite is interrupted between instructions, and the one function it cannot interrupt
   that way, ``printf``, is bounded: :mod:`textpile.web.printf`), so a request ends
-  within its time limit plus a small margin, or is refused up front. The search pages
-  run on their own threads and are never counted.
+  within its time limit plus a small margin, or is refused up front. Under the
+  database's route (table, row and query pages) the time limit bounds the whole
+  request, not each query: a table page runs several (rows, count, facets), each given
+  what is left of the request's time
+  (:data:`textpile.web.explorer_sql.REQUEST_DEADLINE`; one that would start later is
+  Datasette's "SQL query took too long", which a table page shows for a count or facet
+  and answers with a 400 for its rows). The search pages run on their own threads and
+  are never counted.
 * :func:`read_only_methods`: the instance serves its database read-only and has no
   writable canned queries, so POST, PUT, PATCH and DELETE get 405 with ``Allow: GET,
   HEAD`` (Datasette 0.65 answers a POST to a canned query with a 500).
@@ -19,7 +25,10 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable
+
+from textpile.web.explorer_sql import REQUEST_DEADLINE
 
 ALLOWED_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -62,7 +71,9 @@ def sql_admission(app, route: Callable[[], str | None], permits: Callable[[], in
     """Wrap ASGI ``app``: at most ``permits()`` requests under ``/<route()>`` (the served
     database's route; None: nothing is counted) run at once; another is answered 503
     with ``Retry-After`` = ``time_limit_ms()`` rounded up to seconds (JSON for ``.json``
-    paths). The callables are asked on each request, so settings and a swapped
+    paths). Each one admitted under ``/<route()>/`` (a table, row or query page) has
+    ``time_limit_ms()`` for all of its SQL (:data:`~textpile.web.explorer_sql.REQUEST_DEADLINE`
+    while ``app`` handles it); the database page itself keeps the limit per query. The callables are asked on each request, so settings and a swapped
     database apply at once. The count lives in the returned wrapper (one per app)."""
     running = [0]
 
@@ -83,9 +94,15 @@ def sql_admission(app, route: Callable[[], str | None], permits: Callable[[], in
                            ".json" in scope["path"], [(b"retry-after", str(retry).encode("ascii"))])
             return
         running[0] += 1
+        # Pages under the database (tables, rows, queries) have the limit for all their
+        # SQL; the database page, whose introspection of every table is no visitor's SQL,
+        # keeps it per query.
+        whole = scope["path"].startswith("/" + (route() or "") + "/")
+        deadline = REQUEST_DEADLINE.set(time.monotonic() + time_limit_ms() / 1000 if whole else None)
         try:
             await app(scope, receive, send)
         finally:
+            REQUEST_DEADLINE.reset(deadline)
             running[0] -= 1
 
     return wrapped

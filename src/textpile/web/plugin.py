@@ -27,8 +27,12 @@ from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.settings import extra_config, query_analytics, ranking_rules, results_per_site
+from textpile.web.settings import (extra_config, query_analytics, ranking_rules, results_per_site, search_synonyms,
+                                   search_time_limit_ms)
 from textpile.web.access import may_view_summary
+from textpile.web.csp import STYLE_NONCE_SCRIPT, NonceLoader, current_nonce
+from textpile.web.datasette_versions import store_canned_queries, store_descriptions
+from textpile.web.explorer_sql import guard_connection
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
 from textpile.web.analytics import analytics_view, counter_for
 from textpile.web.cached import cached_view
@@ -46,13 +50,26 @@ from textpile.web.views import (
 
 @hookimpl
 def startup(datasette):
-    results_per_site(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here (all are checked)
-    ranking_rules(datasette.plugin_config("textpile"))
-    extra_config(datasette.plugin_config("textpile"))
-    query_analytics(datasette.plugin_config("textpile"))
+    config = datasette.plugin_config("textpile")
+    search_time_limit_ms(config)  # a bad setting stops Datasette here
+    search_synonyms(config)
+    results_per_site(config)
+    ranking_rules(config)
+    extra_config(config)
+    query_analytics(config)
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
-    adopt_summary_database(datasette)
+    target = adopt_summary_database(datasette)
+    if target is None:
+        return None
     counter_for(datasette)  # the analytics database of an earlier run is served from the start
+
+    async def describe():
+        # Datasette 1.0 keeps descriptions and canned queries in its internal database
+        # (0.65 asks the get_metadata and canned_queries hooks below instead).
+        await store_descriptions(datasette, target.name, database_metadata())
+        await store_canned_queries(datasette, target.name, CANNED_QUERIES)
+
+    return describe
 
 
 @hookimpl
@@ -75,13 +92,25 @@ def register_routes(datasette):
 
 @hookimpl
 def prepare_connection(conn, database, datasette):
-    # Every connection of an instance serving a summary database: no statement may build
-    # huge strings or blobs or return huge results (textpile.web.limits).
     if find_target(datasette) is not None:
-        limit_explorer_connection(conn)
-    # The text_pile_v0_2 and text_pile views unpack the compressed Gen2 texts with it
-    # (textpile.store.gen2_piles), capped at the connection's length limit set just above.
-    register_functions(conn)
+        # Every connection of an instance serving a summary database: no statement may
+        # build huge strings or blobs or return huge results (textpile.web.limits), nor
+        # reach what SQL exploration refuses (textpile.web.explorer_sql; sqlar_uncompress
+        # capped at the length limit set just before).
+        guard_connection(limit_explorer_connection(conn))
+    else:
+        # The text_pile_v0_2 and text_pile views unpack the compressed Gen2 texts with it
+        # (textpile.store.gen2_piles).
+        register_functions(conn)
+
+
+@hookimpl
+def extra_js_urls(view_name, datasette):
+    # The first script of every Datasette page: script-made style elements get the nonce
+    # (textpile.web.csp). The search page runs no script (textpile.web.headers).
+    if find_target(datasette) is None or view_name == "textpile_search":
+        return None
+    return [{"url": datasette.urls.path(STYLE_NONCE_SCRIPT)}]
 
 
 @hookimpl
@@ -101,15 +130,25 @@ def render_cell(value, table, database, datasette):
 @hookimpl
 def prepare_jinja2_environment(env, datasette):
     # Appended last: --template-location / --template-dir files of the same name win.
-    env.loader = ChoiceLoader([env.loader, FileSystemLoader(str(package_templates_dir()))])
+    # Every template's inline scripts and styles carry the response's nonce (textpile.web.csp).
+    env.loader = NonceLoader(ChoiceLoader([env.loader, FileSystemLoader(str(package_templates_dir()))]))
+    env.globals["textpile_csp_nonce"] = current_nonce
 
 
 @hookimpl
 def asgi_wrapper(datasette):
-    def before_request(scope):
-        target = find_target(datasette)
-        if target is not None:
-            refresh_if_swapped(datasette, target)
+    def serving_current(app):
+        # Each HTTP request notices a swapped file first, and is counted on the summary
+        # database it is served from: a replaced one is closed when its last request ends.
+        async def wrapped(scope, receive, send):
+            target = find_target(datasette) if scope.get("type") == "http" else None
+            if target is None:
+                await app(scope, receive, send)
+                return
+            with refresh_if_swapped(datasette, target).serving():
+                await app(scope, receive, send)
+
+        return wrapped
 
     def served_route():
         target = find_target(datasette)
@@ -121,12 +160,12 @@ def asgi_wrapper(datasette):
         admitted = sql_admission(app, served_route, lambda: datasette.setting("num_sql_threads"),
                                  lambda: datasette.setting("sql_time_limit_ms"))
         serving = lambda: find_target(datasette) is not None  # noqa: E731
-        return security_headers(read_only_methods(admitted, serving), before_request)
+        return serving_current(security_headers(read_only_methods(admitted, serving)))
 
     return wrap
 
 
-@hookimpl
+@hookimpl  # Datasette 0.65 (1.0: the startup hook stores them)
 def get_metadata(datasette, key, database, table):
     target = find_target(datasette)
     if target is None:
@@ -134,7 +173,7 @@ def get_metadata(datasette, key, database, table):
     return {"databases": {target.name: database_metadata()}}
 
 
-@hookimpl
+@hookimpl  # Datasette 0.65 (1.0: the startup hook stores them)
 def canned_queries(datasette, database, actor):
     target = find_target(datasette)
     if target is None or database != target.name:

@@ -24,6 +24,9 @@ under the search box) and ``links`` (``[{"title", "url"}]``, shown in the header
 
 ``query_analytics``: true (the default) or false: count queries per day in a database
 beside the index (:mod:`textpile.web.analytics`).
+
+``synonyms``: the served index's synonym table, a list of groups of words or phrases that
+mean the same (``[["k8s", "kubernetes"]]``, :mod:`textpile.search.synonyms`); none by default.
 """
 
 from __future__ import annotations
@@ -36,13 +39,49 @@ from textpile.search.boosts import RankingRule
 from textpile.search.budget import DEFAULT_BUDGET_MS
 from textpile.search.grouping import DEFAULT_PER_SITE
 from textpile.search.results import MAX_PER_PAGE
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms, synonym_table
 
 #: The largest search time limit accepted (the CLI's bound).
 MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
 #: The settings the plugin reads.
-KNOWN_SETTINGS = ("search_time_limit_ms", "results_per_site", "ranking_rules", "extra", "query_analytics")
+KNOWN_SETTINGS = ("search_time_limit_ms", "synonyms", "results_per_site", "ranking_rules", "extra",
+                  "query_analytics")
 #: The largest boost (or demotion) a ranking rule may give.
 MAX_BOOST = 1000.0
+
+
+def _checked(config: dict | None) -> dict:
+    """The plugin ``config`` as a table of known settings ({} when None).
+
+    Raises:
+        StartupError: the config is not a table or names an unknown setting.
+    """
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise StartupError(f"plugins.textpile: expected a table of settings, got {config!r}")
+    unknown = sorted(set(config) - set(KNOWN_SETTINGS))
+    if unknown:
+        raise StartupError(f"plugins.textpile: unknown setting {unknown[0]!r} (known: {', '.join(KNOWN_SETTINGS)})")
+    return config
+
+
+def search_synonyms(config: dict | None) -> Synonyms:
+    """The synonym table of the plugin ``config`` (``datasette.plugin_config("textpile")``):
+    :data:`~textpile.search.synonyms.NO_SYNONYMS` when it sets none.
+
+    Raises:
+        StartupError: the config is not a table, names an unknown setting, or the table is
+            not a list of groups of words (the message names the entry, as
+            :func:`~textpile.search.synonyms.synonym_table`'s).
+    """
+    config = _checked(config)
+    if "synonyms" not in config:
+        return NO_SYNONYMS
+    try:
+        return synonym_table(config["synonyms"], "plugins.textpile.synonyms")
+    except ConfigError as exc:
+        raise StartupError(str(exc)) from exc
 
 
 def search_time_limit_ms(config: dict | None) -> int:
@@ -52,13 +91,7 @@ def search_time_limit_ms(config: dict | None) -> int:
         StartupError: the config is not a table, names an unknown setting, or the value is
             not a whole number from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS`.
     """
-    if config is None:
-        return DEFAULT_BUDGET_MS
-    if not isinstance(config, dict):
-        raise StartupError(f"plugins.textpile: expected a table of settings, got {config!r}")
-    unknown = sorted(set(config) - set(KNOWN_SETTINGS))
-    if unknown:
-        raise StartupError(f"plugins.textpile: unknown setting {unknown[0]!r} (known: {', '.join(KNOWN_SETTINGS)})")
+    config = _checked(config)
     value = config.get("search_time_limit_ms", DEFAULT_BUDGET_MS)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SEARCH_TIME_LIMIT_MS:
         raise StartupError("plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "

@@ -33,8 +33,10 @@ from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResult
                                      results_per_page)
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.search.sorting import SortError, check_sort
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms
 from textpile.web.access import may_view_summary
-from textpile.web.settings import extra_config, ranking_rules, results_per_site, search_time_limit_ms
+from textpile.web.datasette_versions import site_title
+from textpile.web.settings import extra_config, ranking_rules, results_per_site, search_synonyms, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 SEARCH_TEMPLATE = "textpile_search.html"
@@ -43,9 +45,9 @@ STATIC_PREFIX = "/-/textpile/static"
 
 def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
-               like: str | None = None, **options) -> SearchResults:
+               like: str | None = None, synonyms: Synonyms = NO_SYNONYMS, **options) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
-    ``budget_ms`` on this thread's search connection to ``target``
+    ``budget_ms`` and the index's ``synonyms`` on this thread's search connection to ``target``
     (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
     ``target.semantic`` keeps the model and vectors between requests. ``options`` are
     :func:`textpile.search.engine.search`'s ``facets``, ``sort``, ``per_site`` and ``rules``.
@@ -55,14 +57,15 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         textpile.semantic.model.ModelError: the model's package is missing.
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
-    conn = target.search_connection()
-    loaded = None
-    if like or check_mode(mode) != "keyword":
-        loaded = target.semantic.get(conn, with_model=not like)
-    if like:
-        return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
-    return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms,
-                        **options)
+    with target.serving():  # (a replaced target stays open until this ends)
+        conn = target.search_connection()
+        loaded = None
+        if like or check_mode(mode) != "keyword":
+            loaded = target.semantic.get(conn, with_model=not like)
+        if like:
+            return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
+        return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page,
+                            budget_ms=budget_ms, synonyms=synonyms, **options)
 
 
 def _query_arg(request) -> str:
@@ -179,9 +182,10 @@ async def search_view(datasette, request):
                "rules": ranking_rules(datasette.plugin_config("textpile"))}
     if error is None and (query.strip() or like or want_json):
         try:
-            budget_ms = search_time_limit_ms(datasette.plugin_config("textpile"))
+            config = datasette.plugin_config("textpile")
+            budget_ms, synonyms = search_time_limit_ms(config), search_synonyms(config)
             results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like,
-                                              **options)
+                                              synonyms, **options)
         except (ModeError, SortError) as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
@@ -229,7 +233,7 @@ async def search_view(datasette, request):
         "mode_links": ([{"mode": m, "current": m == mode, "url": _page_url(request, query, 0, per_page, m)}
                         for m in MODES] if query.strip() and not like else []),
         "like": like,
-        "site_title": datasette.metadata("title") or "textpile",
+        "site_title": await site_title(datasette) or "textpile",
         "results": results,
         "items": [dict(_display_item(r), more_url=(_page_url(request, r["more_from_site"], 0, per_page)
                                                    if r["more_from_site"] else None))
@@ -256,7 +260,7 @@ async def opensearch_view(datasette, request):
     """Serve the OpenSearch description (``/opensearch.xml``) pointing at ``/search``."""
     base = datasette.absolute_url(request, "/")
     base = base.rstrip("/")
-    name = str(escape((datasette.metadata("title") or "textpile")[:16]))
+    name = str(escape((await site_title(datasette) or "textpile")[:16]))
     body = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/">\n'
@@ -318,11 +322,13 @@ async def static_view(datasette, request, send):
 
 # Datasette's introspection and debug pages, which a public search site does not need:
 # thread list, debug messages and permission rules, the pattern portfolio, versions,
-# plugins, settings, metadata, config, the current actor, and the database list (it
-# shows each database file's absolute path). HTML and .json forms. (Table and column
+# plugins, settings, metadata, config, the current actor, the database list (it
+# shows each database file's absolute path) and Datasette 1.0's permission checks. HTML and .json forms. (Table and column
 # descriptions show on the table pages; /-/auth-token and /-/logout stay.)
 HIDDEN_PAGES = ("threads", "messages", "allow-debug", "patterns", "databases", "permissions", "versions",
-                "plugins", "settings", "metadata", "config", "actor")
+                "plugins", "settings", "metadata", "config", "actor",
+                # Datasette 1.0's permission debugging pages
+                "allowed", "rules", "check", "debug/autocomplete")
 HIDDEN_PATHS_REGEX = r"^/-/(" + "|".join(HIDDEN_PAGES) + r")(\.json)?$"
 
 

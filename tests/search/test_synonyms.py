@@ -1,0 +1,64 @@
+"""Synonyms from the index's table (issue 29): a member of a group finds the others'
+pages; the empty table changes nothing; a bad table is refused naming its entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from search.fixture_site import html_page, summarized_site
+from textpile.errors import ConfigError
+from textpile.search.engine import search
+from textpile.search.synonyms import NO_SYNONYMS, synonym_table
+
+FILLER = "Other words fill this paragraph so that the page is of an ordinary length for a page. " * 3
+
+
+def urls(results):
+    return [r.url for r in results.results]
+
+
+@pytest.fixture
+def site(tmp_path):
+    return summarized_site(tmp_path, {
+        "https://k.example/kubernetes.html": html_page("Running on Kubernetes", f"""
+            <p>Deploy the service to a Kubernetes cluster with the chart. {FILLER}</p>"""),
+        "https://k.example/docker.html": html_page("Running in Docker", f"""
+            <p>Deploy the service as a container image. {FILLER}</p>"""),
+        "https://k.example/postgres.html": html_page("Database setup", f"""
+            <p>The service stores its data in PostgreSQL. {FILLER}</p>"""),
+        "https://k.example/about.html": html_page("About", f"<p>Who made this service. {FILLER}</p>"),
+    })
+
+
+def test_a_synonym_from_the_table_finds_its_page(site):
+    table = synonym_table([["k8s", "kubernetes"], ["postgres", "PostgreSQL"]])
+    assert search(site, "k8s").total == 0
+    got = search(site, "deploy k8s", synonyms=table)
+    assert urls(got) == ["https://k.example/kubernetes.html", "https://k.example/docker.html"]
+    assert urls(search(site, "Kubernetes", synonyms=table)) == ["https://k.example/kubernetes.html"]
+    assert urls(search(site, "postgres", synonyms=table)) == ["https://k.example/postgres.html"]
+    # exclusions stay as typed (the semantic modes read them from the query)
+    assert urls(search(site, 'deploy -"kubernetes"', synonyms=table)) == ["https://k.example/docker.html"]
+    assert sorted(urls(search(site, 'deploy -"k8s"', synonyms=table))) == [
+        "https://k.example/docker.html", "https://k.example/kubernetes.html"]
+
+
+def test_the_empty_table_changes_nothing(site):
+    for query in ["deploy k8s", "deploy service", 'kubernetes -"docker"', "postgres"]:
+        plain = search(site, query, explain=True)
+        empty = search(site, query, explain=True, synonyms=synonym_table([]))
+        assert empty.explained == plain.explained and urls(empty) == urls(plain)
+    assert not NO_SYNONYMS and not synonym_table([])
+
+
+@pytest.mark.parametrize("groups, message", [
+    ({"k8s": "kubernetes"}, "synonyms: expected a list of groups"),
+    ([["k8s"]], "synonyms[0]: expected a list of 2 to 20 words or phrases"),
+    ([["k8s", "kubernetes"], ["pg", 5]], "synonyms[1][1]: expected a string, got 5"),
+    ([["k8s", "--"]], "synonyms[0][1]: '--' holds no letters or digits"),
+    ([["k8s", "kubernetes"], ["K8S", "kube"]], "synonyms[1][0]: 'K8S' is already in group 0"),
+])
+def test_a_bad_table_is_refused_naming_its_entry(groups, message):
+    with pytest.raises(ConfigError) as caught:
+        synonym_table(groups)
+    assert str(caught.value).startswith(message)
