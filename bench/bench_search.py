@@ -1,6 +1,7 @@
 """Benchmark: query latency of textpile's search at 100K pages, beside its stage one, bare FTS5 and tantivy.
 
     python bench/bench_search.py [--pages 100000] [--data-dir bench/data] [--queries 600]
+                                 [--systems textpile,textpile+facets,suggest]
 
 The corpus is the relevance benchmark's first six documentation sites (:data:`CORPUS_SITES`;
 ``python bench/relevance`` builds and caches them; the sites added later are left out, so
@@ -12,6 +13,11 @@ copies differ and common words stay common. The summary database is built once a
 under ``--data-dir``/search-speed (several GB at 100K pages; its search index is rebuilt
 with textpile's own code). tantivy indexes the same documents (title x2, headings x1.5,
 body, English stemming), also cached.
+
+Besides: "textpile+facets", the same call with facets (what the search page runs: issue 32
+asks for a p99 at most 1.2x that of the call without), and "suggest", search as you type
+of each query while being typed (its first two thirds: :class:`Suggest`; target p99 <= 20
+ms). ``--systems`` runs only the ones named.
 
 Queries: the relevance benchmark's judged queries (sampled), plus "the", common two-word
 queries and a pasted 64-word paragraph. For each query the four systems run in turn
@@ -62,6 +68,7 @@ from textpile.search.engine import search  # noqa: E402
 from textpile.search.plan import index_languages, plan_query  # noqa: E402
 from textpile.search.query import parse_query  # noqa: E402
 from textpile.search.rank import DEFAULT_RANKING  # noqa: E402
+from textpile.search.suggest import suggest  # noqa: E402
 from textpile.store.database import connect, map_for_reading, open_summary_db  # noqa: E402
 from textpile.store.gen2_piles import register_functions, store_gen2  # noqa: E402
 from textpile.store.links import store_links  # noqa: E402
@@ -276,20 +283,35 @@ class TextpileStageOne:
         plan = plan_query(parsed, self.analyzer, self.codes)
         if not plan.requirements:
             return 0
-        found = engine._Found()
+        found = engine.Found()
         engine._candidates(self.conn, plan, parsed, DEFAULT_RANKING, engine.RERANK_DEPTH, Budget(DEFAULT_BUDGET_MS),
                            found, self.analyzer)
         return len(found.pages)
 
 
 class Textpile:
-    """textpile's library call on a connection opened as its readers open one."""
+    """textpile's library call on a connection opened as its readers open one (with
+    ``options`` of :func:`textpile.search.engine.search`: ``facets=True`` for the
+    faceted search the search page runs)."""
+
+    def __init__(self, db: Path, **options) -> None:
+        self.conn = connect(db, read_only=True)
+        self.options = options
+
+    def search(self, text: str) -> int:
+        return len(search(self.conn, text, **self.options).results)
+
+
+class Suggest:
+    """Search as you type (:func:`textpile.search.suggest.suggest`) of the query as it is
+    while being typed: its first two thirds (at least 2 characters), the last word cut."""
 
     def __init__(self, db: Path) -> None:
         self.conn = connect(db, read_only=True)
 
     def search(self, text: str) -> int:
-        return len(search(self.conn, text).results)
+        found = suggest(self.conn, text[:max(2, len(text) * 2 // 3)])
+        return len(found.pages) + len(found.sections)
 
 
 def main() -> int:
@@ -301,6 +323,7 @@ def main() -> int:
     parser.add_argument("--reindex", action="store_true",
                         help="rebuild the cached corpus' search index with the current code first")
     parser.add_argument("--build-only", action="store_true", help="build (or reindex) the corpus, then stop")
+    parser.add_argument("--systems", default="", help="only these systems (comma-separated names as printed)")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     sources = [data_dir / "index" / name / "summary.db" for name in CORPUS_SITES]
@@ -321,11 +344,17 @@ def main() -> int:
         print(f"   {time.monotonic() - t0:.0f} s")
     if args.build_only:
         return 0
-    systems = [("textpile", Textpile(db)), ("stage one", TextpileStageOne(db)), ("bare FTS5", BareFts(db)),
-               ("tantivy", Tantivy(db, folder / f"tantivy-{args.pages}")),
-               ("tantivy+shown", Tantivy(db, folder / f"tantivy-shown-{args.pages}", shown=True)),
-               ("tantivy AND", Tantivy(db, folder / f"tantivy-{args.pages}", partial=False)),
-               ("tantivy old", Tantivy(db, folder / f"tantivy-{args.pages}", old=True))]
+    makers = {"textpile": lambda: Textpile(db), "textpile+facets": lambda: Textpile(db, facets=True),
+              "suggest": lambda: Suggest(db), "stage one": lambda: TextpileStageOne(db), "bare FTS5": lambda: BareFts(db),
+              "tantivy": lambda: Tantivy(db, folder / f"tantivy-{args.pages}"),
+              "tantivy+shown": lambda: Tantivy(db, folder / f"tantivy-shown-{args.pages}", shown=True),
+              "tantivy AND": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", partial=False),
+              "tantivy old": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", old=True)}
+    chosen = [n.strip() for n in args.systems.split(",") if n.strip()] or list(makers)
+    unknown = [n for n in chosen if n not in makers]
+    if unknown:
+        parser.error(f"--systems: unknown {unknown[0]!r} (known: {', '.join(makers)})")
+    systems = [(name, makers[name]()) for name in chosen]
 
     rng = random.Random(7)
     judged = []
@@ -365,7 +394,8 @@ def main() -> int:
         print(f"{'system':<13} {'queries':<10} {'n':>5} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} "
               f"{'p50/tantivy':>12} {'p99/tantivy':>12} {'p50/shown':>10} {'p99/shown':>10}")
         for kind in kinds:
-            bases = [percentile(latency[(base, kind)], q) for base in ("tantivy", "tantivy+shown") for q in (50, 99)]
+            bases = [percentile(latency[(base, kind)], q) if latency.get((base, kind)) else 0.0
+                     for base in ("tantivy", "tantivy+shown") for q in (50, 99)]
             for name, _ in systems:
                 v = latency[(name, kind)]
                 p50, p99 = percentile(v, 50), percentile(v, 99)
@@ -374,6 +404,8 @@ def main() -> int:
                       f"{p99:8.2f} {max(v):8.2f} {r50:11.1f}x {r99:11.1f}x {s50:9.1f}x {s99:9.1f}x")
     print()
     for label, text in (("'the'", "the"), ("the pasted 64-word query", PASTED)):
+        if ("textpile", text) not in by_text:
+            continue
         print(f"textpile {label}: slowest of {len(by_text[('textpile', text)])} runs "
               f"{max(by_text[('textpile', text)]):.1f} ms wall")
     print(f"load average: {load_before[0]:.2f} before, {load_after[0]:.2f} after (2 cores)")

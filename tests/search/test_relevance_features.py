@@ -147,12 +147,16 @@ def test_a_query_no_page_matches_gives_the_results_of_its_correction(tmp_path):
              for i in range(3)}
     pages["https://a.example/other"] = html_page("Other", f"<p>Nothing of that here. {FILLER}</p>")
     conn = summarized_site(tmp_path, pages)
-    r = search(conn, "transacton")
+    # with typo tolerance the close word's pages are found as they are, the fix offered
+    typo = search(conn, "transacton")
+    assert (typo.corrected, typo.suggestion, typo.total) == (False, "transaction", 3)
+    assert sorted(urls(typo)) == [f"https://a.example/t{i}" for i in range(3)]
+    r = search(conn, "transacton", typos=False)
     assert (r.corrected, r.suggestion, r.query, r.total) == (True, "transaction", "transacton", 3)
     assert sorted(urls(r)) == [f"https://a.example/t{i}" for i in range(3)]
     assert r.message == "No page holds every word of “transacton”: these are the results for “transaction”."
     assert results_json(r)["corrected"] is True
-    plain = search(conn, "transacton", correct=False)
+    plain = search(conn, "transacton", correct=False, typos=False)
     assert (plain.corrected, plain.total, plain.suggestion, plain.message) == (False, 0, "transaction", "No results.")
     assert search(conn, "transaction").corrected is False
 
@@ -162,9 +166,13 @@ def test_a_typo_a_page_or_two_hold_gets_a_suggestion_of_the_far_commoner_word(tm
              for i in range(21)}
     pages["https://a.example/typo"] = html_page("Notes", f"<p>Run vaccum once. {FILLER}</p>")
     conn = summarized_site(tmp_path, pages)
-    r = search(conn, "vaccum")
+    r = search(conn, "vaccum", typos=False)
     # the page holding the typo is still the result; the common word is offered
     assert (urls(r), r.suggestion, r.corrected) == (["https://a.example/typo"], "vacuum", False)
+    # with typo tolerance, the close word's pages follow it
+    r = search(conn, "vaccum", per_page=30)
+    assert (urls(r)[0], sorted(urls(r)[1:]), r.suggestion) == (
+        "https://a.example/typo", sorted(f"https://a.example/v{i}" for i in range(21)), "vacuum")
     assert search(conn, "vacuum").suggestion is None
 
 
@@ -213,12 +221,12 @@ def test_did_you_mean_from_the_index_vocabulary(tmp_path):
     conn = summarized_site(tmp_path, {
         f"https://a.example/{i}": html_page(f"Page {i}", f"<p>The replication of database {i}.</p>") for i in range(3)
     })
-    r = search(conn, "replicaton", correct=False)
+    r = search(conn, "replicaton", correct=False, typos=False)
     assert r.total == 0 and r.suggestion == "replication" and r.message == "No results."
-    assert search(conn, "replicaton").corrected and search(conn, "replicaton").total == 3
+    assert search(conn, "replicaton", typos=False).corrected and search(conn, "replicaton", typos=False).total == 3
     assert search(conn, "replication").suggestion is None
     # a mistyped word beside words the pages hold: the pages holding most words, and the fix
-    r = search(conn, "database replicaton")
+    r = search(conn, "database replicaton", typos=False)
     assert r.partial_matches and r.total == 3 and r.suggestion == "database replication"
     assert search(conn, "database replication").suggestion is None
 

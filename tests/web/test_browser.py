@@ -165,4 +165,47 @@ def test_datasette_pages_run_their_scripts_under_the_strict_policy(site_and_serv
             assert not any("textpile" in v[1] for v in violations), violations
         else:
             assert violations == [], (path, violations)
+
+
+@pytest.fixture(scope="module")
+def versions_server(tmp_path_factory):
+    """The three asyncio sites of search.versions_site, served."""
+    from search.versions_site import versions_site
+
+    path = tmp_path_factory.mktemp("browser_facets") / "summary.db"
+    versions_site(path)
+    with Served(path) as served:
+        yield served
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
+def test_facets_usable_without_horizontal_scrolling(versions_server, browser, width, height, tmp_path):
+    for javascript in (True, False):
+        context = browser.new_context(viewport={"width": width, "height": height}, java_script_enabled=javascript)
+        page = context.new_page()
+        page.goto(versions_server.base_url + "/")
+        page.fill("#tp-q", "asyncio")
+        page.press("#tp-q", "Enter")
+        page.wait_for_url("**/search?search=asyncio")
+        assert page.locator("nav.tp-facets").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        page.screenshot(path=str(tmp_path / f"facets-{width}-{javascript}.png"), full_page=True)
+        page.click("nav.tp-facets a:text-is('docs.pytest.test/docs/3.12/')")
+        page.wait_for_url("**site%3Adocs.pytest.test%2Fdocs%2F3.12%2F**")
+        urls = page.locator(".tp-url").all_inner_texts()
+        assert sorted(urls) == ["https://docs.pytest.test/docs/3.12/library/asyncio-task.html",
+                                "https://docs.pytest.test/docs/3.12/library/asyncio.html",
+                                "https://docs.pytest.test/docs/3.12/whatsnew/3.12.html"]
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        context.close()
+
+
+def test_suggestions_appear_while_typing(versions_server, browser):
+    page = browser.new_page()
+    page.goto(versions_server.base_url + "/")
+    page.type("#tp-q", "corout", delay=30)
+    page.wait_for_selector("#tp-suggest li a")
+    assert page.locator("#tp-suggest li a").all_inner_texts() == ["Coroutines and Tasks", "Coroutines and Tasks"]
+    assert page.locator("#tp-suggest li a").first.get_attribute("href") == (
+        "https://docs.pytest.test/docs/3.11/library/asyncio-task.html")
     page.close()

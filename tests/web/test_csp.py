@@ -14,13 +14,15 @@ import pytest
 from textpile.web.csp import add_nonces
 from web.client import get
 
-SEARCH_POLICY = ("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; "
-                 "frame-ancestors 'none'")
+#: (one script of the same origin and its requests: search as you type, textpile.web.suggest)
+SEARCH_POLICY = ("default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; "
+                 "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 #: (path, status, kind) of every page type: the search pages, their static files, and
 #: each kind of Datasette page and error.
 PAGES = [
     ("/", 200, "search"), ("/search?search=cats", 200, "search"), ("/search?search=cats&format=json", 200, "search"),
     ("/search?search=cats&page=x", 400, "search"), ("/opensearch.xml", 200, "search"),
+    ("/suggest?q=cat", 200, "search"), ("/analytics", 200, "search"), ("/cached?page=nowhere", 404, "search"),
     ("/-/textpile/static/textpile.css", 200, "search"), ("/robots.txt", 200, "datasette"),
     ("/summary", 200, "datasette"), ("/summary.json", 200, "datasette"), ("/summary/url", 200, "datasette"),
     ("/summary/url.json", 200, "datasette"), ("/summary/url.csv", 200, "datasette"),

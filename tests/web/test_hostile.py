@@ -4,6 +4,7 @@ paths, debug endpoints, file paths in JSON, database names with # ? %."""
 import asyncio
 import resource
 import shutil
+import sqlite3
 from urllib.parse import quote
 
 import pytest
@@ -153,4 +154,9 @@ def test_database_name_with_uri_characters(summary_path, tmp_path):
     assert r.status_code == 200 and r.json()["rows"][0][0] > 0
     r = get(ds, route + "/url.json")
     assert r.status_code == 200 and r.json()["rows"]
-    assert {p.name for p in tmp_path.iterdir()} <= {path.name, path.name + "-wal", path.name + "-shm"}
+    # nothing but the summary database and the query counts beside it (textpile.web.analytics)
+    counts = "a#b%20c?-analytics.db"
+    assert {p.name for p in tmp_path.iterdir()} <= {path.name, path.name + "-wal", path.name + "-shm",
+                                                    counts, counts + "-wal", counts + "-shm"}
+    assert sqlite3.connect(tmp_path / counts).execute("SELECT query, searches FROM query_day").fetchall() == [
+        ("cats", 1)]

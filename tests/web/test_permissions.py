@@ -49,6 +49,8 @@ def test_denied_actors_get_403_from_search_like_from_the_database(request, fixtu
         assert "Why cats sleep all day" not in r.text
         assert "Permission denied: you may not view this search index" in r.text
         assert _get_as(ds, "/", actor).status_code == 403
+        r = _get_as(ds, "/suggest?q=cat", actor)  # search as you type too
+        assert r.status_code == 403 and "Why cats" not in r.text
     assert isinstance(find_target(ds), SummaryDatabase)  # (Datasette 1.0 starts its plugins on the first request)
 
 
@@ -62,6 +64,8 @@ def test_allowed_actor_searches(request, fixture):
     assert [x["title"] for x in r.json()["list"]] == ["Why cats sleep all day", "Warum Katzen schlafen"]
     r = _get_as(ds, "/search?search=cats", root)
     assert r.status_code == 200 and "Why cats sleep all day" in r.text
+    r = _get_as(ds, "/suggest?q=why+ca", root)
+    assert r.status_code == 200 and [p["title"] for p in r.json()["pages"]] == ["Why cats sleep all day"]
 
 
 def test_database_allowed_though_the_instance_is_not(summary_path):

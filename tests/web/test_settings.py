@@ -26,7 +26,10 @@ def _instance(summary_path, settings):
     ({"search_time_limit_ms": True}, "plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                                      "1000000000, got True"),
     ({"search_time_limt_ms": 50}, "plugins.textpile: unknown setting 'search_time_limt_ms' "
-                                  "(known: search_time_limit_ms, synonyms, shards)"),
+                                  "(known: search_time_limit_ms, synonyms, shards, results_per_site, ranking_rules, "
+                                  "extra, query_analytics)"),
+    ({"results_per_site": -1}, "plugins.textpile.results_per_site: expected a whole number from 0 to 100, got -1"),
+    ({"results_per_site": "2"}, "plugins.textpile.results_per_site: expected a whole number from 0 to 100, got '2'"),
     ({"synonyms": {"k8s": "kubernetes"}}, "plugins.textpile.synonyms: expected a list of groups (lists of words), "
                                           "got {'k8s': 'kubernetes'}"),
     ({"synonyms": [["kitten", "cat"], ["cat"]]}, "plugins.textpile.synonyms[1]: expected a list of 2 to 20 words "

@@ -103,7 +103,9 @@ def test_security_headers(ds):
     assert r.headers["permissions-policy"] == "interest-cohort=()"
     assert r.headers["x-frame-options"] == "DENY"
     csp = r.headers["content-security-policy"]
-    assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp and "script-src" not in csp
+    assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+    # one script of the same origin (search as you type), no inline script
+    assert "script-src 'self';" in csp and "unsafe-inline" not in csp
     r = get(ds, "/summary")
     assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
     assert r.headers["x-content-type-options"] == "nosniff"
@@ -280,7 +282,7 @@ def test_server_errors_are_logged_briefly(ds, capsys, caplog, monkeypatch):
 
     import textpile.web.views as views
 
-    def boom(*args):
+    def boom(*args, **options):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(views, "run_search", boom)
@@ -297,7 +299,7 @@ def test_server_errors_are_logged_briefly(ds, capsys, caplog, monkeypatch):
 def test_robots_and_favicon(ds):
     r = get(ds, "/robots.txt")
     assert r.status_code == 200 and r.headers["content-type"] == "text/plain; charset=utf-8"
-    assert r.text.splitlines()[1:] == ["User-agent: *", "Disallow: /?", "Disallow: /search", "Disallow: /-/",
+    assert r.text.splitlines()[1:] == ["User-agent: *", "Disallow: /?", "Disallow: /search", "Disallow: /suggest", "Disallow: /cached", "Disallow: /analytics", "Disallow: /-/",
                                        "Disallow: /opensearch.xml", "Disallow: /summary"]
     assert get(ds, "/favicon.ico").status_code == 200
 

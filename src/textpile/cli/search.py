@@ -240,12 +240,20 @@ def register(subparsers) -> None:
     serve.add_argument("-t", "--template-location", default=None, metavar="DIR",
                        help="folder of templates overriding the built-in ones by file name "
                             "(and static/ files served under /-/textpile/static/)")
+    serve.add_argument("-e", "--extra-config", default=None, metavar="FILE",
+                       help="the template configuration, a TOML file whose content depends on the template "
+                            "(default: extra.toml in the template location, when there is one)")
     serve.add_argument("--request-workers", default=1, type=_positive, metavar="N",
                        help="server processes answering requests, one per core to use (default: 1)")
     serve.add_argument("--sql-time-limit-ms", default=3000, type=_positive, metavar="MS",
                        help="time limit of SQL queries in the exploration views (default: 3000)")
     serve.add_argument("--search-time-limit-ms", default=1000, type=_positive, metavar="MS",
                        help="time budget of one search: past it a search shows what it found (default: 1000)")
+    serve.add_argument("--ranking-rules", default=None, metavar="FILE",
+                       help="TOML file of [[ranking_rules]]: boosts and demotions of pages by URL "
+                            "(if.url.path.has_prefix = \"/blog/\", boost = -1)")
+    serve.add_argument("--no-query-analytics", dest="query_analytics", action="store_false",
+                       help="do not count queries per day in <summary>-analytics.db beside the index")
     serve.set_defaults(func=run_serve)
 
     search = subparsers.add_parser(
@@ -294,6 +302,67 @@ def damage_warning(conn: sqlite3.Connection, path) -> str | None:
             f"wrong: summarize or publish it again, or try: sqlite3 {path} .recover")
 
 
+def read_ranking_rules(path) -> list[dict]:
+    """The ``[[ranking_rules]]`` of the TOML file ``path``, checked
+    (:func:`textpile.web.settings.compile_ranking_rules`); a file without any gives none.
+
+    Raises:
+        ConfigError: the file cannot be read, is no TOML, has keys other than
+            ``ranking_rules``, or a rule is bad (the message names the file and the key).
+    """
+    import tomllib
+
+    from textpile.errors import ConfigError
+    from textpile.web.settings import compile_ranking_rules
+
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the ranking rules: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not TOML: {exc}") from exc
+    unknown = sorted(set(data) - {"ranking_rules"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (expected [[ranking_rules]])")
+    rules = data.get("ranking_rules", [])
+    try:
+        compile_ranking_rules(rules)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    return rules
+
+
+def read_extra_config(path, template_location) -> dict | None:
+    """The template configuration of ``serve -e/--extra-config``, as unobtanium-viewer
+    reads it (unobtanium-documentation.txt, "unobtanium-viewer": the template
+    configuration file, its content depending on the template; default ``extra.toml``
+    inside the template location): the TOML file ``path``, else
+    ``template_location/extra.toml`` when that exists, else None.
+
+    Raises:
+        ConfigError: ``path`` (or the default file) cannot be read or is no TOML; the
+            message names the file.
+    """
+    import tomllib
+    from pathlib import Path
+
+    from textpile.errors import ConfigError
+
+    if path is None:
+        if template_location is None or not (Path(template_location) / "extra.toml").is_file():
+            return None
+        path = Path(template_location) / "extra.toml"
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the template configuration (-e/--extra-config): "
+                          f"{exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: the template configuration is not TOML: {exc}") from exc
+
+
 def run_serve(args) -> int:
     """Run Datasette with the textpile plugin on ``args.listen_on`` until interrupted.
 
@@ -316,9 +385,12 @@ def run_serve(args) -> int:
     summary_dbs = args.summary_db or ["summary.db"]
     for url in args.shard or []:
         RemoteShard(url)  # a bad URL stops here, named
+    rules = read_ranking_rules(args.ranking_rules) if args.ranking_rules else None
+    extra = read_extra_config(args.extra_config, args.template_location)
     build = dict(summary_db=list(summary_dbs), template_dir=args.template_location,
                  sql_time_limit_ms=args.sql_time_limit_ms, search_time_limit_ms=args.search_time_limit_ms,
-                 shards=list(args.shard or []))
+                 shards=list(args.shard or []), ranking_rules=rules, extra_config=extra,
+                 query_analytics=args.query_analytics)
     datasette = build_datasette(**build)  # checked here, before the workers build their own
     for path in summary_dbs:
         conn = connect(path, read_only=True)

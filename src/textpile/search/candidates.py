@@ -160,7 +160,7 @@ def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, s
 def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
                     filter_sql: str = "", filter_params: list | None = None,
                     score_match: str | None = None, tiers: Tiers = NO_TIERS,
-                    rescore=None) -> tuple[list[tuple[int, float]], int, bool]:
+                    rescore=None, seen: list[int] | None = None) -> tuple[list[tuple[int, float]], int, bool]:
     """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
     (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
     first, how many matches the scan saw (stale rows found among the best not counted),
@@ -178,13 +178,17 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     (without filters only): called with the scanned ``(docid, score)`` rows and the
     expression they are scored by (``score_match`` or ``match``),
     it gives them the scores to rank by (a shard's pages scored with every shard's
-    statistics: :class:`textpile.search.global_bm25.GlobalBm25`)."""
+    statistics: :class:`textpile.search.global_bm25.GlobalBm25`). ``seen``, when
+    given, is extended with the entity generation ids of every searchable match the
+    scan saw (facets and the date order count them: :mod:`textpile.search.facets`)."""
     if filter_sql:  # the filters decide which rows count: join them into the scan
         sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
                "JOIN search_page sp ON sp.docid = si.rowid "
                f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {_FILTER_JOINS}"
                f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
         rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
+        if seen is not None:
+            seen.extend(r[0] for r in rows)
         rows.sort(key=lambda r: (-r[1], r[0]))
         return rows[:limit], len(rows), len(rows) < scan
     scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
@@ -192,6 +196,9 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     complete = len(scanned) < scan
     if rescore is not None:
         scanned = rescore(scanned, score_match or match)
+    if seen is not None:
+        every = _searchable_pages(conn, [docid for docid, _ in scanned])
+        seen.extend(every[docid] for docid, _ in scanned if docid in every)
     scanned.sort(key=lambda r: (-r[1], r[0]))
     best = scanned[:limit + 10]  # a few spare for stale rows
     ids = _searchable_pages(conn, [docid for docid, _ in best])

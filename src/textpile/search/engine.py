@@ -43,9 +43,12 @@ from textpile.index.analysis import Analyzer
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
 from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
                                        search_tiers, section_candidates)
+from textpile.search.boosts import RankingRule, apply_rules
+from textpile.search.facets import count_facets, page_facts, refine
 from textpile.search.features import Scored
-from textpile.search.filters import filter_sql, missing_language_note
+from textpile.search.filters import PAGE_DATE_SQL, filter_sql, missing_language_note
 from textpile.search.global_bm25 import GlobalBm25
+from textpile.search.grouping import group_by_site, site_of
 from textpile.index.schema import require_search_index
 from textpile.search.plan import Item, QueryPlan, index_languages, plan_query, split_candidates, with_split_forms
 from textpile.search.query import ParsedQuery, parse_query
@@ -53,10 +56,12 @@ from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.rerank import Found, Rescorer, known_pairs, rerank
 from textpile.search.results import (DEFAULT_PER_PAGE, ResultSection, SearchResult, SearchResults, result_page,
                                      results_per_page)
+from textpile.search.sorting import by_date, check_sort, with_seen
 from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
                                       marked_to_text, text_reader)
 from textpile.search.spelling import did_you_mean
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, with_synonyms
+from textpile.search.typos import below_exact, typo_candidates
 from textpile.search.weights import CorpusStats, core_plan, document_frequencies, requirement_weights
 from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
 from textpile.store.text_piles import MainText, decode_field, main_text_readers
@@ -118,8 +123,9 @@ def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
 
 
 def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
-                depth: int, budget: Budget, found: Found, analyzer: Analyzer, stats: CorpusStats | None = None) -> None:
-    """Fill ``found`` (stage one); stops early when the budget is spent (BudgetSpent).
+                depth: int, budget: Budget, found: Found, analyzer: Analyzer, stats: CorpusStats | None = None) -> int:
+    """Fill ``found`` (stage one) and return how many pages hold every word (at most
+    ``depth``); stops early when the budget is spent (BudgetSpent).
     ``analyzer`` analyzes the found sections' titles for the rerank.
 
     ``found.total`` is the number of matches the page scan saw: exact when it saw every
@@ -141,7 +147,7 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         else:
             score_expr = plan.scoring_terms(_common_terms(conn, plan))
         rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
-                                               score_match=score_expr, tiers=tiers, rescore=rescore)
+                                               score_match=score_expr, tiers=tiers, rescore=rescore, seen=found.seen)
     found.add_pages(rows, 1.0)
     found.total, found.total_is_lower_bound = seen, not complete
     found.all_terms_complete = complete and len(rows) < depth
@@ -152,6 +158,7 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
                             every_part=len(relaxed.requirements) > len(plan.requirements), rescore=rescore)
+    return len(rows)
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
@@ -180,7 +187,7 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
         found.parts_level = found.parts_level or every_part
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
-                                                   tiers=tiers, rescore=rescore)
+                                                   tiers=tiers, rescore=rescore, seen=found.seen)
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
                                       fsql, fparams, tiers=tiers)
         before = len(found.pages)
@@ -394,6 +401,7 @@ def _result(s: Scored, hit: SectionHit | None, text: TextReader, maker: SnippetM
         snippet_text=snippet_text,
         score=float(s.score),
         page_url=page_url,
+        site=site_of(s),
         section_title=hit.title if hit is not None else None,
         sections=[ResultSection(h.title, info.url + "#" + h.anchor) for h in others],
     )
@@ -405,11 +413,12 @@ def _time_limit_note(budget: Budget) -> str:
 
 
 def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, page: int, per_page: int,
-            budget: Budget) -> None:
+            budget: Budget, facets: bool = False) -> None:
     """A query without words: pages passing its filters and exclusions, most linked
-    first. When ``budget`` is spent while they are counted or listed, ``out`` says so
-    (``timed_out``) and holds what was found by then (no pages when the list was not
-    reached)."""
+    first (newest first with ``out.sort`` date, undated last); with ``facets``, the
+    facets of the first :data:`PAGE_SCAN` of them. When ``budget`` is spent while they
+    are counted or listed, ``out`` says so (``timed_out``) and holds what was found by
+    then (no pages when the list was not reached)."""
     from textpile.search.query_compiler import compile_query
 
     compiled = compile_query(parsed)
@@ -424,12 +433,19 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
             "WHERE full_text_entity_index MATCH ? AND eg.confirmed_end_unix_utc IS NULL "
             f"AND NOT eg.marked_duplicate AND eg.text_pile_id IS NOT NULL{fsql}")
     ids: list[int] = []
+    order = "coalesce(sp.content_in_links, 0) DESC, eg.entity_generation_id"
+    if out.sort == "date":
+        order = f"{PAGE_DATE_SQL} IS NULL, {PAGE_DATE_SQL} DESC, {order}"
     try:
         with budget.guard():
             out.total = conn.execute(f"SELECT count(*) {base}", [compiled.match, *fparams]).fetchone()[0]
             ids = [r[0] for r in conn.execute(
-                f"SELECT eg.entity_generation_id {base} ORDER BY coalesce(sp.content_in_links, 0) DESC, "
-                "eg.entity_generation_id LIMIT ? OFFSET ?", [compiled.match, *fparams, per_page, page * per_page])]
+                f"SELECT eg.entity_generation_id {base} ORDER BY {order} LIMIT ? OFFSET ?",
+                [compiled.match, *fparams, per_page, page * per_page])]
+            if facets:
+                counted = [r[0] for r in conn.execute(
+                    f"SELECT eg.entity_generation_id {base} ORDER BY {order} LIMIT ?", [compiled.match, *fparams, PAGE_SCAN])]
+                out.facets = count_facets(page_facts(conn, counted), out.query, out.total > len(counted))
     except BudgetSpent:
         out.timed_out = True
         out.notes.append(_time_limit_note(budget))
@@ -444,8 +460,10 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
 def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int = DEFAULT_PER_PAGE,
            budget_ms: float = DEFAULT_BUDGET_MS, ranking: Ranking = DEFAULT_RANKING,
            disable: frozenset[str] = frozenset(), explain: bool = False,
-           reorder: Reorder | None = None, correct: bool = True,
-           synonyms: Synonyms = NO_SYNONYMS, stats: CorpusStats | None = None) -> SearchResults:
+           reorder: Reorder | None = None, correct: bool = True, facets: bool = False,
+           sort: str | None = None, per_site: int = 0, typos: bool = True,
+           rules: tuple[RankingRule, ...] = (), synonyms: Synonyms = NO_SYNONYMS,
+           stats: CorpusStats | None = None) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -471,6 +489,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
         sqlite3.Error: other database problems (a missing table, a locked file).
     """
     page, per_page = result_page(page), results_per_page(per_page)
+    sort = check_sort(sort)
     ensure_functions(conn)  # the text_pile_v0_2 and text_pile views unpack (textpile.store.gen2_piles)
     if disable:
         ranking = Ranking(ranking.features, ranking.page_columns, ranking.section_columns, frozenset(disable))
@@ -478,7 +497,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     # The query is echoed back: lone surrogates (undecodable CLI bytes) become "?" so it
     # can always be encoded as UTF-8.
     echoed = query.encode("utf-8", "replace").decode("utf-8") if isinstance(query, str) else str(query)
-    out = SearchResults(query=echoed, page=page, per_page=per_page)
+    out = SearchResults(query=echoed, page=page, per_page=per_page, sort=sort or parsed.sort or "relevance")
     notes = list(parsed.messages)
     budget = Budget(budget_ms)
     require_search_index(conn)
@@ -489,7 +508,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     with budget.installed(conn):
         if not plan.requirements:
             if parsed.excluded or parsed.filters:
-                _browse(conn, parsed, out, page, per_page, budget)
+                _browse(conn, parsed, out, page, per_page, budget, facets)
                 notes.extend(out.notes)
             else:
                 notes.append("Nothing to search for: type some words." if not parsed.positive_terms
@@ -499,10 +518,11 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 return out
         else:
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
-                           reorder, stats)
+                           reorder, stats, facets, per_site, typos, rules)
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
-                       ranking=ranking, explain=explain, reorder=reorder, correct=False, synonyms=synonyms, stats=stats)
+                       ranking=ranking, explain=explain, reorder=reorder, correct=False, facets=facets, sort=sort,
+                       per_site=per_site, typos=typos, rules=rules, synonyms=synonyms, stats=stats)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
@@ -523,10 +543,13 @@ def _finish(out: SearchResults, notes: list[str], page: int) -> SearchResults:
 
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
-                   explain: bool = False, reorder: Reorder | None = None, stats: CorpusStats | None = None) -> None:
-    found = Found()
+                   explain: bool = False, reorder: Reorder | None = None, stats: CorpusStats | None = None,
+                   facets: bool = False, per_site: int = 0, typos: bool = True,
+                   rules: tuple[RankingRule, ...] = ()) -> None:
+    found = Found(seen=[] if facets or out.sort == "date" else None)
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     scored: list[Scored] = []
+    typo = None
     weights = [1.0 / len(plan.requirements)] * len(plan.requirements)
     core = core_plan(plan)  # stop words are not required (textpile.search.weights)
     try:
@@ -539,7 +562,11 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
             if splits:  # backend finds back-end
                 plan = with_split_forms(plan, splits, known_pairs(conn, splits))
                 core = core_plan(plan)
-        _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer, stats)
+        exact = _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer, stats)
+        if typos and exact < PARTIAL_BELOW:
+            fsql, fparams = filter_sql(parsed.filters)
+            typo = typo_candidates(conn, core, analyzer, codes, ranking.page_columns, depth, max(PAGE_SCAN, depth + 1),
+                                   fsql, fparams, search_tiers(conn), budget, found)
     except BudgetSpent:
         out.timed_out = True
     try:
@@ -552,11 +579,34 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         # Spent before reranking: the candidates in bm25 order.
         scored = rerank(conn, plan, core, weights, analyzer, codes,
                          Ranking(features={"bm25": 1.0, "all_terms": 1.0, "held": 1.0}), found, Budget(float("inf")))
+    typo_only: list[Scored] = []  # pages found through close words only: after every other page
+    if typo is not None and typo[2]:
+        scored = below_exact(scored, typo[2])
+        close = "; ".join(f"“{core.requirements[i][0].text}”: {', '.join(w)}" for i, w in typo[1].items())
+        notes.append(f"Pages holding close words follow ({close}).")
+        if reorder is not None:  # the vector modes rank the others as they would without them
+            typo_only = [s for s in scored if s.info.entity_generation_id in typo[2]]
+            scored = scored[:len(scored) - len(typo_only)]
     if reorder is not None:  # the semantic and hybrid modes (textpile.search.service)
         scored, lexical = reorder(conn, parsed, scored, out.timed_out,
                                   Rescorer(conn, plan, core, weights, analyzer, codes, ranking))
+        if lexical and typo_only:
+            have = {s.info.entity_generation_id for s in scored}
+            scored += [s for s in typo_only if s.info.entity_generation_id not in have]
         if not lexical:
             found.total, found.total_is_lower_bound, found.partial = len(scored), False, False
+            found.seen = [] if found.seen is not None else None
+    scored = apply_rules(scored, rules)
+    capped: set[tuple[int, str]] = set()
+    if found.seen is not None:
+        facts = page_facts(conn, list(dict.fromkeys([s.info.entity_generation_id for s in scored] + found.seen)))
+        if facets:
+            out.facets = count_facets(facts, out.query, max(found.total, len(scored)) > len(facts)
+                                      or found.total_is_lower_bound or out.timed_out)
+        if out.sort == "date":
+            scored = by_date(with_seen(conn, scored, found.seen), facts)
+    if per_site and out.sort == "relevance":  # a date order stays in date order
+        scored, capped = group_by_site(scored, per_page, per_site, pages=page + 1)
     out.total = max(found.total, len(scored))
     out.total_is_lower_bound = found.total_is_lower_bound
     out.fallback_any_term = found.partial
@@ -572,9 +622,16 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     shown = scored[page * per_page:(page + 1) * per_page]
     with_sections = [(s, _shown_section(s)) for s in shown]
     texts = _texts(conn, with_sections)
-    maker = SnippetMaker(_snippet_words(conn, plan, analyzer))
+    maker = SnippetMaker(_snippet_words(conn, plan, analyzer)
+                         + (list(typo[1].values()) if typo is not None else []))  # close words marked too
     out.results = [_result(s, hit, texts[s.info.entity_generation_id], maker) for s, hit in with_sections]
-    if (out.total < 3 or found.partial) and not out.timed_out:  # a partial match: maybe a word is mistyped
+    linked: set[str] = set()
+    for s, result in reversed(list(zip(shown, out.results))):  # the link follows a site's last result
+        site = site_of(s)
+        if (page, site) in capped and site not in linked:
+            linked.add(site)
+            result.more_from_site = refine(out.query, "site", [f"site:{site}"])
+    if (out.total < 3 or found.partial or (typo is not None and typo[2])) and not out.timed_out:  # maybe a typo
         words = [t.text for t in parsed.positive_terms if not t.phrase]
         suggestion = did_you_mean(conn, words) if words else None
         out.suggestion = suggestion or None

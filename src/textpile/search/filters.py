@@ -1,4 +1,4 @@
-"""``site:``, ``host:`` and ``lang:`` filters as SQL conditions.
+"""``site:``, ``host:``, ``lang:``, ``after:`` and ``before:`` filters as SQL conditions.
 
 The conditions use the aliases ``o`` (origin) and ``dd`` (document_description) of the
 search queries' joins; values are bound as parameters, never written into the SQL.
@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import sqlite3
 
-from textpile.search.query import Filter, matches_subdomains
+from textpile.search.query import Filter, date_start, matches_subdomains
 
+#: A page's own date, as ``after:``, ``before:`` and ``sort:date`` read it: its last
+#: update (page_modified: the page's own dateModified, else the file's Last-Modified),
+#: else its publication (page_published, from its markup); the precedence of
+#: dead-simple-search-how-it-works.txt, "Page dates", as textpile.summarize.scrape.dates
+#: stores them. NULL for a page that gives no date. Reads ``dd`` (document_description).
+PAGE_DATE_SQL = "coalesce(dd.time_updated_unix_utc, dd.time_created_unix_utc)"
 #: Languages named at most in :func:`missing_language_note` (the others are counted).
 NOTED_LANGUAGES = 12
 
@@ -18,7 +24,8 @@ def filter_sql(filters: list[Filter]) -> tuple[str, list]:
     """Return the SQL conditions (each prefixed with `` AND ``) and their parameters.
 
     Positive filters of one kind are alternatives (``site:a site:b``: either); negated
-    ones all apply. A filter with a path prefix also needs the URL's path to start with it.
+    ones all apply; every date bound applies (a page without a date passes none, and
+    passes a negated one). A filter with a path prefix also needs the URL's path to start with it.
     The SQL reads the tables as ``o`` (origin), ``u`` (url) and ``dd``
     (document_description).
     """
@@ -47,7 +54,13 @@ def filter_sql(filters: list[Filter]) -> tuple[str, list]:
             [f.value, len(f.value) + 1, f.value + "-"],
         )
 
-    makers = {"site": site, "host": host, "lang": lang}
+    def after(f: Filter) -> tuple[str, list]:
+        return f"({PAGE_DATE_SQL} >= ?)", [date_start(f.value)]
+
+    def before(f: Filter) -> tuple[str, list]:
+        return f"({PAGE_DATE_SQL} < ?)", [date_start(f.value)]
+
+    makers = {"site": site, "host": host, "lang": lang, "after": after, "before": before}
     for kind in ("site", "host", "lang"):
         positive = [f for f in filters if f.kind == kind and not f.negated]
         negative = [f for f in filters if f.kind == kind and f.negated]
@@ -59,6 +72,11 @@ def filter_sql(filters: list[Filter]) -> tuple[str, list]:
         for f in negative:
             sql, ps = makers[kind](f)
             clauses.append(f"NOT {sql}")
+            params.extend(ps)
+    for f in filters:  # every date bound applies (after:2024 before:2025 is the year 2024)
+        if f.kind in ("after", "before"):
+            sql, ps = makers[f.kind](f)
+            clauses.append(f"NOT coalesce({sql}, 0)" if f.negated else sql)
             params.extend(ps)
     return "".join(f" AND {c}" for c in clauses), params
 

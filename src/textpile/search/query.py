@@ -19,6 +19,11 @@ Syntax:
   (exactly that host), either with a path prefix (``site:example.org/docs``: only URLs whose
   path starts with ``/docs``), ``lang:en`` (``primary_language`` en or en-*), each negatable
   with a leading ``-``;
+* ``after:2024-01`` and ``before:2025`` (a year, ``YYYY-MM`` or ``YYYY-MM-DD``, UTC): only
+  pages whose own date (:func:`textpile.search.filters.page_date_sql`) is on or after the
+  start of that period, or before its start; a page without a date passes neither;
+* ``sort:date`` lists the pages newest first by their own date (undated last),
+  ``sort:relevance`` is the default order (:data:`SORTS`);
 * ``OR`` (upper case) between two words or phrases makes them alternatives.
 
 Any input is a valid query. Line breaks and tabs become spaces, other control characters,
@@ -28,7 +33,10 @@ NUL bytes and lone surrogates are dropped; the query is cut to :data:`MAX_QUERY_
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import ipaddress
+import re
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -36,7 +44,11 @@ MAX_QUERY_CHARS = 1000
 MAX_TERMS = 64
 
 QUOTE_PAIRS = {'"': '"', "»": "«", "«": "»"}
-FILTER_KINDS = ("site", "host", "lang")
+FILTER_KINDS = ("site", "host", "lang", "after", "before")
+#: The result orders (``sort:``): by the rerank's score, the default, or by page date.
+SORTS = ("relevance", "date")
+#: A date as ``after:``/``before:`` take it: a year, a month or a day.
+_DATE_VALUE = re.compile(r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?")
 
 
 @dataclass(frozen=True)
@@ -67,13 +79,16 @@ class ParsedQuery:
 
     ``groups`` are the required items: each group is a list of alternatives (more than
     one when joined with ``OR``); ``excluded`` are the ``-"phrase"`` items; ``filters``
-    the site/host/lang filters; ``messages`` explain anything dropped or cut.
+    the site/host/lang/after/before filters; ``sort`` the order ``sort:`` asked for (one
+    of :data:`SORTS`, None when the query names none); ``messages`` explain anything
+    dropped or cut.
     """
 
     groups: list[list[Term]] = field(default_factory=list)
     excluded: list[Term] = field(default_factory=list)
     filters: list[Filter] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    sort: str | None = None
 
     @property
     def positive_terms(self) -> list[Term]:
@@ -135,11 +150,27 @@ def _filter_path(value: str) -> str | None:
     return path if len(path) > 1 else None
 
 
+def date_start(value: str) -> int | None:
+    """The start of the period ``value`` names (``2024``, ``2024-03``, ``2024-03-15``), as
+    unix seconds UTC; None when ``value`` is no such date (month 13, day 31 of April)."""
+    m = _DATE_VALUE.fullmatch(value)
+    if m is None:
+        return None
+    year, month, day = int(m[1]), int(m[2] or 1), int(m[3] or 1)
+    try:
+        return calendar.timegm(dt.date(year, month, day).timetuple())
+    except ValueError:
+        return None
+
+
 def _normalize_filter_value(kind: str, value: str) -> str | None:
-    """Normalize a filter value: hosts lower case and punycode, languages lower case."""
+    """Normalize a filter value: hosts lower case and punycode, languages lower case,
+    dates as written (None when not a date: :func:`date_start`)."""
     value = value.strip().lower()
     if kind == "lang":
         return value or None
+    if kind in ("after", "before"):
+        return value if date_start(value) is not None else None
     if "://" in value:
         value = value.split("://", 1)[1]
     value = value.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
@@ -231,12 +262,22 @@ def parse_query(raw: str) -> ParsedQuery:
                 neg = True
                 word = word[1:]
             key, sep, value = word.partition(":")
+            if sep and not neg and key.lower() == "sort":
+                if value.lower() in SORTS:
+                    parsed.sort = value.lower()
+                else:
+                    parsed.messages.append(f"The order {content!r} is unknown and was ignored "
+                                           f"(sort:{' or sort:'.join(SORTS)}).")
+                continue
             if sep and key.lower() in FILTER_KINDS:
                 normalized = _normalize_filter_value(key.lower(), value)
-                if normalized is None:
+                if normalized is None and key.lower() in ("after", "before") and value.strip():
+                    parsed.messages.append(f"The filter {content!r} is no date (YYYY, YYYY-MM or YYYY-MM-DD) "
+                                           "and was ignored.")
+                elif normalized is None:
                     parsed.messages.append(f"The filter {content!r} has no value and was ignored.")
                 else:
-                    path = _filter_path(value) if key.lower() != "lang" else None
+                    path = _filter_path(value) if key.lower() in ("site", "host") else None
                     parsed.filters.append(Filter(key.lower(), normalized, neg, path))
                 continue
             if content == "OR":

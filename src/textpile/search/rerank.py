@@ -41,6 +41,7 @@ class Found:
     parts_only: bool = True  # the partial matches hold every part of the query's identifiers
     all_terms_complete: bool = False  # every page holding all the words is in ``pages``
     parts_level: bool = False  # the partial levels counted the parts of the query's identifiers
+    seen: list[int] | None = None  # every match the scans saw, when facets or the date order need them
 
     def add_pages(self, rows: list[tuple[int, float]], held: float) -> None:
         for eg_id, score in rows:

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from textpile.errors import TextpileError
+from textpile.search.facets import Facets
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -65,6 +66,8 @@ class SearchResult:
     page_url: str = ""
     section_title: str | None = None
     sections: list[ResultSection] = field(default_factory=list)
+    site: str = ""
+    more_from_site: str | None = None
 
 
 @dataclass
@@ -86,7 +89,9 @@ class SearchResults:
     true when no page matched ``query`` and the results are those of ``suggestion`` (a
     note says so). ``partial`` is true when a search over shards
     (:mod:`textpile.search.fanout`) lacks the answer of a shard that was down or late
-    (``missing_shards`` names them; a note says so).
+    (``missing_shards`` names them; a note says so). ``sort`` is the order used
+    (``relevance`` or ``date``), ``facets`` the counts asked for
+    (:mod:`textpile.search.facets`), None when not asked for.
     """
 
     query: str
@@ -106,6 +111,8 @@ class SearchResults:
     corrected: bool = False
     partial: bool = False
     missing_shards: list[str] = field(default_factory=list)
+    sort: str = "relevance"
+    facets: Facets | None = None
 
     @property
     def partial_matches(self) -> bool:
@@ -192,10 +199,13 @@ def results_json(results: SearchResults) -> dict:
 
     Shape: ``{"query", "page", "per_page", "total", "total_is_lower_bound", "message",
     "fallback_any_term", "partial_matches", "suggestion", "corrected", "timed_out", "mode", "mode_note",
-    "partial", "missing_shards", "list": [{"title",
+    "partial", "missing_shards", "sort", "facets", "list": [{"title",
     "url", "page_url", "section_title", "sections": [{"title", "url"}], "description",
     "snippet", "snippet_text", "language", "time_updated", "time_created",
-    "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid"}]}``;
+    "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid", "site",
+    "more_from_site"}]}``; ``facets`` is :meth:`Facets.as_json` or null when not asked for,
+    ``more_from_site`` the query of the result's site alone when grouping moved more of
+    its results to later pages (else null);
     ``url`` links to the best matching section (``page_url#anchor``) when there is one,
     ``snippet`` is escaped HTML with ``<mark>``; ``corrected`` is true when no page matched
     the query and ``list`` holds the results of ``suggestion``; ``mode`` is the search mode that ran and
@@ -219,6 +229,8 @@ def results_json(results: SearchResults) -> dict:
         "mode_note": results.mode_note,
         "partial": results.partial,
         "missing_shards": list(results.missing_shards),
+        "sort": results.sort,
+        "facets": results.facets.as_json() if results.facets is not None else None,
         "list": [
             {
                 "title": r.title,
@@ -235,6 +247,8 @@ def results_json(results: SearchResults) -> dict:
                 "time_updated_unix_utc": r.time_updated_unix_utc,
                 "time_created_unix_utc": r.time_created_unix_utc,
                 "entity_generation_uuid": r.entity_generation_uuid,
+                "site": r.site,
+                "more_from_site": r.more_from_site,
             }
             for r in results.results
         ],

@@ -101,6 +101,9 @@ def build_datasette(
     title: str = "textpile",
     search_time_limit_ms: int | None = None,
     shards: list[str] | None = None,
+    ranking_rules: list[dict] | None = None,
+    extra_config: dict | None = None,
+    query_analytics: bool = True,
 ):
     """Return a configured ``Datasette`` serving ``summary_db`` read-only: one summary
     database, or a list of them (shards: each its own database in SQL exploration, and
@@ -108,7 +111,11 @@ def build_datasette(
 
     ``search_time_limit_ms`` is the time budget of one search (plugin config
     ``search_time_limit_ms``; textpile's default when None); ``shards`` the URLs of other
-    textpile servers searched with them (plugin config ``shards``).
+    textpile servers searched with them (plugin config ``shards``); ``ranking_rules`` the boosts
+    and demotions (plugin config ``ranking_rules``, checked when Datasette starts: see
+    :func:`textpile.web.settings.compile_ranking_rules`); ``extra_config`` the template
+    configuration (plugin config ``extra``: :func:`textpile.web.settings.extra_config`);
+    ``query_analytics`` false turns the query counts off (:mod:`textpile.web.analytics`).
 
     Raises:
         DatabaseError: a ``summary_db`` is not a summary database (see :func:`check_summary_db`).
@@ -122,11 +129,18 @@ def build_datasette(
         raise ConfigError("-s/--summary-db: a summary database is given twice")
     if template_dir is not None and not Path(template_dir).is_dir():
         raise ConfigError(f"{template_dir}: template location is not a folder")
-    plugin_settings = {}
+    plugin: dict = {}
     if search_time_limit_ms is not None:
-        plugin_settings["search_time_limit_ms"] = int(search_time_limit_ms)
+        plugin["search_time_limit_ms"] = int(search_time_limit_ms)
     if shards:
-        plugin_settings["shards"] = list(shards)
+        plugin["shards"] = list(shards)
+    if ranking_rules:
+        plugin["ranking_rules"] = ranking_rules
+    if extra_config:
+        plugin["extra"] = extra_config
+    if not query_analytics:
+        plugin["query_analytics"] = False
+    plugin_settings = plugin or None
     datasette = Datasette(
         files=[str(p) for p in paths],  # read-only all the same: textpile.web.state opens them with mode=ro
         **datasette_arguments(title, plugin_settings or None),

@@ -1,21 +1,23 @@
 """Security headers for every response (unobtanium-documentation.txt, unobtanium-viewer,
 "HTTP headers"), as ASGI middleware.
 
-The search pages get the seed's strict policy (no scripts at all: searching needs none;
-``form-action 'self'`` without the seed's echoip host). Datasette's own pages get a policy
-as strict for scripts: no ``'unsafe-inline'``, their inline scripts and style elements run
-by the response's nonce (:mod:`textpile.web.csp`); it also forbids other origins,
-plugins, framing and base-URI changes.
+The search pages get the seed's strict policy (``form-action 'self'`` without the seed's
+echoip host), but for one script file of the same origin and requests to it: the
+search-as-you-type script (:mod:`textpile.web.suggest`), which the page does not need to
+work; no inline script runs. Datasette's own pages get a policy as strict for scripts: no
+``'unsafe-inline'``, their inline scripts and style elements run by the response's nonce
+(:mod:`textpile.web.csp`); it also forbids other origins, plugins, framing and base-URI
+changes.
 """
 
 from __future__ import annotations
 
 from textpile.web.csp import CSP_NONCE, datasette_policy, new_nonce
 
-SEARCH_PATHS = ("/", "/search", "/opensearch.xml")
+SEARCH_PATHS = ("/", "/search", "/opensearch.xml", "/suggest", "/cached", "/analytics")
 
 SEARCH_CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
 COMMON_HEADERS = {

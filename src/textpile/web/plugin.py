@@ -27,13 +27,17 @@ from textpile.web.guard import read_only_methods, sql_admission
 from textpile.web.headers import security_headers
 from textpile.web.limits import limit_explorer_connection
 from textpile.web.metadata import CANNED_QUERIES, database_metadata
-from textpile.web.settings import remote_shards, search_synonyms, search_time_limit_ms
+from textpile.web.settings import (extra_config, query_analytics, ranking_rules, remote_shards, results_per_site,
+                                   search_synonyms, search_time_limit_ms)
 from textpile.web.shards import shard_view
 from textpile.web.access import may_view_summary
 from textpile.web.csp import STYLE_NONCE_SCRIPT, NonceLoader, current_nonce
 from textpile.web.datasette_versions import store_canned_queries, store_descriptions
 from textpile.web.explorer_sql import guard_connection
 from textpile.web.state import adopt_summary_database, find_target, refresh_if_swapped
+from textpile.web.analytics import analytics_view, counter_for
+from textpile.web.cached import cached_view
+from textpile.web.suggest import suggest_view
 from textpile.web.views import (
     HIDDEN_PATHS_REGEX,
     hidden_view,
@@ -47,13 +51,19 @@ from textpile.web.views import (
 
 @hookimpl
 def startup(datasette):
-    search_time_limit_ms(datasette.plugin_config("textpile"))  # a bad setting stops Datasette here
-    search_synonyms(datasette.plugin_config("textpile"))
-    remote_shards(datasette.plugin_config("textpile"))
+    config = datasette.plugin_config("textpile")
+    search_time_limit_ms(config)  # a bad setting stops Datasette here
+    search_synonyms(config)
+    remote_shards(config)
+    results_per_site(config)
+    ranking_rules(config)
+    extra_config(config)
+    query_analytics(config)
     # A plain `datasette summary.db`: serve the summary file as textpile's SummaryDatabase.
     target = adopt_summary_database(datasette)
     if target is None:
         return None
+    counter_for(datasette)  # the analytics database of an earlier run is served from the start
 
     async def describe():
         # Datasette 1.0 keeps descriptions and canned queries in its internal database
@@ -71,6 +81,9 @@ def register_routes(datasette):
     return [
         (r"^/$", search_view),
         (r"^/search$", search_view),
+        (r"^/suggest$", suggest_view),
+        (r"^/cached$", cached_view),
+        (r"^/analytics$", analytics_view),
         (r"^/opensearch\.xml$", opensearch_view),
         (r"^/robots\.txt$", robots_view),
         (r"^/-/textpile/static/(?P<path>.*)$", static_view),

@@ -6,6 +6,25 @@ naming the setting, instead of failing every search.
 from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS` (default
 :data:`textpile.search.budget.DEFAULT_BUDGET_MS`), as the CLI's ``--search-time-limit-ms``.
 
+``results_per_site``: at most this many results of one site on a result page when more
+than one site matches, the others on later pages with a "more from this site" link
+(:mod:`textpile.search.grouping`); a whole number from 0 (no grouping) to
+:data:`textpile.search.results.MAX_PER_PAGE`, default
+:data:`textpile.search.grouping.DEFAULT_PER_SITE`.
+
+``ranking_rules``: a list of boosts and demotions, each ``{"if": <crawl policy criterium
+chain>, "boost": <number>}`` (the seed's criteria language: ``{"if": {"url": {"path":
+{"has_prefix": "/blog/"}}}, "boost": -1}``; :mod:`textpile.search.boosts`), default none.
+``textpile serve --ranking-rules FILE`` reads them from a TOML file's ``[[ranking_rules]]``.
+
+``extra``: the template configuration (unobtanium-viewer's ``-e/--extra-config``, read by
+``textpile serve`` from a TOML file), a table the templates get as ``extra``; its content
+depends on the template. The built-in search page reads ``notice`` (a line of text shown
+under the search box) and ``links`` (``[{"title", "url"}]``, shown in the header).
+
+``query_analytics``: true (the default) or false: count queries per day in a database
+beside the index (:mod:`textpile.web.analytics`).
+
 ``synonyms``: the served index's synonym table, a list of groups of words or phrases that
 mean the same (``[["k8s", "kubernetes"]]``, :mod:`textpile.search.synonyms`); none by default.
 
@@ -17,14 +36,21 @@ from __future__ import annotations
 
 from datasette.utils import StartupError
 
+from textpile.crawl.policy.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
 from textpile.errors import ConfigError
+from textpile.search.boosts import RankingRule
 from textpile.search.budget import DEFAULT_BUDGET_MS
+from textpile.search.grouping import DEFAULT_PER_SITE
+from textpile.search.results import MAX_PER_PAGE
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, synonym_table
 
 #: The largest search time limit accepted (the CLI's bound).
 MAX_SEARCH_TIME_LIMIT_MS = 1_000_000_000
 #: The settings the plugin reads.
-KNOWN_SETTINGS = ("search_time_limit_ms", "synonyms", "shards")
+KNOWN_SETTINGS = ("search_time_limit_ms", "synonyms", "shards", "results_per_site", "ranking_rules", "extra",
+                  "query_analytics")
+#: The largest boost (or demotion) a ranking rule may give.
+MAX_BOOST = 1000.0
 
 
 def _checked(config: dict | None) -> dict:
@@ -91,3 +117,95 @@ def remote_shards(config: dict | None) -> list[str]:
                                               for u in value):
         raise StartupError(f"plugins.textpile.shards: expected a list of http(s) URLs, got {value!r}")
     return list(value)
+def results_per_site(config: dict | None) -> int:
+    """The ``results_per_site`` of the plugin ``config`` (checked as :func:`search_time_limit_ms`
+    checks the config).
+
+    Raises:
+        StartupError: a bad config (see :func:`search_time_limit_ms`), or the value is not
+            a whole number from 0 to :data:`MAX_PER_PAGE`.
+    """
+    search_time_limit_ms(config)
+    value = (config or {}).get("results_per_site", DEFAULT_PER_SITE)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PER_PAGE:
+        raise StartupError(f"plugins.textpile.results_per_site: expected a whole number from 0 to {MAX_PER_PAGE}, "
+                           f"got {value!r}")
+    return value
+
+
+def compile_ranking_rules(value, path: str = "ranking_rules") -> tuple[RankingRule, ...]:
+    """The :class:`RankingRule` s of ``value``: a list of tables ``{"if": chain, "boost":
+    number}`` (as TOML's ``[[ranking_rules]]`` or the plugin setting give them).
+
+    Raises:
+        ConfigError: not a list of such tables, an unknown key, a boost that is not a
+            number from -:data:`MAX_BOOST` to :data:`MAX_BOOST`, or a chain that does not
+            compile (:class:`textpile.crawl.policy.criteria.CriteriumError`, naming the key path).
+    """
+    if not isinstance(value, list):
+        raise ConfigError(f"{path}: expected a list of rules, got {toml_type_name(value)}")
+    rules = []
+    for i, rule in enumerate(value):
+        where = f"{path}[{i}]"
+        if not isinstance(rule, dict):
+            raise ConfigError(f"{where}: expected a table with 'if' and 'boost', got {toml_type_name(rule)}")
+        unknown = sorted(set(rule) - {"if", "boost"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r} (expected 'if' and 'boost')")
+        if "if" not in rule or "boost" not in rule:
+            raise ConfigError(f"{where}: needs both 'if' (a criterium chain) and 'boost' (a number)")
+        boost = rule["boost"]
+        if isinstance(boost, bool) or not isinstance(boost, (int, float)) or not -MAX_BOOST <= boost <= MAX_BOOST:
+            raise ConfigError(f"{where}.boost: expected a number from -{MAX_BOOST:g} to {MAX_BOOST:g}, got {boost!r}")
+        rules.append(RankingRule(compile_crawl_policy_chain(rule["if"], f"{where}.if"), float(boost)))
+    return tuple(rules)
+
+
+def ranking_rules(config: dict | None) -> tuple[RankingRule, ...]:
+    """The ranking rules of the plugin ``config`` (none when it has none).
+
+    Raises:
+        StartupError: a bad config (see :func:`search_time_limit_ms`) or a bad rule
+            (:func:`compile_ranking_rules`'s message, under ``plugins.textpile``).
+    """
+    search_time_limit_ms(config)
+    try:
+        return compile_ranking_rules((config or {}).get("ranking_rules", []), "plugins.textpile.ranking_rules")
+    except (ConfigError, CriteriumError) as exc:
+        raise StartupError(str(exc)) from exc
+
+
+def extra_config(config: dict | None) -> dict:
+    """The template configuration of the plugin ``config`` (``{}`` when it has none).
+
+    Raises:
+        StartupError: a bad config (see :func:`search_time_limit_ms`), ``extra`` is not a
+            table, or the built-in template's ``notice`` is not text or its ``links`` not
+            a list of tables with a text ``title`` and ``url``.
+    """
+    search_time_limit_ms(config)
+    extra = (config or {}).get("extra", {})
+    if not isinstance(extra, dict):
+        raise StartupError(f"plugins.textpile.extra: expected a table, got {extra!r}")
+    if "notice" in extra and not isinstance(extra["notice"], str):
+        raise StartupError(f"plugins.textpile.extra.notice: expected text, got {extra['notice']!r}")
+    links = extra.get("links", [])
+    if not isinstance(links, list) or not all(isinstance(link, dict) and isinstance(link.get("title"), str)
+                                              and isinstance(link.get("url"), str) for link in links):
+        raise StartupError("plugins.textpile.extra.links: expected a list of tables with a text title and url, "
+                           f"got {links!r}")
+    return extra
+
+
+def query_analytics(config: dict | None) -> bool:
+    """The ``query_analytics`` of the plugin ``config`` (default true).
+
+    Raises:
+        StartupError: a bad config (see :func:`search_time_limit_ms`) or a value that is
+            not true or false.
+    """
+    search_time_limit_ms(config)
+    value = (config or {}).get("query_analytics", True)
+    if not isinstance(value, bool):
+        raise StartupError(f"plugins.textpile.query_analytics: expected true or false, got {value!r}")
+    return value

@@ -7,7 +7,10 @@ use Unobtanium": ``results_query: list``, ``title_query: title``, ``url_query: u
 ``content_query: description``, ``first_page_num: 0``). ``mode=keyword|semantic|hybrid``
 chooses the search mode (:mod:`textpile.search.service`) and ``like=<entity generation
 UUID or URL>`` lists the pages most like one page; the JSON answer then says its ``mode``.
-A bad ``mode``, ``page`` or ``per_page`` is a 400 naming it.
+``sort=date`` lists the results newest first (the query's ``sort:date`` does too; the
+JSON answer says its ``sort``); ``facets=1`` adds the facet counts to the JSON answer
+(the page always shows them). Results are grouped by site (the plugin setting
+``results_per_site``). A bad ``mode``, ``sort``, ``page`` or ``per_page`` is a 400 naming it.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from markupsafe import escape
 
 from textpile.errors import DatabaseError, TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS
+from textpile.search.query import SORTS
 from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResults, result_page, results_json,
                                      results_per_page)
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
+from textpile.search.sorting import SortError, check_sort
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms
 from textpile.web.access import may_view_summary
 from textpile.web.datasette_versions import site_title
-from textpile.web.settings import search_synonyms, search_time_limit_ms
+from textpile.web.settings import extra_config, ranking_rules, results_per_site, search_synonyms, search_time_limit_ms
 from textpile.web.shards import sharded_search
 from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
@@ -41,13 +46,15 @@ STATIC_PREFIX = "/-/textpile/static"
 
 def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
                budget_ms: float = DEFAULT_BUDGET_MS, mode: str | None = None,
-               like: str | None = None, synonyms: Synonyms = NO_SYNONYMS, datasette=None) -> SearchResults:
+               like: str | None = None, synonyms: Synonyms = NO_SYNONYMS, datasette=None, **options) -> SearchResults:
     """Run the search in ``mode`` (or more like ``like``) with the time budget
     ``budget_ms`` and the index's ``synonyms`` on this thread's search connection to ``target``
     (:meth:`SummaryDatabase.search_connection`), through :mod:`textpile.search.service`;
-    ``target.semantic`` keeps the model and vectors between requests. When ``datasette``
-    serves several shards (:mod:`textpile.web.shards`), a query searches all of them as
-    one index (a ``like`` search stays on ``target``).
+    ``target.semantic`` keeps the model and vectors between requests. ``options`` are
+    :func:`textpile.search.engine.search`'s ``facets``, ``sort``, ``per_site`` and ``rules``.
+    When ``datasette`` serves several shards (:mod:`textpile.web.shards`), a query searches
+    all of them as one index (a ``like`` search stays on ``target``; the search over shards
+    takes neither the synonyms nor the ``options`` yet).
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
@@ -55,7 +62,7 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
     router = sharded_search(datasette, target) if datasette is not None and not like else None
-    if router is not None:  # (the search over shards takes no synonym table yet)
+    if router is not None:
         return router.search(query, mode=mode, page=page, per_page=per_page, budget_ms=budget_ms)
     with target.serving():  # (a replaced target stays open until this ends)
         conn = target.search_connection()
@@ -65,7 +72,7 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
         if like:
             return more_like_this(conn, like, semantic=loaded, page=page, per_page=per_page, budget_ms=budget_ms)
         return search_pages(conn, query, mode=mode, semantic=loaded, page=page, per_page=per_page,
-                            budget_ms=budget_ms, synonyms=synonyms)
+                            budget_ms=budget_ms, synonyms=synonyms, **options)
 
 
 def _query_arg(request) -> str:
@@ -74,7 +81,8 @@ def _query_arg(request) -> str:
 
 def _page_url(request, query: str, page: int, per_page: int, mode: str | None = None) -> str:
     """The URL of result page ``page`` of ``query`` (or of the request's ``like=``) in
-    ``mode`` (default: the request's mode; the default mode is left out of the URL)."""
+    ``mode`` (default: the request's mode; the default mode is left out of the URL),
+    in the request's order (``sort``)."""
     params = {"search": query} if query or not request.args.get("like") else {"like": request.args.get("like")}
     if page:
         params["page"] = str(page)
@@ -83,7 +91,36 @@ def _page_url(request, query: str, page: int, per_page: int, mode: str | None = 
     mode = mode if mode is not None else request.args.get("mode")
     if mode in MODES and mode != DEFAULT_MODE:
         params["mode"] = mode
+    if request.args.get("sort") == "date":
+        params["sort"] = "date"
     return request.path + "?" + urlencode(params)
+
+
+def _sort_url(request, query: str, per_page: int, sort: str) -> str:
+    """The URL of ``query``'s first result page in the order ``sort`` (its own ``sort:``
+    words left out: the parameter decides)."""
+    words = " ".join(w for w in query.split() if not w.lower().startswith("sort:"))
+    url = _page_url(request, words, 0, per_page).replace("&sort=date", "")
+    return url + ("&sort=date" if sort == "date" else "")
+
+
+#: The facets the page shows, with their headings.
+FACET_HEADINGS = (("site", "Site"), ("path", "Section"), ("language", "Language"), ("year", "Year"))
+
+
+def _facet_links(request, results: SearchResults | None, per_page: int) -> list[dict]:
+    """The page's facets: ``[{"heading", "choices": [{"value", "count", "url"}]}]``, each
+    value linking to its query; only facets with two values or more (one is no choice)."""
+    if results is None or results.facets is None:
+        return []
+    out = []
+    for name, heading in FACET_HEADINGS:
+        values = getattr(results.facets, name)
+        if len(values) >= 2:
+            out.append({"heading": heading, "choices": [
+                {"value": v.value, "count": f"{v.count:,}" + ("+" if results.facets.lower_bound else ""),
+                 "url": _page_url(request, v.query, 0, per_page)} for v in values]})
+    return out
 
 
 def _http(url: str) -> str | None:
@@ -141,22 +178,38 @@ async def search_view(datasette, request):
             if error is None:
                 error, status = str(exc), 400
     page, per_page = paging["page"], paging["per_page"]
+    try:
+        sort = check_sort(request.args.get("sort"))
+    except SortError as exc:
+        sort = None
+        if error is None:
+            error, status = str(exc), 400
+    options = {"sort": sort, "facets": not want_json or request.args.get("facets") in ("1", "true"),
+               "per_site": results_per_site(datasette.plugin_config("textpile")),
+               "rules": ranking_rules(datasette.plugin_config("textpile"))}
     if error is None and (query.strip() or like or want_json):
         try:
             config = datasette.plugin_config("textpile")
             budget_ms, synonyms = search_time_limit_ms(config), search_synonyms(config)
             results = await asyncio.to_thread(run_search, target, query, page, per_page, budget_ms, named, like,
-                                              synonyms, datasette)
-        except ModeError as exc:
+                                              synonyms, datasette, **options)
+        except (ModeError, SortError) as exc:
             error, status = str(exc), 400
         except (sqlite3.Error, DatabaseError) as exc:
             error = f"The search index could not be read: {exc}"
         except TextpileError as exc:  # the model's package is missing
             error = f"The search could not be run: {exc}"
+    if results is not None and page == 0 and not like and query.strip():
+        from textpile.web.analytics import counter_for  # (it imports this module's neighbours)
+
+        counter = counter_for(datasette)
+        if counter is not None:  # the query and its count of results, nothing of the visitor
+            await asyncio.to_thread(counter.count, query, results.total)
     if want_json:
         if results is None:
             body = {"query": query, "page": page, "per_page": per_page, "total": 0,
-                    "message": error, "fallback_any_term": False, "list": [], "mode": mode, "mode_note": None}
+                    "message": error, "fallback_any_term": False, "list": [], "mode": mode, "mode_note": None,
+                    "sort": sort or "relevance", "facets": None}
             return Response.json(body, status=status)
         body = results_json(results)
         return Response(json.dumps(body, ensure_ascii=False), content_type="application/json; charset=utf-8")
@@ -189,16 +242,22 @@ async def search_view(datasette, request):
         "like": like,
         "site_title": await site_title(datasette) or "textpile",
         "results": results,
-        "items": [_display_item(r) for r in (results_json(results)["list"] if results else [])],
+        "items": [dict(_display_item(r), more_url=(_page_url(request, r["more_from_site"], 0, per_page)
+                                                   if r["more_from_site"] else None))
+                  for r in (results_json(results)["list"] if results else [])],
         "pages": pages,
         "error": error,
         "json_url": _page_url(request, query, page, per_page) + "&format=json" if query or like else None,
         "suggestion_url": (_page_url(request, results.suggestion, 0, per_page)
                            if results is not None and results.suggestion else None),
+        "facets": _facet_links(request, results, per_page),
+        "sort_links": ([{"sort": o, "current": o == results.sort, "url": _sort_url(request, query, per_page, o)}
+                        for o in SORTS] if results is not None and query.strip() and not like else []),
         "database_url": datasette.urls.database(target.route),
         "datasette_version": datasette_version,
         "static_prefix": STATIC_PREFIX,
         "first_result_number": (results.page * results.per_page + 1) if results else 1,
+        "extra": extra_config(datasette.plugin_config("textpile")),
     }
     html = await datasette.render_template(SEARCH_TEMPLATE, context, request=request, view_name="textpile_search")
     return Response.html(html, status=status if error else 200)
@@ -227,6 +286,9 @@ ROBOTS_TXT = (
     "User-agent: *\n"
     "Disallow: /?\n"
     "Disallow: /search\n"
+    "Disallow: /suggest\n"
+    "Disallow: /cached\n"
+    "Disallow: /analytics\n"
     "Disallow: /-/\n"
     "Disallow: /opensearch.xml\n"
 )
@@ -234,7 +296,8 @@ ROBOTS_TXT = (
 
 async def robots_view(datasette, request):
     """Serve ``/robots.txt``: keep crawlers off the search results and Datasette's views."""
-    db_paths = sorted(datasette.urls.database(db.route) for name, db in datasette.databases.items() if name != "_internal")
+    db_paths = sorted(datasette.urls.database(db.route) for name, db in datasette.databases.items()
+                      if name not in ("_internal", "analytics"))  # /analytics is listed above
     body = ROBOTS_TXT + "".join(f"Disallow: {path}\n" for path in db_paths)
     return Response(body, content_type="text/plain; charset=utf-8")
 
