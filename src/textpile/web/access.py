@@ -12,9 +12,22 @@ denies the search too (403); an actor allowed there may search.
 from __future__ import annotations
 
 from textpile.web.datasette_versions import may_view_database
+from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
 
 
 async def may_view_summary(datasette, actor: dict | None, database: str) -> bool:
     """Whether ``actor`` (None: anonymous) may see the summary database ``database``,
     and so search it and follow the links to it."""
     return await may_view_database(datasette, actor, database)
+
+
+async def viewable_target(datasette, request) -> tuple[SummaryDatabase | None, bool]:
+    """The summary database ``datasette`` serves (the file now in place:
+    :func:`~textpile.web.state.refresh_if_swapped`), None when it serves none, and whether
+    ``request``'s actor may view it (:func:`may_view_summary`): what every textpile page
+    (search, suggestions, cached text, the shard endpoint) checks first."""
+    target = find_target(datasette)
+    if target is None:
+        return None, False
+    target = refresh_if_swapped(datasette, target)
+    return target, await may_view_summary(datasette, request.actor, target.name)

@@ -23,10 +23,9 @@ from datasette.utils.asgi import Forbidden, NotFound, Response
 from textpile.search.results import iso_date
 from textpile.search.service import ModeError, find_page
 from textpile.store.gen2_piles import ensure_functions
-from textpile.web.access import may_view_summary
+from textpile.web.access import viewable_target
 from textpile.web.datasette_versions import site_title
 from textpile.web.settings import extra_config
-from textpile.web.state import find_target, refresh_if_swapped
 from textpile.web.views import FORBIDDEN_JSON, STATIC_PREFIX
 
 CACHED_TEMPLATE = "textpile_cached.html"
@@ -81,12 +80,11 @@ def cached_text(conn: sqlite3.Connection, page: str) -> CachedText:
 
 async def cached_view(datasette, request):
     """Handle ``/cached?page=...``: the stored text page (or JSON with ``format=json``)."""
-    target = find_target(datasette)
+    target, allowed = await viewable_target(datasette, request)
     if target is None:
         return Response.text("textpile: this Datasette serves no summary database", status=404)
-    target = refresh_if_swapped(datasette, target)
     want_json = request.args.get("format") == "json"
-    if not await may_view_summary(datasette, request.actor, target.name):
+    if not allowed:
         if want_json:
             return Response.json(FORBIDDEN_JSON, status=403)
         raise Forbidden("Permission denied: you may not view this search index")

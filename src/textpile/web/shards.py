@@ -27,9 +27,9 @@ from textpile.search.fanout import ShardedSearch
 from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, origin_hosts,
                                     query_stats, shard_search, stats_from_json, stats_json)
 from textpile.search.service import ModeError, check_mode
-from textpile.web.access import may_view_summary
+from textpile.web.access import viewable_target
 from textpile.web.settings import remote_shards, search_time_limit_ms
-from textpile.web.state import SummaryDatabase, find_target, find_targets, refresh_if_swapped
+from textpile.web.state import SummaryDatabase, find_targets, refresh_if_swapped
 
 def _local_shard(datasette, name: str) -> LocalShard:
     """The shard of the summary database served as ``name``, read through its current
@@ -70,12 +70,11 @@ def _bad(message: str) -> Response:
 
 async def shard_view(datasette, request):
     """Handle ``/-/textpile/shard`` (module docstring) for the first summary database."""
-    target = find_target(datasette)
+    target, allowed = await viewable_target(datasette, request)
     if target is None:
         return Response.json({"ok": False, "error": "this Datasette serves no summary database", "status": 404},
                              status=404)
-    target = refresh_if_swapped(datasette, target)
-    if not await may_view_summary(datasette, request.actor, target.name):
+    if not allowed:
         return Response.json({"ok": False, "error": "Permission denied", "status": 403}, status=403)
     op = request.args.get("op")
     query = request.args.get("search", "")

@@ -17,8 +17,7 @@ from datasette.utils.asgi import Response
 
 from textpile.errors import DatabaseError
 from textpile.search.suggest import suggest
-from textpile.web.access import may_view_summary
-from textpile.web.state import find_target, refresh_if_swapped
+from textpile.web.access import viewable_target
 from textpile.web.views import FORBIDDEN_JSON
 
 
@@ -29,11 +28,10 @@ def _json(body: dict, status: int = 200) -> Response:
 
 async def suggest_view(datasette, request):
     """Handle ``/suggest?q=PREFIX``: the completions, pages and sections for what is typed."""
-    target = find_target(datasette)
+    target, allowed = await viewable_target(datasette, request)
     if target is None:
         return Response.text("textpile: this Datasette serves no summary database", status=404)
-    target = refresh_if_swapped(datasette, target)
-    if not await may_view_summary(datasette, request.actor, target.name):
+    if not allowed:
         return _json(FORBIDDEN_JSON, status=403)
     query = request.args.get("q") or request.args.get("search") or ""
     try:

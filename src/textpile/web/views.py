@@ -34,11 +34,11 @@ from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResult
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.search.sorting import SortError, check_sort
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms
-from textpile.web.access import may_view_summary
+from textpile.web.access import viewable_target
 from textpile.web.datasette_versions import site_title
 from textpile.web.settings import extra_config, ranking_rules, results_per_site, search_synonyms, search_time_limit_ms
 from textpile.web.shards import sharded_search
-from textpile.web.state import SummaryDatabase, find_target, refresh_if_swapped
+from textpile.web.state import SummaryDatabase
 
 SEARCH_TEMPLATE = "textpile_search.html"
 STATIC_PREFIX = "/-/textpile/static"
@@ -149,12 +149,11 @@ async def search_view(datasette, request):
     Answers 403 (Datasette's error page, or :data:`FORBIDDEN_JSON`) when the actor may
     not view the summary database (:mod:`textpile.web.access`).
     """
-    target = find_target(datasette)
+    target, allowed = await viewable_target(datasette, request)
     if target is None:
         return Response.text("textpile: this Datasette serves no summary database", status=404)
-    target = refresh_if_swapped(datasette, target)
     want_json = request.args.get("format") == "json"
-    if not await may_view_summary(datasette, request.actor, target.name):
+    if not allowed:
         if want_json:
             return Response.json(FORBIDDEN_JSON, status=403)
         raise Forbidden("Permission denied: you may not view this search index")
