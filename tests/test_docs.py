@@ -159,3 +159,27 @@ def test_configuration_keys_named_by_options_exist():
     keys = {_toml_key(n, f) for n, f in CrawlConfig.model_fields.items() if n not in NOT_KEYS}
     named = {k for row in _table("| option | meaning |") for k in re.findall(r"\[`([a-z_]+)`\]", row[1])}
     assert named and sorted(named - keys) == []
+
+
+#: The port `dagster dev` serves its UI on without -p (Dagster's documented default).
+DAGSTER_DEV_PORT = 3000
+
+
+def test_the_own_sites_recipe_runs_textpile_serve_and_dagster_dev_on_different_ports():
+    """Both default to port 3000: the recipe gives `dagster dev` another one, and
+    `textpile serve` keeps its own default (that of unobtanium-viewer)."""
+    section = README.split("## Your own sites", 1)[1].split("\n## ", 1)[0]
+    default_port = int(PARSERS["textpile serve"].get_default("listen_on").rsplit(":", 1)[1])
+    assert default_port == 3000
+    serve_ports, dagster_ports = set(), set()
+    for line in section.splitlines():
+        words = line.split("#", 1)[0].split()
+        if words[:2] == ["textpile", "serve"]:
+            given = [words[i + 1] for i, w in enumerate(words) if w in ("-l", "--listen-on")]
+            serve_ports |= {int(g.rsplit(":", 1)[1]) for g in given} or {default_port}
+        if "dagster" in words and words[words.index("dagster") + 1:][:1] == ["dev"]:
+            given = [words[i + 1] for i, w in enumerate(words) if w in ("-p", "--port")]
+            dagster_ports |= {int(g) for g in given} or {DAGSTER_DEV_PORT}
+    assert serve_ports == {3000}
+    assert dagster_ports == {3001}
+    assert "http://127.0.0.1:3001/" in section and "http://127.0.0.1:3000/" in section

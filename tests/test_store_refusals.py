@@ -10,6 +10,7 @@ journal mode, header bytes 18-19 = 01 01) must keep every byte: no switch to WAL
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,47 @@ def test_read_only_connections_map_the_file_and_writers_do_not(tmp_path):
     finally:
         reader.close()
         writer.close()
+
+
+def _damaged_crawler_db(tmp: Path) -> tuple[Path, str]:
+    """:func:`crawler_db` with its crawl_log table's page overwritten (as a bad disk does)
+    and the error summarize gives for it; the file still opens (its header is intact)."""
+    path = crawler_db(tmp)
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        (page,) = conn.execute("SELECT pageno FROM dbstat WHERE name = 'crawl_log'").fetchone()
+        (size,) = conn.execute("PRAGMA page_size").fetchone()
+    data = bytearray(path.read_bytes())
+    data[(page - 1) * size:page * size] = b"\xa5" * size
+    path.write_bytes(bytes(data))
+    return path, f"textpile: error: {path}: database disk image is malformed (not a usable SQLite database)\n"
+
+
+def test_summarize_refused_for_a_damaged_crawler_database_leaves_no_summary_database(tmp_path, capsys):
+    work = tmp_path / "work"
+    work.mkdir()
+    damaged, error = _damaged_crawler_db(tmp_path)
+    summary = work / "summary.db"
+    assert main(["summarize", "-c", str(damaged), "-s", str(summary), "--no-progress", "--no-embeddings"]) == 1
+    assert capsys.readouterr().err == error
+    assert sorted(p.name for p in work.iterdir()) == []  # no empty summary.db, -wal, -shm or lock file
+
+
+def test_summarize_refused_for_a_damaged_crawler_database_keeps_an_existing_summary_database(tmp_path, capsys):
+    work = tmp_path / "work"
+    work.mkdir()
+    summary = work / "summary.db"
+    assert main(["summarize", "-c", str(crawler_db(work)), "-s", str(summary), "--no-progress",
+                 "--no-embeddings"]) == 0
+    capsys.readouterr()
+    damaged, error = _damaged_crawler_db(tmp_path)
+    assert main(["summarize", "-c", str(damaged), "-s", str(summary), "--no-progress", "--no-embeddings"]) == 1
+    assert capsys.readouterr().err == error
+    with closing(sqlite3.connect(f"file:{summary}?mode=ro", uri=True)) as conn:
+        assert conn.execute("SELECT count(*) FROM crawl_summary").fetchone() == (1,)
+    # an existing summary database that holds nothing is kept as well
+    empty = work / "empty.db"
+    open_summary_db(empty).close()
+    assert main(["summarize", "-c", str(damaged), "-s", str(empty), "--no-progress", "--no-embeddings"]) == 1
+    assert capsys.readouterr().err == error
+    with closing(sqlite3.connect(f"file:{empty}?mode=ro", uri=True)) as conn:
+        assert conn.execute("SELECT count(*) FROM crawl_summary").fetchone() == (0,)

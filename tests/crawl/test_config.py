@@ -383,6 +383,22 @@ def test_file_level_errors(tmp_path):
     assert str(err.value).startswith(f"{policy}: seeds: unknown key; expected one of do_not_crawl, ")
 
 
+@pytest.mark.parametrize("line, expected", [
+    ("defualt_delay_ms = 50", "unknown key 'defualt_delay_ms'; did you mean 'default_delay_ms'?"),
+    ("max_command_per_run = 10", "unknown key 'max_command_per_run'; did you mean 'max_commands_per_run'?"),
+    # the CrawlConfig field name of a duration key is matched to the key the file spells
+    ('feed_recrawl_interval_s = "1 day"', "unknown key 'feed_recrawl_interval_s'; did you mean 'feed_recrawl_interval'?"),
+    ('[[do_not_crawl]]\nreasn = "x"\nif = "always"', "unknown key 'do_not_crawl[0].reasn'; did you mean 'reason'?"),
+    ('[[url_query_parameter]]\nif = "always"\nallow = []',
+     "unknown key 'url_query_parameter'; did you mean 'url_query_parameters'?"),
+])
+def test_a_misspelled_key_is_matched_to_the_near_key(tmp_path, line, expected):
+    path = write(tmp_path, REQUIRED + line + "\n")
+    with pytest.raises(ConfigError) as err:
+        read_config_file(path)
+    assert str(err.value) == f"{path}: {expected}"
+
+
 def test_the_first_problem_in_file_order_is_named_also_before_a_policy(tmp_path):
     path = write(tmp_path, 'max_commands_per_run = "10"\nname = 3\ndefault_delay_ms = 50\nrecrawl_interval = "1 day"\n'
                            'seeds = ["http://127.0.0.1:8000/"]\n[[do_not_crawl]]\nif.url.hots.equals = "b"\n')

@@ -98,3 +98,31 @@ def test_a_partition_named_by_hand_fails_with_what_to_do(tmp_path):
         assert "Automation -> crawl_now -> Preview tick result -> Apply requests & commit tick result" in HOW_TO_START
         # The recrawl schedule ignores such a key instead of failing on it.
         assert recrawl_decision(["manual-test-1"], 1_000, 3600) is None
+
+
+def test_the_readmes_command_removes_a_partition_added_by_mistake(tmp_path):
+    """The README's advice for a crawl_runs partition typed into Materialize all's
+    launchpad: its command, run as written with KEY replaced, removes that partition only."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"`(DAGSTER_HOME=\S+ python -c \"[^`]*delete_dynamic_partition[^`]*\")`", readme)
+    home = tmp_path / "data" / "dagster_home"
+    home.mkdir(parents=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    real = "019300000000700080000000000000a1"
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.add_dynamic_partitions(CRAWL_RUNS, [real, "made-up"])
+    words = shlex.split(command.replace("'KEY'", "'made-up'"))
+    env = dict(os.environ, DAGSTER_HOME=words[0].split("=", 1)[1].replace("$PWD", str(tmp_path)))
+    assert words[1:3] == ["python", "-c"]
+    done = subprocess.run([sys.executable, "-c", words[3]], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.get_dynamic_partitions(CRAWL_RUNS) == [real]

@@ -9,6 +9,8 @@ pip (from the package index pip is configured with; the wheels are usually cache
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import socket
 import sqlite3
@@ -68,8 +70,10 @@ def installed(tmp_path_factory):
     return venv / "bin", wheel, env
 
 
-#: The data files the library reads at run time (schemas, templates, styles, the demo's configuration).
-DATA_FILES = ("schemas/*/*.sql", "schemas/*/*.md", "web/templates/*.html", "web/static/*.css", "web/static/*.js", "demo/*.toml")
+#: The data files the library reads at run time (schemas, templates, styles, the demo's configuration)
+#: and the example configuration files the README passes (examples/ as textpile/examples).
+DATA_FILES = ("schemas/*/*.sql", "schemas/*/*.md", "web/templates/*.html", "web/static/*.css", "web/static/*.js", "demo/*.toml",
+              "examples/*.toml")
 
 
 def _expected_members() -> set[str]:
@@ -116,6 +120,28 @@ def test_wheel_holds_both_packages_and_no_generic_top_level_name(installed):
                            f"in pyproject.toml: {missing}")
     top_level = zipfile.ZipFile(wheel).read("textpile-0.1.0.dist-info/top_level.txt").decode().split()
     assert sorted(top_level) == ["textpile", "textpile_dagster"]
+
+
+def test_installed_wheel_holds_the_readmes_examples_where_the_readme_says(installed, tmp_path):
+    """The README passes examples/shared-policies.toml and names the command that prints
+    where an installed wheel has the examples folder."""
+    bin_dir, _wheel, env = installed
+    readme = (REPO / "README.md").read_text()
+    [command] = re.findall(r'`(python -c "[^`]*\bexamples\b[^`]*")`', readme)
+    out = subprocess.run([str(bin_dir / "python"), "-c", shlex.split(command)[2]], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    folder = Path(out.stdout.strip())
+    assert folder.is_relative_to(bin_dir.parent)
+    for name in ("shared-policies.toml", "tutorial.toml"):
+        assert (folder / name).read_bytes() == (REPO / "examples" / name).read_bytes()
+    checked = subprocess.run([str(bin_dir / "python"), "-c",
+                              "import sys; from textpile.crawl.policy.config import read_policy_file; "
+                              "print(len(read_policy_file(sys.argv[1])['do_not_crawl']))",
+                              str(folder / "shared-policies.toml")],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout == "9\n"
 
 
 def test_installed_packages_live_in_the_venv_only(installed, tmp_path):

@@ -64,6 +64,14 @@ def test_search_bad_database(tmp_path, capsys):
     assert str(junk) in capsys.readouterr().err
 
 
+def test_search_without_s_and_no_default_database_hints_at_s(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["search", "cats"]) == 1
+    assert capsys.readouterr().err == (
+        f"textpile: error: summary.db: no such summary database (the default, in the current folder "
+        f"{tmp_path}); give the summary database with -s/--summary-db FILE\n")
+
+
 def test_serve_refuses_missing_database_and_bad_options(tmp_path, capsys):
     assert main(["serve", "-s", str(tmp_path / "missing.db")]) == 1
     assert "missing.db: no such summary database" in capsys.readouterr().err

@@ -209,3 +209,23 @@ def test_suggestions_appear_while_typing(versions_server, browser):
     assert page.locator("#tp-suggest li a").first.get_attribute("href") == (
         "https://docs.pytest.test/docs/3.11/library/asyncio-task.html")
     page.close()
+
+
+#: How far the page and the search help box reach to the right, against the window's width.
+WIDTHS = """() => ({window: window.innerWidth, page: document.documentElement.scrollWidth,
+    help: Math.ceil(document.querySelector('details.tp-help').getBoundingClientRect().right),
+    widest: Math.max(...[...document.querySelectorAll('body *')].map(e => Math.ceil(e.getBoundingClientRect().right))),
+    open: document.querySelector('details.tp-help').open})"""
+
+
+@pytest.mark.parametrize("path", ["/", "/search?search=page"])
+def test_search_page_and_its_help_box_fit_a_phone_window_of_390_px(site_and_server, browser, path):
+    _site, served = site_and_server
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(served.base_url + path)
+    page.evaluate("() => { document.querySelector('details.tp-help').open = true; }")
+    widths = page.evaluate(WIDTHS)
+    page.close()
+    assert widths["open"] is True and widths["window"] == 390
+    assert widths["page"] == 390, widths  # nothing scrolls horizontally
+    assert widths["help"] <= 390 and widths["widest"] <= 390, widths

@@ -20,6 +20,7 @@ import json
 import sqlite3
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from textpile.errors import ConfigError, DatabaseError
 
@@ -518,12 +519,17 @@ def _search_one(opts: SearchArgs):
     """The results of ``opts`` on its one summary database.
 
     Raises:
-        DatabaseError: the database is not a summary database or cannot be searched.
+        DatabaseError: the database is not a summary database or cannot be searched; when
+            no ``-s`` was given and the default summary.db is missing, the message names it
+            and points at ``-s/--summary-db``.
     """
     from textpile.search.limits import limit_search_connection
     from textpile.search.service import more_like_this, search_pages
     from textpile.store.database import check_summary_db, open_summary_db
 
+    if not opts.summary_dbs and not Path(opts.summary_db).exists():
+        raise DatabaseError(f"{opts.summary_db}: no such summary database (the default, in the current "
+                            f"folder {Path.cwd()}); give the summary database with -s/--summary-db FILE")
     check_summary_db(opts.summary_db)
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:

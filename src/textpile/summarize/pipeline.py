@@ -14,6 +14,7 @@ import errno
 import os
 import shutil
 import signal
+import sqlite3
 import tempfile
 import time
 import uuid
@@ -28,6 +29,7 @@ from textpile.progress import Progress, progress_bar
 from textpile.signals import handlers_replaced
 from textpile.errors import DatabaseError, TextpileError
 from textpile.index.update import IndexReport, update_index
+from textpile.store.creation import SIDE_SUFFIXES
 from textpile.store.database import open_crawler_db, open_summary_db, sqlite_errors, tidy
 from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import FileWatch
@@ -225,7 +227,9 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         DatabaseError: ``crawler_db`` is missing, empty or not a crawler database, or
             ``summary_db`` is not a summary database; either is corrupt, read-only (the
             summary database) or locked, or the lock file beside it cannot be created.
-            The message names the file.
+            The message names the file. A summary database this call created is removed
+            again when the run raises before any crawl log entry was integrated (a
+            damaged crawler database), so no empty one is left; an existing one stays.
         TextpileError: ``batch_size`` is below 1, or ``work_dir`` exists and is not a
             folder, or a scraping worker process died (killed, out of memory): the
             batches integrated before are kept and the next run continues.
@@ -244,15 +248,40 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
     if work_dir is not None and Path(work_dir).exists() and not Path(work_dir).is_dir():
         raise TextpileError(f"{work_dir}: not a folder (the work folder for the Parquet staging files)")
     open_crawler_db(crawler_db, create=False, read_only=True).close()
+    created = not os.path.lexists(summary_db)
     conn = open_summary_db(summary_db)  # first: its errors name a missing folder or a wrong file
     try:
         with refuse_when_locked(summary_lock_path(summary_db), summary_db,
                                 "another summarize or pipeline run is writing this summary database"):
-            return _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
-                                     batch_size=batch_size, progress=progress, embeddings=embeddings,
-                                     scrape_processes=scrape_processes, rebuild_index=rebuild_index)
+            try:
+                return _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
+                                         batch_size=batch_size, progress=progress, embeddings=embeddings,
+                                         scrape_processes=scrape_processes, rebuild_index=rebuild_index)
+            except BaseException:
+                # Refused (a damaged crawler database found while reading it) before the
+                # first batch was integrated: the summary database this run created holds
+                # nothing, so it goes. One that existed before is never removed.
+                if created and _nothing_integrated(conn):
+                    conn.close()
+                    _remove_database(Path(summary_db))
+                raise
     finally:
         conn.close()
+
+
+def _nothing_integrated(conn) -> bool:
+    """True when the summary database of ``conn`` has no crawl log entry integrated (no
+    ``crawl_summary`` row); False also when that cannot be read (then it is kept)."""
+    try:
+        return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM crawl_summary)").fetchone()[0] == 1
+    except sqlite3.Error:
+        return False
+
+
+def _remove_database(path: Path) -> None:
+    """Remove the database file ``path`` and the files SQLite keeps beside it."""
+    for suffix in ("", *SIDE_SUFFIXES):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def summary_lock_path(summary_db: str | Path) -> Path:

@@ -29,6 +29,7 @@ TOML tables when the file is read (:mod:`textpile.crawl.policy.criteria`).
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -242,6 +243,21 @@ def _file_error(path: Path, key: str, problem: str) -> ConfigError:
     return ConfigError(f"{path}: {key}: {problem}")
 
 
+def _unknown_key(path: Path, key_path: str, name: str, allowed: Sequence[str], expected: str) -> ConfigError:
+    """The error for the unknown key ``name`` (at ``key_path``) where ``allowed`` are the
+    file's keys: the nearest of them by :func:`difflib.get_close_matches` (also matched on
+    the :class:`CrawlConfig` field name a key is read into, such as ``recrawl_interval_s``)
+    as "did you mean", else ``expected`` (what is allowed)."""
+    spelling = {}
+    for key in allowed:
+        spelling.setdefault(key, key)
+        spelling.setdefault(_FIELD_OF_KEY.get(key, key), key)
+    near = difflib.get_close_matches(name, list(spelling), n=1)
+    if near:
+        return ConfigError(f"{path}: unknown key '{key_path}'; did you mean '{spelling[near[0]]}'?")
+    return _file_error(path, key_path, f"unknown key; expected {expected}")
+
+
 def _load(path: Path) -> dict[str, Any]:
     """The TOML table of the file at ``path``.
 
@@ -284,7 +300,7 @@ def _policy(path: Path, key: str, value: Any, kind: str) -> DoNotCrawlPolicy | Q
         raise _file_error(path, key, f"found {toml_type_name(value)}; expected a table with keys {', '.join(allowed)}")
     for name in value:
         if name not in allowed:
-            raise _file_error(path, f"{key}.{name}", f"unknown key; expected one of {', '.join(allowed)}")
+            raise _unknown_key(path, f"{key}.{name}", name, allowed, f"one of {', '.join(allowed)}")
     reason = _checked(path, f"{key}.reason", string, value["reason"]) if "reason" in value else None
     if "if" not in value:
         raise _file_error(path, f"{key}.if", "missing; expected a crawl policy criterium chain "
@@ -339,7 +355,7 @@ def _read(path: Path, keys: Sequence[str], what: str) -> ConfigValues:
     out: ConfigValues = {"source": path, "do_not_crawl": [], "url_query_parameters": []}
     for key, value in data.items():
         if key not in keys:
-            raise _file_error(path, key, f"unknown key; expected one of {', '.join(keys)} ({what})")
+            raise _unknown_key(path, key, key, keys, f"one of {', '.join(keys)} ({what})")
         if key == "do_not_crawl":
             out[key] = _policies(path, key, value, "do_not_crawl")
         elif key in _POLICY_KEYS:  # url_query_paramters (the documented spelling) or url_query_parameters
