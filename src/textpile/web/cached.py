@@ -18,15 +18,14 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from datasette.utils.asgi import Forbidden, NotFound, Response
+from datasette.utils.asgi import NotFound, Response
 
 from textpile.search.results import iso_date
 from textpile.search.service import ModeError, find_page
 from textpile.store.gen2_piles import ensure_functions
-from textpile.web.access import viewable_target
 from textpile.web.datasette_versions import site_title
 from textpile.web.settings import extra_config
-from textpile.web.views import FORBIDDEN_JSON, STATIC_PREFIX
+from textpile.web.views import STATIC_PREFIX, page_target
 
 CACHED_TEMPLATE = "textpile_cached.html"
 #: Characters of a stored text shown at most.
@@ -80,14 +79,10 @@ def cached_text(conn: sqlite3.Connection, page: str) -> CachedText:
 
 async def cached_view(datasette, request):
     """Handle ``/cached?page=...``: the stored text page (or JSON with ``format=json``)."""
-    target, allowed = await viewable_target(datasette, request)
-    if target is None:
-        return Response.text("textpile: this Datasette serves no summary database", status=404)
+    target, refusal = await page_target(datasette, request)
+    if refusal is not None:
+        return refusal
     want_json = request.args.get("format") == "json"
-    if not allowed:
-        if want_json:
-            return Response.json(FORBIDDEN_JSON, status=403)
-        raise Forbidden("Permission denied: you may not view this search index")
     page = request.args.get("page") or ""
     try:
         found = await asyncio.to_thread(lambda: cached_text(target.search_connection(), page))

@@ -143,20 +143,31 @@ FORBIDDEN_JSON = {"ok": False, "error": "Permission denied: you may not view thi
                   "status": 403, "title": "Forbidden"}
 
 
+async def page_target(datasette, request) -> tuple[SummaryDatabase | None, Response | None]:
+    """The summary database a textpile page (search, cached text) reads for ``request``, or
+    the answer to give instead: 404 when Datasette serves none, 403 when the actor may not
+    view it (:data:`FORBIDDEN_JSON` with ``format=json``; Datasette's error page otherwise:
+    raises its ``Forbidden``)."""
+    target, allowed = await viewable_target(datasette, request)
+    if target is None:
+        return None, Response.text("textpile: this Datasette serves no summary database", status=404)
+    if not allowed:
+        if request.args.get("format") == "json":
+            return None, Response.json(FORBIDDEN_JSON, status=403)
+        raise Forbidden("Permission denied: you may not view this search index")
+    return target, None
+
+
 async def search_view(datasette, request):
     """Handle ``/`` and ``/search``: form, results, pagination, help; JSON with format=json.
 
     Answers 403 (Datasette's error page, or :data:`FORBIDDEN_JSON`) when the actor may
     not view the summary database (:mod:`textpile.web.access`).
     """
-    target, allowed = await viewable_target(datasette, request)
-    if target is None:
-        return Response.text("textpile: this Datasette serves no summary database", status=404)
+    target, refusal = await page_target(datasette, request)
+    if refusal is not None:
+        return refusal
     want_json = request.args.get("format") == "json"
-    if not allowed:
-        if want_json:
-            return Response.json(FORBIDDEN_JSON, status=403)
-        raise Forbidden("Permission denied: you may not view this search index")
     query = _query_arg(request)
     like = request.args.get("like") or None
     results = None
