@@ -1,7 +1,9 @@
 """Enumerations with fixed numbers, exactly as unobtanium-documentation.txt defines them.
 
 Sources (seed unobtanium-documentation.txt): "Crawl exit code", "Crawl Log" (crawl types),
-"Information Source", "Link destination type", "Link Locality".
+"Information Source", "Link destination type", "Link Locality". One exit code is
+textpile's own, beside the seed's numbers: 182 ``pruned`` (dead-simple-search-how-it-works.txt,
+"Indexing": after a complete and healthy crawl, pages that were not seen are deleted).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class ExitCode(enum.IntEnum):
     blocked_by_challenge = 174
     not_canonical = 180
     duplicate = 181
+    #: textpile's extension: no link, sitemap or feed reached the URL in a complete and
+    #: healthy crawl of its origin (:mod:`textpile.crawl.crawldb.prune`); no request was
+    #: sent. Summarizing closes its open generation, as 41 and 44 do.
+    pruned = 182
     unknown_error = -999
 
     @property

@@ -542,7 +542,7 @@ def test_every_field_survives_the_overrides(tmp_path):
     config = load_config(write(tmp_path, REQUIRED + 'name = "n"\ndescription = "d"\ndatabase_file = "x/c.db"\n'
                                'user_agent = "ua (for https://a.org/)"\nallow_private_addresses = true\n'
                                'session_parameters = ["sid"]\nmax_urls_per_pattern = 7\nsitemaps = true\n'
-                               'feeds = true\nfeed_recrawl_interval = "2 hours"\nmin_recrawl_interval = "1 hour"\n'
+                               'feeds = true\nprune = true\nfeed_recrawl_interval = "2 hours"\nmin_recrawl_interval = "1 hour"\n'
                                'max_recrawl_interval = "9 weeks"\ndiscover_sites = true\n'
                                'allow_sites = ["https://b.org/"]\ndeny_sites = ["https://c.org/"]\n'
                                'relevance_min_words = 9\nrelevance_languages = ["en"]\nrelevance_words = ["x"]\n'
@@ -551,7 +551,7 @@ def test_every_field_survives_the_overrides(tmp_path):
     assert set(CrawlConfig.model_fields) == {
         "default_delay_ms", "max_commands_per_run", "recrawl_interval_s", "seeds", "name", "description",
         "database_file", "user_agent", "do_not_crawl", "url_query_parameters", "allow_private_addresses", "source",
-        "session_parameters", "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval_s",
+        "session_parameters", "max_urls_per_pattern", "sitemaps", "feeds", "prune", "feed_recrawl_interval_s",
         "min_recrawl_interval_s", "max_recrawl_interval_s",
         "discover_sites", "allow_sites", "deny_sites", "relevance_min_words", "relevance_languages",
         "relevance_words"}

@@ -77,11 +77,11 @@ def test_crawl_real_docs_site_with_the_cli(real_docs_site, tmp_path, capsys):
                           "total_requests = 150\n")
     conn = sqlite3.connect(db)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-    # the documented tables exactly, and textpile's discovery, import and recrawl extensions beside them
+    # the documented tables exactly, and textpile's discovery, import, recrawl and links extensions beside them
     assert {t for t in tables if not t.startswith("textpile_")} == set(EXPECTED_COLUMNS)
     assert {t for t in tables if t.startswith("textpile_")} == {
         "textpile_meta_resource", "textpile_listed_url", "textpile_listed_change", "textpile_site_link",
-        "textpile_site_check", "textpile_archive_import", "textpile_recrawl"}
+        "textpile_site_check", "textpile_archive_import", "textpile_recrawl", "textpile_page_links"}
     for table, columns in EXPECTED_COLUMNS.items():
         found = [(r[1], r[2], r[3], r[5]) for r in conn.execute(f"PRAGMA table_info({table})")]
         assert found == columns, table

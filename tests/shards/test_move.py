@@ -79,7 +79,8 @@ def test_move_carries_every_row_and_leaves_none(tmp_path, two_sites_on_one_shard
     staying_summary = _summary_rows(a / "summary.db", stays)
     # the site really has rows of every kind the crawl makes
     assert {t: len(r) for t, r in crawler_before.items() if r}.keys() >= {"crawl_log", "request", "file", "redirect",
-                                                                         "crawl_candidate", "textpile_recrawl"}
+                                                                         "crawl_candidate", "textpile_recrawl",
+                                                                         "textpile_page_links"}
     assert len(summary_before[0]) >= 3 and summary_before[1]
     assert holders_of(load_shards(table), moves) == ["a"]
 

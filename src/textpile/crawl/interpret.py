@@ -126,6 +126,9 @@ class Interpreter:
             code = await self.read_file(url, last, entry, index, file_modified, candidate, origin)
         entry.exit_code = code
         entry.requests[-1].exit_code = code
+        if entry.listing is None and (code.is_contentful or code == ExitCode.blocked_at_request_of_remote):
+            # what the page leads to now (pruning's graph); a 304 or an error keeps the last
+            entry.outlinks = entry.new_links
         if candidate is not None:
             entry.recrawl = self.recrawl_state(candidate, entry)
         return entry

@@ -44,7 +44,7 @@ KNOWN_TABLES = frozenset({
     "unobtanium_database_info", "origin", "url", "mimetype", "mime_parameter", "agent", "crawl_log", "request",
     "file", "file_text", "redirect", "crawl_candidate", "textpile_meta_resource", "textpile_listed_url",
     "textpile_listed_change", "textpile_site_link", "textpile_site_check", "textpile_archive_import",
-    "textpile_recrawl",
+    "textpile_recrawl", "textpile_page_links",
 })
 
 # Each query selects the rows of one table belonging to the site of origin id ? in schema
@@ -81,6 +81,8 @@ _SITE_ROWS: dict[str, str] = {
                               f"FROM {{s}}.textpile_meta_resource m WHERE m.url_id IN ({_SITE})",
     "textpile_recrawl": "SELECT " + _URL.format(s="{s}", col="r.url_id") + ", r.interval_s, r.content_digest, "
                         f"r.unchanged_answers FROM {{s}}.textpile_recrawl r WHERE r.url_id IN ({_SITE})",
+    "textpile_page_links": "SELECT " + _URL.format(s="{s}", col="p.url_id") + ", p.links "
+                           f"FROM {{s}}.textpile_page_links p WHERE p.url_id IN ({_SITE})",
     "textpile_listed_url": "SELECT " + _URL.format(s="{s}", col="l.url_id") + ", "
                            + _URL.format(s="{s}", col="l.listed_by_url_id") + ", l.modified_unix_utc, "
                            f"l.seen_unix_utc FROM {{s}}.textpile_listed_url l WHERE l.listed_by_url_id IN ({_SITE})",
@@ -294,7 +296,8 @@ def _copy_keyed(conn: sqlite3.Connection, origin: int, counts: dict[str, int], u
                                 "last_contentful_crawl_time_unix_utc, last_contentful_http_etag"),
             ("textpile_meta_resource", "url_id, kind, found_via, depth, first_seen_unix_utc, last_read_unix_utc, "
                                        "entries, lastmod_kept"),
-            ("textpile_recrawl", "url_id, interval_s, content_digest, unchanged_answers")):
+            ("textpile_recrawl", "url_id, interval_s, content_digest, unchanged_answers"),
+            ("textpile_page_links", "url_id, links")):
         rows = _rows(conn, "src", table, origin)
         marks = ", ".join("?" * (columns.count(",") + 1))
         conn.executemany(f"INSERT OR REPLACE INTO main.{table} ({columns}) VALUES ({marks})",
@@ -330,6 +333,7 @@ _DELETES = (
     f"DELETE FROM src.crawl_log WHERE url_id IN ({_SITE})",
     f"DELETE FROM src.crawl_candidate WHERE url_id IN ({_SITE})",
     f"DELETE FROM src.textpile_recrawl WHERE url_id IN ({_SITE})",
+    f"DELETE FROM src.textpile_page_links WHERE url_id IN ({_SITE})",
     f"DELETE FROM src.textpile_listed_url WHERE listed_by_url_id IN ({_SITE})",
     f"DELETE FROM src.textpile_listed_change WHERE url_id IN ({_SITE})",
     f"DELETE FROM src.textpile_meta_resource WHERE url_id IN ({_SITE})",

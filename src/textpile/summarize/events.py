@@ -22,7 +22,8 @@ Generation", "Duplicate Types", "Crawl exit code"; textpile's shared decisions):
   *self-duplicate* (extends last_seen); otherwise it opens a new generation and closes
   the open one (confirmed_end = the new first_seen).
 * ``close``: 41 file_gone, 44 file_not_found, 171 blocked_at_request_of_remote, 180
-  not_canonical, and a 20 whose scrape found noindex: closes the open generation
+  not_canonical, 182 pruned (textpile's: no link reached the URL in a complete crawl of
+  its origin), and a 20 whose scrape found noindex: closes the open generation
   (confirmed_end = the crawl's time).
 * ``confirm``: 34 file_did_not_change: extends last_seen of the open generation.
 * ``neutral``: everything else (errors, robots.txt fetches (crawl_type 1), blocked by
@@ -51,7 +52,7 @@ PRIOR_SCHEMA = pa.schema([
 INTEGRATED_SCHEMA = pa.schema([("crawl_uuid", pa.binary(16))])
 
 CLOSE_CODES = [int(c) for c in (ExitCode.file_gone, ExitCode.file_not_found,
-                                ExitCode.blocked_at_request_of_remote, ExitCode.not_canonical)]
+                                ExitCode.blocked_at_request_of_remote, ExitCode.not_canonical, ExitCode.pruned)]
 FILE_CODES = [int(ExitCode.file_ingested), int(ExitCode.file_of_unknown_type)]
 REDIRECT_CODES = [int(ExitCode.permanent_redirect), int(ExitCode.redirect)]
 

@@ -104,6 +104,10 @@ class LogEntry:
     ``anchored_links``: the keys of the page's links with digits of its own digit pattern
     and of another (the crawl loop's trap count, :mod:`textpile.crawl.policy.traps`; not written).
     ``recrawl``: the URL's recrawl history after this crawl (:mod:`textpile.crawl.policy.recrawl`).
+    ``outlinks``: when not None, the page's links (packed, usually the same string as
+    ``new_links``, which a big page's write may empty) replace what
+    textpile_page_links keeps of it, with its ``new_candidates`` and ``new_meta``
+    (:mod:`textpile.crawl.crawldb.prune`); None leaves them (a 304, an error).
     """
 
     url: ParsedUrl
@@ -125,6 +129,7 @@ class LogEntry:
     anchored_links: tuple[int, ...] = ()
     #: the URL's recrawl history after this crawl, written to textpile_recrawl (None: unchanged)
     recrawl: RecrawlState | None = None
+    outlinks: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,3 +154,6 @@ class Candidate:
     recrawl_interval_s: int | None = None
     content_digest: int | None = None
     unchanged_answers: int = 0
+    #: whether the database keeps its links (textpile_page_links) or it is a sitemap or
+    #: feed: without, it is requested without validators, so that its links are read
+    links_known: bool = True

@@ -14,6 +14,7 @@ import sqlite3
 import time
 import uuid
 
+from textpile.crawl.crawldb.prune import pack_outlinks
 from textpile.crawl.crawldb.records import Candidate, Listing, LogEntry, MetaCandidate
 from textpile.crawl.parser.packed import unpack_links
 from textpile.ids import uuid7
@@ -201,7 +202,8 @@ class CrawlStore:
         those listed as changed, then by url_id. Each chosen candidate carries the
         Last-Modified header of its last contentful crawl's last request (for
         If-Modified-Since), its meta resource kind and depth, and its latest sitemap
-        lastmod, looked up for the chosen ones only, and its recrawl history.
+        lastmod, looked up for the chosen ones only, its recrawl history, and whether
+        its links are known (textpile_page_links; a sitemap or feed counts as known).
         """
         now = int(time.time()) if now_unix is None else now_unix
         feed_interval = recrawl_interval_s if feed_interval_s is None else feed_interval_s
@@ -216,7 +218,8 @@ class CrawlStore:
                        (SELECT max(lu.modified_unix_utc) FROM textpile_listed_url lu
                         JOIN textpile_meta_resource s ON s.url_id = lu.listed_by_url_id
                         WHERE lu.url_id = d.url_id AND s.kind = 'sitemap'),
-                       rc.interval_s, rc.content_digest, coalesce(rc.unchanged_answers, 0)
+                       rc.interval_s, rc.content_digest, coalesce(rc.unchanged_answers, 0),
+                       m.kind IS NOT NULL OR EXISTS (SELECT 1 FROM textpile_page_links pl WHERE pl.url_id = d.url_id)
                 FROM (SELECT c.url_id, u.str_url, c.last_contentful_crawl_time_unix_utc AS contentful_time,
                              c.last_contentful_http_etag AS etag, mr.url_id IS NULL AS not_meta,
                              c.last_crawl_time_unix_utc IS NOT NULL AS crawled,
@@ -307,6 +310,26 @@ class CrawlStore:
             self._forget()
             raise
 
+    def write_pruned(self, entries: list[LogEntry], url_ids: list[int]) -> None:
+        """Write the 182 pruned ``entries`` and delete the crawl_candidate,
+        textpile_recrawl, textpile_page_links and textpile_listed_change rows of
+        ``url_ids`` in one transaction (:func:`textpile.crawl.crawldb.prune.prune_origin`).
+
+        Raises:
+            sqlite3.Error: the database refused it (nothing of it is kept).
+        """
+        ids = json.dumps(url_ids)
+        try:
+            with self.conn:
+                for entry in entries:
+                    self._write(entry)
+                for table in ("crawl_candidate", "textpile_recrawl", "textpile_page_links", "textpile_listed_change"):
+                    self.conn.execute(f"DELETE FROM {table} WHERE url_id IN (SELECT value FROM json_each(?))", (ids,))
+        except sqlite3.Error:
+            self._forget()
+            raise
+        self._candidates.difference_update(entry.url.str_url for entry in entries)
+
     def _write(self, entry: LogEntry) -> int:
         """Write ``entry`` and its data tree inside the caller's transaction."""
         conn = self.conn
@@ -360,6 +383,9 @@ class CrawlStore:
             self._write_listing(url_id, entry.url, entry.listing, entry.time_started_unix)
         if entry.site_links is not None:
             self._write_site_links(url_id, entry.site_links.origins, entry.time_started_unix)
+        if entry.outlinks is not None:
+            conn.execute("INSERT OR REPLACE INTO textpile_page_links(url_id, links) VALUES (?, ?)",
+                         (url_id, pack_outlinks(entry)))
         if entry.recrawl is not None:
             r = entry.recrawl
             conn.execute("INSERT OR REPLACE INTO textpile_recrawl(url_id, interval_s, content_digest, unchanged_answers)"

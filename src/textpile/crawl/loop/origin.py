@@ -37,6 +37,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from textpile.crawl.crawldb.prune import OriginOutcome
 from textpile.crawl.crawldb.records import Candidate, LogEntry, MetaCandidate
 from textpile.crawl.crawldb.writer import CrawlerDb
 from textpile.crawl.discovery.sitemaps import WELL_KNOWN_SITEMAPS
@@ -159,6 +160,9 @@ class OriginCrawler:
         try:
             await self._loop()
             await self.reads_done()
+        except BaseException:
+            self.ended("interrupted")
+            raise
         finally:
             if self.reads:  # cancelled: stop reading, keep the entries that are ready
                 for task in self.reads:
@@ -216,13 +220,17 @@ class OriginCrawler:
             if self.patience.exhausted:
                 if self.str_origin in state.report.refused_origins:  # listed there, not as out of patience
                     state.display.note(f"Gave up on {self.str_origin}: its address was refused")
+                    self.ended("refused")
                 else:
                     state.report.out_of_patience_origins.append(self.str_origin)
                     state.display.note(f"Out of patience with {self.str_origin}")
+                    database_error = getattr(state.report, "database_error", None) is not None
+                    self.ended("database_error" if database_error else "out_of_patience")
                 return
             if self.robots is None or self.robots_unavailable or time.monotonic() >= self.robots_expiry:
                 if not state.take_command():
                     state.display.note(f"Ran out of crawl commands on {self.str_origin}")
+                    self.ended("out_of_commands")
                     return
                 await self.guarded(self.robots_url(), CrawlType.robotstxt_fetch, self.fetch_robots)
                 continue
@@ -237,6 +245,7 @@ class OriginCrawler:
                     continue
                 if not await self.fill_todo() and not await self._wait_for_candidates():
                     state.display.note(f"Finished {self.str_origin}")
+                    self.ended("out_of_commands" if state.out_of_commands else "finished")
                     return
                 continue
             candidate = self.todo.popleft()
@@ -254,8 +263,16 @@ class OriginCrawler:
                 continue
             if not state.take_command():
                 state.display.note(f"Ran out of crawl commands on {self.str_origin}")
+                self.ended("out_of_commands")
                 return
             await self.guarded(url, CrawlType.file_crawl, lambda: self.crawl(candidate, url))
+
+    def ended(self, how: str) -> None:
+        """Record in the report how this origin's crawl ended (``how``: see
+        :class:`~textpile.crawl.crawldb.prune.OriginOutcome`), with its failures and
+        successes and whether robots.txt was available; pruning reads it."""
+        self.state.report.origin_outcomes[self.str_origin] = OriginOutcome(
+            how, self.patience.failures, self.patience.successes, not self.robots_unavailable)
 
     def trapped(self, url_id: int, url: ParsedUrl) -> str | None:
         """Why ``url`` is not crawled in this run as part of a URL trap, or None.
@@ -494,10 +511,12 @@ class OriginCrawler:
         wait to be read), holding that room (grown for a bigger body before it is read:
         :class:`BodyRoom`) until the answer's body is counted."""
         headers = {}
-        # A stored validator that is not a valid header value (a hostile ETag) is not sent.
-        if is_valid_header_value(candidate.last_contentful_http_etag):
+        # A stored validator that is not a valid header value (a hostile ETag) is not sent;
+        # none is sent for a page whose links the database does not keep (a 304 would not
+        # give them, and pruning needs them: textpile.crawl.crawldb.prune).
+        if candidate.links_known and is_valid_header_value(candidate.last_contentful_http_etag):
             headers["If-None-Match"] = candidate.last_contentful_http_etag
-        if candidate.server_last_modified_unix is not None:
+        if candidate.links_known and candidate.server_last_modified_unix is not None:
             # The stored Last-Modified of the last contentful answer (RFC 9110 13.1.3),
             # never the time of the crawl.
             headers["If-Modified-Since"] = http_date(candidate.server_last_modified_unix)

@@ -39,6 +39,8 @@ class Patience:
     outcomes: deque = field(default_factory=lambda: deque(maxlen=PATIENCE_WINDOW))
     succeeded: bool = False
     failures: int = 0
+    #: successes in this run (pruning's health: textpile.crawl.crawldb.prune)
+    successes: int = 0
     #: url ids whose failure was counted in this run
     charged: set = field(default_factory=set)
     #: given up for good (a database error, a refused address)
@@ -48,6 +50,7 @@ class Patience:
         """The origin answered."""
         self.outcomes.append(False)
         self.succeeded = True
+        self.successes += 1
 
     def failure(self, url_id: int | None = None) -> None:
         """A crawl of ``url_id`` failed (None: robots.txt could not be had, which counts

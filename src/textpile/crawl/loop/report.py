@@ -18,7 +18,8 @@ def format_report(report) -> str:
 
     Exit codes are listed by number; names are the seed's exit code names. The spread of
     the origins' recrawl intervals follows (table ``recrawl_intervals``, when any page has
-    a recrawl history: :mod:`textpile.crawl.policy.recrawl`). The origins
+    a recrawl history: :mod:`textpile.crawl.policy.recrawl`), then per origin the URLs
+    pruned or why it was not (table ``pruning``: :mod:`textpile.crawl.crawldb.prune`). The origins
     that refused or never answered follow, each with the reason (tables
     ``refusal_reasons`` and ``unreachable_origins``, only when there are any).
     """
@@ -41,6 +42,11 @@ def format_report(report) -> str:
         lines.append("")
         lines.append("[Crawl_Statistics_Report.recrawl_intervals]")
         lines += [f"{name} = {value}" for name, value in spread.items()]
+    pruning = _pruning_lines(report)
+    if pruning:
+        lines.append("")
+        lines.append("[Crawl_Statistics_Report.pruning]")
+        lines += pruning
     if report.refused_origins:
         lines.append("")
         lines.append("[Crawl_Statistics_Report.refusal_reasons]")
@@ -53,6 +59,21 @@ def format_report(report) -> str:
         for origin, cause in unreachable.items():
             lines.append(f"{_toml_string(origin)} = {_toml_string(cause)}")
     return "\n".join(lines) + "\n"
+
+
+def _pruning_lines(report) -> list[str]:
+    """The lines of the report's ``pruning`` table: each origin that had URLs pruned, with
+    their number, and each that was not pruned, with why, unless the report says so
+    already (out of patience, refused, unreachable)."""
+    pruned, not_pruned = getattr(report, "pruned", {}), getattr(report, "not_pruned", {})
+    said = {*report.out_of_patience_origins, *report.refused_origins, *report.unreachable_origins}
+    lines = []
+    for origin in report.origins:
+        if pruned.get(origin):
+            lines.append(f"{_toml_string(origin)} = {_toml_string(f'{len(pruned[origin])} URL(s) pruned')}")
+        elif origin in not_pruned and origin not in said:
+            lines.append(f"{_toml_string(origin)} = {_toml_string('not pruned: ' + not_pruned[origin])}")
+    return lines
 
 
 def _toml_string(text: str) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import httpx
 
+from textpile.crawl.crawldb.prune import OriginOutcome, prune_origin
 from textpile.crawl.crawldb.recovery import ClosedRun, close_unfinished_runs, crawl_lock_path
 from textpile.crawl.crawldb.writer import FLUSH_INTERVAL_S, CrawlerDb
 from textpile.crawl.fetcher.fetch import ACCEPT, ACCEPT_ENCODING, CrawlClient, FetchLimits, FetchResult
@@ -29,6 +30,7 @@ from textpile.crawl.loop.report import CrawlDisplay
 from textpile.crawl.policy.config import CrawlConfig
 from textpile.crawl.policy.traps import strip_session_ids
 from textpile.crawl.workers.readers import PageReader
+from textpile.enums import ExitCode
 from textpile.errors import DatabaseError
 from textpile.ids import uuid7
 from textpile.signals import handlers_replaced
@@ -168,6 +170,12 @@ class CrawlReport:
     #: the spread of the run's origins' recrawl intervals after the run
     #: (:meth:`~textpile.crawl.crawldb.sql.CrawlStore.recrawl_spread`; empty without any)
     recrawl_intervals: dict[str, int] = field(default_factory=dict)
+    #: how each origin's crawl ended (:class:`~textpile.crawl.crawldb.prune.OriginOutcome`)
+    origin_outcomes: dict[str, OriginOutcome] = field(default_factory=dict)
+    #: pruning (:mod:`textpile.crawl.crawldb.prune`): the URLs pruned per origin after its
+    #: complete and healthy crawl, and why the other origins were not pruned
+    pruned: dict[str, list[str]] = field(default_factory=dict)
+    not_pruned: dict[str, str] = field(default_factory=dict)
 
     def entry_written(self, str_origin: str, entry) -> None:
         """Count a crawl log entry (a :class:`~textpile.crawl.crawldb.records.LogEntry`) of the
@@ -329,6 +337,8 @@ def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, disp
     run, or now) sets ``report.failure``."""
     try:
         with sqlite_errors(database):
+            if config.prune:
+                _prune(db, report, config)
             db.finish_agent()
             report.recrawl_intervals = db.store.recrawl_spread(report.origins, config.recrawl_interval_s,
                                                                config.recrawl_bounds_s)
@@ -343,6 +353,32 @@ def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, disp
         kept = sum(report.exit_code_counts.values())
         report.failure = (f"{text}; the crawl stopped: this run kept {kept} crawl log entries, and the next run "
                           "goes on from there")
+
+
+def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig) -> None:
+    """Prune each origin of the run whose crawl was complete and healthy
+    (:mod:`textpile.crawl.crawldb.prune`) into ``report.pruned``; the others' reasons go
+    to ``report.not_pruned``.
+
+    Raises:
+        sqlite3.Error: the database refused the pruning of an origin (nothing of it is kept).
+    """
+    seeds = [strip_session_ids(parse_url(seed), config.session_names).str_url for seed in config.crawl_seeds]
+    for str_origin in report.origins:
+        outcome = report.origin_outcomes.get(str_origin, OriginOutcome("interrupted"))
+        why = outcome.not_complete_or_healthy(interrupted=report.interrupted, out_of_commands=any(
+            o.ended == "out_of_commands" for o in report.origin_outcomes.values()),
+            failed=report.database_error is not None or report.failure is not None)
+        if why is None:
+            result = prune_origin(db.store, str_origin, seeds, report.agent_uuid.hex)
+            why = result.skipped
+            if why is None:
+                report.pruned[str_origin] = result.pruned
+                if result.pruned:
+                    counts = report.exit_code_counts
+                    counts[ExitCode.pruned.name] = counts.get(ExitCode.pruned.name, 0) + len(result.pruned)
+        if why is not None:
+            report.not_pruned[str_origin] = why
 
 
 async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *, force_recrawl: bool = False,

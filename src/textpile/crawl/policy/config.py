@@ -128,6 +128,9 @@ class CrawlConfig(BaseModel):
     sitemaps: Annotated[bool, _setting(boolean)] = True
     #: textpile extension: read feeds (RSS, Atom, JSON Feed) found from pages and sitemaps.
     feeds: Annotated[bool, _setting(boolean)] = True
+    #: textpile extension (dead-simple-search "Indexing"): after a complete and healthy crawl
+    #: of an origin, its URLs no link, sitemap or feed reaches leave (textpile.crawl.crawldb.prune).
+    prune: Annotated[bool, _setting(boolean)] = True
     #: textpile extension: how long a feed waits before it is read again (atextcrawler's
     #: feed_crawl_interval), in seconds; its new entries are crawled then.
     feed_recrawl_interval_s: Annotated[int, _setting(parse_duration)] = DEFAULT_FEED_RECRAWL_S
@@ -229,7 +232,7 @@ ConfigValues = dict[str, Any]
 _POLICY_KEYS = ("do_not_crawl", "url_query_paramters", "url_query_parameters")
 _CONFIG_KEYS = ("name", "description", "database_file", "default_delay_ms", "max_commands_per_run",
                 "recrawl_interval", "user_agent", "seeds", "allow_private_addresses", "session_parameters",
-                "max_urls_per_pattern", "sitemaps", "feeds", "feed_recrawl_interval", "min_recrawl_interval",
+                "max_urls_per_pattern", "sitemaps", "feeds", "prune", "feed_recrawl_interval", "min_recrawl_interval",
                 "max_recrawl_interval", "discover_sites",
                 "allow_sites", "deny_sites", "relevance_min_words", "relevance_languages", "relevance_words",
                 *_POLICY_KEYS)
