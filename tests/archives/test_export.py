@@ -77,7 +77,7 @@ def test_warc_out_then_in_gives_the_same_pages(tmp_path, capsys):
     assert main(["export", "-c", str(crawled), "--warc", str(warc)]) == 0
     report = capsys.readouterr().out
     assert report.splitlines()[:4] == ["[Export_Report]", f"warc = {json.dumps(str(warc))}",
-                                       "response_records = 6", "with_body = 4"]
+                                       "response_records = 7", "with_body = 4"]
     assert not (tmp_path / "out.warc.gz.partial").exists()
     with gzip.open(warc, "rb") as stream:
         records = [(r.rec_headers.get_header("WARC-Type"), r.rec_headers.get_header("WARC-Target-URI"),
@@ -92,19 +92,26 @@ def test_warc_out_then_in_gives_the_same_pages(tmp_path, capsys):
         ("response", f"{base}/new", "200", "text/html; charset=utf-8"),
         ("response", f"{base}/gone", "404", None),
         ("response", f"{base}/notes.txt", "200", "text/plain; charset=utf-8"),
+        ("response", f"{base}/print", "200", "text/html"),
     ])
     with gzip.open(warc, "rb") as stream:
         cafe = next(r for r in ArchiveIterator(stream) if r.rec_headers.get_header("WARC-Target-URI", "").endswith("9"))
         assert (cafe.http_headers.get_header("Last-Modified"), cafe.http_headers.get_header("ETag")) == (
             "Tue, 02 Jan 2024 03:04:05 GMT", '"v1"')
         assert "cr\u00e8me br\u00fbl\u00e9e" in cafe.content_stream().read().decode("utf-8")
+    with gzip.open(warc, "rb") as stream:
+        # the page canonical to another: its body was not kept, its canonical was
+        printed = next(r for r in ArchiveIterator(stream)
+                       if r.rec_headers.get_header("WARC-Target-URI", "").endswith("/print"))
+        assert (printed.rec_headers.get_header("WARC-Truncated"), printed.http_headers.get_header("Link"),
+                printed.content_stream().read()) == ("unspecified", f'<{base}/new>; rel="canonical"', b"")
 
     imported = tmp_path / "imported.db"
     import_archives(imported, [warc], progress=False)
     original = pages(crawled)
-    # every page but the one whose canonical is another (its body and canonical are not kept)
-    assert original.pop(f"{base}/print") == (180, 200, None, None, None)
     assert pages(imported) == original
+    # the page whose canonical is another: no body, its canonical kept (issue 33)
+    assert original[f"{base}/print"] == (180, 200, None, f"{base}/new", None)
     assert original[f"{base}/old"] == (31, 301, None, None, f"{base}/new")
     assert "cr\u00e8me br\u00fbl\u00e9e" in original[f"{base}/caf%C3%A9"][2]
 

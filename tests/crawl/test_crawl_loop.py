@@ -272,8 +272,10 @@ def test_crawl_candidate_rows(crawled):
 def test_file_rows(crawled):
     _, rows, *_ = crawled
     files = rows.files()
+    # a page canonical to another keeps a file row without text: its media type and canonical (issue 33)
     assert set(files) == {u for u, entries in rows.log_by_url().items()
-                          if entries[-1][1] in (20, 29) and not u.endswith("robots.txt")}
+                          if entries[-1][1] in (20, 29, 180) and not u.endswith("robots.txt")}
+    assert files["A/canonical.html"][2:4] == (None, "A/canonical-target.html")
     mt, size, text, canonical, lm = files["A/cp1252.html"]
     assert (mt, canonical, lm) == ("text/html; charset=windows-1252", None, None)
     assert f"<p>{CP1252_TEXT}</p>" in text

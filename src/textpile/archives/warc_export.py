@@ -8,13 +8,16 @@ answer becomes one ``response`` record, in crawl log order: its URL
 the headers the crawler database keeps: ``Content-Type`` (the file's media type; a text
 body with ``charset=utf-8``, as it is stored), ``Last-Modified``, ``ETag``, ``Location``
 (a redirect's target), ``Link: <...>; rel="canonical"`` (the canonical the file
-claimed: its own URL, or one the crawler could not use). The body is the file's text as stored (``file_text``, UTF-8); an answer whose
-body the crawler did not keep (a redirect, an error page, a file of another type) has
-none. robots.txt fetches are left out (their rules are not kept), and so are the
-answers of pages whose canonical named another URL (exit code 180: the database keeps
-neither their body nor, but in the entry's message, their canonical). A ``warcinfo``
-record comes first. Importing the file (``textpile import``) gives the same pages: the
-same URLs with the same texts, statuses, redirects and canonicals.
+claimed, in its markup or a header). The body is the file's text as stored (``file_text``,
+UTF-8). An answer whose body the crawler did not keep has none: a redirect or an error
+page (the database never had it), and a file it did not store, marked ``WARC-Truncated:
+unspecified`` (ISO 28500 6.3.20: the record holds less than the answer had): a file of
+another type, and a page whose canonical named another URL (exit code 180: its body is
+discarded, its file row keeps the media type and the canonical, written as the Link
+header, so that the importer decides 180 again). robots.txt fetches are left out (their
+rules are not kept). A ``warcinfo`` record comes first. Importing the file (``textpile
+import``) gives the same pages: the same URLs with the same texts, statuses, redirects
+and canonicals.
 
 What the database does not keep cannot be exported: the other response headers
 (X-Robots-Tag among them), the bytes of a body before decoding, the request's headers.
@@ -34,7 +37,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from textpile import __version__
-from textpile.enums import CrawlType, ExitCode
+from textpile.enums import CrawlType
 from textpile.errors import TextpileError
 from textpile.store.database import open_crawler_db, sqlite_errors
 
@@ -47,7 +50,7 @@ _REASONS = {200: "OK", 203: "Non-Authoritative Information", 204: "No Content", 
 
 _EXCHANGES_SQL = """
 SELECT r.request_id, u.str_url, r.time_sent_unix_utc, r.http_status_code, r.server_last_modified_unix_utc,
-       r.http_etag, m.mime_type, m.mime_subtype, ft.text, cu.str_url,
+       r.http_etag, m.mime_type, m.mime_subtype, ft.text, cu.str_url, f.file_id IS NOT NULL,
        (SELECT tu.str_url FROM redirect d JOIN url tu ON tu.url_id = d.to_url_id
         WHERE d.request_id = r.request_id AND d.information_source = 1 ORDER BY d.redirect_id LIMIT 1)
 FROM crawl_log l
@@ -57,7 +60,7 @@ LEFT JOIN file f ON f.request_id = r.request_id
 LEFT JOIN mimetype m ON m.mimetype_id = f.mimetype_id
 LEFT JOIN file_text ft ON ft.file_id = f.file_id
 LEFT JOIN url cu ON cu.url_id = f.canonical_url_id
-WHERE l.crawl_type IN (?, ?) AND l.exit_code <> ? AND r.http_status_code IS NOT NULL
+WHERE l.crawl_type IN (?, ?) AND r.http_status_code IS NOT NULL
 ORDER BY l.crawl_log_id, r.request_id
 """
 
@@ -89,8 +92,7 @@ def export_warc(database: str | Path, path: str | Path) -> ExportReport:
     partial = path.with_name(path.name + ".partial")
     try:
         with sqlite_errors(database):
-            rows = conn.execute(_EXCHANGES_SQL, (int(CrawlType.file_crawl), int(CrawlType.metadata_crawl),
-                                                 int(ExitCode.not_canonical)))
+            rows = conn.execute(_EXCHANGES_SQL, (int(CrawlType.file_crawl), int(CrawlType.metadata_crawl)))
             try:
                 with open(partial, "wb") as out:
                     writer = WARCWriter(out, gzip=path.name.endswith(".gz"), warc_version="WARC/1.1")
@@ -113,7 +115,7 @@ def export_warc(database: str | Path, path: str | Path) -> ExportReport:
 
 def _response(writer: WARCWriter, row: tuple):
     """The ``response`` record of one exchange row of :data:`_EXCHANGES_SQL`."""
-    (_, url, sent, status, last_modified, etag, mime_type, mime_subtype, text, canonical, location) = row
+    (_, url, sent, status, last_modified, etag, mime_type, mime_subtype, text, canonical, has_file, location) = row
     body = b"" if text is None else text.encode("utf-8", "surrogatepass")
     headers = []
     if mime_type is not None:
@@ -131,5 +133,8 @@ def _response(writer: WARCWriter, row: tuple):
     status_line = f"{status} {_REASONS.get(status, '')}".rstrip()
     http_headers = StatusAndHeaders(status_line, headers, protocol="HTTP/1.1")
     date = datetime.datetime.fromtimestamp(sent, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    warc_headers = {"WARC-Date": date}
+    if has_file and text is None:
+        warc_headers["WARC-Truncated"] = "unspecified"  # a body the database did not keep
     return writer.create_warc_record(url, "response", payload=io.BytesIO(body), length=len(body),
-                                     http_headers=http_headers, warc_headers_dict={"WARC-Date": date})
+                                     http_headers=http_headers, warc_headers_dict=warc_headers)

@@ -238,6 +238,9 @@ class Interpreter:
                                   "not followed")
             if self.is_seed_origin(canonical):
                 entry.new_candidates.append(canonical)
+            # its body is discarded; the file row keeps what it was and the canonical it named
+            entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
+                                    last_modified_unix=file_modified, canonical_url=canonical)
             return ExitCode.not_canonical
         text = body if reading.text_is_body else reading.text
         entry.file = FileRecord(request_index=index, media_type=media_type, size=len(body),
