@@ -13,7 +13,7 @@ The sub-packages, from the bottom up (each imports only those listed before it):
 * :mod:`~textpile.crawl.workers`: work off the event loop: worker processes, the page
   readers.
 * :mod:`~textpile.crawl.crawldb`: the crawler database: the records of a crawl, their
-  SQL, the writer process, recovery of runs that died.
+  SQL, the writer process, recovery of runs that died, pruning.
 * :mod:`~textpile.crawl.interpret`: an answer (fetched, or from a web archive) as its
   crawl log entry.
 * :mod:`~textpile.crawl.loop`: the crawl loop: a run, one origin crawler per seed
