@@ -3,7 +3,7 @@
     python bench/relevance [--sites postgresql,sqlite,...] [--per-class 100] [--ablation]
                            [--data-dir bench/data] [--resummarize] [--recrawl]
                            [--modes keyword,semantic,hybrid] [--classes natural,...]
-                           [--no-pagefind]
+                           [--no-pagefind] [--page-settings]
 
 Installs real documentation sites from Debian packages (apt-get download + dpkg -x),
 serves each on its own loopback address, crawls and summarizes it with textpile (cached
@@ -16,6 +16,10 @@ over the sites whose HTML Sphinx did not make), the query latency of each system
 one textpile run per rerank feature with that feature turned off. ``--modes`` adds one
 textpile run per search mode (``textpile-<mode>``, beside ``textpile``, the default mode);
 the page vectors are brought up to date first (``textpile.semantic.embed``, incremental).
+``--page-settings`` adds ``textpile-page`` (what the search page runs: facets counted,
+:data:`~textpile.search.grouping.DEFAULT_PER_SITE` results per site, no ranking rules)
+and ``textpile-no-typos`` (typo tolerance at match time off: the search before issue 32),
+and prints, per variant, how many top-10 lists differ from ``textpile``'s.
 
 python3.11-doc and python-django-doc are left out on purpose: textpile is also judged on
 sites it was never tuned on.
@@ -57,6 +61,33 @@ def ablation_variants() -> list[tuple[str, dict]]:
     return [(f"-{name}", {"disable": frozenset([name])}) for name in FEATURES]
 
 
+def page_variants() -> list[tuple[str, dict]]:
+    """(label, search options) of ``--page-settings``: the search page's settings at their
+    defaults, and the search without typo tolerance (issue 32's features turned off)."""
+    from textpile.search.grouping import DEFAULT_PER_SITE
+
+    return [("-page", {"facets": True, "per_site": DEFAULT_PER_SITE, "rules": ()}),
+            ("-no-typos", {"typos": False})]
+
+
+def print_differing(records: list[dict], variants: list[str]) -> None:
+    """Per variant and query class, the judged queries whose top 10 differs from textpile's."""
+    base = {(r["site"], r["query"]): r["ranked"][:10] for r in records if r["system"] == "textpile"}
+    print("\ntop-10 lists that differ from textpile's (queries; per class):")
+    for name in variants:
+        rows = [r for r in records if r["system"] == name]
+        differ = [r for r in rows if r["ranked"][:10] != base.get((r["site"], r["query"]))]
+        per_class = defaultdict(lambda: [0, 0])
+        for r in rows:
+            per_class[r["class"]][1] += 1
+        for r in differ:
+            per_class[r["class"]][0] += 1
+        classes = ", ".join(f"{c} {d}/{n}" for c, (d, n) in sorted(per_class.items()))
+        print(f"  {name:<20} {len(differ)} of {len(rows)} ({classes})")
+        for r in differ[:10]:
+            print(f"    {r['site']} [{r['class']}] {r['query']!r}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", default=",".join(SITE_NAMES), help="comma-separated: " + ", ".join(SITE_NAMES))
@@ -73,6 +104,9 @@ def main() -> int:
     parser.add_argument("--show-misses", type=int, default=0, help="print up to N missed queries per site")
     parser.add_argument("--modes", default="", help="also run textpile in these search modes (comma-separated: "
                         "keyword, semantic, hybrid)")
+    parser.add_argument("--page-settings", action="store_true",
+                        help="also run textpile with the search page's settings and without typo tolerance, "
+                             "and count the top-10 lists that differ")
     parser.add_argument("--classes", default="", help="only these query classes (comma-separated; default: all)")
     args = parser.parse_args()
     wanted = [s.strip() for s in args.sites.split(",") if s.strip()]
@@ -119,6 +153,8 @@ def main() -> int:
                 systems.append(("pagefind", Pagefind(summary_db, root, data_dir / "index" / site.name / "pagefind")))
         if args.ablation:
             systems += [(f"textpile{label}", Textpile(summary_db, **opts)) for label, opts in ablation_variants()]
+        if args.page_settings:
+            systems += [(f"textpile{label}", Textpile(summary_db, **opts)) for label, opts in page_variants()]
         print(f"   {len(queries)} judged queries ({dropped} dropped: no relevant page indexed)", flush=True)
         if args.dump_candidates:
             for name, system in systems:
@@ -152,6 +188,8 @@ def main() -> int:
     names = list(dict.fromkeys(n for (n, _, _) in scores))
     print_table(scores, names)
     print_described(scores, names)
+    if args.page_settings:
+        print_differing(records, [f"textpile{label}" for label, _ in page_variants()])
     print("\nlatency per query, ms (p50 / p99), measured interleaved in this run:")
     base = percentile(latency.get("tantivy", []), 50)
     for name in names:

@@ -54,7 +54,11 @@ def test_a_boost_and_a_demotion_move_pages(path):
 def test_rules_through_the_json_api(path):
     ds = build_datasette(path, ranking_rules=[BOOST_DOCS_312, DEMOTE_BLOG])
     body = json.loads(get(ds, "/search?format=json&mode=keyword&search=asyncio").text)
-    # grouping (2 per site) still holds on top of the rules
+    assert [r["url"] for r in body["list"]][:4] == [
+        f"{DOCS}/docs/3.12/library/asyncio.html", f"{DOCS}/docs/3.12/library/asyncio-task.html",
+        f"{DOCS}/docs/3.12/whatsnew/3.12.html", f"{FORUM}/t/asyncio-question"]
+    # grouping (2 per site) holds on top of the rules
+    body = json.loads(get(ds, "/search?format=json&mode=keyword&search=asyncio&results_per_site=2").text)
     assert [r["url"] for r in body["list"]][:4] == [
         f"{DOCS}/docs/3.12/library/asyncio.html", f"{DOCS}/docs/3.12/library/asyncio-task.html",
         f"{FORUM}/t/asyncio-question", f"{BLOG}/2022/asyncio-einfuehrung"]

@@ -43,13 +43,41 @@ def test_json_sort_date_and_after(ds):
     assert json.loads(bad.text)["message"] == "sort: unknown order 'newest' (expected one of: relevance, date)"
 
 
-def test_json_groups_two_per_site(ds):
+def test_json_keeps_rank_order_and_groups_when_asked(ds):
+    # an API client (SearxNG merging engines by position, a script) gets the ranking as it is
     body = json.loads(get(ds, "/search?format=json&search=asyncio+library&mode=keyword&per_page=4").text)
+    assert body["results_per_site"] == 0
     assert [(r["url"], r["more_from_site"]) for r in body["list"]] == [
+        (f"{DOCS}/docs/3.11/library/asyncio.html", None),
+        (f"{DOCS}/docs/3.12/library/asyncio.html", None),
+        (f"{DOCS}/docs/3.11/library/asyncio-task.html", None),
+        (f"{DOCS}/docs/3.12/library/asyncio-task.html", None)]
+    grouped = json.loads(get(ds, "/search?format=json&search=asyncio+library&mode=keyword&per_page=4"
+                                 "&results_per_site=2").text)
+    assert grouped["results_per_site"] == 2
+    assert [(r["url"], r["more_from_site"]) for r in grouped["list"]] == [
         (f"{DOCS}/docs/3.11/library/asyncio.html", None),
         (f"{DOCS}/docs/3.12/library/asyncio.html", "asyncio library site:docs.pytest.test"),
         (f"{BLOG}/2022/asyncio-einfuehrung", None),
         (f"{FORUM}/t/asyncio-question", None)]
+    one = json.loads(get(ds, "/search?format=json&search=asyncio+library&mode=keyword&per_page=4"
+                             "&results_per_site=1").text)
+    assert [r["site"] for r in one["list"]] == ["docs.pytest.test", "blog.pytest.test", "forum.pytest.test",
+                                               "docs.pytest.test"]
+    bad = get(ds, "/search?format=json&search=asyncio&results_per_site=two")
+    assert bad.status_code == 400
+    assert json.loads(bad.text)["message"] == "results_per_site: expected a whole number, got 'two'"
+
+
+def test_page_groups_by_default_and_its_json_link_says_so(ds):
+    page = get(ds, "/search?search=asyncio+library&mode=keyword&per_page=4").text
+    assert ('<link rel="alternate" type="application/json" href="/search?search=asyncio+library&amp;per_page=4'
+            '&amp;mode=keyword&amp;format=json&amp;results_per_site=2">') in page
+    flat = get(ds, "/search?search=asyncio+library&mode=keyword&per_page=4&results_per_site=0").text
+    assert 'class="tp-more"' not in flat
+    # the next page's link keeps the grouping asked for
+    assert ('<a rel="next" href="/search?search=asyncio+library&amp;page=1&amp;per_page=4&amp;mode=keyword'
+            '&amp;results_per_site=0">') in flat
 
 
 def test_page_shows_facets_sort_links_and_more_from_site(ds):

@@ -74,6 +74,20 @@ def _mode(value: str) -> str:
     return value
 
 
+def _per_site(value: str) -> int:
+    from textpile.search.results import MAX_PER_PAGE
+
+    return _whole_number(value, 0, MAX_PER_PAGE)
+
+
+def _sort(value: str) -> str:
+    from textpile.search.query import SORTS
+
+    if value not in SORTS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(SORTS)}, got {value!r}")
+    return value
+
+
 def _format(value: str) -> str:
     if value not in ("text", "json"):
         raise argparse.ArgumentTypeError(f"expected text or json, got {value!r}")
@@ -108,6 +122,18 @@ def search_help_parser() -> argparse.ArgumentParser:
                         help="keyword: the words' matches ranked; semantic: pages nearest in meaning (page "
                              "vectors); hybrid: the keyword ranking when it clearly found the page, else both "
                              "rankings fused (default: hybrid; keyword on an index without vectors)")
+    parser.add_argument("--sort", default=None, metavar="{relevance,date}",
+                        help="the order: relevance, or date (newest first by the page's own date, undated "
+                             "pages last; as sort:date in the query) (default: the query's, else relevance)")
+    parser.add_argument("--facets", action="store_true",
+                        help="also print how many matching pages are on each site, under each path prefix "
+                             "(a version or section), in each language and of each year")
+    parser.add_argument("--results-per-site", default=0, metavar="N",
+                        help="at most N results of one site on a result page when more than one site "
+                             "matches, the rest on later pages, from 0 to 100 (default: 0, rank order)")
+    parser.add_argument("--ranking-rules", default=None, metavar="FILE",
+                        help="TOML file of [[ranking_rules]] boosting or demoting pages by URL, as "
+                             "textpile serve's --ranking-rules")
     parser.add_argument("--like", default=None, metavar="PAGE",
                         help="more like this: the pages nearest in meaning to PAGE (a result's URL or entity "
                              "generation UUID); no QUERY then")
@@ -129,6 +155,10 @@ class SearchArgs:
     help: bool = False
     mode: str | None = None
     like: str | None = None
+    sort: str | None = None
+    facets: bool = False
+    results_per_site: int = 0
+    ranking_rules: str | None = None
 
     @property
     def summary_db(self) -> str:
@@ -155,8 +185,14 @@ _SEARCH_OPTIONS = {
     "--time-limit-ms": ("time_limit_ms", "--time-limit-ms", _positive),
     "--mode": ("mode", "--mode", _mode),
     "--like": ("like", "--like", str),
+    "--sort": ("sort", "--sort", _sort),
+    "--results-per-site": ("results_per_site", "--results-per-site", _per_site),
+    "--ranking-rules": ("ranking_rules", "--ranking-rules", str),
 }
-_LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like")
+_LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like",
+                     "--sort", "--results-per-site", "--ranking-rules")
+#: What one summary database's search does and the search over shards does not yet.
+_NOT_OVER_SHARDS = ("--sort", "--facets", "--results-per-site", "--ranking-rules")
 
 
 def parse_search_argv(tokens: list[str]) -> SearchArgs:
@@ -167,14 +203,18 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     ``--shard URL``, ``--shard=URL`` (more than once), ``--page N``,
     ``--page=N``, ``--per-page N``, ``--per-page=N``, ``--format text|json``,
     ``--format=text|json``, ``--time-limit-ms MS``, ``--time-limit-ms=MS``, ``--mode M``,
-    ``--mode=M``, ``--like PAGE``, ``--like=PAGE``, ``-h``, ``--help``. No abbreviations, no ``-sFILE``.
+    ``--mode=M``, ``--like PAGE``, ``--like=PAGE``, ``--sort relevance|date``,
+    ``--sort=...``, ``--results-per-site N``, ``--results-per-site=N``, ``--ranking-rules
+    FILE``, ``--ranking-rules=FILE``, and the flags ``--facets``, ``-h``, ``--help``. No
+    abbreviations, no ``-sFILE``.
     Every other token (``-site:x``, ``-json``, ``-"a b"``) is part of the query, in
     order; after ``--`` every token is.
 
     Raises:
         ConfigError: an option is given twice, lacks its value or has a bad value, or
-        no query is left (unless help or ``--like`` was asked for), or ``--like`` comes
-        with a query or a mode. The message names the option.
+        no query is left (unless help or ``--like`` was asked for), ``--like`` comes
+        with a query or a mode, or an option of one database's search
+        (:data:`_NOT_OVER_SHARDS`) comes with shards. The message names the option.
     """
     out = SearchArgs()
     seen: set[str] = set()
@@ -188,6 +228,11 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
             break
         if token in ("-h", "--help"):
             out.help = True
+            continue
+        if token == "--facets":
+            if out.facets:
+                raise ConfigError("argument --facets: given twice")
+            out.facets = True
             continue
         name, eq, inline = token.partition("=")
         if token in _SEARCH_OPTIONS:
@@ -218,6 +263,11 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
         raise ConfigError("argument --like: ranks pages like one page; give it no QUERY and no --mode")
     if out.like is not None and out.sharded:
         raise ConfigError("argument --like: ranks pages like one page of one summary database; give one -s and no --shard")
+    given = [o for o, on in zip(_NOT_OVER_SHARDS, (out.sort is not None, out.facets, out.results_per_site,
+                                                    out.ranking_rules is not None)) if on]
+    if given and out.sharded:
+        raise ConfigError(f"argument {given[0]}: searches one summary database; the search over shards does not "
+                          "take it yet (give one -s and no --shard)")
     if not query and not out.help and out.like is None:
         raise ConfigError("the following arguments are required: QUERY")
     return out
@@ -424,8 +474,11 @@ def format_text(results) -> str:
 
     Header: ``N result(s), showing A-B``; past the last page ``No results on page P
     (--page counts from 0); there are N results on K pages.``; ``Did you mean: Q?`` when
-    there is a suggestion. Each result: ``N. title`` (``› section title`` when it links to
-    a section), then indented URL, snippet (tags removed) and a line of date and language when known.
+    there is a suggestion; the header says ``newest first`` in the date order; with facets,
+    their lines (:func:`_facet_lines`). Each result: ``N. title`` (``› section title`` when
+    it links to a section), then indented URL, snippet (tags removed), a line of date and
+    language when known, and ``More from SITE: QUERY`` when grouping moved more of its
+    site's results to later pages.
     Every text taken from the database or the query goes through
     :func:`textpile.search.terminal.terminal_text` (no escape sequences or control
     characters reach the terminal).
@@ -439,13 +492,15 @@ def format_text(results) -> str:
     if results.total and results.results:
         last = first + len(results.results) - 1
         noun = "result" if results.total == 1 and not results.total_is_lower_bound else "results"
-        lines.append(f"{results.total_label} {noun}, showing {first}-{last}")
+        order = ", newest first" if results.sort == "date" else ""
+        lines.append(f"{results.total_label} {noun}, showing {first}-{last}{order}")
     elif results.past_last_page:
         message = " ".join([*results.notes, results.past_last_page_sentence(results.page, " (--page counts from 0)")])
     if message:
         lines.append(safe(message))
     if results.suggestion:
         lines.append(f"Did you mean: {safe(results.suggestion)}?")
+    lines.extend(_facet_lines(results.facets))
     for n, r in enumerate(results.results, start=first):
         lines.append("")
         lines.append(f"{n}. {safe(r.title)}" + (f" › {safe(r.section_title)}" if r.section_title else ""))
@@ -461,13 +516,40 @@ def format_text(results) -> str:
             meta.append(f"language {safe(r.language)}")
         if meta:
             lines.append("   " + " · ".join(meta))
+        if r.more_from_site:
+            lines.append(f"   More from {safe(r.site)}: {safe(r.more_from_site)}")
     return "\n".join(lines)
+
+
+#: The facets ``--facets`` prints, with their labels (as the search page's headings).
+_FACET_LABELS = (("site", "site"), ("path", "section"), ("language", "language"), ("year", "year"))
+
+
+def _facet_lines(facets) -> list[str]:
+    """The lines of ``facets`` (:class:`textpile.search.facets.Facets`, or None: none):
+    ``Facets of N pages:`` (``N+`` and a note when the counts are lower bounds), then one
+    line per facet with values, ``  label  value count · value count``, and the query
+    filters that narrow to a value."""
+    from textpile.search.terminal import terminal_text as safe
+
+    if facets is None:
+        return []
+    plus = "+" if facets.lower_bound else ""
+    lines = [f"Facets of {facets.pages:,}{plus} matching pages"
+             + (" (more match than were counted)" if facets.lower_bound else "")
+             + "; narrow with site:, lang:, after:/before:"]
+    for name, label in _FACET_LABELS:
+        values = getattr(facets, name)
+        if values:
+            lines.append(f"  {label:<9} " + " · ".join(f"{safe(v.value)} {v.count:,}{plus}" for v in values))
+    return lines
 
 
 def run_search(args) -> int:
     """Print the results of the query in ``args.search_argv``; exit 0 (also when nothing
     is found), 1 on a bad database, a missing embedding model or a ``--like`` page that
-    is not in the index, 2 on bad arguments (argparse's usage error).
+    is not in the index, 2 on bad arguments (argparse's usage error) or a bad
+    ``--ranking-rules`` file.
 
     Output is flushed before returning, so that a reader that went away
     (``| head``) raises BrokenPipeError here, inside ``textpile.cli.main``.
@@ -522,6 +604,7 @@ def _search_one(opts: SearchArgs):
         DatabaseError: the database is not a summary database or cannot be searched; when
             no ``-s`` was given and the default summary.db is missing, the message names it
             and points at ``-s/--summary-db``.
+        ConfigError: the ``--ranking-rules`` file cannot be read or holds a bad rule (named).
     """
     from textpile.search.limits import limit_search_connection
     from textpile.search.service import more_like_this, search_pages
@@ -530,6 +613,11 @@ def _search_one(opts: SearchArgs):
     if not opts.summary_dbs and not Path(opts.summary_db).exists():
         raise DatabaseError(f"{opts.summary_db}: no such summary database (the default, in the current "
                             f"folder {Path.cwd()}); give the summary database with -s/--summary-db FILE")
+    rules = ()
+    if opts.ranking_rules is not None:
+        from textpile.web.settings import compile_ranking_rules
+
+        rules = compile_ranking_rules(read_ranking_rules(opts.ranking_rules))
     check_summary_db(opts.summary_db)
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:
@@ -537,12 +625,12 @@ def _search_one(opts: SearchArgs):
             warning = damage_warning(conn, opts.summary_db)
             if warning is not None:
                 print(warning, file=sys.stderr, flush=True)
+            options = dict(page=opts.page, per_page=opts.per_page, budget_ms=opts.time_limit_ms, sort=opts.sort,
+                           facets=opts.facets, per_site=opts.results_per_site, rules=rules)
             if opts.like is not None:
-                results = more_like_this(conn, opts.like, page=opts.page, per_page=opts.per_page,
-                                         budget_ms=opts.time_limit_ms)
+                results = more_like_this(conn, opts.like, **options)
             else:
-                results = search_pages(conn, opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
-                                       budget_ms=opts.time_limit_ms)
+                results = search_pages(conn, opts.query, mode=opts.mode, **options)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{opts.summary_db}: search failed: {exc}") from exc
         except DatabaseError as exc:

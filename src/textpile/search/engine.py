@@ -607,6 +607,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
             scored = by_date(with_seen(conn, scored, found.seen), facts)
     if per_site and out.sort == "relevance":  # a date order stays in date order
         scored, capped = group_by_site(scored, per_page, per_site, pages=page + 1)
+        out.results_per_site = per_site
     out.total = max(found.total, len(scored))
     out.total_is_lower_bound = found.total_is_lower_bound
     out.fallback_any_term = found.partial

@@ -91,7 +91,9 @@ class SearchResults:
     (:mod:`textpile.search.fanout`) lacks the answer of a shard that was down or late
     (``missing_shards`` names them; a note says so). ``sort`` is the order used
     (``relevance`` or ``date``), ``facets`` the counts asked for
-    (:mod:`textpile.search.facets`), None when not asked for.
+    (:mod:`textpile.search.facets`), None when not asked for; ``results_per_site`` the
+    grouping by site used (at most that many results of one site per result page:
+    :mod:`textpile.search.grouping`), 0 when the results are in rank order.
     """
 
     query: str
@@ -113,6 +115,7 @@ class SearchResults:
     missing_shards: list[str] = field(default_factory=list)
     sort: str = "relevance"
     facets: Facets | None = None
+    results_per_site: int = 0
 
     @property
     def partial_matches(self) -> bool:
@@ -184,6 +187,17 @@ def results_per_page(value: int | str | None) -> int:
     return _whole_number("per_page", value, DEFAULT_PER_PAGE, 1, MAX_PER_PAGE)
 
 
+def per_site(value: int | str | None, default: int) -> int:
+    """The grouping by site ``value`` names (at most that many results of one site per
+    result page, :mod:`textpile.search.grouping`): 0..:data:`MAX_PER_PAGE`, 0 for rank
+    order, ``default`` when None or blank.
+
+    Raises:
+        PagingError: ``value`` is not a whole number (the message names ``results_per_site``).
+    """
+    return _whole_number("results_per_site", value, default, 0, MAX_PER_PAGE)
+
+
 def iso_date(unix_utc: int | None) -> str | None:
     """Return ``unix_utc`` seconds as an ISO 8601 UTC timestamp, or None."""
     if unix_utc is None:
@@ -199,13 +213,14 @@ def results_json(results: SearchResults) -> dict:
 
     Shape: ``{"query", "page", "per_page", "total", "total_is_lower_bound", "message",
     "fallback_any_term", "partial_matches", "suggestion", "corrected", "timed_out", "mode", "mode_note",
-    "partial", "missing_shards", "sort", "facets", "list": [{"title",
+    "partial", "missing_shards", "sort", "results_per_site", "facets", "list": [{"title",
     "url", "page_url", "section_title", "sections": [{"title", "url"}], "description",
     "snippet", "snippet_text", "language", "time_updated", "time_created",
     "time_updated_unix_utc", "time_created_unix_utc", "entity_generation_uuid", "site",
     "more_from_site"}]}``; ``facets`` is :meth:`Facets.as_json` or null when not asked for,
-    ``more_from_site`` the query of the result's site alone when grouping moved more of
-    its results to later pages (else null);
+    ``results_per_site`` the grouping by site used (0: rank order), ``more_from_site``
+    the query of the result's site alone when grouping moved more of its results to
+    later pages (else null);
     ``url`` links to the best matching section (``page_url#anchor``) when there is one,
     ``snippet`` is escaped HTML with ``<mark>``; ``corrected`` is true when no page matched
     the query and ``list`` holds the results of ``suggestion``; ``mode`` is the search mode that ran and
@@ -230,6 +245,7 @@ def results_json(results: SearchResults) -> dict:
         "partial": results.partial,
         "missing_shards": list(results.missing_shards),
         "sort": results.sort,
+        "results_per_site": results.results_per_site,
         "facets": results.facets.as_json() if results.facets is not None else None,
         "list": [
             {

@@ -6,9 +6,10 @@ naming the setting, instead of failing every search.
 from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS` (default
 :data:`textpile.search.budget.DEFAULT_BUDGET_MS`), as the CLI's ``--search-time-limit-ms``.
 
-``results_per_site``: at most this many results of one site on a result page when more
-than one site matches, the others on later pages with a "more from this site" link
-(:mod:`textpile.search.grouping`); a whole number from 0 (no grouping) to
+``results_per_site``: at most this many results of one site on a result page of the
+search page when more than one site matches, the others on later pages with a "more
+from this site" link (:mod:`textpile.search.grouping`; the JSON API groups only when
+the request asks: :mod:`textpile.web.views`); a whole number from 0 (no grouping) to
 :data:`textpile.search.results.MAX_PER_PAGE`, default
 :data:`textpile.search.grouping.DEFAULT_PER_SITE`.
 

@@ -9,8 +9,14 @@ chooses the search mode (:mod:`textpile.search.service`) and ``like=<entity gene
 UUID or URL>`` lists the pages most like one page; the JSON answer then says its ``mode``.
 ``sort=date`` lists the results newest first (the query's ``sort:date`` does too; the
 JSON answer says its ``sort``); ``facets=1`` adds the facet counts to the JSON answer
-(the page always shows them). Results are grouped by site (the plugin setting
-``results_per_site``). A bad ``mode``, ``sort``, ``page`` or ``per_page`` is a 400 naming it.
+(the page always shows them). The page groups its results by site (at most the plugin
+setting ``results_per_site`` of one site per result page, default 2); the JSON answer
+keeps the rank order unless the request asks for grouping (``results_per_site=N``), as
+the APIs of Meilisearch (``distinct``) and Typesense (``group_by``) group only when
+asked, and as unobtanium's JSON, which SearxNG merges with other engines' results by
+position, is in rank order. The answer says the grouping it used (``results_per_site``,
+0 for none). A bad ``mode``, ``sort``, ``page``, ``per_page`` or ``results_per_site`` is
+a 400 naming it.
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ from markupsafe import escape
 from textpile.errors import DatabaseError, TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS
 from textpile.search.query import SORTS
-from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResults, result_page, results_json,
-                                     results_per_page)
+from textpile.search.results import (DEFAULT_PER_PAGE, PagingError, SearchResults, per_site, result_page,
+                                     results_json, results_per_page)
 from textpile.search.service import DEFAULT_MODE, MODES, ModeError, check_mode, more_like_this, search_pages
 from textpile.search.sorting import SortError, check_sort
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms
@@ -93,6 +99,8 @@ def _page_url(request, query: str, page: int, per_page: int, mode: str | None = 
         params["mode"] = mode
     if request.args.get("sort") == "date":
         params["sort"] = "date"
+    if request.args.get("results_per_site"):
+        params["results_per_site"] = request.args.get("results_per_site")
     return request.path + "?" + urlencode(params)
 
 
@@ -188,6 +196,12 @@ async def search_view(datasette, request):
             if error is None:
                 error, status = str(exc), 400
     page, per_page = paging["page"], paging["per_page"]
+    grouping = 0 if want_json else results_per_site(datasette.plugin_config("textpile"))
+    try:
+        grouping = per_site(request.args.get("results_per_site"), grouping)
+    except PagingError as exc:
+        if error is None:
+            error, status = str(exc), 400
     try:
         sort = check_sort(request.args.get("sort"))
     except SortError as exc:
@@ -195,7 +209,7 @@ async def search_view(datasette, request):
         if error is None:
             error, status = str(exc), 400
     options = {"sort": sort, "facets": not want_json or request.args.get("facets") in ("1", "true"),
-               "per_site": results_per_site(datasette.plugin_config("textpile")),
+               "per_site": grouping,
                "rules": ranking_rules(datasette.plugin_config("textpile"))}
     if error is None and (query.strip() or like or want_json):
         try:
@@ -219,7 +233,7 @@ async def search_view(datasette, request):
         if results is None:
             body = {"query": query, "page": page, "per_page": per_page, "total": 0,
                     "message": error, "fallback_any_term": False, "list": [], "mode": mode, "mode_note": None,
-                    "sort": sort or "relevance", "facets": None}
+                    "sort": sort or "relevance", "results_per_site": grouping, "facets": None}
             return Response.json(body, status=status)
         body = results_json(results)
         return Response(json.dumps(body, ensure_ascii=False), content_type="application/json; charset=utf-8")
@@ -257,7 +271,10 @@ async def search_view(datasette, request):
                   for r in (results_json(results)["list"] if results else [])],
         "pages": pages,
         "error": error,
-        "json_url": _page_url(request, query, page, per_page) + "&format=json" if query or like else None,
+        # the JSON of what the page shows: grouped as the page is
+        "json_url": (_page_url(request, query, page, per_page) + "&format=json"
+                     + (f"&results_per_site={grouping}" if grouping and not request.args.get("results_per_site") else "")
+                     if query or like else None),
         "suggestion_url": (_page_url(request, results.suggestion, 0, per_page)
                            if results is not None and results.suggestion else None),
         "facets": _facet_links(request, results, per_page),
