@@ -41,6 +41,11 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         "recrawl_intervals": MetadataValue.json(dict(report.recrawl_intervals)),
         **row_count(sum(report.exit_code_counts.values())),
     }
+    if report.handoffs_taken or report.handoffs_unread or report.handed_off:
+        metadata["handoffs_taken"] = MetadataValue.json(dict(report.handoffs_taken))
+        metadata["handoffs_forwarded"] = report.handoffs_forwarded
+        metadata["handoffs_unread"] = MetadataValue.json(dict(report.handoffs_unread))
+        metadata["handed_off"] = MetadataValue.json(dict(report.handed_off))
     for name, count in sorted(report.exit_code_counts.items()):
         metadata[f"exit_{name}"] = count
     return metadata
@@ -105,7 +110,7 @@ def materialize_crawl_run(
     key = context.partition_key
     agent_uuid = agent_uuid_of(key)
     config = crawl_config.load()
-    if not config.seeds:
+    if not config.crawl_seeds:
         context.log.info("shard %s: no seed of the crawl configuration is this shard's; nothing to crawl",
                          crawl_config.shard)
         return MaterializeResult(metadata={"seeds": 0, "total_requests": 0, **row_count(0)})
@@ -127,11 +132,17 @@ def materialize_crawl_run(
             force_recrawl=crawl_config.force_recrawl,
             transport=http_fetcher.transport(),
             progress=crawl_config.show_progress,
+            handoff=crawl_config.handoff(),
         )
     context.log.info(
         "crawl run %s: %d requests, %d files ingested in %.1f s",
         key, report.total_requests, report.ingested_files, report.duration_s,
     )
+    for shard, reason in report.handoffs_unread.items():
+        context.log.warning("hand-offs of shard %s not taken in: %s", shard, reason)
+    if report.handoffs_taken or report.handed_off:
+        context.log.info("hand-offs: taken in %s (%d forwarded), handed off %s", report.handoffs_taken,
+                         report.handoffs_forwarded, report.handed_off)
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
     if config.max_commands_per_run == 0:
