@@ -95,7 +95,8 @@ def materialize_crawl_run(
     run ``textpile.crawl.loop.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
 
     A shard none of whose seeds are its own (``crawl_config.shard``) crawls nothing: the
-    partition is materialized with 0 crawl log entries.
+    partition is materialized with 0 crawl log entries (and its crawler database is
+    created, so that its staging and summary steps find one).
 
     Ctrl+C or SIGTERM stop the crawl as they stop ``textpile crawl`` (the crawl run is
     closed, its entries kept); the partition is then materialized with what was crawled
@@ -110,13 +111,13 @@ def materialize_crawl_run(
     key = context.partition_key
     agent_uuid = agent_uuid_of(key)
     config = crawl_config.load()
-    if not config.crawl_seeds:
-        context.log.info("shard %s: no seed of the crawl configuration is this shard's; nothing to crawl",
-                         crawl_config.shard)
-        return MaterializeResult(metadata={"seeds": 0, "total_requests": 0, **row_count(0)})
     with closing(crawler_database.open()) as conn:  # creates folder and schema on first use
         done = conn.execute("SELECT time_started_unix_utc FROM agent WHERE agent_uuid = ?",
                             (agent_uuid.bytes,)).fetchone()
+    if not config.crawl_seeds:  # its crawler database exists (empty): the shard's next steps stage nothing
+        context.log.info("shard %s: no seed of the crawl configuration is this shard's; nothing to crawl",
+                         crawl_config.shard)
+        return MaterializeResult(metadata={"seeds": 0, "total_requests": 0, **row_count(0)})
     if done is not None:
         raise Failure(
             description=f"crawl run {key} already took place (agent started at unix {done[0]}); a crawl "
