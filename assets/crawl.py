@@ -41,6 +41,11 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         "recrawl_intervals": MetadataValue.json(dict(report.recrawl_intervals)),
         **row_count(sum(report.exit_code_counts.values())),
     }
+    if report.handoffs_taken or report.handoffs_unread or report.handed_off:
+        metadata["handoffs_taken"] = MetadataValue.json(dict(report.handoffs_taken))
+        metadata["handoffs_forwarded"] = report.handoffs_forwarded
+        metadata["handoffs_unread"] = MetadataValue.json(dict(report.handoffs_unread))
+        metadata["handed_off"] = MetadataValue.json(dict(report.handed_off))
     for name, count in sorted(report.exit_code_counts.items()):
         metadata[f"exit_{name}"] = count
     return metadata
@@ -90,7 +95,8 @@ def materialize_crawl_run(
     run ``textpile.crawl.loop.run.run_crawl`` with ``agent_uuid`` = the partition's UUID.
 
     A shard none of whose seeds are its own (``crawl_config.shard``) crawls nothing: the
-    partition is materialized with 0 crawl log entries.
+    partition is materialized with 0 crawl log entries (and its crawler database is
+    created, so that its staging and summary steps find one).
 
     Ctrl+C or SIGTERM stop the crawl as they stop ``textpile crawl`` (the crawl run is
     closed, its entries kept); the partition is then materialized with what was crawled
@@ -105,13 +111,13 @@ def materialize_crawl_run(
     key = context.partition_key
     agent_uuid = agent_uuid_of(key)
     config = crawl_config.load()
-    if not config.seeds:
-        context.log.info("shard %s: no seed of the crawl configuration is this shard's; nothing to crawl",
-                         crawl_config.shard)
-        return MaterializeResult(metadata={"seeds": 0, "total_requests": 0, **row_count(0)})
     with closing(crawler_database.open()) as conn:  # creates folder and schema on first use
         done = conn.execute("SELECT time_started_unix_utc FROM agent WHERE agent_uuid = ?",
                             (agent_uuid.bytes,)).fetchone()
+    if not config.crawl_seeds:  # its crawler database exists (empty): the shard's next steps stage nothing
+        context.log.info("shard %s: no seed of the crawl configuration is this shard's; nothing to crawl",
+                         crawl_config.shard)
+        return MaterializeResult(metadata={"seeds": 0, "total_requests": 0, **row_count(0)})
     if done is not None:
         raise Failure(
             description=f"crawl run {key} already took place (agent started at unix {done[0]}); a crawl "
@@ -127,11 +133,17 @@ def materialize_crawl_run(
             force_recrawl=crawl_config.force_recrawl,
             transport=http_fetcher.transport(),
             progress=crawl_config.show_progress,
+            handoff=crawl_config.handoff(),
         )
     context.log.info(
         "crawl run %s: %d requests, %d files ingested in %.1f s",
         key, report.total_requests, report.ingested_files, report.duration_s,
     )
+    for shard, reason in report.handoffs_unread.items():
+        context.log.warning("hand-offs of shard %s not taken in: %s", shard, reason)
+    if report.handoffs_taken or report.handed_off:
+        context.log.info("hand-offs: taken in %s (%d forwarded), handed off %s", report.handoffs_taken,
+                         report.handoffs_forwarded, report.handed_off)
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
     if config.max_commands_per_run == 0:

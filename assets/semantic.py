@@ -30,7 +30,13 @@ from textpile_dagster.resources import SummaryDatabaseResource
     "the page vectors' coarse partition (page_embedding_centroid, page_embedding_list) is kept beside them.",
 )
 def embeddings(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
-    """``embed_summary`` on the summary database (holding its write lock)."""
+    """:func:`embed_pages`."""
+    return embed_pages(context, summary_database)
+
+
+def embed_pages(context: AssetExecutionContext, summary_database: SummaryDatabaseResource) -> MaterializeResult:
+    """The body of ``embeddings`` (and of each shard's, :mod:`textpile_dagster.assets.shards`):
+    ``embed_summary`` on the summary database (holding its write lock)."""
     with summary_database.write_lock():
         report = embed_summary(summary_database.path, progress=summary_database.show_progress)
     vectors = report.pages_kept + report.pages_embedded

@@ -2,7 +2,7 @@
 
 Each shard ``s`` gets the graph of a data folder under the key prefix ``shard_s`` (group
 ``shard_s``): ``crawl_run[p] -> crawl_log_staging[p] -> scrape_results[p] -> summary_db
--> fts_index -> published_index``, where ``[p]`` is the deployment's ``crawl_runs``
+-> fts_index -> embeddings -> published_index``, where ``[p]`` is the deployment's ``crawl_runs``
 partition: one crawl run key covers every shard, and a run of that key materializes every
 shard's steps, side by side under the multiprocess executor. Each asset calls the same
 body as the unsharded asset of its name (``materialize_crawl_run``, ``stage_partition``
@@ -21,18 +21,21 @@ writes a shard's files, and the file locks of the library hold regardless) and, 
 table names its host, ``dagster-celery/queue = textpile-<host>``. The crawl run stays the
 one partition dimension, so a backfill re-stages or re-scrapes chosen runs as before.
 
-Not per shard (yet): ``embeddings``, ``token_index`` and the asset checks (``published_index``
-runs the summary checks itself and refuses to publish a shard that fails one).
+Not per shard (yet): ``token_index`` (experimental, on demand) and the asset checks
+(``published_index`` runs the summary checks itself and refuses to publish a shard that
+fails one).
 """
 
 from dagster import AllPartitionMapping, AssetDep, AssetExecutionContext, AssetsDefinition, MaterializeResult, asset
 
 from textpile.shards.config import Shards
+from textpile.semantic.model import MODEL_NAME
 from textpile.summarize.versions import EXTRACTION_VERSION, FTS_VERSION, INTEGRATION_VERSION, STAGING_VERSION
 from textpile_dagster.assets.automation import AFTER_CHECKS, AFTER_CRAWL, AFTER_SCRAPE
 from textpile_dagster.assets.crawl import materialize_crawl_run
 from textpile_dagster.assets.partitions import crawl_runs_partitions
 from textpile_dagster.assets.publish import publish_checked
+from textpile_dagster.assets.semantic import embed_pages
 from textpile_dagster.assets.summary import (IndexConfig, SummaryDbConfig, integrate_partitions, scrape_partition,
                                              stage_partition, update_index)
 from textpile_dagster.resources import HttpFetcher
@@ -55,7 +58,7 @@ def shard_pool(shard: str) -> str:
 
 
 def shard_assets(table: Shards) -> list[AssetsDefinition]:
-    """The assets of every shard of ``table``, in table order (six per shard)."""
+    """The assets of every shard of ``table``, in table order (seven per shard)."""
     return [a for name in table.names for a in _one_shard(name, table.queue(name))]
 
 
@@ -93,9 +96,15 @@ def _one_shard(name: str, queue: str | None) -> list[AssetsDefinition]:
     def index(context: AssetExecutionContext, config: IndexConfig, shards: ShardsResource) -> MaterializeResult:
         return update_index(context, config, shards.summary_database(name))
 
-    @asset(name="published_index", deps=[index], kinds={"sqlite"}, automation_condition=AFTER_CHECKS,
+    @asset(name="embeddings", deps=[index], kinds={"sqlite", "numpy"}, code_version=MODEL_NAME,
+           automation_condition=AFTER_CHECKS,
+           description=f"Page and section vectors of shard {name} (semantic and hybrid modes).", **common)
+    def vectors(context: AssetExecutionContext, shards: ShardsResource) -> MaterializeResult:
+        return embed_pages(context, shards.summary_database(name))
+
+    @asset(name="published_index", deps=[index, vectors], kinds={"sqlite"}, automation_condition=AFTER_CHECKS,
            description=f"The published copy of shard {name}'s summary database.", **common)
     def published(context: AssetExecutionContext, shards: ShardsResource) -> MaterializeResult:
         return publish_checked(context, shards.summary_database(name), shards.publish_target(name))
 
-    return [crawl, stage, scrape, summary, index, published]
+    return [crawl, stage, scrape, summary, index, vectors, published]

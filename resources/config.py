@@ -6,6 +6,7 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 from textpile.crawl.policy.config import CrawlConfig
+from textpile.shards.handoff import HandOff
 
 
 class CrawlConfigResource(ConfigurableResource):
@@ -33,24 +34,46 @@ class CrawlConfigResource(ConfigurableResource):
 
     def load(self) -> CrawlConfig:
         """Read, validate and override the configuration; for a shard, keep only the seeds
-        whose site the shard table assigns to it (an empty list when there is none).
+        and admitted sites (``allow_sites``) whose site the shard table assigns to it (empty
+        lists when there is none).
 
         Raises:
             textpile.errors.ConfigError: the file or a policy file is missing or invalid,
                 or the shard table is invalid or has no such shard.
         """
-        from textpile.crawl.policy.config import apply_overrides, load_config
-
-        config = apply_overrides(
-            load_config(self.config_path, policy_files=tuple(self.policy_files)),
-            max_commands=self.max_commands,
-            default_delay_ms=self.default_delay_ms,
-            allow_private_addresses=self.allow_private_addresses,
-        )
+        config = self._whole()
         if self.shard is None:
             return config
         from textpile.shards.config import load_shards
 
         table = load_shards(self.shard_table)
-        seeds = table.seeds_by_shard(config.seeds)[table.check(self.shard)]
-        return config.model_copy(update={"seeds": seeds})  # may be empty: the shard has no seed
+        mine = table.check(self.shard)
+        return config.model_copy(update={  # may be empty: the shard has no seed
+            "seeds": table.seeds_by_shard(config.seeds)[mine],
+            "allow_sites": table.seeds_by_shard(config.allow_sites)[mine]})
+
+    def handoff(self) -> HandOff | None:
+        """For a shard (``shard`` set), what its crawl hands to other shards and takes
+        from them (:func:`textpile.shards.handoff.handoff_of` over every seed and admitted
+        site of the configuration); None otherwise.
+
+        Raises:
+            textpile.errors.ConfigError: as :meth:`load`.
+        """
+        if self.shard is None:
+            return None
+        from textpile.shards.config import load_shards
+        from textpile.shards.handoff import handoff_of
+
+        return handoff_of(load_shards(self.shard_table), self._whole().crawl_seeds, self.shard)
+
+    def _whole(self) -> CrawlConfig:
+        """The configuration with the overrides, every shard's seeds."""
+        from textpile.crawl.policy.config import apply_overrides, load_config
+
+        return apply_overrides(
+            load_config(self.config_path, policy_files=tuple(self.policy_files)),
+            max_commands=self.max_commands,
+            default_delay_ms=self.default_delay_ms,
+            allow_private_addresses=self.allow_private_addresses,
+        )

@@ -1,8 +1,10 @@
 """A sharded deployment across two hosts, stood in for on one machine: Debian's
 redis-server as the broker, two dagster-celery workers (hosts alpha and beta, each on its
 own queue textpile-<host>) and two data folders. Three shards: a and c on alpha's folder,
-b on beta's. Every step of a shard runs on the worker of its host."""
+b on beta's. Every step of a shard runs on the worker of its host, and the published shards then answer
+one search together."""
 
+import json
 import os
 import shutil
 import signal
@@ -18,13 +20,15 @@ from dagster._core.definitions.reconstruct import ReconstructableRepository
 
 from conftest import write_config
 from test_shards import SHARDS, WORDS, _crawled_origins, _hits, _site
+from textpile.cli import main
 from textpile.shards.config import load_shards
 from textpile_dagster.assets import CRAWL_RUNS, new_crawl_run_key
 from textpile_dagster.resources.settings import ENV_CONFIG, ENV_SHARDS
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 HOSTS = {"a": "alpha", "b": "beta", "c": "alpha"}
-ASSETS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "published_index")
+ASSETS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
+          "published_index")
 #: The ceiling for a server or worker coming up (a loaded machine takes a minute or more).
 STARTUP_S = 300.0
 
@@ -113,7 +117,7 @@ def _workers_of_steps(instance, run_id) -> dict[str, str]:
     return ran
 
 
-def test_each_shards_steps_run_on_its_hosts_worker(tmp_path, redis_url, monkeypatch):
+def test_each_shards_steps_run_on_its_hosts_worker(tmp_path, redis_url, monkeypatch, capsys):
     servers = {shard: _site(shard, None) for shard in SHARDS}
     for server in servers.values():
         server.__enter__()
@@ -167,6 +171,14 @@ def test_each_shards_steps_run_on_its_hosts_worker(tmp_path, redis_url, monkeypa
             assert _hits(folder, WORDS[shard]) == [urls[shard] + "/", urls[shard] + "/more"]
         assert sorted(p.name for p in folders["alpha"].iterdir()) == ["a", "c"]
         assert sorted(p.name for p in folders["beta"].iterdir()) == ["b"]
+        # the published shards answer one search together: every /more page has "habits"
+        capsys.readouterr()
+        published = [arg for s in SHARDS for arg in ("-s", str(shards.folder(s) / "published" / "summary.db"))]
+        assert main(["search", *published, "--mode", "keyword", "--time-limit-ms", "120000", "--format", "json",
+                     "habits"]) == 0
+        answer = json.loads(capsys.readouterr().out)
+        assert sorted(hit["url"] for hit in answer["list"]) == sorted(urls[s] + "/more" for s in SHARDS)
+        assert answer["partial"] is False
     finally:
         for server in servers.values():
             server.__exit__(None, None, None)

@@ -155,3 +155,28 @@ def test_a_working_database_that_shrank_is_published_by_difference(tmp_path):
             assert a.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall() == \
                 b.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
         assert a.execute("PRAGMA page_count").fetchone() == b.execute("PRAGMA page_count").fetchone()
+
+
+def test_a_working_database_written_anew_smaller_is_published_by_difference(tmp_path):
+    """A working database replaced by one written anew (summary_db's rebuild, a shard
+    move's summary of the source) and vacuumed to fewer pages than the copy: publishing by
+    difference failed with 'database disk image is malformed' when its writing connection
+    read its own pages back."""
+    source = tmp_path / "summary.db"
+    with closing(open_summary_db(source)) as conn, conn:
+        conn.execute("CREATE TABLE filler (x BLOB)")
+        conn.executemany("INSERT INTO filler VALUES (randomblob(3000))", [()] * 50)
+    target = tmp_path / "published" / "summary.db"
+    assert publish(source, target).whole
+    with closing(sqlite3.connect(source)) as conn:
+        conn.execute("DELETE FROM filler WHERE rowid <= 5")
+        conn.commit()
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA journal_mode=WAL")
+    report = publish(source, target)
+    assert not report.whole and report.pages == 145
+    with closing(sqlite3.connect(str(target))) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("SELECT count(*) FROM filler").fetchone() == (45,)
+        assert conn.execute("PRAGMA page_count").fetchone() == (145,)

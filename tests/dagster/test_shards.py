@@ -102,11 +102,11 @@ def test_each_shard_runs_its_pipeline_on_its_own_folder(deployment):
     table, config, urls, _ = deployment
     defs = build_definitions(PipelineSettings(config_path=config, shard_table=table))
     job = defs.resolve_job_def("shards_job")
-    # six assets per shard, each in its shard's pool and tagged with its shard
+    # seven assets per shard, each in its shard's pool and tagged with its shard
     nodes = {node.name: node for node in job.graph.node_dict.values()}
-    assert len(nodes) == 18
+    assert len(nodes) == 21
     for shard in SHARDS:
-        for asset in ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index",
+        for asset in ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
                       "published_index"):
             node = nodes[f"shard_{shard}__{asset}"]
             assert node.definition.pool == shard_pool(shard) == f"textpile_shard_{shard}"
@@ -118,6 +118,11 @@ def test_each_shard_runs_its_pipeline_on_its_own_folder(deployment):
         result = job.execute_in_process(instance=instance, partition_key=key, raise_on_error=False)
         assert result.success, [str(e.step_failure_data.error) for e in result.get_step_failure_events()]
     _assert_each_shard_holds_its_site(table, urls)
+    # each published shard has its pages' vectors (the semantic and hybrid modes)
+    shards = load_shards(table)
+    for shard in SHARDS:
+        with closing(sqlite3.connect(shards.folder(shard) / "published" / "summary.db")) as conn:
+            assert conn.execute("SELECT count(*) FROM page_embedding").fetchone() == (2,)
 
 
 def _step_processes(instance, run_id):
@@ -176,3 +181,4 @@ def test_shards_crawl_now_adds_a_partition_and_requests_every_shard(deployment):
     assert add == dg.AddDynamicPartitionsRequest(partitions_def_name=CRAWL_RUNS, partition_keys=[request.partition_key])
     assert request.job_name in (None, "shards_job") and sensor.job_name == "shards_job"
     assert request.tags["textpile/trigger"] == "shards_crawl_now"
+

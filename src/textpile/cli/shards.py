@@ -25,8 +25,9 @@ def register(subparsers) -> None:
     move = sub.add_parser(
         "move", help="move a site to the shard the table assigns it now (edit the overrides first)",
         description="Move the crawl log and every crawler database row of a site from the shard holding it to the "
-                    "shard the table assigns it now, then summarize both shards again (the source anew) and publish "
-                    "them again. Nothing is lost: rows are copied and compared before they are deleted from the "
+                    "shard the table assigns it now, then summarize both shards again (the source anew), publish "
+                    "them again and, when Dagster runs the shards, stage and scrape the partitions of the crawl runs "
+                    "that had entries of the site again on both. Nothing is lost: rows are copied and compared before they are deleted from the "
                     "source; an interrupted move is finished by running it again.")
     move.add_argument("-t", "--table", required=True, metavar="FILE", help="the shard table (shards.toml)")
     move.add_argument("site", metavar="URL", help="a URL of the site (its origin is moved)")
@@ -57,6 +58,10 @@ def run_move(args: argparse.Namespace) -> int:
         resummarize_shard(shards, name, anew, embeddings=not args.no_embeddings, progress=not args.no_progress)
 
     report = move_site(shards, args.site, resummarize=resummarize)
+    # Dagster's staging areas (when the shards are run by Dagster) follow the crawler databases
+    from textpile_dagster.assets.shard_moves import restage_moved_site
+
+    restaged = restage_moved_site(shards, report)
     print(f"site = {report.site}")
     print(f"target = {report.target}")
     print(f"sources = {', '.join(report.sources) or '(none: already on its shard)'}")
@@ -64,4 +69,5 @@ def run_move(args: argparse.Namespace) -> int:
         print(f"{table} = {count}")
     print(f"crawl_runs = {', '.join(report.crawl_runs)}")
     print(f"resummarized = {', '.join(report.resummarized)}")
+    print(f"restaged = {', '.join(f'{name}:{key}' for name, keys in restaged.items() for key in keys)}")
     return EXIT_OK

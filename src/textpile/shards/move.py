@@ -38,13 +38,16 @@ from textpile.summarize.pipeline import summary_lock_path
 
 #: Tables of a crawler database a move knows how to handle: moved with the site, or
 #: dictionary rows found by natural key (url, origin, mimetype, mime_parameter, agent), or
-#: kept where they are (textpile_archive_import: one row per imported archive and agent).
+#: kept where they are (textpile_archive_import: one row per imported archive and agent;
+#: textpile_handoff and textpile_handoff_taken, the shard's outbox and read positions of
+#: :mod:`textpile.shards.handoff`: what it handed off stays addressed to the site's shard,
+#: and a row taken in after the move by a shard that lost the site is forwarded).
 #: A table not listed makes the move refuse, so that a new table is never left behind.
 KNOWN_TABLES = frozenset({
     "unobtanium_database_info", "origin", "url", "mimetype", "mime_parameter", "agent", "crawl_log", "request",
     "file", "file_text", "redirect", "crawl_candidate", "textpile_meta_resource", "textpile_listed_url",
     "textpile_listed_change", "textpile_site_link", "textpile_site_check", "textpile_archive_import",
-    "textpile_recrawl", "textpile_page_links",
+    "textpile_recrawl", "textpile_page_links", "textpile_handoff", "textpile_handoff_taken",
 })
 
 # Each query selects the rows of one table belonging to the site of origin id ? in schema

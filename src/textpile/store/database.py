@@ -54,7 +54,8 @@ _MMAP_PRAGMA = "PRAGMA mmap_size=" + str(READ_MMAP_BYTES)
 
 
 #: textpile's own tables beside a documented schema: ``schemas/<kind>/<name>.sql``.
-EXTENSIONS = {"crawler": ("textpile_discovery", "textpile_import", "textpile_recrawl", "textpile_links"),
+EXTENSIONS = {"crawler": ("textpile_discovery", "textpile_import", "textpile_recrawl", "textpile_links",
+                            "textpile_handoff"),
               "summary": ("textpile_search", "textpile_embeddings", "textpile_pages")}
 
 

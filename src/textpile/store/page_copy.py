@@ -172,6 +172,11 @@ def _update(source: Path, copy: Path) -> dict:
             dst.execute("ROLLBACK")
             raise
         src.execute("COMMIT")
+        # read back through a new connection, as the copy's readers see it: the writing one
+        # called its own committed pages malformed after a shrink (a working database
+        # written anew, e.g. summary_db's rebuild, then vacuumed smaller than the copy)
+        dst.close()
+        dst = sqlean.connect(str(copy), isolation_level=None, timeout=60)
         wrong = [pgno for pgno in changed
                  if page_hash(pgno, dst.execute("SELECT data FROM sqlite_dbpage WHERE pgno = ?", (pgno,)).fetchone()[0])
                  != new[pgno - 1]]

@@ -13,6 +13,7 @@ import json
 import sqlite3
 import time
 import uuid
+from collections.abc import Mapping
 
 from textpile.crawl.crawldb.prune import pack_outlinks
 from textpile.crawl.crawldb.records import Candidate, Listing, LogEntry, MetaCandidate
@@ -40,9 +41,13 @@ class CrawlStore:
     ignore table or the url index.
     """
 
-    def __init__(self, conn: sqlite3.Connection, agent_id: int | None = None) -> None:
+    def __init__(self, conn: sqlite3.Connection, agent_id: int | None = None,
+                 routes: Mapping[str, str] | None = None) -> None:
         self.conn = conn
         self.agent_id = agent_id
+        #: ``str_origin`` -> shard, the sites of other shards (:mod:`textpile.shards.handoff`):
+        #: URLs found on them are handed off (``textpile_handoff``), never made candidates here
+        self.routes: Mapping[str, str] = routes or {}
         self._url_ids: dict[str, int] = {}
         self._origin_ids: dict[tuple[str, str | None, int | None], int] = {}
         #: str_url of URLs known to have a crawl_candidate row
@@ -163,6 +168,12 @@ class CrawlStore:
         (:mod:`textpile.crawl.parser.packed`) not known as
         candidates, two statements for all of them (a page may bring 20,000 new links)."""
         known = self._candidates
+        routes = self.routes
+        away: list[tuple[str, str, None, None, None]] = []
+        if routes:
+            away = [(routes[url.str_origin], url.str_url, None, None, None) for url in urls
+                    if url.str_origin in routes]
+            urls = [url for url in urls if url.str_origin not in routes]
         rows = {url.str_url: (self._origin_id(url), url.path or None, url.query, url.username, url.password,
                               url.str_url) for url in urls if url.str_url not in known}
         if packed:
@@ -170,10 +181,15 @@ class CrawlStore:
             for str_origin, path, query, str_url in unpack_links(packed):
                 if str_url in known or str_url in rows:
                     continue
+                if str_origin in routes:
+                    away.append((routes[str_origin], str_url, None, None, None))
+                    continue
                 origin_id = origin_ids.get(str_origin)
                 if origin_id is None:
                     origin_id = origin_ids[str_origin] = self._origin_id(parse_url(str_origin))
                 rows[str_url] = (origin_id, path or None, query, None, None, str_url)
+        if away:
+            self._hand_off(away)
         if not rows:
             return
         if len(known) + len(rows) > MAX_CACHED_URLS:
@@ -415,7 +431,13 @@ class CrawlStore:
 
     def _add_meta(self, metas: list[MetaCandidate], now_unix: int) -> None:
         """Register sitemaps and feeds (an existing row keeps its kind and gets the
-        smaller depth) and add them as crawl candidates."""
+        smaller depth) and add them as crawl candidates; those on sites of other shards
+        are handed off with their kind instead."""
+        if self.routes:
+            routes = self.routes
+            self._hand_off([(routes[m.url.str_origin], m.url.str_url, m.kind, m.found_via, m.depth)
+                            for m in metas if m.url.str_origin in routes])
+            metas = [meta for meta in metas if meta.url.str_origin not in routes]
         self._add_candidates([meta.url for meta in metas])
         self.conn.executemany(
             "INSERT INTO textpile_meta_resource(url_id, kind, found_via, depth, first_seen_unix_utc)"
@@ -458,3 +480,54 @@ class CrawlStore:
         self.conn.executemany(
             "INSERT INTO textpile_site_link(from_url_id, to_origin_id, links, seen_unix_utc) VALUES (?, ?, ?, ?)",
             [(url_id, self._origin_id(parse_url(origin)), count, now_unix) for origin, count in origins.items()])
+
+    # -- hand-off between site shards (schemas/crawler/textpile_handoff.sql) ----------
+
+    def _hand_off(self, rows: list[tuple[str, str, str | None, str | None, int | None]]) -> None:
+        """Write (shard, str_url, kind, found_via, depth) rows into the outbox, inside the
+        caller's transaction (a URL already handed off to that shard is kept as it was)."""
+        now = int(time.time())
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO textpile_handoff(shard, str_url, kind, found_via, depth, found_unix_utc)"
+            " VALUES (?, ?, ?, ?, ?, ?)", [(*row, now) for row in rows])
+
+    def last_handoff_id(self) -> int:
+        """The largest handoff_id of the outbox (0 when empty)."""
+        return self.conn.execute("SELECT coalesce(max(handoff_id), 0) FROM textpile_handoff").fetchone()[0]
+
+    def handed_off_since(self, handoff_id: int) -> dict[str, int]:
+        """Outbox rows above ``handoff_id``, per shard addressed (shard name order)."""
+        return dict(self.conn.execute(
+            "SELECT shard, count(*) FROM textpile_handoff WHERE handoff_id > ? GROUP BY shard ORDER BY shard",
+            (handoff_id,)).fetchall())
+
+    def handoff_position(self, from_shard: str) -> int:
+        """How far the outbox of ``from_shard`` was taken in (its largest handoff_id taken; 0: none)."""
+        row = self.conn.execute("SELECT last_handoff_id FROM textpile_handoff_taken WHERE from_shard = ?",
+                                (from_shard,)).fetchone()
+        return 0 if row is None else row[0]
+
+    def take_handoffs(self, from_shard: str, position: int, pages: list[ParsedUrl], metas: list[MetaCandidate],
+                      forwards: list[tuple[str, str, str | None, str | None, int | None]]) -> None:
+        """In one transaction: add ``pages`` as crawl candidates and ``metas`` as sitemaps
+        and feeds (:meth:`_add_meta`), put ``forwards`` (shard, str_url, kind, found_via,
+        depth) into this database's own outbox, and record ``position`` as how far the
+        outbox of ``from_shard`` is taken in. A crash keeps all of it or none.
+
+        Raises:
+            sqlite3.Error: the database refused it (nothing of it is kept).
+        """
+        now = int(time.time())
+        try:
+            with self.conn:
+                self._add_candidates(pages)
+                if metas:
+                    self._add_meta(metas, now)
+                if forwards:
+                    self._hand_off(forwards)
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO textpile_handoff_taken(from_shard, last_handoff_id, taken_unix_utc)"
+                    " VALUES (?, ?, ?)", (from_shard, position, now))
+        except sqlite3.Error:
+            self._forget()
+            raise

@@ -57,15 +57,16 @@ EntryDone = Callable[[LogEntry, "sqlite3.Error | None"], None]
 _PROCESS_STORE: CrawlStore | None = None
 
 
-def _open_process_store(path: str, agent_id: int | None, owner_pid: int, owner_started: float | None) -> None:
+def _open_process_store(path: str, agent_id: int | None, owner_pid: int, owner_started: float | None,
+                        routes: dict[str, str] | None = None) -> None:
     """Initializer of the database process: as the page readers' (SIGINT ignored, ends
     when the crawl's process is killed), then open ``path`` with textpile's connection
-    settings and keep a CrawlStore on it."""
+    settings and keep a CrawlStore on it (handing off URLs of the ``routes`` origins)."""
     global _PROCESS_STORE
     from textpile.store.database import connect
 
     init_crawl_worker(owner_pid, owner_started, DATABASE_PROCESS_NAME)
-    _PROCESS_STORE = CrawlStore(connect(path), agent_id)
+    _PROCESS_STORE = CrawlStore(connect(path), agent_id, routes)
 
 
 def _in_process(method: str, *args):
@@ -84,13 +85,17 @@ def _database_path(conn: sqlite3.Connection) -> str:
 class CrawlerDb:
     """The crawler database of one crawl run, over the caller's open connection.
 
+    ``routes`` (``str_origin`` -> shard): the sites of other shards, whose URLs found are
+    handed off rather than made candidates (:mod:`textpile.shards.handoff`; None: none).
+
     Raises (constructor): sqlite3.Error when the connection refuses the temporary
     ignore table or the url index.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, routes: dict[str, str] | None = None) -> None:
         self.conn = conn
-        self.store = CrawlStore(conn)
+        self.routes = dict(routes or {})
+        self.store = CrawlStore(conn, routes=self.routes)
         #: bumped whenever candidates may have been added, so idle origin crawlers can
         #: tell cheaply whether asking the database for due candidates is worth it
         self.candidate_writes = 0
@@ -223,7 +228,8 @@ class CrawlerDb:
                 owner = this_process()
                 self._worker = WorkerProcess(forkserver_context(), name="crawler database",
                                              initializer=_open_process_store,
-                                             initargs=(path, self.agent_id, owner.pid, owner.started_unix))
+                                             initargs=(path, self.agent_id, owner.pid, owner.started_unix,
+                                                       self.routes))
             self._busy = True
             try:
                 work = self._worker.call(_in_process, method, *args)

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
@@ -38,6 +38,9 @@ from textpile.store.database import open_crawler_db, sqlite_error, sqlite_errors
 from textpile.store.locks import refuse_when_locked
 from textpile.store.urls import parse_url
 from textpile.store.watch import WATCH_INTERVAL_S, FileWatch
+
+if TYPE_CHECKING:
+    from textpile.shards.handoff import HandOff
 
 def crawl_event_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """The event loop factory of a crawl: uvloop's (libuv) where it is installed (a
@@ -176,6 +179,14 @@ class CrawlReport:
     #: complete and healthy crawl, and why the other origins were not pruned
     pruned: dict[str, list[str]] = field(default_factory=dict)
     not_pruned: dict[str, str] = field(default_factory=dict)
+    #: a shard's crawl (:mod:`textpile.shards.handoff`): URLs taken in from each other
+    #: shard's outbox before the run, those of them forwarded (their site's shard changed),
+    #: the shards whose outbox could not be read (with why), and the URLs this run handed
+    #: off to each other shard (empty when the crawl is no shard's)
+    handoffs_taken: dict[str, int] = field(default_factory=dict)
+    handoffs_forwarded: int = 0
+    handoffs_unread: dict[str, str] = field(default_factory=dict)
+    handed_off: dict[str, int] = field(default_factory=dict)
 
     def entry_written(self, str_origin: str, entry) -> None:
         """Count a crawl log entry (a :class:`~textpile.crawl.crawldb.records.LogEntry`) of the
@@ -248,6 +259,7 @@ def run_crawl(
     limits: FetchLimits | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     page_readers: int | None = None,
+    handoff: HandOff | None = None,
 ) -> CrawlReport:
     """Run one crawl run of ``config`` into the crawler database at ``database``.
 
@@ -267,6 +279,12 @@ def run_crawl(
     CPU; 0: a thread of this process), so the event loop only sends requests, schedules
     and writes (:mod:`textpile.crawl.workers.readers`).
 
+    ``handoff`` makes it the crawl of one shard of a sharded deployment (``config``'s seeds
+    being that shard's): first the URLs other shards handed to it are taken in as
+    candidates (:func:`textpile.shards.handoff.take_handoffs`), then URLs found on sites
+    of other shards (``handoff.routes``) go to its outbox, never crawled here (the
+    report's ``handoffs_*`` and ``handed_off``).
+
     One run at a time per database: the run holds an exclusive lock on
     ``<database>.lock`` (created beside it, see :func:`crawl_lock_path`) from start to
     end, released also on errors and Ctrl+C (and by the OS if the process dies).
@@ -285,7 +303,8 @@ def run_crawl(
 
     Raises:
         DatabaseError: the database cannot be opened as a crawler database, or its lock
-            file cannot be created.
+            file cannot be created, or (``handoff``) another shard's crawler database
+            cannot be read.
         TextpileError: another crawl holds the database's lock: "<database>: another
             crawl is running on this crawler database (lock <database>.lock held by pid N)".
     """
@@ -299,21 +318,23 @@ def run_crawl(
                             "another crawl is running on this crawler database"):
         _run_locked(config, database, report, worker_name=worker_name, force_recrawl=force_recrawl,
                     transport=transport, progress=progress, limits=limits, max_connections=max_connections,
-                    page_readers=page_readers)
+                    page_readers=page_readers, handoff=handoff)
     report.duration_s = time.monotonic() - started
     return report
 
 
 def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, *, worker_name: str,
                 force_recrawl: bool, transport: httpx.AsyncBaseTransport | None, progress: bool,
-                limits: FetchLimits | None, max_connections: int, page_readers: int | None) -> None:
+                limits: FetchLimits | None, max_connections: int, page_readers: int | None,
+                handoff: HandOff | None = None) -> None:
     """The body of :func:`run_crawl`, with the database's lock held."""
     conn = open_crawler_db(database)
     try:
         watch = FileWatch.of(database)
-        db = CrawlerDb(conn)
+        db = CrawlerDb(conn, routes=None if handoff is None else handoff.routes)
         with sqlite_errors(database):
             report.closed_runs = close_unfinished_runs(conn)
+            handoff_start = None if handoff is None else _take_handoffs(db, handoff, report)
             db.start_agent(report.agent_uuid, worker_name, config.user_agent)
         with CrawlDisplay(enabled=progress, total_commands=config.max_commands_per_run) as display:
             for closed in report.closed_runs:
@@ -325,21 +346,35 @@ def _run_locked(config: CrawlConfig, database: str | Path, report: CrawlReport, 
             except KeyboardInterrupt:
                 report.interrupted = True
             if report.failure is None:
-                _finish(conn, db, database, report, display, config)
+                _finish(conn, db, database, report, display, config, handoff_start, handoff)
     finally:
         conn.close()
 
 
+def _take_handoffs(db: CrawlerDb, handoff: HandOff, report: CrawlReport) -> int:
+    """Take in the URLs other shards handed to this one (into ``report``); returns the
+    largest handoff_id of this database's outbox now, where this run's own hand-offs start."""
+    from textpile.shards.handoff import take_handoffs
+
+    taken = take_handoffs(db.store, handoff)
+    report.handoffs_taken, report.handoffs_forwarded, report.handoffs_unread = \
+        taken.taken, taken.forwarded, taken.unread
+    return db.store.last_handoff_id()
+
+
 def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, display: CrawlDisplay,
-            config: CrawlConfig) -> None:
+            config: CrawlConfig, handoff_start: int | None = None, handoff: HandOff | None = None) -> None:
     """End the crawl run in the database, count the spread of its origins' recrawl
-    intervals and, after a complete run, tidy it; a database that failed (a write of the
-    run, or now) sets ``report.failure``."""
+    intervals (and, for a shard's crawl, its hand-offs past outbox row ``handoff_start``)
+    and, after a complete run, tidy it; a database that failed (a write of the run, or
+    now) sets ``report.failure``."""
     try:
         with sqlite_errors(database):
             if config.prune:
-                _prune(db, report, config)
+                _prune(db, report, config, handoff)
             db.finish_agent()
+            if handoff_start is not None:
+                report.handed_off = db.store.handed_off_since(handoff_start)
             report.recrawl_intervals = db.store.recrawl_spread(report.origins, config.recrawl_interval_s,
                                                                config.recrawl_bounds_s)
             if not report.interrupted and report.database_error is None:
@@ -355,20 +390,33 @@ def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, disp
                           "goes on from there")
 
 
-def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig) -> None:
+def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: HandOff | None = None) -> None:
     """Prune each origin of the run whose crawl was complete and healthy
     (:mod:`textpile.crawl.crawldb.prune`) into ``report.pruned``; the others' reasons go
-    to ``report.not_pruned``.
+    to ``report.not_pruned``. In a shard's crawl (``handoff``), every URL another shard
+    ever handed to this one is reached too (its linking page is in that shard's database),
+    and nothing is pruned while another shard's outbox could not be read.
 
     Raises:
         sqlite3.Error: the database refused the pruning of an origin (nothing of it is kept).
     """
     seeds = [strip_session_ids(parse_url(seed), config.session_names).str_url for seed in config.crawl_seeds]
+    unread = None
+    if handoff is not None:
+        from textpile.shards.handoff import handed_in_urls
+
+        handed_in, unread_shards = handed_in_urls(handoff)
+        seeds += sorted(handed_in)
+        if unread_shards:
+            unread = (f"the outbox of shard {min(unread_shards)} could not be read "
+                      f"({unread_shards[min(unread_shards)]}): pages it handed here may still be linked")
     for str_origin in report.origins:
         outcome = report.origin_outcomes.get(str_origin, OriginOutcome("interrupted"))
         why = outcome.not_complete_or_healthy(interrupted=report.interrupted, out_of_commands=any(
             o.ended == "out_of_commands" for o in report.origin_outcomes.values()),
             failed=report.database_error is not None or report.failure is not None)
+        if why is None and unread is not None:
+            why = unread
         if why is None:
             result = prune_origin(db.store, str_origin, seeds, report.agent_uuid.hex)
             why = result.skipped
@@ -401,6 +449,8 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
                  max_connections: int, page_readers: int | None, watch: FileWatch | None = None) -> None:
     names = config.session_names
     seeds = [strip_session_ids(parse_url(seed), names) for seed in config.crawl_seeds]
+    # a shard's crawl reads the links of other shards' sites too: its database hands them off
+    linked = frozenset(db.routes)
     db.add_candidates(seeds)  # before the database thread has work
     origins: dict[str, str] = {}
     for seed in seeds:
@@ -412,7 +462,7 @@ async def _crawl(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, displa
     async with CrawlClient(transport, headers=headers, timeout=httpx.Timeout(limits.deadline_s)) as client:
         with PageReader(page_readers) as reader:
             state = RunState(config=config, db=db, client=client, token=user_agent_token(config.user_agent),
-                             seed_origins=frozenset(origins), commands_left=config.max_commands_per_run,
+                             seed_origins=frozenset(origins) | linked, commands_left=config.max_commands_per_run,
                              force_recrawl=force_recrawl, limits=limits, display=display, report=report,
                              reader=reader, known_url_ids=db.store.last_url_id())
             slots = asyncio.Semaphore(max_connections)

@@ -1,0 +1,28 @@
+-- textpile's hand-off between site shards (textpile.shards.handoff): textpile's own
+-- extension beside the unobtanium crawler schema 1.0.0. A shard's crawl finds links to
+-- sites of other shards (seed origins the shard table assigns elsewhere); it crawls none of
+-- them and writes each here instead, in the same transaction as the crawl log entry of the
+-- page that linked it. The owning shard's next crawl reads the rows addressed to it from
+-- every other shard's crawler database (read only) and makes them crawl candidates in its
+-- own, remembering how far it read. So each crawler database keeps one writer (its own
+-- shard's crawl) and both sides resume after a crash. Created IF NOT EXISTS on every open:
+-- older crawler databases gain them.
+
+-- The outbox: URLs found by this shard's crawls on sites of other shards.
+CREATE TABLE IF NOT EXISTS textpile_handoff (
+    handoff_id INTEGER NOT NULL PRIMARY KEY, -- ascending in the order written (rows are never deleted, so never reused)
+    shard TEXT NOT NULL, -- the shard holding the URL's site when it was written
+    str_url TEXT NOT NULL, -- the URL, as url.str_url
+    kind TEXT CHECK (kind IN ('sitemap', 'feed')), -- a sitemap or feed to read (as textpile_meta_resource.kind); NULL: a page
+    found_via TEXT, -- for a sitemap or feed: as textpile_meta_resource.found_via; NULL for a page
+    depth INTEGER, -- for a sitemap: as textpile_meta_resource.depth; NULL for a page
+    found_unix_utc INTEGER NOT NULL, -- when it was first found
+    UNIQUE (shard, str_url)
+);
+
+-- The inbox's read positions: how far this shard has taken the outbox of each other shard.
+CREATE TABLE IF NOT EXISTS textpile_handoff_taken (
+    from_shard TEXT NOT NULL PRIMARY KEY, -- the shard whose outbox was read
+    last_handoff_id INTEGER NOT NULL, -- its largest handoff_id taken (rows above it are still to take)
+    taken_unix_utc INTEGER NOT NULL -- when it was last read
+) WITHOUT ROWID;

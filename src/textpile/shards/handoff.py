@@ -1,0 +1,201 @@
+"""Links between site shards: each shard crawls its own sites only, and hands the URLs it
+finds on sites of other shards to their owners.
+
+A shard's crawl keeps the links of every seed origin of the deployment (its own and
+those the shard table assigns to other shards, :attr:`HandOff.routes`). Links to its own
+sites become crawl candidates, as in an unsharded crawl; links to a site of another
+shard are written to the outbox of its own crawler database (``textpile_handoff``, schema
+``schemas/crawler/textpile_handoff.sql``), in the same transaction as the crawl log entry
+of the page that linked them. The owning shard's next crawl takes them in before it
+starts (:func:`take_handoffs`): it reads the rows addressed to it from every other
+shard's crawler database, read only, and makes them crawl candidates (sitemaps and feeds
+as such) in its own, recording in the same transaction how far it read
+(``textpile_handoff_taken``).
+
+Why an outbox read by the owner, not candidates written into the owner's database:
+
+* one writer per database file: a shard's crawler database is written only by its own
+  crawl (and a move, which holds its crawl lock), so the crawl lock, the single database
+  process of a crawl and Dagster's pool per shard keep meaning what they say; a shard
+  crawling while another writes into its file would contend for SQLite's write lock and
+  hold locks of two shards at once;
+* resumable: the hand-off rows commit with the entry that found them (a crash loses
+  neither or both: the entry's URL stays due and is crawled again), and the take-in
+  commits its candidates with its read position (a crash takes all or none; taking a row
+  twice adds nothing, candidates being unique);
+* nothing is lost when the shard table changes: a row addressed to a shard that no
+  longer holds the URL's site is forwarded by it (written to its own outbox, addressed to
+  the site's shard now), never crawled there; a move carries the candidates already
+  taken in (:mod:`textpile.shards.move`).
+
+The outbox of a shard is read where its folder is reachable (the shard table's
+``root``/``[folders]``): on one machine always. A shard whose crawler database is not
+there (not crawled yet, or on another host) is listed in :attr:`TakeReport.unread`; its
+rows wait in its outbox and are taken by the first crawl that can read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textpile.crawl.crawldb.records import MetaCandidate
+from textpile.crawl.crawldb.sql import CrawlStore
+from textpile.errors import DatabaseError
+from textpile.shards.config import Shards, site_of
+from textpile.store.database import open_crawler_db, sqlite_errors
+from textpile.store.urls import UrlError, parse_url
+
+#: Outbox rows read and taken in per transaction.
+TAKE_CHUNK = 5000
+
+
+@dataclass(frozen=True)
+class HandOff:
+    """The crawl of shard ``shard`` in the deployment of ``table``: ``routes`` maps each
+    seed origin (``scheme://host:port``) the table assigns to another shard to that shard."""
+
+    shard: str
+    table: Shards
+    routes: dict[str, str] = field(default_factory=dict)
+
+    def sources(self) -> dict[str, Path]:
+        """The crawler database of every other shard of the table, in table order."""
+        return {name: self.table.folder(name) / "crawler.db" for name in self.table.names if name != self.shard}
+
+
+def handoff_of(table: Shards, seeds: Iterable[str], shard: str) -> HandOff:
+    """The :class:`HandOff` of ``shard``'s crawl, ``seeds`` being every seed of the
+    deployment (all shards').
+
+    Raises:
+        ConfigError: no such shard in ``table``, or a seed is no http(s) URL.
+    """
+    table.check(shard)
+    routes: dict[str, str] = {}
+    for seed in seeds:
+        owner = table.shard_of(seed)
+        if owner != shard:
+            routes[site_of(seed)] = owner
+    return HandOff(shard=shard, table=table, routes=routes)
+
+
+@dataclass
+class TakeReport:
+    """What :func:`take_handoffs` did."""
+
+    #: rows addressed to this shard read from each other shard's outbox
+    taken: dict[str, int] = field(default_factory=dict)
+    #: of those, rows whose site the table assigns to another shard now: forwarded to it
+    forwarded: int = 0
+    #: shards whose outbox was not read, with why (no crawler database at its path)
+    unread: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        """Rows taken in (forwarded ones included)."""
+        return sum(self.taken.values())
+
+
+def take_handoffs(store: CrawlStore, handoff: HandOff) -> TakeReport:
+    """Take into ``store`` (the crawler database of ``handoff.shard``, its crawl lock held
+    by the caller) the outbox rows addressed to it that every other shard wrote since the
+    last take-in, in chunks of :data:`TAKE_CHUNK` rows, each chunk one transaction with
+    its read position (see the module docstring). An outbox whose largest row is below
+    the recorded position belongs to a crawler database made anew: it is read from its
+    start again.
+
+    Another shard's crawler database that cannot be read (missing, no crawler database,
+    corrupt) is listed in the report's ``unread`` with why; its rows wait for a later take-in.
+
+    Raises:
+        sqlite3.Error: ``store``'s database refused the write (nothing of that chunk is kept).
+    """
+    report = TakeReport()
+    for name, path in handoff.sources().items():
+        if not path.is_file():
+            report.unread[name] = f"no crawler database at {path} (not crawled yet, or on another host)"
+            continue
+        try:
+            report.taken[name], forwarded = _take_from(store, handoff, name, path)
+        except DatabaseError as exc:
+            report.unread[name] = str(exc)
+            continue
+        report.forwarded += forwarded
+    return report
+
+
+def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
+    """Every URL (str_url) another shard's outbox ever addressed to ``handoff.shard``, read
+    only (outbox rows are never deleted, so a URL stays here while its linking page's
+    shard keeps it: pruning counts them reached, conservatively), and the shards whose
+    crawler database exists but could not be read, with why. A shard with no crawler
+    database at its path (not crawled yet, or on another host) handed nothing that this
+    shard took in, and is passed over.
+    """
+    urls: set[str] = set()
+    unread: dict[str, str] = {}
+    for name, path in handoff.sources().items():
+        if not path.is_file():
+            continue  # not crawled yet, or on another host: none of its rows was ever taken in here
+        try:
+            with closing(open_crawler_db(path, create=False, read_only=True)) as source:
+                if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()):
+                    urls.update(u for (u,) in _read(source, path, "SELECT str_url FROM textpile_handoff"
+                                                    " WHERE shard = ? AND kind IS NULL", (handoff.shard,)))
+        except DatabaseError as exc:
+            unread[name] = str(exc)
+    return urls, unread
+
+
+def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tuple[int, int]:
+    """Take in the rows for ``handoff.shard`` of shard ``name``'s outbox at ``path``;
+    returns (rows taken, of them forwarded)."""
+    recorded = position = store.handoff_position(name)
+    taken = forwarded = 0
+    with closing(open_crawler_db(path, create=False, read_only=True)) as source:
+        if not _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()):
+            return 0, 0  # written by a textpile without hand-offs: nothing to take
+        [(last,)] = _read(source, path, "SELECT coalesce(max(handoff_id), 0) FROM textpile_handoff", ())
+        if last < position:
+            position = 0
+        while position < last:
+            rows = _read(source, path,
+                         "SELECT handoff_id, str_url, kind, found_via, depth FROM textpile_handoff"
+                         " WHERE shard = ? AND handoff_id > ? AND handoff_id <= ? ORDER BY handoff_id LIMIT ?",
+                         (handoff.shard, position, last, TAKE_CHUNK))
+            upto = rows[-1][0] if len(rows) == TAKE_CHUNK else last
+            pages, metas, forwards = _sorted_rows(rows, handoff)
+            store.take_handoffs(name, upto, pages, metas, forwards)  # sqlite3.Error: the caller's file
+            taken += len(rows)
+            forwarded += len(forwards)
+            recorded = position = upto
+    if recorded != position:  # an outbox made anew, with fewer rows than were taken before
+        store.take_handoffs(name, position, [], [], [])
+    return taken, forwarded
+
+
+def _read(source, path: Path, sql: str, params: tuple) -> list[tuple]:
+    """The rows of ``sql`` on the other shard's crawler database ``source`` (errors name ``path``)."""
+    with sqlite_errors(path):
+        return source.execute(sql, params).fetchall()
+
+
+def _sorted_rows(rows: list[tuple], handoff: HandOff) -> tuple[list, list[MetaCandidate], list[tuple]]:
+    """(pages, sitemaps and feeds, forwards) of outbox ``rows`` addressed to ``handoff.shard``."""
+    pages, metas, forwards = [], [], []
+    for _, str_url, kind, found_via, depth in rows:
+        try:
+            url = parse_url(str_url)
+        except UrlError:
+            continue  # not written by textpile (its rows are parsed URLs): never crawled
+        owner = handoff.table.shard_of(str_url)
+        if owner != handoff.shard:
+            forwards.append((owner, str_url, kind, found_via, depth))
+        elif kind is None:
+            pages.append(url)
+        else:
+            metas.append(MetaCandidate(url, kind, found_via, depth or 0))
+    return pages, metas, forwards

@@ -1,0 +1,169 @@
+"""Links between shards: two sites on 127.0.0.1, each on its own shard, linking to pages of
+each other that only those links reach. Each site is crawled by its shard alone; the
+cross-links arrive through the finding shard's outbox and the owner's next crawl."""
+
+import sqlite3
+from contextlib import closing
+
+import pytest
+
+from dagster_sites import page, write_config
+from sites import Response, SiteServer
+from textpile.crawl.crawldb.sql import CrawlStore
+from textpile.crawl.loop.run import run_crawl
+from textpile.crawl.policy.config import load_config
+from textpile.shards.config import load_shards
+from textpile.shards.handoff import handoff_of, take_handoffs
+from textpile.store.database import open_crawler_db
+
+ROBOTS = Response(200, "User-agent: *\nAllow: /\n", {"Content-Type": "text/plain"})
+
+
+def _feed(items: list[str]) -> Response:
+    entries = "".join(f"<item><title>{url}</title><link>{url}</link></item>" for url in items)
+    return Response(200, f'<?xml version="1.0"?><rss version="2.0"><channel><title>feed</title>{entries}'
+                         "</channel></rss>", {"Content-Type": "application/rss+xml"})
+
+
+@pytest.fixture
+def linked_sites(tmp_path):
+    """Sites x (shard a) and y (shard b): x's start page links y's /hidden-y and announces
+    y's feed (which lists y's /from-feed); y's start page links x's /hidden-x. Yields
+    (x, y, table path, config)."""
+    x, y = SiteServer(), SiteServer()
+    x.routes.update({
+        "/robots.txt": ROBOTS,
+        "/": Response(200, page("Walnut start", "Walnut pages.", ["/x1", y.base_url + "/hidden-y"]).replace(
+            "</head>", f'<link rel="alternate" type="application/rss+xml" href="{y.base_url}/feed.xml"></head>')),
+        "/x1": Response(200, page("Walnut one", "More walnut.", ["/"])),
+        "/hidden-x": Response(200, page("Walnut hidden", "Only the quokka site links this walnut page.", ["/"])),
+    })
+    y.routes.update({
+        "/robots.txt": ROBOTS,
+        "/": Response(200, page("Quokka start", "Quokka pages.", ["/y1", x.base_url + "/hidden-x"])),
+        "/y1": Response(200, page("Quokka one", "More quokka.", ["/"])),
+        "/hidden-y": Response(200, page("Quokka hidden", "Only the walnut site links this quokka page.", ["/"])),
+        "/feed.xml": _feed([y.base_url + "/from-feed"]),
+        "/from-feed": Response(200, page("Quokka feed item", "A quokka item from the feed.", ["/"])),
+    })
+    with x, y:
+        table = tmp_path / "shards.toml"
+        table.write_text(f'shards = ["a", "b"]\n[overrides]\n"{x.base_url}" = "a"\n"{y.base_url}" = "b"\n', "utf-8")
+        config = load_config(write_config(tmp_path / "crawl.toml", [x.base_url + "/", y.base_url + "/"]))
+        yield x, y, table, config
+
+
+def _crawl(table, config, shard):
+    """One crawl run of ``shard``: its own seeds, handing off the others' links."""
+    shards = load_shards(table)
+    own = config.model_copy(update={"seeds": shards.seeds_by_shard(config.seeds)[shard]})
+    folder = shards.folder(shard)
+    folder.mkdir(exist_ok=True)
+    report = run_crawl(own, folder / "crawler.db", progress=False, page_readers=0,
+                       handoff=handoff_of(shards, config.crawl_seeds, shard))
+    assert report.failure is None
+    return report
+
+
+def _query(path, sql):
+    with closing(sqlite3.connect(path)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _crawled(path):
+    return sorted(r[0] for r in _query(path, "SELECT DISTINCT u.str_url FROM crawl_log c JOIN url u USING (url_id)"))
+
+
+def _candidate_origins(path):
+    return sorted(r[0] for r in _query(path, "SELECT DISTINCT o.str_origin FROM crawl_candidate c "
+                                             "JOIN url u USING (url_id) JOIN origin o USING (origin_id)"))
+
+
+def test_each_site_is_crawled_by_its_shard_and_the_cross_links_arrive(linked_sites):
+    x, y, table, config = linked_sites
+    a, b = (load_shards(table).folder(s) / "crawler.db" for s in ("a", "b"))
+    X, Y = x.base_url, y.base_url
+
+    first_a = _crawl(table, config, "a")
+    # a crawled its own site only; y's pages and feed wait in a's outbox, addressed to b
+    assert _crawled(a) == [f"{X}/", f"{X}/robots.txt", f"{X}/x1"]
+    assert _candidate_origins(a) == [X]
+    assert _query(a, "SELECT handoff_id, shard, str_url, kind, found_via, depth FROM textpile_handoff") == [
+        (1, "b", f"{Y}/feed.xml", "feed", "link", 0), (2, "b", f"{Y}/hidden-y", None, None, None)]
+    assert first_a.handed_off == {"b": 2}
+    assert first_a.handoffs_taken == {} and first_a.handoffs_unread == {
+        "b": f"no crawler database at {b} (not crawled yet, or on another host)"}
+
+    first_b = _crawl(table, config, "b")
+    # b took a's two rows in before it started: it crawled the page and the feed a found,
+    # and the feed's item; x's hidden page waits in b's outbox
+    assert first_b.handoffs_taken == {"a": 2} and first_b.handoffs_forwarded == 0
+    assert _crawled(b) == [f"{Y}/", f"{Y}/feed.xml", f"{Y}/from-feed", f"{Y}/hidden-y", f"{Y}/robots.txt",
+                           f"{Y}/y1"]
+    assert _query(b, "SELECT u.str_url, m.kind, m.found_via FROM textpile_meta_resource m JOIN url u USING (url_id)") \
+        == [(f"{Y}/feed.xml", "feed", "link")]
+    assert _query(b, "SELECT from_shard, last_handoff_id FROM textpile_handoff_taken") == [("a", 2)]
+    assert _query(b, "SELECT shard, str_url FROM textpile_handoff") == [("a", f"{X}/hidden-x")]
+    assert first_b.handed_off == {"a": 1}
+
+    second_a = _crawl(table, config, "a")
+    assert second_a.handoffs_taken == {"b": 1} and second_a.handed_off == {}
+    assert _crawled(a) == [f"{X}/", f"{X}/hidden-x", f"{X}/robots.txt", f"{X}/x1"]
+    second_b = _crawl(table, config, "b")
+    assert second_b.handoffs_taken == {"a": 0}  # nothing new: each row is taken once
+    # pruning counts what another shard handed in as reached (its linking page is in that
+    # shard's database): x's hidden page stays after complete crawls of a
+    assert second_a.pruned == {X: []} and second_b.pruned == {Y: []}
+    third_a = _crawl(table, config, "a")
+    assert third_a.pruned == {X: []} and third_a.not_pruned == {}
+    assert _query(a, "SELECT count(*) FROM crawl_log c JOIN url u USING (url_id) WHERE c.exit_code = 182") == [(0,)]
+
+    # never the wrong shard: each database holds crawls and candidates of its own site only,
+    # and each hidden page was asked for once, by its own shard's crawl
+    assert _candidate_origins(a) == [X]
+    assert _candidate_origins(b) == [Y]
+    assert all(url.startswith(Y) for url in _crawled(b))
+    assert len(x.requests_for("/hidden-x")) == 1 and len(y.requests_for("/hidden-y")) == 1
+
+
+def test_a_row_for_a_shard_that_no_longer_holds_the_site_is_forwarded(linked_sites, tmp_path):
+    x, y, table, config = linked_sites
+    _crawl(table, config, "a")  # a's outbox: two rows for b (y's feed and hidden page)
+    Y = y.base_url
+    # y's site goes to a new shard c before b took the rows in
+    table.write_text(table.read_text("utf-8").replace('= "b"', '= "c"').replace('["a", "b"]', '["a", "b", "c"]'),
+                     "utf-8")
+    shards = load_shards(table)
+    b, c = shards.folder("b") / "crawler.db", shards.folder("c") / "crawler.db"
+    b.parent.mkdir()
+    c.parent.mkdir()
+    with closing(open_crawler_db(b)) as conn:
+        report = take_handoffs(CrawlStore(conn), handoff_of(shards, config.crawl_seeds, "b"))
+    assert report.taken == {"a": 2} and report.forwarded == 2
+    assert _candidate_origins(b) == []  # b crawls none of them
+    assert _query(b, "SELECT shard, str_url, kind FROM textpile_handoff ORDER BY handoff_id") == [
+        ("c", f"{Y}/feed.xml", "feed"), ("c", f"{Y}/hidden-y", None)]
+    with closing(open_crawler_db(c)) as conn:
+        report = take_handoffs(CrawlStore(conn), handoff_of(shards, config.crawl_seeds, "c"))
+    assert report.taken == {"a": 0, "b": 2} and report.forwarded == 0
+    assert _query(c, "SELECT u.str_url FROM crawl_candidate JOIN url u USING (url_id) ORDER BY 1") == [
+        (f"{Y}/feed.xml",), (f"{Y}/hidden-y",)]
+
+
+def test_an_outbox_made_anew_is_read_from_its_start(linked_sites):
+    x, y, table, config = linked_sites
+    _crawl(table, config, "a")
+    shards = load_shards(table)
+    a, b = shards.folder("a") / "crawler.db", shards.folder("b") / "crawler.db"
+    b.parent.mkdir()
+    with closing(open_crawler_db(b)) as conn:
+        store = CrawlStore(conn)
+        assert take_handoffs(store, handoff_of(shards, config.crawl_seeds, "b")).taken == {"a": 2}
+        # a's crawler database is made anew with one row: b reads it from the start
+        for suffix in ("", "-wal", "-shm"):
+            a.with_name(a.name + suffix).unlink(missing_ok=True)
+        with closing(open_crawler_db(a)) as fresh, fresh:
+            fresh.execute("INSERT INTO textpile_handoff(shard, str_url, found_unix_utc) VALUES ('b', ?, 1)",
+                          (y.base_url + "/y1",))
+        assert take_handoffs(store, handoff_of(shards, config.crawl_seeds, "b")).taken == {"a": 1}
+        assert store.handoff_position("a") == 1
