@@ -30,6 +30,7 @@ from textpile.signals import handlers_replaced
 from textpile.errors import DatabaseError, TextpileError
 from textpile.index.update import IndexReport, update_index
 from textpile.store.creation import SIDE_SUFFIXES
+from textpile.store.changed_pages import checkpoint_recorded, hold_checkpoints
 from textpile.store.database import open_crawler_db, open_summary_db, sqlite_errors, tidy
 from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import FileWatch
@@ -254,9 +255,15 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         with refuse_when_locked(summary_lock_path(summary_db), summary_db,
                                 "another summarize or pipeline run is writing this summary database"):
             try:
-                return _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
-                                         batch_size=batch_size, progress=progress, embeddings=embeddings,
-                                         scrape_processes=scrape_processes, rebuild_index=rebuild_index)
+                if not rebuild_index:  # a rebuild rewrites most pages: the next publish reads them all anyway
+                    hold_checkpoints(conn, summary_db)
+                report = _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
+                                           batch_size=batch_size, progress=progress, embeddings=embeddings,
+                                           scrape_processes=scrape_processes, rebuild_index=rebuild_index)
+                if not conn.in_transaction:  # the pages it wrote, for the next publish
+                    with sqlite_errors(summary_db):
+                        checkpoint_recorded(conn, summary_db)
+                return report
             except BaseException:
                 # Refused (a damaged crawler database found while reading it) before the
                 # first batch was integrated: the summary database this run created holds
