@@ -50,6 +50,8 @@ from textpile.index import tier
 from textpile.index.tier import moved_pages, section_end, tier_end
 from textpile.progress import progress_bar
 from textpile.index.analysis import Analyzer
+from textpile.store.changed_pages import forget as forget_changes
+from textpile.store.changed_pages import recorded_writes
 from textpile.store.database import open_summary_db, sqlite_errors
 from textpile.store.gen2_piles import register_functions
 from textpile.store.searchable import searchable
@@ -428,7 +430,9 @@ def update_search_index(summary_db: str | Path, *, rebuild: bool = False, progre
     """
     conn = open_summary_db(summary_db, create=False)
     try:
-        with sqlite_errors(summary_db):
+        if rebuild:  # it rewrites most pages: the next publish reads them all anyway
+            forget_changes(summary_db)
+        with sqlite_errors(summary_db), recorded_writes(conn, summary_db):  # the pages it wrote, for publish
             return update_index(conn, rebuild=rebuild, progress=progress)
     finally:
         conn.close()

@@ -35,6 +35,8 @@ import os
 import secrets
 import struct
 from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -120,8 +122,11 @@ def write_record(database: str | Path, record: ChangeRecord) -> None:
 
 
 def forget(database: str | Path) -> None:
-    """Remove the record of ``database`` (the next publish reads every page)."""
-    record_path(database).unlink(missing_ok=True)
+    """Remove the record of ``database`` (the next publish reads every page), and one a
+    killed run left half written."""
+    path = record_path(database)
+    path.unlink(missing_ok=True)
+    path.with_name(path.name + ".writing").unlink(missing_ok=True)
 
 
 def wal_pages(database: str | Path) -> tuple[set[int], int] | None:
@@ -186,6 +191,7 @@ def checkpoint_recorded(conn: sqlite3.Connection, database: str | Path) -> bool:
     """
     record = read_record(database)
     if record is None:
+        forget(database)  # what a killed run left half written
         return False
     found = wal_pages(database)
     if record.identity != file_identity(database) or found is None:
@@ -200,6 +206,23 @@ def checkpoint_recorded(conn: sqlite3.Connection, database: str | Path) -> bool:
     record.identity = file_identity(database)
     write_record(database, record)
     return True
+
+
+@contextmanager
+def recorded_writes(conn: sqlite3.Connection, database: str | Path) -> Iterator[None]:
+    """While inside, the writes of ``conn`` (on ``database``) stay in the WAL
+    (:func:`hold_checkpoints`); on leaving without an exception and outside a transaction,
+    their pages are recorded and checkpointed (:func:`checkpoint_recorded`). Used by every
+    textpile writer of a summary database that holds its writers' lock (summarize, and
+    the Dagster steps: integration, embedding, the index update).
+
+    Raises:
+        sqlite3.Error, OSError: as :func:`checkpoint_recorded`.
+    """
+    hold_checkpoints(conn, database)
+    yield
+    if not conn.in_transaction:
+        checkpoint_recorded(conn, database)
 
 
 def pages_to_read(database: str | Path, token: str | None) -> set[int] | None:
