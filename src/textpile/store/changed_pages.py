@@ -199,7 +199,9 @@ def checkpoint_recorded(conn: sqlite3.Connection, database: str | Path) -> bool:
         return False
     pages, frames = found
     forget(database)  # until the record names the file as the checkpoint leaves it
-    _busy, log_frames, _moved = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    # PASSIVE: it never waits for readers; frames a reader still needs stay in the WAL (recorded
+    # already), and whoever moves them later writes the file, which ends the record
+    _busy, log_frames, _moved = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     if log_frames > frames:
         return False
     record.pages |= pages
