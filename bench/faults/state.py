@@ -19,7 +19,7 @@ from pathlib import Path
 from textpile.store.gen2_piles import register_functions
 
 #: A page copy's manifest being written (textpile.store.page_copy: ``<copy>-pages.<pid>``).
-_MANIFEST_BEING_WRITTEN = re.compile(r"-pages\.(writing|[0-9]+)$")
+_MANIFEST_BEING_WRITTEN = re.compile(r"-pages\.(writing|[0-9]+)$|-changed\.writing$")
 ACTIVE = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 
 
@@ -134,8 +134,8 @@ def active_dagster_runs(home: Path) -> int:
 
 def leftovers(*folders: Path) -> list[Path]:
     """What killed processes may leave under ``folders``: temporary databases being
-    created or published, lock files, summarize work folders, page-copy manifests being
-    written."""
+    created or published, lock files, summarize work folders, page-copy manifests and
+    records of changed pages being written."""
     found = []
     for folder in folders:
         if folder.exists():

@@ -76,7 +76,8 @@ def _publish(summary_db: str, published: str) -> dict:
     from textpile.publish import publish
 
     report = publish(summary_db, published)
-    return {"bytes": report.bytes, "pages_copied": getattr(report, "pages_copied", None)}
+    return {"bytes": report.bytes, "pages_copied": getattr(report, "pages_copied", None),
+            "pages_read": getattr(report, "pages_read", None), "pages": getattr(report, "pages", None)}
 
 
 def _search(summary_db: str, queries_json: str) -> dict:

@@ -143,6 +143,15 @@ CREATE INDEX IF NOT EXISTS search_heading_by_pages ON search_heading(origin_id, 
 -- (search_page has the index search_page_by_origin(origin_id) too, made by the index
 -- update once the table has this layout: textpile.index.schema.ensure_current_tables.)
 
+-- Per indexed page: the values its rows in the contentless FTS5 tables were inserted with,
+-- which deleting them needs (FTS5's delete command), so an update does not analyze a
+-- changed page's old text again (textpile.index.pages.pack_terms).
+CREATE TABLE IF NOT EXISTS search_page_terms (
+    entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation(entity_generation_id), -- the indexed page (its search_page row)
+    terms BLOB NOT NULL, -- JSON [[the search_index values from title to secondary_text], [[section title, name, anchor_text, section_summary_id, anchor], ...]], packed: sqlar_uncompress(terms, terms_size) reads it
+    terms_size INTEGER NOT NULL -- the JSON's length in bytes
+);
+
 -- The words of the documented full text index with their document counts: the vocabulary
 -- "did you mean" draws from (real words, not stems).
 CREATE VIRTUAL TABLE IF NOT EXISTS full_text_vocabulary USING fts5vocab(full_text_entity_index, 'row');

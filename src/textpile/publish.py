@@ -14,7 +14,9 @@ the working database in WAL mode:
   (:mod:`textpile.store.page_copy`, the approach of SQLite's ``sqlite3_rsync``): its
   readers go on reading the state they started from and see the new one whole once it
   commits, never a mix; the written pages are read back and compared. Bytes written and
-  time follow what changed (the working database is read once, at memory speed).
+  time follow what changed: the working database is read only where it changed since the
+  last publish, as the record beside it says (``<summary_db>-changed``, kept by the
+  summarize runs: :mod:`textpile.store.changed_pages`), else whole.
 
 A kill at any moment leaves the previous published state (the transaction is rolled
 back, or the temporary file was never renamed). One publisher per target at a time
@@ -39,7 +41,8 @@ from textpile.store.checked import file_version, passed_before, remember_passed
 from textpile.store.database import open_summary_db
 from textpile.store.gen2_piles import register_functions
 from textpile.store.locks import exclusive_lock
-from textpile.store.page_copy import copy_changed_pages, manifest_path, write_manifest
+from textpile.store.changed_pages import file_identity, new_token
+from textpile.store.page_copy import copy_changed_pages, manifest_path, start_record, write_manifest
 
 
 #: Permissions of a newly published file (an existing target's permissions are kept).
@@ -52,7 +55,8 @@ PUBLISHING = ".publishing-"
 class PublishReport:
     """What :func:`publish` did. ``bytes`` is the size of the published database,
     ``pages_copied`` the pages written into it (all of them for a whole copy) of its
-    ``pages``, ``whole`` whether it was copied whole."""
+    ``pages``, ``pages_read`` the pages of the working database read (all of them unless
+    its record of changed pages was used), ``whole`` whether it was copied whole."""
 
     path: Path
     bytes: int
@@ -61,6 +65,7 @@ class PublishReport:
     seconds: float
     pages: int = 0
     pages_copied: int = 0
+    pages_read: int = 0
     whole: bool = False
 
 
@@ -114,10 +119,10 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
             if "whole_copy_needed" in copied:
                 raise DatabaseError(f"{target}: cannot be brought up to date ({copied['whole_copy_needed']}); stop "
                                     "the servers reading it, delete it and publish again")
-            pages, pages_copied, whole = copied["pages"], copied["pages_written"], False
+            pages, pages_copied, pages_read, whole = copied["pages"], copied["pages_written"], copied["pages_read"], False
         else:
             pages = _copy_whole(source_path, target)
-            pages_copied, whole, checked = pages, True, True  # it passed PRAGMA quick_check
+            pages_copied, pages_read, whole, checked = pages, pages, True, True  # it passed PRAGMA quick_check
         # a writable connection: the last one to close removes the -wal and -shm files
         with closing(register_functions(sqlite3.connect(str(target)))) as conn:
             generations = int(conn.execute("SELECT count(*) FROM entity_generation").fetchone()[0])
@@ -125,7 +130,8 @@ def publish(summary_db: str | Path, published_path: str | Path) -> PublishReport
         if checked:  # a checked copy with checked pages written into it: searches need not read it all again
             remember_passed(file_version(target))
     return PublishReport(path=target, bytes=target.stat().st_size, generations=generations, fts_rows=fts_rows,
-                         seconds=time.monotonic() - started, pages=pages, pages_copied=pages_copied, whole=whole)
+                         seconds=time.monotonic() - started, pages=pages, pages_copied=pages_copied, pages_read=pages_read,
+                         whole=whole)
 
 
 def _checked(path: Path) -> bool:
@@ -153,6 +159,8 @@ def _copy_whole(source_path: Path, target: Path) -> int:
     # A publisher killed mid-copy leaves its temporary file; the next one removes those of
     # publishers that are gone (named by pid).
     remove_leftovers_of_dead(target.parent, f".{target.name}{PUBLISHING}")
+    token = new_token()
+    identity = file_identity(source_path)  # the working file read unchanged throughout starts a record
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}{PUBLISHING}{os.getpid()}-", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -180,5 +188,6 @@ def _copy_whole(source_path: Path, target: Path) -> int:
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{tmp}{suffix}").unlink(missing_ok=True)
         raise
-    write_manifest(target)
+    write_manifest(target, token)
+    start_record(source_path, token, identity if file_identity(source_path) == identity else None)
     return pages

@@ -174,9 +174,98 @@ def test_a_working_database_written_anew_smaller_is_published_by_difference(tmp_
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.execute("VACUUM")
         conn.execute("PRAGMA journal_mode=WAL")
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
     report = publish(source, target)
-    assert not report.whole and report.pages == 145
+    assert not report.whole and report.pages == pages
     with closing(sqlite3.connect(str(target))) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert conn.execute("SELECT count(*) FROM filler").fetchone() == (45,)
-        assert conn.execute("PRAGMA page_count").fetchone() == (145,)
+        assert conn.execute("PRAGMA page_count").fetchone() == (pages,)
+
+
+def _recorded_write(source, statements, *, tidy_after=False):
+    """Write ``source`` as a summarize run does: SQLite's checkpoints held back, then the
+    WAL's pages recorded and checkpointed (textpile.store.changed_pages)."""
+    from textpile.store.changed_pages import checkpoint_recorded, hold_checkpoints
+    from textpile.store.database import tidy
+
+    with closing(open_summary_db(source)) as conn:
+        hold_checkpoints(conn, source)
+        with conn:
+            for sql in statements:
+                conn.execute(sql)
+        if tidy_after:
+            tidy(conn)
+        return checkpoint_recorded(conn, source)
+
+
+def _same_pages(source, target):
+    """Both databases hold the same pages (the header's writer-set bytes aside), as SQLite
+    reads them (the copy's WAL included): compared in a process of its own, which reads
+    them with sqlean.py's sqlite_dbpage as the publisher does."""
+    import json
+    import subprocess
+    import sys
+
+    script = ("import json, sys, sqlean; from textpile.store.page_copy import _page_hashes\n"
+              "out = []\n"
+              "for path in sys.argv[1:]:\n"
+              "    conn = sqlean.connect(f'file:{path}?mode=ro', uri=True, isolation_level=None)\n"
+              "    out.append(list(_page_hashes(conn)))\n"
+              "    conn.close()\n"
+              "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(source), str(target)], capture_output=True, text=True,
+                          check=True)
+    a, b = json.loads(done.stdout)
+    return len(a) > 0 and a == b
+
+
+def test_a_publish_after_a_recorded_run_reads_only_the_pages_it_wrote(tmp_path):
+    source = tmp_path / "summary.db"
+    with closing(open_summary_db(source)) as conn, conn:
+        conn.execute("CREATE TABLE filler (x BLOB)")
+        conn.executemany("INSERT INTO filler VALUES (randomblob(3000))", [()] * 3000)
+    target = tmp_path / "published" / "summary.db"
+    first = publish(source, target)
+    assert first.whole and first.pages_read == first.pages > 3000
+    assert (tmp_path / "summary.db-changed").exists()  # the record of what changes from here
+    # two runs, then a publish: it reads the pages both wrote, header included
+    assert _recorded_write(source, ["UPDATE filler SET x = randomblob(3000) WHERE rowid = 10"])
+    assert _recorded_write(source, ["INSERT INTO origin(port, scheme, host, str_origin) "
+                                    "VALUES (80, 'http', 'b.example', 'http://b.example:80')"])
+    report = publish(source, target)
+    assert not report.whole and 0 < report.pages_copied <= report.pages_read < 20
+    assert _origins(target) == ["b.example"] and _same_pages(source, target)
+    # rows deleted and the free pages given back: the file shrinks, and the copy with it
+    assert _recorded_write(source, ["DELETE FROM filler WHERE rowid > 2500"], tidy_after=True)
+    report = publish(source, target)
+    assert not report.whole and report.pages_read < report.pages < first.pages
+    assert _same_pages(source, target)
+    with closing(sqlite3.connect(str(target))) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert publish(source, target).pages_read == 1  # nothing changed: the header alone
+
+
+def test_pages_still_in_the_wal_are_read_and_an_unrecorded_write_reads_all(tmp_path):
+    source = _summary_with_origins(tmp_path / "summary.db", ["a.example"])
+    target = tmp_path / "published" / "summary.db"
+    publish(source, target)
+    # a writer that keeps its connection open: its pages are in the WAL, not in the file yet
+    writer = open_summary_db(source)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    with writer:
+        writer.execute("INSERT INTO origin(port, scheme, host, str_origin) VALUES (80, 'http', 'b.example', 'x')")
+    report = publish(source, target)
+    assert report.pages_read < report.pages / 4 and _origins(target) == ["a.example", "b.example"]
+    # a writer that checkpoints without recording: the file changed, so every page is read
+    with writer:
+        writer.execute("DELETE FROM origin WHERE host = 'a.example'")
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    writer.close()
+    report = publish(source, target)
+    assert report.pages_read == report.pages and _origins(target) == ["b.example"]
+    assert _same_pages(source, target)
+    # that publish started a new record, so the next one reads only what changed again
+    assert _recorded_write(source, ["DELETE FROM origin"])
+    report = publish(source, target)
+    assert report.pages_read < report.pages / 4 and _origins(target) == []

@@ -27,6 +27,8 @@ import regex
 
 from textpile.index.docids import SECTIONS_PER_PAGE, page_docid, page_prior, section_docid
 from textpile.index.analysis import Analyzer
+from textpile.index.schema import QUERY_TABLES
+from textpile.store.gen2_piles import pack, unpack
 
 #: The separators between a page title and a site name (``Engine Configuration — SQLAlchemy``).
 TITLE_PARTS = regex.compile(r"\s+[—–|·•:\-]\s+")
@@ -66,6 +68,7 @@ WHERE l.entity_generation_id = ? AND s.html_tag_name = 'a' AND t.text IS NOT NUL
 """
 _SECTIONS_SQL = ("SELECT section_summary_id, anchor, title, level FROM section_summary "
                  "WHERE entity_generation_id = ? ORDER BY section_index")
+_PAGE_COLUMNS = QUERY_TABLES["search_page"]
 _INLINKS_SQL = "SELECT pages, content_pages FROM search_inlink WHERE url_id = ?"
 _ANCHOR_TEXTS_SQL = ("SELECT t.link_to_fragment, t.text, c.pages FROM link_target t "
                      "JOIN search_link c ON c.link_target_id = t.link_target_id WHERE t.link_to_url = ?")
@@ -237,8 +240,9 @@ def same_rows(old: InLinks, new: InLinks, entity_generation_id: int, link_densit
 @dataclass(frozen=True)
 class PageRows:
     """A page's rows: its search_index row (docid, then :data:`SEARCH_COLUMNS` values),
-    its section rows (docid, the three section columns, section_summary_id) and its
-    search_page row (the table's columns in order)."""
+    its section rows (docid, the three section columns, section_summary_id), its
+    search_page row (the table's columns in order), and the anchor of each indexed
+    section (None: it has none), which its in-link texts are found by."""
 
     entity_generation_id: int
     docid: int
@@ -247,6 +251,23 @@ class PageRows:
     search_row: tuple
     section_rows: tuple[tuple, ...]
     page_row: tuple
+    section_anchors: tuple[str | None, ...]
+
+
+def _link_columns(analyzer: Analyzer, inlinks: InLinks, anchors: tuple[str | None, ...],
+                  code: str | None) -> tuple[str, tuple[str, ...], str]:
+    """What a page's rows hold of its in-link texts (``code``: its stemmer language):
+    its anchor_text column, each indexed section's anchor_text column (the section
+    anchors ``anchors``) and its search_page.anchor_terms."""
+    texts = top_texts((text, pages) for _, text, pages in inlinks.texts)
+    by_fragment: dict[str, list[tuple[str, int]]] = {}
+    for fragment, text, pages in inlinks.texts:
+        if fragment is not None:
+            by_fragment.setdefault(fragment, []).append((text, pages))
+    sections = tuple(analyzer.analyze("\n".join(top_texts(by_fragment.get(anchor, []))), code) if anchor else ""
+                     for anchor in anchors)
+    return (analyzer.analyze("\n".join(texts), code), sections,
+            "\n".join(analyzer.analyze(t, code) for t in texts))
 
 
 def page_rows(analyzer: Analyzer, source: PageSource, inlinks: InLinks, boilerplate: frozenset[str]) -> PageRows:
@@ -258,14 +279,10 @@ def page_rows(analyzer: Analyzer, source: PageSource, inlinks: InLinks, boilerpl
         DatabaseError: the generation id is too large for a docid (textpile.index.docids).
     """
     language = source.language
-    code = analyzer.stemmer_language(language)
+    code = analyzer.stemmer_language(language)  # analyzing in ``language`` is analyzing in ``code``
     sections = [r for r in source.sections if r[1] is not None or r[2] not in boilerplate][:SECTIONS_PER_PAGE]
-    texts = [(text, pages) for _, text, pages in inlinks.texts]
-    anchors = top_texts(texts)
-    by_fragment: dict[str, list[tuple[str, int]]] = {}
-    for fragment, text, pages in inlinks.texts:
-        if fragment is not None:
-            by_fragment.setdefault(fragment, []).append((text, pages))
+    anchors = tuple(anchor for (_, anchor, _, _) in sections)
+    anchor_text, section_anchor_texts, anchor_terms = _link_columns(analyzer, inlinks, anchors, code)
     title, headline, text = source.title, source.headline, source.text
     headings = [t for (_, _, t, level) in sections if level < 7] or [source.big_headlines, source.small_headlines]
     names = [a for (_, a, _, _) in sections if is_name_anchor(a)]
@@ -283,7 +300,7 @@ def page_rows(analyzer: Analyzer, source: PageSource, inlinks: InLinks, boilerpl
         " ".join(p for p in (analyzer.camel_parts("\n".join([all_titles, *(h for h in headings if h), *names]),
                                                   language), body_parts) if p),
         url_terms,
-        analyzer.analyze("\n".join(anchors), language),
+        anchor_text,
         analyzer.analyze(source.description, language),
         body,
         analyzer.analyze(_other_lines(source.secondary, sections, title, headline), language),
@@ -292,7 +309,7 @@ def page_rows(analyzer: Analyzer, source: PageSource, inlinks: InLinks, boilerpl
         (section_docid(docid, position),
          analyzer.analyze(stitle, language),
          analyzer.analyze(anchor, language) if is_name_anchor(anchor) else "",
-         analyzer.analyze("\n".join(top_texts(by_fragment.get(anchor, []))), language) if anchor else "",
+         section_anchor_texts[position],
          section_id)
         for position, (section_id, anchor, stitle, _level) in enumerate(sections))
     variants = title_variants(title, headline)
@@ -302,5 +319,71 @@ def page_rows(analyzer: Analyzer, source: PageSource, inlinks: InLinks, boilerpl
         "\n".join(analyzer.analyze(v, language) for v in variants),
         "\n".join(analyzer.analyze(v, None) for v in variants),
         url_terms, analyzer.analyze(last_segment(source.str_url), language),
-        "\n".join(analyzer.analyze(a, language) for a in anchors))
-    return PageRows(source.entity_generation_id, docid, source.origin_id, code, search_row, section_rows, page_row)
+        anchor_terms)
+    return PageRows(source.entity_generation_id, docid, source.origin_id, code, search_row, section_rows, page_row,
+                    anchors)
+
+
+#: The search_index columns from the anchor texts (``search_row[_ANCHOR_COLUMN]``), and
+#: the search_page columns of the in-link counts and the anchor terms.
+_ANCHOR_COLUMN = 6
+_IN_LINKS, _CONTENT_IN_LINKS, _LINK_DENSITY, _ANCHOR_TERMS = 6, 7, 8, 13
+
+
+def relinked_rows(analyzer: Analyzer, rows: PageRows, inlinks: InLinks) -> PageRows:
+    """The rows of the page of ``rows`` with the in-links ``inlinks`` instead (its
+    boilerplate headings the same): what :func:`page_rows` makes of its source with them,
+    from its rows alone (only the docid, the in-link counts and the anchor texts depend
+    on in-links), so its text is not analyzed again."""
+    anchor_text, section_anchor_texts, anchor_terms = _link_columns(analyzer, inlinks, rows.section_anchors,
+                                                                    rows.language)
+    page = rows.page_row
+    docid = page_docid(page_prior(inlinks.pages, inlinks.content_pages, page[_LINK_DENSITY]),
+                       rows.entity_generation_id)
+    search_row = (docid, *rows.search_row[1:_ANCHOR_COLUMN], anchor_text, *rows.search_row[_ANCHOR_COLUMN + 1:])
+    section_rows = tuple((section_docid(docid, position), r[1], r[2], section_anchor_texts[position], r[4])
+                         for position, r in enumerate(rows.section_rows))
+    page_row = (page[0], docid, *page[2:_IN_LINKS], inlinks.pages, inlinks.content_pages,
+                *page[_LINK_DENSITY:_ANCHOR_TERMS], anchor_terms)
+    return PageRows(rows.entity_generation_id, docid, rows.origin_id, rows.language, search_row, section_rows,
+                    page_row, rows.section_anchors)
+
+
+#: The compression level of a page's stored terms (libdeflate's 6: 2.65 KB per page of the
+#: 10K-page growth corpus against 10.9 KB as they are, at 0.15 CPU-s per 1,000 pages;
+#: level 10 saves 2% more at 3x the time).
+TERMS_LEVEL = 6
+
+
+def pack_terms(rows: PageRows) -> tuple[bytes, int]:
+    """``(terms, terms_size)`` of search_page_terms for ``rows``: the FTS5 values of its
+    search_index row and section rows and its section anchors (JSON, packed as
+    ``sqlar_compress`` packs: :func:`textpile.store.gen2_piles.pack`)."""
+    value = json.dumps([rows.search_row[1:], [[*r[1:4], r[4], a] for r, a in zip(rows.section_rows,
+                                                                                  rows.section_anchors)]],
+                       ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return pack(value, TERMS_LEVEL)
+
+
+_STORED_SQL = f"""
+SELECT {', '.join('p.' + c for c in _PAGE_COLUMNS)}, t.terms, t.terms_size
+FROM search_page p JOIN search_page_terms t ON t.entity_generation_id = p.entity_generation_id
+WHERE p.entity_generation_id IN (SELECT value FROM json_each(?))
+ORDER BY p.docid
+"""
+
+
+def stored_rows(conn: sqlite3.Connection, ids: list[int]) -> list[PageRows]:
+    """The rows of the indexed pages of ``ids`` as the index holds them (search_page and
+    the terms search_page_terms keeps: :func:`pack_terms`), in docid order; a page
+    without both rows is left out. These are the values its FTS5 rows were inserted
+    with, so they delete them exactly."""
+    out = []
+    for row in conn.execute(_STORED_SQL, (json.dumps(ids),)).fetchall():
+        page_row, docid = tuple(row[:-2]), row[1]
+        search, sections = json.loads(unpack(row[-2], row[-1]))
+        out.append(PageRows(page_row[0], docid, page_row[2], page_row[3], (docid, *search),
+                            tuple((section_docid(docid, position), *s[:4])
+                                  for position, s in enumerate(sections)),
+                            page_row, tuple(s[4] for s in sections)))
+    return out

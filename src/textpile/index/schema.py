@@ -9,12 +9,14 @@ unobtanium's documented ``full_text_entity_index``. Two kinds:
   ``search_term``, ``search_word`` and ``search_top_tier``;
 * kept only to update the others by what changed (:data:`UPDATE_TABLES`): the in-link
   counts ``search_link`` and ``search_inlink``, the boilerplate counts ``search_origin``
-  and ``search_heading``, and ``search_index_build`` (the :func:`index_version` they were
+  and ``search_heading``, each indexed page's FTS5 values ``search_page_terms``, and
+  ``search_index_build`` (the :func:`index_version` they were
   made by).
 
-A contentless FTS5 row can only be deleted with the values it was inserted with, so an
-update re-derives a page's old row from what the tables held (:mod:`textpile.index.update`).
-That is exact only while the analysis is the one that wrote the rows: when
+A contentless FTS5 row can only be deleted with the values it was inserted with, so those
+values are kept, packed, in ``search_page_terms`` (about a quarter of the text's size),
+and an update deletes a page's rows with them (:mod:`textpile.index.update`). An index is
+updated only while the analysis is the one that wrote the rows: when
 :func:`index_version` differs from ``search_index_build.version`` (another layout,
 another analysis, another stemmer or SQLite), or a table's columns differ from
 :data:`DERIVED_TABLES` (a database of another textpile), the tables are made anew and
@@ -40,7 +42,7 @@ SEARCH_COLUMNS = ("title", "headings", "names", "parts", "url", "anchor_text", "
 SECTION_COLUMNS = ("title", "name", "anchor_text")
 #: The layout of the derived tables and what is written in them; raise it whenever the
 #: rows written for the same summary change (a column, a docid rule, the analysis).
-INDEX_LAYOUT = "4"  # 3: docids from the prior and the generation id, updated by difference; 4: prior steps of 1/16, anchor texts in alphabetical order
+INDEX_LAYOUT = "5"  # 3: docids from the prior and the generation id, updated by difference; 4: prior steps of 1/16, anchor texts in alphabetical order; 5: search_page_terms
 
 #: The tables a search reads and their columns (search_index and the other FTS5 tables:
 #: their FTS5 columns; the others: their table columns).
@@ -65,6 +67,7 @@ UPDATE_TABLES = {
     "search_inlink": ("url_id", "pages", "content_pages"),
     "search_origin": ("origin_id", "pages"),
     "search_heading": ("origin_id", "title", "pages"),
+    "search_page_terms": ("entity_generation_id", "terms", "terms_size"),
 }
 DERIVED_TABLES = {**QUERY_TABLES, **UPDATE_TABLES}
 #: The FTS5 tables of a summary database: the documented one and textpile's search index.

@@ -12,12 +12,13 @@ and changes only what differs, in one transaction:
    anchor texts, in-link counts and so docids change: :mod:`textpile.index.inlinks`),
    and those with a heading that becomes boilerplate or stops being it
    (:mod:`textpile.index.boilerplate`);
-2. the old rows of the pages that leave or change are deleted: made again from what the
-   counts held (:func:`textpile.index.pages.page_rows` is a pure function), and checked
-   against the stored ``search_page`` row, so a row is never deleted with other values
-   than it was written with (an index that does not match is rebuilt instead);
+2. the old rows of the pages that leave or change are deleted with the values they were
+   inserted with, which ``search_page_terms`` keeps (:func:`textpile.index.pages.stored_rows`;
+   an index without them is rebuilt instead);
 3. the counts are changed, and the new rows of the pages that enter or change are
-   inserted;
+   inserted: a page that enters, or whose boilerplate headings change, is analyzed; a
+   page whose in-links change has only its docid and anchor texts made again
+   (:func:`textpile.index.pages.relinked_rows`);
 4. the first tier moves to its new end (:mod:`textpile.index.tier`), and the
    vocabularies take the counts of what was deleted and inserted
    (:mod:`textpile.index.vocabulary`).
@@ -40,7 +41,8 @@ from functools import partial
 from pathlib import Path
 
 from textpile.index import boilerplate, fulltext, inlinks, vocabulary
-from textpile.index.pages import InLinks, PageRows, load_inlinks, load_sources, page_rows, same_rows
+from textpile.index.pages import (InLinks, PageRows, load_inlinks, load_sources, pack_terms, page_rows, relinked_rows,
+                                  same_rows, stored_rows)
 from textpile.index.schema import (FTS_TABLES, QUERY_TABLES, SEARCH_COLUMNS, SECTION_COLUMNS, UPDATE_TABLES,
                                    empty_fts, ensure_current_tables, fts_delete_sql, fts_insert_sql, index_version,
                                    optimize_fts)
@@ -48,6 +50,8 @@ from textpile.index import tier
 from textpile.index.tier import moved_pages, section_end, tier_end
 from textpile.progress import progress_bar
 from textpile.index.analysis import Analyzer
+from textpile.store.changed_pages import forget as forget_changes
+from textpile.store.changed_pages import recorded_writes
 from textpile.store.database import open_summary_db, sqlite_errors
 from textpile.store.gen2_piles import register_functions
 from textpile.store.searchable import searchable
@@ -74,7 +78,6 @@ JOIN entity_generation eg ON eg.url_id = j.value AND eg.url_fragment IS NULL
 JOIN search_page sp ON sp.entity_generation_id = eg.entity_generation_id
 """
 _PAGE_COLUMNS = QUERY_TABLES["search_page"]
-_STORED_PAGE_SQL = f"SELECT {', '.join(_PAGE_COLUMNS)} FROM search_page WHERE entity_generation_id = ?"
 _PAGE_INSERT = f"INSERT INTO search_page({', '.join(_PAGE_COLUMNS)}) VALUES (?{', ?' * (len(_PAGE_COLUMNS) - 1)})"
 _TIERS_SQL = "SELECT pages, sections, last_docid, top_pages, top_sections FROM search_top_tier"
 
@@ -131,6 +134,8 @@ class _Writer:
         self.conn.execute(self._insert["search_index"], rows.search_row)
         self.conn.executemany(self._insert["section_search_index"], [r[:4] for r in rows.section_rows])
         self.conn.execute(_PAGE_INSERT, rows.page_row)
+        self.conn.execute("INSERT INTO search_page_terms(entity_generation_id, terms, terms_size) VALUES (?, ?, ?)",
+                          (rows.entity_generation_id, *pack_terms(rows)))
         self.conn.executemany("INSERT INTO search_section(section_summary_id, docid) VALUES (?, ?)",
                               [(r[4], r[0]) for r in rows.section_rows])
         self.sections += len(rows.section_rows)
@@ -141,6 +146,7 @@ class _Writer:
         self.conn.executemany(self._delete["section_search_index"], [r[:4] for r in rows.section_rows])
         if in_tier:
             self.tier(rows, -1)
+        self.conn.execute("DELETE FROM search_page_terms WHERE entity_generation_id = ?", (rows.entity_generation_id,))
         self.conn.execute("DELETE FROM search_page WHERE entity_generation_id = ?", (rows.entity_generation_id,))
         self.conn.executemany("DELETE FROM search_section WHERE docid = ?", [(r[0],) for r in rows.section_rows])
         self.sections -= len(rows.section_rows)
@@ -169,18 +175,38 @@ class _Boilerplate:
 
 
 def _rows_of(conn: sqlite3.Connection, analyzer: Analyzer, ids: list[int], titles: _Boilerplate,
-             seen: set[int] | None = None, links: dict[int, InLinks] | None = None) -> Iterator[list[PageRows]]:
-    """The rows of the pages of ``ids`` as the counts are now (or with the in-links
-    ``links`` holds for them), a batch at a time, each batch in docid order (FTS5 writes a
-    segment whenever a row's docid is below the last one written, so rows go in ascending
-    order); the ids of the pages found are added to ``seen``."""
+             relinked: dict[int, PageRows] | None = None) -> Iterator[list[PageRows]]:
+    """The rows of the pages of ``ids`` as the counts are now, a batch at a time, each
+    batch in docid order (FTS5 writes a segment whenever a row's docid is below the last
+    one written, so rows go in ascending order): analyzed from their sources, but those
+    of ``relinked`` (their rows before their in-links changed) made from those rows."""
+    relinked = relinked or {}
     for batch in _chunks(ids):
-        rows = [page_rows(analyzer, source, links[source.entity_generation_id] if links is not None
-                          else load_inlinks(conn, source.url_id, source.url_fragment), titles(source.origin_id))
-                for source in load_sources(conn, batch)]
-        if seen is not None:
-            seen.update(r.entity_generation_id for r in rows)
+        rows = [page_rows(analyzer, source, load_inlinks(conn, source.url_id, source.url_fragment),
+                          titles(source.origin_id))
+                for source in load_sources(conn, [eg for eg in batch if eg not in relinked])]
+        for eg in batch:
+            old = relinked.get(eg)
+            if old is not None:
+                where = conn.execute("SELECT url_id, url_fragment FROM entity_generation WHERE entity_generation_id = ?",
+                                     (eg,)).fetchone()
+                rows.append(relinked_rows(analyzer, old, load_inlinks(conn, *where)))
         yield sorted(rows, key=lambda r: r.docid)
+
+
+def _stored_of(conn: sqlite3.Connection, ids: list[int]) -> Iterator[list[PageRows]]:
+    """The stored rows of the indexed pages of ``ids`` (:func:`textpile.index.pages.stored_rows`),
+    a batch at a time in docid order.
+
+    Raises:
+        IndexDrift: a page of ``ids`` has no stored rows.
+    """
+    for batch in _chunks(ids):
+        rows = stored_rows(conn, batch)
+        if len(rows) != len(batch):
+            raise IndexDrift(f"{len(batch) - len(rows)} pages of search_page have no stored terms "
+                             "(search_page_terms)")
+        yield rows
 
 
 def update_index(conn: sqlite3.Connection, *, rebuild: bool = False, progress: bool = False,
@@ -239,6 +265,14 @@ def _report(conn: sqlite3.Connection) -> IndexReport:
     return IndexReport(pages=row[0], sections=row[1], top_tier_pages=row[2], languages=languages)
 
 
+def _check_counts(entity_generation_id: int, stored: tuple | list, links: InLinks) -> None:
+    """Raise IndexDrift unless the in-link counts ``stored`` in search_page for the page are
+    those of ``links`` (the counts tables before the update's changes)."""
+    if tuple(stored) != (links.pages, links.content_pages):
+        raise IndexDrift(f"the stored row of generation {entity_generation_id} in search_page does not match "
+                         "its in-link counts (search_inlink)")
+
+
 def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[[int], None],
             top_tier_pages: int) -> IndexReport | None:
     """The index brought up to date by its changes (module docstring); None when it has
@@ -269,9 +303,10 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
         raise IndexDrift(str(exc)) from exc
     counts_only = []  # linked pages whose rows stay: only their in-link counts change
     again = set(flipped)
-    for eg, density in conn.execute("SELECT entity_generation_id, link_density FROM search_page "
-                                    "WHERE entity_generation_id IN (SELECT value FROM json_each(?))",
-                                    (json.dumps(sorted(linked - flipped)),)).fetchall():
+    for eg, density, *counts in conn.execute(
+            "SELECT entity_generation_id, link_density, in_links, content_in_links FROM search_page "
+            "WHERE entity_generation_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(linked - flipped)),)):
+        _check_counts(eg, counts, old_links[eg])
         now = load_inlinks(conn, *at[eg])
         if same_rows(old_links[eg], now, eg, density):
             counts_only.append((now.pages, now.content_pages, eg))
@@ -289,24 +324,21 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     old_docids = dict(conn.execute("SELECT entity_generation_id, docid FROM search_page "
                                    "WHERE entity_generation_id IN (SELECT value FROM json_each(?))",
                                    (json.dumps(old),)).fetchall())
-    found: set[int] = set()
-    for batch in _rows_of(conn, analyzer, sorted(old, key=old_docids.__getitem__),
-                          _Boilerplate(partial(headings.before, conn=conn)), found, old_links):
+    relink = again - flipped  # their rows change with their in-links only
+    relinked: dict[int, PageRows] = {}
+    for batch in _stored_of(conn, sorted(old, key=old_docids.__getitem__)):
         for rows in batch:
-            stored = conn.execute(_STORED_PAGE_SQL, (rows.entity_generation_id,)).fetchone()
-            if stored != rows.page_row:
-                raise IndexDrift(f"the stored row of generation {rows.entity_generation_id} in search_page does "
-                                 "not match the one made again from its counts")
+            _check_counts(rows.entity_generation_id, rows.page_row[6:8], old_links[rows.entity_generation_id])
             writer.delete(rows, in_tier=bool(old_end) and rows.docid <= old_end)
+            if rows.entity_generation_id in relink:
+                relinked[rows.entity_generation_id] = rows
             page()
         changes.page_rows([r.search_row for r in batch], [r.language for r in batch], -1)
-    if len(found) != len(old):
-        raise IndexDrift(f"{len(old) - len(found)} pages of search_page have no searchable text any more")
     for batch in _chunks(leaving):
         changes.full_text_rows(batch, -1)
         fulltext.delete(conn, batch)
     entered_docids: dict[int, int] = {}
-    for batch in _rows_of(conn, analyzer, new, _Boilerplate(partial(headings.after, conn=conn))):
+    for batch in _rows_of(conn, analyzer, new, _Boilerplate(partial(headings.after, conn=conn)), relinked):
         for rows in batch:
             writer.insert(rows)
             entered_docids[rows.entity_generation_id] = rows.docid
@@ -323,9 +355,8 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
                                "WHERE entity_generation_id IN (SELECT value FROM json_each(?))",
                                (json.dumps(enter),)).fetchall())
     enter.sort(key=docids.__getitem__)
-    titles = _Boilerplate(partial(boilerplate.boilerplate_of, conn))
     for ids, sign in ((leave, -1), (enter, 1)):
-        for batch in _rows_of(conn, analyzer, ids, titles):
+        for batch in _stored_of(conn, ids):
             for rows in batch:
                 writer.tier(rows, sign)
     try:
@@ -372,7 +403,7 @@ def _rebuild(conn: sqlite3.Connection, page: Callable[[], None], total: Callable
     end = tier_end(conn, len(members), top_tier_pages)
     tier = [r[0] for r in conn.execute("SELECT entity_generation_id FROM search_page WHERE docid <= ? ORDER BY docid",
                                        (end,))] if end else []
-    for batch in _rows_of(conn, analyzer, tier, titles):
+    for batch in _stored_of(conn, tier):
         for rows in batch:
             writer.tier(rows, 1)
     vocabulary.fill(conn, {code: n for code, n in languages.items() if code})
@@ -399,7 +430,9 @@ def update_search_index(summary_db: str | Path, *, rebuild: bool = False, progre
     """
     conn = open_summary_db(summary_db, create=False)
     try:
-        with sqlite_errors(summary_db):
+        if rebuild:  # it rewrites most pages: the next publish reads them all anyway
+            forget_changes(summary_db)
+        with sqlite_errors(summary_db), recorded_writes(conn, summary_db):  # the pages it wrote, for publish
             return update_index(conn, rebuild=rebuild, progress=progress)
     finally:
         conn.close()

@@ -32,6 +32,7 @@ from pathlib import Path
 from textpile.progress import progress_bar
 from textpile.semantic.model import Embedder, load_embedder
 from textpile.semantic.partition import MIN_PARTITION_PAGES, update_partition_in
+from textpile.store.changed_pages import recorded_writes
 from textpile.store.database import open_summary_db, sqlite_errors
 from textpile.store.embeddings import encode_bits, encode_vectors, pack_section_codes
 from textpile.store.searchable import SEARCHABLE
@@ -251,7 +252,7 @@ def embed_summary(summary_db: str | Path, embedder: Embedder | None = None, *,
     """
     conn = open_summary_db(summary_db, create=False)
     try:
-        with sqlite_errors(summary_db):
+        with sqlite_errors(summary_db), recorded_writes(conn, summary_db):
             return embed_summary_in(conn, embedder, on_total=on_total, on_page=on_page, progress=progress)
     finally:
         conn.close()

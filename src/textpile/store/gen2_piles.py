@@ -50,11 +50,11 @@ STREAM_LEVEL = 6
 _CACHED = 4
 
 
-def pack(value: bytes) -> tuple[bytes, int]:
-    """``(packed, size)`` of ``value``: its zlib stream (libdeflate, :data:`PACK_LEVEL`) when
-    shorter, else ``value`` itself; ``size`` is ``len(value)`` (``sqlar_uncompress(packed,
+def pack(value: bytes, level: int = PACK_LEVEL) -> tuple[bytes, int]:
+    """``(packed, size)`` of ``value``: its zlib stream (libdeflate, compression ``level``)
+    when shorter, else ``value`` itself; ``size`` is ``len(value)`` (``sqlar_uncompress(packed,
     size)`` gives ``value`` back)."""
-    packed = bytes(deflate.zlib_compress(value, PACK_LEVEL))
+    packed = bytes(deflate.zlib_compress(value, level))
     return (packed, len(value)) if len(packed) < len(value) else (bytes(value), len(value))
 
 

@@ -43,7 +43,9 @@ FLAG_COLUMNS = (
 LINK_COLUMNS = ("link_to_url", "link_to_fragment", *FLAG_COLUMNS, "destination_type", "link_locality",
                 "html_tag_name", "text")
 
-_FIND_TARGET = "SELECT link_target_id FROM link_target WHERE link_to_url = ? AND link_to_fragment IS ? AND text IS ?"
+#: The link targets of one destination, the oldest first (of two equal ones, the oldest is used).
+_TARGETS_OF_URL = ("SELECT link_target_id, link_to_fragment, text FROM link_target WHERE link_to_url = ? "
+                   "ORDER BY link_target_id")
 _FIND_STYLE = ("SELECT link_style_id FROM link_style WHERE flags = ? AND destination_type IS ? AND link_locality = ?"
                " AND html_tag_name IS ?")
 
@@ -67,6 +69,7 @@ class LinkStore:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.targets: dict[tuple, int] = {}
+        self.urls_read: set = set()  # destinations whose stored targets are all in self.targets
         self.styles: dict[tuple, int] = {}
         row = conn.execute("SELECT first_link_summary_id + link_count FROM link_list"
                            " ORDER BY first_link_summary_id DESC LIMIT 1").fetchone()
@@ -81,9 +84,22 @@ class LinkStore:
         return found
 
     def target_id(self, target: tuple) -> int:
-        """The link_target_id of ``target`` (link_to_url, link_to_fragment, text), stored when new."""
-        return self._id(self.targets, target, _FIND_TARGET,
-                        "INSERT INTO link_target(link_to_url, link_to_fragment, text) VALUES (?, ?, ?)")
+        """The link_target_id of ``target`` (link_to_url, link_to_fragment, text), stored when
+        new. The stored targets of a destination are read at its first link, in one query: a
+        page links to the same destination with many fragments and texts (a table of
+        contents), and the next pages to the same ones."""
+        found = self.targets.get(target)
+        if found is None:
+            url = target[0]
+            if url not in self.urls_read:
+                self.urls_read.add(url)
+                for target_id, fragment, text in self.conn.execute(_TARGETS_OF_URL, (url,)):
+                    self.targets.setdefault((url, fragment, text), target_id)
+                found = self.targets.get(target)
+            if found is None:
+                found = self.targets[target] = self.conn.execute(
+                    "INSERT INTO link_target(link_to_url, link_to_fragment, text) VALUES (?, ?, ?)", target).lastrowid
+        return found
 
     def style_id(self, style: tuple) -> int:
         """The link_style_id of ``style`` (flags, destination_type, link_locality,

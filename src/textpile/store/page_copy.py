@@ -9,10 +9,14 @@ reading the state they started from until the transaction commits, then see the 
 whole, and are never blocked. A kill leaves the copy as it was (the transaction is rolled
 back), and the written pages are read back and compared before the copy counts as done.
 
-The copy's page hashes are kept beside it in a manifest (``<copy>-pages``: the hashes and
-the copy's file identity after the last update), so the copy is not read again; a copy
-changed by anything else (its identity differs) is hashed anew. Bytes written follow the
-pages that changed; the source is read whole (at memory speed: XXH3 hashes several GB/s).
+The copy's page hashes are kept beside it in a manifest (``<copy>-pages``: the hashes,
+the copy's file identity after the last update and the token of that publish), so the
+copy is not read again; a copy changed by anything else (its identity differs) is hashed
+anew. Bytes written follow the pages that changed. The source is read only where it may
+have changed since the publish of the manifest's token: the pages its record names
+(:mod:`textpile.store.changed_pages`: kept by the summarize runs since) and those in its
+WAL; without such a record (the first update, a write the record could not see) it is
+read whole, and a new record starts.
 
 ``sqlite_dbpage`` is compiled into SQLite only on request: this runs on sqlean.py's SQLite
 (the Python sqlite3 module with a bundled SQLite that has it), in a process of its own
@@ -33,10 +37,12 @@ from array import array
 from pathlib import Path
 
 from textpile.errors import DatabaseError
+from textpile.store import changed_pages
+from textpile.store.changed_pages import ChangeRecord, file_identity, new_token
 
 #: The manifest beside a copy: ``<copy>-pages``.
 MANIFEST_SUFFIX = "-pages"
-_MAGIC = b"textpile-pages 1\n"
+_MAGIC = b"textpile-pages 2\n"
 _HEADER = struct.Struct("<II")  # page size, page count
 
 
@@ -46,20 +52,24 @@ def manifest_path(copy: str | Path) -> Path:
 
 
 def _identity(copy: Path) -> list:
-    """What changes when anything writes the copy: its and its -wal file's inode, size and mtime."""
+    """What changes when anything writes the copy: its and its -wal file's inode, size and
+    mtime (an empty -wal, which a reader opening the copy makes, counts as none: a write
+    makes it longer, or reaches the copy itself)."""
     out = []
     for path in (copy, Path(f"{copy}-wal")):
         try:
             st = os.stat(path)
-            out.append([st.st_ino, st.st_size, st.st_mtime_ns])
         except FileNotFoundError:
             out.append(None)
+            continue
+        out.append([st.st_ino, st.st_size, st.st_mtime_ns] if st.st_size or path == copy else None)
     return out
 
 
-def _read_manifest(copy: Path, page_size: int) -> array | None:
-    """The page hashes of the manifest of ``copy``, or None when it is missing, of another
-    page size, or made for another state of the copy."""
+def _read_manifest(copy: Path) -> tuple[int, array, str | None] | None:
+    """The page size, the page hashes of the manifest of ``copy`` and the token of the
+    publish that wrote it (None: not known), or None when it is missing, of another
+    version, or made for another state of the copy."""
     try:
         data = manifest_path(copy).read_bytes()
     except FileNotFoundError:
@@ -69,25 +79,27 @@ def _read_manifest(copy: Path, page_size: int) -> array | None:
     rest = data[len(_MAGIC):]
     line, _, rest = rest.partition(b"\n")
     try:
-        identity = json.loads(line)
-    except ValueError:
+        header = json.loads(line)
+        identity, token = header["identity"], header["token"]
+    except (ValueError, KeyError, TypeError):
         return None
     if identity != _identity(copy) or len(rest) < _HEADER.size:
         return None
     size, count = _HEADER.unpack_from(rest)
     hashes = array("Q")
     hashes.frombytes(rest[_HEADER.size:])
-    return hashes if size == page_size and len(hashes) == count else None
+    return (size, hashes, token) if len(hashes) == count else None
 
 
-def _write_manifest(copy: Path, page_size: int, hashes: array) -> None:
-    """Write the manifest of ``copy`` (its identity as it is now), atomically. One writer at a
-    time (the caller holds the publish lock), so the file being written has one name, and a
-    run killed while writing it leaves nothing the next run does not overwrite."""
+def _write_manifest(copy: Path, page_size: int, hashes: array, token: str | None) -> None:
+    """Write the manifest of ``copy`` (its identity as it is now, the publish ``token``),
+    atomically. One writer at a time (the caller holds the publish lock), so the file being
+    written has one name, and a run killed while writing it leaves nothing the next run
+    does not overwrite."""
     path = manifest_path(copy)
     tmp = path.with_name(path.name + ".writing")
-    tmp.write_bytes(_MAGIC + json.dumps(_identity(copy)).encode() + b"\n" + _HEADER.pack(page_size, len(hashes))
-                    + hashes.tobytes())
+    tmp.write_bytes(_MAGIC + json.dumps({"identity": _identity(copy), "token": token}).encode() + b"\n"
+                    + _HEADER.pack(page_size, len(hashes)) + hashes.tobytes())
     os.replace(tmp, path)
 
 
@@ -133,11 +145,25 @@ def _page_hashes(conn) -> array:
     return hashes
 
 
+def _hashes_of_changes(conn, old: array, count: int, pages: set[int]) -> array:
+    """The page hashes of ``conn``'s main database (``count`` pages) when only ``pages``
+    (and those past ``old``'s end, and page 1) may differ from the hashes ``old``."""
+    new = array("Q", old[:count])
+    new.extend([0] * (count - len(new)))
+    for pgno in sorted({1, *pages, *range(len(old) + 1, count + 1)}):
+        if pgno <= count:
+            (data,) = conn.execute("SELECT data FROM sqlite_dbpage WHERE pgno = ?", (pgno,)).fetchone()
+            new[pgno - 1] = page_hash(pgno, data)
+    return new
+
+
 def _update(source: Path, copy: Path) -> dict:
     """The body of the child process (module docstring); returns its report."""
     import sqlean
 
     started = time.monotonic()
+    # before any connection to the copy: opening it makes its -wal file, which is part of its identity
+    manifest = _read_manifest(copy)
     src = sqlean.connect(f"file:{source}?mode=ro", uri=True, isolation_level=None)
     dst = sqlean.connect(str(copy), isolation_level=None, timeout=60)
     try:
@@ -147,17 +173,22 @@ def _update(source: Path, copy: Path) -> dict:
         page_size = src.execute("PRAGMA page_size").fetchone()[0]
         if dst.execute("PRAGMA page_size").fetchone()[0] != page_size:
             return {"whole_copy_needed": f"{copy} has another page size"}
-        old = _read_manifest(copy, page_size)
-        hashed_copy = old is None
-        if old is None:
-            old = _page_hashes(dst)
-        new = array("Q")
-        changed = []
-        for pgno, data in _pages(src):
-            h = page_hash(pgno, data)
-            new.append(h)
-            if pgno > len(old) or old[pgno - 1] != h:
-                changed.append(pgno)
+        if manifest is not None and manifest[0] != page_size:
+            manifest = None
+        hashed_copy = manifest is None
+        old, token = manifest[1:] if manifest is not None else (_page_hashes(dst), None)
+        count = src.execute("PRAGMA page_count").fetchone()[0]  # the read transaction's snapshot starts
+        source_identity = file_identity(source)
+        maybe = changed_pages.pages_to_read(source, token)
+        new = None
+        if maybe is not None:
+            new = _hashes_of_changes(src, old, count, maybe)
+            if file_identity(source) != source_identity:  # checkpointed meanwhile: its WAL may have restarted
+                new = None
+        pages_read = count if new is None else len({1, *(p for p in maybe if p <= count)})
+        if new is None:
+            new = _page_hashes(src)
+        changed = [pgno for pgno in range(1, len(new) + 1) if pgno > len(old) or old[pgno - 1] != new[pgno - 1]]
         dst.execute("BEGIN IMMEDIATE")
         try:
             if len(new) < dst.execute("PRAGMA page_count").fetchone()[0]:
@@ -177,6 +208,7 @@ def _update(source: Path, copy: Path) -> dict:
         # written anew, e.g. summary_db's rebuild, then vacuumed smaller than the copy)
         dst.close()
         dst = sqlean.connect(str(copy), isolation_level=None, timeout=60)
+        unchanged_source = file_identity(source) == source_identity
         wrong = [pgno for pgno in changed
                  if page_hash(pgno, dst.execute("SELECT data FROM sqlite_dbpage WHERE pgno = ?", (pgno,)).fetchone()[0])
                  != new[pgno - 1]]
@@ -186,19 +218,31 @@ def _update(source: Path, copy: Path) -> dict:
     finally:
         dst.close()
         src.close()
-    _write_manifest(copy, page_size, new)
+    token = new_token()
+    _write_manifest(copy, page_size, new, token)
+    start_record(source, token, source_identity if unchanged_source else None)
     return {"pages": len(new), "pages_written": len(changed), "page_size": page_size, "hashed_copy": hashed_copy,
-            "seconds": time.monotonic() - started}
+            "pages_read": pages_read, "seconds": time.monotonic() - started}
 
 
-def write_manifest(copy: str | Path) -> None:
-    """Hash every page of ``copy`` into its manifest (a copy just made whole). Runs in a
-    process of its own (module docstring).
+def start_record(source: str | Path, token: str, identity: list[int] | None) -> None:
+    """Start the record of the pages of ``source`` changed after the publish ``token``,
+    which read it while its file had ``identity`` throughout (None: the file changed
+    during the publish, so no record is started and the next publish reads it whole)."""
+    if identity is None:
+        changed_pages.forget(source)
+    else:
+        changed_pages.write_record(source, ChangeRecord(token, identity))
+
+
+def write_manifest(copy: str | Path, token: str) -> None:
+    """Hash every page of ``copy`` into its manifest (a copy just made whole by the
+    publish ``token``). Runs in a process of its own (module docstring).
 
     Raises:
         DatabaseError: the process failed (the message says why).
     """
-    _run(["--manifest", os.fspath(copy)])
+    _run(["--manifest", os.fspath(copy), token])
 
 
 def copy_changed_pages(source: str | Path, copy: str | Path) -> dict:
@@ -228,7 +272,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "--manifest":
         import sqlean
 
-        copy = Path(argv[1])
+        copy, token = Path(argv[1]), argv[2]
         conn = sqlean.connect(str(copy), isolation_level=None)
         try:
             conn.execute("BEGIN")
@@ -237,7 +281,7 @@ def main(argv: list[str]) -> int:
             conn.execute("COMMIT")
         finally:
             conn.close()
-        _write_manifest(copy, page_size, hashes)
+        _write_manifest(copy, page_size, hashes, token)
         print(json.dumps({"pages": len(hashes)}))
         return 0
     source, copy = argv

@@ -30,6 +30,8 @@ from textpile.signals import handlers_replaced
 from textpile.errors import DatabaseError, TextpileError
 from textpile.index.update import IndexReport, update_index
 from textpile.store.creation import SIDE_SUFFIXES
+from textpile.store.changed_pages import forget as forget_changes
+from textpile.store.changed_pages import checkpoint_recorded, hold_checkpoints, recorded_writes
 from textpile.store.database import open_crawler_db, open_summary_db, sqlite_errors, tidy
 from textpile.store.locks import refuse_when_locked
 from textpile.store.watch import FileWatch
@@ -177,7 +179,8 @@ def integrate_staged(summary_db: str | Path, staging_dir: str | Path, *, progres
     batches = staging.batch_dirs(staging_dir)
     conn = open_summary_db(summary_db)
     try:
-        with progress_bar("Integrating", len(batches), enabled=progress) as bar, sqlite_errors(summary_db):
+        with progress_bar("Integrating", len(batches), enabled=progress) as bar, sqlite_errors(summary_db), \
+                recorded_writes(conn, summary_db):
             for batch_dir in batches:
                 report.add(integrate_batch(conn, batch_dir))
                 bar.advance(1)
@@ -254,9 +257,16 @@ def summarize(crawler_db: str | Path, summary_db: str | Path, *, work_dir: str |
         with refuse_when_locked(summary_lock_path(summary_db), summary_db,
                                 "another summarize or pipeline run is writing this summary database"):
             try:
-                return _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
-                                         batch_size=batch_size, progress=progress, embeddings=embeddings,
-                                         scrape_processes=scrape_processes, rebuild_index=rebuild_index)
+                if rebuild_index:  # it rewrites most pages: the next publish reads them all anyway
+                    forget_changes(summary_db)
+                hold_checkpoints(conn, summary_db)
+                report = _summarize_locked(conn, crawler_db, summary_db, started, say, work_dir=work_dir,
+                                           batch_size=batch_size, progress=progress, embeddings=embeddings,
+                                           scrape_processes=scrape_processes, rebuild_index=rebuild_index)
+                if not conn.in_transaction:  # the pages it wrote, for the next publish
+                    with sqlite_errors(summary_db):
+                        checkpoint_recorded(conn, summary_db)
+                return report
             except BaseException:
                 # Refused (a damaged crawler database found while reading it) before the
                 # first batch was integrated: the summary database this run created holds
