@@ -10,9 +10,13 @@ budget (:mod:`textpile.search.budget`):
    query's terms, at most :data:`STATS_SHARE` of the budget; they are summed, so that a
    word's rarity (the weights of :mod:`textpile.search.weights`) is the same on every
    shard, as in one index;
-3. **search**: the routed shards search with the summed statistics in the time left, in
-   parallel, each returning every reranked candidate rendered, with its features;
-4. **merge**: the candidates of all shards are ranked once, with the features that are
+3. **cut**: the routed shards give their first matching pages and sections, and the
+   scans of one index are cut from them (:mod:`textpile.search.cuts`), at most
+   :data:`KEYS_SHARE` of the time left;
+4. **search**: the routed shards search with the summed statistics and their cut in the
+   time left, in parallel, each returning every reranked candidate rendered, with its
+   features;
+5. **merge**: the candidates of all shards are ranked once, with the features that are
    relative to the other candidates made anew over all of them: ``bm25`` divided by the
    best candidate's of every shard, and in hybrid mode ``semantic`` and ``passage`` (the
    similarity less the best of every shard: :mod:`textpile.search.hybrid`); the semantic
@@ -24,10 +28,10 @@ flagged ``partial`` (with ``missing_shards`` and a note), never an error. When n
 any shard holds every word, the "did you mean" of the shards is searched instead, as a
 single index does (:func:`textpile.search.engine.search`).
 
-Left as one index does it not: each shard's FTS5 ``bm25()`` uses the shard's own
-document counts (FTS5 takes them from its own table), and each shard scans its own
-first :data:`textpile.search.engine.PAGE_SCAN` matches and keeps its own best
-:data:`textpile.search.engine.RERANK_DEPTH` candidates; results deeper than
+Left as one index does it not: the scans of the partial-match levels and of close words
+are each shard's own; with ``site:``/``host:``/``lang:`` filters a page's bm25 is its
+shard's; one index with a first tier (:mod:`textpile.index.tier`) scores a scan that
+ends in it with the tier's statistics, the shards with every page's; results deeper than
 :data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
 """
 
@@ -37,22 +41,27 @@ import concurrent.futures as futures
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textpile.errors import TextpileError
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget
-from textpile.search.engine import PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH
+from textpile.search.cuts import cut_scans
+from textpile.search.engine import (MAX_CANDIDATES, PAGE_SCAN, PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH,
+                                     SECTION_DEPTH, SECTION_SCAN)
 from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
+from textpile.search.plan import language_codes
 from textpile.search.query import parse_query
 from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
 from textpile.search.rerank import SECTION_PAGES
 from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
 from textpile.search.service import check_mode
-from textpile.search.shards import ShardAnswer, holds_site, summed_stats
+from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats
 from textpile.search.weights import CorpusStats
 
 #: The share of the time budget the statistics round may take.
 STATS_SHARE = 0.3
+#: The share of the time left that the round of scan keys may take.
+KEYS_SHARE = 0.3
 #: Seconds a shard's hosts are kept before they are read again (new sites get crawled).
 HOSTS_TTL_S = 60.0
 #: Seconds a served shard may take beyond the time budget it is given (the HTTP round
@@ -172,10 +181,34 @@ class ShardedSearch:
                 parts[i] = job.result()
             elif i in routed:
                 missing.append(self.shards[i].name)
+        languages = summed_stats(list(parts.values())).languages
+        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages)
+                 for i, part in parts.items() if language_codes(part.languages) != language_codes(languages)}
+        if again:  # a shard without some language of the others: its counts of their stems too
+            futures.wait(list(again.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
+            for i, job in again.items():
+                if _answered(job):
+                    parts[i] = job.result()
+                else:
+                    del parts[i]
+                    if i in routed:
+                        missing.append(self.shards[i].name)
         stats = summed_stats(list(parts.values()))
         asked = [i for i in routed if i in parts]
-        jobs = {i: self._pool.submit(self.shards[i].search, query, stats, mode,
-                                     max(1.0, budget.remaining_s() * 1000.0)) for i in asked}
+        # cuts: each shard's part of one index's scans (textpile.search.cuts)
+        scans = (max(PAGE_SCAN, ANSWER_DEPTH + 1), SECTION_SCAN)
+        keys_jobs = {i: self._pool.submit(self.shards[i].keys, query, stats, *scans, budget.remaining_s())
+                     for i in asked}
+        futures.wait(list(keys_jobs.values()), timeout=max(0.0, budget.remaining_s() * KEYS_SHARE))
+        keys = {}
+        for i, job in keys_jobs.items():
+            if _answered(job):
+                keys[i] = job.result()
+            else:
+                missing.append(self.shards[i].name)
+        cuts = cut_scans(keys, *scans, SECTION_DEPTH, min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page)))
+        jobs = {i: self._pool.submit(self.shards[i].search, query, replace(stats, cut=cuts[i]), mode,
+                                     max(1.0, budget.remaining_s() * 1000.0)) for i in keys}
         futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
         answers: dict[int, ShardAnswer] = {}
         for i, job in jobs.items():
@@ -262,9 +295,16 @@ def _as_one_index(candidates: list[_Candidate], depth: int) -> list[_Candidate]:
     full.sort(key=lambda c: -raw(c).get("bm25", 0.0))
     kept = full[:depth]
     if len(full) < PARTIAL_BELOW:
-        kept += [c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0]
-    by_section = sorted((c for c in candidates if "section" in raw(c)), key=lambda c: -raw(c)["section"])
-    kept += by_section[:SECTION_PAGES]
+        kept += _partial_levels([c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0], len(full))
+    # pages found by a section only: those of the shards, and the page candidates one index
+    # would not keep (each shard keeps more), their bm25 left out as one index's
+    chosen = {id(c) for c in kept}
+    by_section = sorted((c for c in candidates if "section" in raw(c) and id(c) not in chosen
+                         and ("level" not in raw(c) or raw(c)["level"] >= 1.0)), key=lambda c: -raw(c)["section"])
+    for c in by_section[:SECTION_PAGES]:
+        if "level" in raw(c):
+            c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k not in ("bm25", "level")})
+        kept.append(c)
     # one index's nearest pages are the best SEMANTIC_CANDIDATES by similarity of all its
     # pages, each of them among its shard's nearest (keyword candidates take their places too)
     similarities = sorted((raw(c)["semantic"] for c in candidates if "semantic" in raw(c)), reverse=True)
@@ -278,6 +318,26 @@ def _as_one_index(candidates: list[_Candidate], depth: int) -> list[_Candidate]:
                 kept.append(c)
     kept += [c for c in candidates if "features" not in c.explained]  # a query without words
     return kept
+
+
+def _partial_levels(partial: list[_Candidate], full: int) -> list[_Candidate]:
+    """The ``partial`` matches one index would find when ``full`` pages of all the shards
+    hold every word (:func:`textpile.search.engine._partial_candidates`): for a long
+    query, the level of the k rarest words with the largest k of any shard; otherwise
+    the levels from the most words held down, until :data:`PARTIAL_BELOW` pages are found
+    (each shard went at least as deep: it stopped with fewer pages)."""
+    def level(c: _Candidate) -> float:
+        return c.explained["raw"]["level"]
+
+    rarest = [level(c) for c in partial if "rarest" in c.explained["raw"]]
+    if rarest:
+        return [c for c in partial if "rarest" not in c.explained["raw"] or level(c) >= max(rarest)]
+    out: list[_Candidate] = []
+    for held in sorted({level(c) for c in partial}, reverse=True):
+        if full + len(out) >= PARTIAL_BELOW:
+            break
+        out += [c for c in partial if level(c) == held]
+    return out
 
 
 def _score(candidates: list[_Candidate], kind: str) -> None:
