@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 
 from search.builder import SHARD_HOSTS as HOSTS, sharded_sites
+from textpile.search.boosts import RankingRule
 from textpile.search.fanout import ShardedSearch
 from textpile.search.global_bm25 import GlobalBm25, counted_phrases, phrase_documents, phrases_of, table_totals
 from textpile.search.rank import DEFAULT_RANKING
@@ -173,16 +174,60 @@ def test_a_late_shard_is_left_out_within_the_budget(corpus):
 
 def test_a_misspelled_word_finds_over_shards_what_it_finds_in_one_index(corpus):
     """No page holds "checkpoinnt": typo tolerance (textpile.search.typos) finds the pages
-    holding "checkpoint" in one index and over the shards alike, with the same note. (Their
-    order differs: the merged rerank does not yet score what a close word matched.)"""
+    holding "checkpoint" in one index and over the shards alike, in the same order with
+    the same scores (scored with every shard's statistics), with the same note. (Beside
+    other words, the pages only a close word finds are each shard's: not yet one index's.)"""
     one, paths = corpus
     with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("checkpoinnt", "checkpointt"):
+            got = router.search(query, mode="keyword", budget_ms=60_000)
+            expected = _one(one, query)
+            assert [r.url for r in got.results] == [r.url for r in expected.results], query
+            assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results], query
+            assert got.total == expected.total and got.message == expected.message, query
         got = router.search("checkpoinnt", mode="keyword", budget_ms=60_000)
     expected = _one(one, "checkpoinnt")
     assert expected.results and expected.results[0].title == "Origin Checkpoint"
-    assert sorted(r.url for r in got.results) == sorted(r.url for r in expected.results)
     assert got.total == expected.total == 11 and not got.corrected and not expected.corrected
     assert got.message == expected.message == "Pages holding close words follow (“checkpoinnt”: checkpoint)."
+
+
+class _UnderRef:
+    """A ranking rule's criterium: the URL's path starts with /ref/."""
+
+    def matches(self, url) -> bool:
+        return url.path.startswith("/ref/")
+
+
+@pytest.mark.parametrize("options", [
+    {"facets": True}, {"sort": "date"}, {"sort": "date", "facets": True}, {"per_site": 1},
+    pytest.param({"rules": (RankingRule(_UnderRef(), 1.5),)}, marks=pytest.mark.xfail(
+        strict=True, reason="known: a boost lifts pages from beyond one index's reranked candidates over shards "
+                            "(\"index table\": the 9th and 10th results differ)")),
+    {"rules": (RankingRule(_UnderRef(), -2.0),), "per_site": 2},
+], ids=["facets", "date", "date-facets", "per-site", "boost", "demote-per-site"])
+def test_issue_32_options_over_shards_as_one_index(corpus, options):
+    """Facets (counts summed over the shards, the lower-bound flag), the date order (undated
+    last, equal dates in relevance order), grouping by site (with its "more from this site"
+    links) and ranking rules give over three shards what one index gives: the same URLs in
+    the same order, scores and facets."""
+    one, paths = corpus
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("vacuum", "index table", "cache page host", "trigger", "schema view", "checkpoinnt"):
+            if query == "cache page host" and options.get("sort") == "date":
+                continue  # test_date_order_of_partial_matches_over_shards
+            for page in (0, 1):
+                expected = _one(one, query, per_page=5, page=page, **options)
+                got = router.search(query, mode="keyword", per_page=5, page=page, budget_ms=60_000, **options)
+                assert [r.url for r in got.results] == [r.url for r in expected.results], (query, page)
+                assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results]
+                assert [r.more_from_site for r in got.results] == [r.more_from_site for r in expected.results]
+                assert got.sort == expected.sort and got.total == expected.total, query
+                if options.get("facets"):
+                    assert got.facets.as_json() == expected.facets.as_json(), query
+                    assert expected.facets.site and expected.facets.year and expected.facets.path
+                else:
+                    assert got.facets is None
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +257,14 @@ def test_vector_modes_merge_as_one_index(embedded, mode):
             assert [r.url for r in got.results] == [r.url for r in expected.results], (mode, query)
             assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
     single.close()
+
+
+@pytest.mark.xfail(strict=True, reason="known: in date order, pages of a partial-match level that one index lists "
+                   "unranked (score 0) are reranked over shards (textpile.search.fanout._partial_levels)")
+def test_date_order_of_partial_matches_over_shards(corpus):
+    one, paths = corpus
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        got = router.search("cache page host", mode="keyword", per_page=5, budget_ms=60_000, sort="date")
+    expected = _one(one, "cache page host", per_page=5, sort="date")
+    assert [r.url for r in got.results] == [r.url for r in expected.results]
+    assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results]

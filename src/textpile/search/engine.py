@@ -605,7 +605,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         if typos and few:
             fsql, fparams = filter_sql(parsed.filters)
             typo = typo_candidates(conn, core, analyzer, codes, ranking.page_columns, depth, max(PAGE_SCAN, depth + 1),
-                                   fsql, fparams, search_tiers(conn), budget, found)
+                                   fsql, fparams, search_tiers(conn), budget, found, stats)
     except BudgetSpent:
         out.timed_out = True
     try:
@@ -621,6 +621,9 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     typo_only: list[Scored] = []  # pages found through close words only: after every other page
     if typo is not None and typo[2]:
         scored = below_exact(scored, typo[2])
+        for s in scored:  # for a merge over shards
+            if s.info.entity_generation_id in typo[2]:
+                s.raw["typo"] = 1.0
         close = "; ".join(f"“{core.requirements[i][0].text}”: {', '.join(w)}" for i, w in typo[1].items())
         notes.append(f"Pages holding close words follow ({close}).")
         if reorder is not None:  # the vector modes rank the others as they would without them
@@ -642,6 +645,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         if facets:
             out.facets = count_facets(facts, out.query, max(found.total, len(scored)) > len(facts)
                                       or found.total_is_lower_bound or out.timed_out)
+            out.page_facts = list(facts.values()) if explain else None
         if out.sort == "date":
             scored = by_date(with_seen(conn, scored, found.seen), facts)
     if per_site and out.sort == "relevance":  # a date order stays in date order

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from textpile.errors import TextpileError
-from textpile.search.facets import Facets
+from textpile.search.facets import Facets, PageFacts
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -113,6 +113,9 @@ class SearchResults:
     missing_shards: list[str] = field(default_factory=list)
     sort: str = "relevance"
     facets: Facets | None = None
+    #: with ``explain`` and facets: the facts of the pages the facets count (a search over
+    #: shards counts every shard's together: :mod:`textpile.search.fanout`)
+    page_facts: list[PageFacts] | None = None
 
     @property
     def partial_matches(self) -> bool:

@@ -41,9 +41,11 @@ from textpile.search.candidates import search_tiers
 from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.cuts import ScanCut, ScanKeys, scan_keys
 from textpile.search.global_bm25 import SECTION_TABLE, phrase_documents, phrases_of, table_totals
-from textpile.search.plan import language_codes, language_pages, plan_query, split_candidates, with_split_forms
+from textpile.search.plan import (fts_phrase, language_codes, language_pages, plan_query, split_candidates,
+                                  with_split_forms)
 from textpile.search.query import Filter, matches_subdomains, parse_query
 from textpile.search.results import ResultSection, SearchResult, SearchResults
+from textpile.search.typos import nearby_words
 from textpile.search.weights import CorpusStats, plan_terms, term_documents
 from textpile.semantic.loaded import SemanticCache
 
@@ -79,6 +81,12 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
         split = with_split_forms(plan, splits, {pair for pairs in splits.values() for pair in pairs})
         expressions.append(split.all_terms)
         terms = plan_terms(split)
+    near = [(i, w) for i, r in enumerate(plan.requirements) if len(r) == 1 and not r[0].phrase
+            for w in nearby_words(conn, r[0].text)]  # the close words of typo tolerance, any shard's
+    if near:
+        extra = {fts_phrase(a) for _, w in near for a in analyzer.query_alternatives(w, codes)}
+        expressions.append(" OR ".join(sorted(extra)))
+        terms = sorted(set(terms) | {t for _, w in near for a in analyzer.query_alternatives(w, codes) for t in a})
     phrases = sorted({p for e in expressions for p in phrases_of(e)})
     rows, tokens = table_totals(conn)
     sections, section_tokens = table_totals(conn, SECTION_TABLE)
@@ -135,10 +143,12 @@ def holds_site(hosts: frozenset[str], filters: list[Filter]) -> bool:
 
 
 def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mode: str | None = None,
-                 semantic=None, budget_ms: float = 1000.0) -> SearchResults:
+                 semantic=None, budget_ms: float = 1000.0, facets: bool = False, sort: str | None = None) -> SearchResults:
     """``query`` searched on the shard ``conn`` with the summed ``stats``: every reranked
     candidate (at most :data:`ANSWER_DEPTH`) rendered, ``explained`` filled (features and
-    raw values), no "did you mean" correction (the fan-out corrects over all shards).
+    raw values), no "did you mean" correction (the fan-out corrects over all shards);
+    with ``facets``, the facts of the pages they count (``page_facts``); with ``sort``
+    ``date``, the pages the scan saw too, newest first.
 
     Raises:
         as :func:`textpile.search.service.search_pages`.
@@ -146,7 +156,7 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
     from textpile.search.service import search_pages
 
     return search_pages(conn, query, mode=mode, semantic=semantic, page=0, per_page=ANSWER_DEPTH,
-                        budget_ms=budget_ms, explain=True, correct=False, stats=stats)
+                        budget_ms=budget_ms, explain=True, correct=False, stats=stats, facets=facets, sort=sort)
 
 
 @dataclass
@@ -165,13 +175,21 @@ class ShardAnswer:
     suggestion: str | None = None
     mode: str = "keyword"
     mode_note: str | None = None
+    #: with facets: ``[host, path, language, date]`` of the pages they count, and whether
+    #: more pages match than these
+    facts: list[list] | None = None
+    facets_lower_bound: bool = False
 
 
 def answer_of(results: SearchResults) -> ShardAnswer:
     """The :class:`ShardAnswer` of a shard's ``results`` (from :func:`shard_search`)."""
+    facts = None
+    if results.page_facts is not None:
+        facts = [[f.host, f.path, f.language, f.date] for f in results.page_facts]
     return ShardAnswer(list(results.results), list(results.explained or []), results.total,
                        results.total_is_lower_bound, results.fallback_any_term, results.timed_out,
-                       list(results.notes), results.suggestion, results.mode, results.mode_note)
+                       list(results.notes), results.suggestion, results.mode, results.mode_note, facts,
+                       results.facets is not None and results.facets.lower_bound)
 
 
 def keys_json(keys: ScanKeys) -> dict:
@@ -209,7 +227,7 @@ def answer_from_json(doc, shard: str) -> ShardAnswer:
             results.append(SearchResult(**item))
         explained = [dict(e) for e in doc["explained"]]
         rest = {k: doc[k] for k in ("total", "total_is_lower_bound", "fallback_any_term", "timed_out", "notes",
-                                    "suggestion", "mode", "mode_note")}
+                                    "suggestion", "mode", "mode_note", "facts", "facets_lower_bound")}
         return ShardAnswer(results, explained, **rest)
     except (KeyError, TypeError, ValueError) as exc:
         raise ShardError(f"{shard}: the answer is no shard answer ({type(exc).__name__}: {exc})") from exc
@@ -265,14 +283,16 @@ class LocalShard:
         with self._connect() as conn:
             return scan_keys(conn, query, stats, page_scan, section_scan)
 
-    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float) -> ShardAnswer:
+    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float, facets: bool = False,
+               sort: str | None = None) -> ShardAnswer:
         from textpile.search.service import check_mode
 
         with self._connect() as conn:
             semantic = None
             if check_mode(mode) != "keyword":
                 semantic = self._semantic().get(conn)
-            return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms))
+            return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms,
+                                          facets=facets, sort=sort))
 
     def close(self) -> None:
         """Close the shard's connections: the idle ones at once, those a late search still
@@ -374,12 +394,16 @@ class RemoteShard:
         except (KeyError, TypeError, ValueError) as exc:
             raise ShardError(f"{self.name}: the answer has no scan keys") from exc
 
-    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float,
-               timeout_s: float | None = None) -> ShardAnswer:
+    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float, facets: bool = False,
+               sort: str | None = None, timeout_s: float | None = None) -> ShardAnswer:
         params = {"op": "search", "search": query, "budget_ms": f"{max(1.0, budget_ms):.0f}",
                   "stats": json.dumps(stats_json(stats), separators=(",", ":"))}
         if mode:
             params["mode"] = mode
+        if facets:
+            params["facets"] = "1"
+        if sort:
+            params["sort"] = sort
         doc = self._get(params, timeout_s if timeout_s is not None else budget_ms / 1000.0 + 1.0)
         return answer_from_json(doc, self.name)
 

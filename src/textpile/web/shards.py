@@ -13,7 +13,7 @@ first summary database (:mod:`textpile.search.shards`): ``op=hosts``, ``op=stats
 (``search=``, ``languages=`` those of every shard), ``op=keys`` (``search=``, ``stats=`` the summed statistics,
 ``page_scan=``, ``section_scan=``: :mod:`textpile.search.cuts`) and ``op=search``
 (``search=``, ``stats=`` the summed statistics and the shard's cut, ``mode=``,
-``budget_ms=``), answered in JSON; 400 naming a bad parameter.
+``budget_ms=``, ``facets=1``, ``sort=date``), answered in JSON; 400 naming a bad parameter.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from textpile.search.fanout import ShardedSearch
 from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
                                     languages_from_json, origin_hosts, query_stats, shard_search, stats_from_json, stats_json)
 from textpile.search.service import ModeError, check_mode
+from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import viewable_target
 from textpile.web.settings import remote_shards, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_targets, refresh_if_swapped
@@ -113,15 +114,17 @@ async def shard_view(datasette, request):
             if not budget_text.isascii() or not budget_text.isdigit():
                 return _bad(f"budget_ms: expected a whole number of milliseconds, got {budget_text!r}")
             budget_ms = min(int(budget_text), limit)
+            facets = request.args.get("facets") == "1"
+            sort = check_sort(request.args.get("sort") or None)
 
             def run():
                 conn = target.search_connection()
                 semantic = target.semantic.get(conn) if check_mode(mode) != "keyword" else None
                 return answer_json(answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic,
-                                                          budget_ms=budget_ms)))
+                                                          budget_ms=budget_ms, facets=facets, sort=sort)))
 
             doc = await asyncio.to_thread(run)
-    except (ShardError, ModeError) as exc:
+    except (ShardError, ModeError, SortError) as exc:
         return _bad(str(exc))
     except (sqlite3.Error, DatabaseError, TextpileError) as exc:
         return Response.json({"ok": False, "error": f"The search index could not be read: {exc}", "status": 503},
