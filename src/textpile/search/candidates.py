@@ -293,13 +293,19 @@ def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[
 
 
 def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], scan: int,
-                    tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None) -> list[tuple[int, float]]:
+                    tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None,
+                    every_shard: Mapping[str, int] | None = None) -> list[tuple[int, float]]:
     """The first ``scan`` sections (up to docid ``last``, in their pages' prior order)
     matching ``match`` as ``(docid, bm25)``, best first (ties by docid), scored by
     ``rescore`` when given (:class:`textpile.search.global_bm25.GlobalBm25` of
-    section_search_index)."""
+    section_search_index) and ``every_shard`` (as :func:`page_candidates`) says one
+    index would score them."""
+    postings = None
+    if every_shard is not None:
+        postings = expression_postings(conn, match, every_shard)
+        rescore = rescore if postings <= SCORE_POSTINGS else None
     scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
-                          tiers.sections, tiers.last_section_docid, tiers.top_sections, last)
+                          tiers.sections, tiers.last_section_docid, tiers.top_sections, last, postings)
     if rescore is not None:
         scanned = rescore(scanned, match)
     scanned.sort(key=lambda r: (-r[1], r[0]))
@@ -309,17 +315,18 @@ def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, 
 def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str, weights: tuple[float, ...],
                        limit: int, scan: int, filter_sql: str = "", filter_params: list | None = None,
                        tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None,
-                       floor: tuple[float, int] | None = None) -> list[SectionHit]:
+                       floor: tuple[float, int] | None = None,
+                       every_shard: Mapping[str, int] | None = None) -> list[SectionHit]:
     """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
     matching ``match`` (over section_search_index, its first tier first as in
     :func:`page_candidates`), best first; only sections of searchable generations (and,
     with filters, of pages passing them). ``analyzer`` analyzes the titles and anchor
-    names of the ``limit`` returned (the rerank's strings). ``last``, ``rescore``: as
-    :func:`scored_sections`; ``floor`` ``(score, section_summary_id)``: only sections
+    names of the ``limit`` returned (the rerank's strings). ``last``, ``rescore``,
+    ``every_shard``: as :func:`scored_sections`; ``floor`` ``(score, section_summary_id)``: only sections
     scoring above ``score``, or equal to it with an id up to the given one (a shard's
     part of the best sections of one index: :mod:`textpile.search.cuts`)."""
     joins = FILTER_JOINS if filter_sql else ""
-    scanned = scored_sections(conn, match, weights, scan, tiers, last, rescore)
+    scanned = scored_sections(conn, match, weights, scan, tiers, last, rescore, every_shard)
     if floor is not None:
         scanned = [r for r in scanned if r[1] >= floor[0]]
     if not filter_sql:

@@ -96,8 +96,9 @@ def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_sca
     expr = core.all_terms
     fsql, fparams = filter_sql(parsed.filters)
     pages = match_docids(conn, expr, page_scan, fsql, fparams)
+    rescore = section_rescorer(conn, stats, DEFAULT_RANKING)
     scanned = scored_sections(conn, expr, DEFAULT_RANKING.section_columns, section_scan, search_tiers(conn),
-                              rescore=section_rescorer(conn, stats, DEFAULT_RANKING))
+                              rescore=rescore, every_shard=stats.terms if rescore is not None else None)
     ids = {row[0]: row[1] for row in section_rows(conn, [d for d, _ in scanned], fsql, fparams,
                                                   FILTER_JOINS if fsql else "")}
     return ScanKeys(pages, sorted(((d, score, ids.get(d, -1)) for d, score in scanned), key=lambda r: r[0]))

@@ -161,7 +161,8 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         found.add_sections(section_candidates(
             conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN, fsql, fparams, tiers=tiers,
             last=cut.last_section if cut is not None else LAST_ROWID, rescore=rescore_sections,
-            floor=cut.section_floor if cut is not None else None), 1.0)
+            floor=cut.section_floor if cut is not None else None,
+            every_shard=stats.terms if rescore_sections is not None else None), 1.0)
     relaxed = plan.relaxed()
     few = len(rows) < PARTIAL_BELOW if cut is None or cut.few is None else cut.few
     if len(relaxed.requirements) > 1 and few:
@@ -201,7 +202,8 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
                                                    tiers=tiers, rescore=rescore, seen=found.seen,
                                                    every_shard=docs if rescore is not None else None)
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
-                                      fsql, fparams, tiers=tiers, rescore=rescore_sections)
+                                      fsql, fparams, tiers=tiers, rescore=rescore_sections,
+                                      every_shard=docs if rescore_sections is not None else None)
         before = len(found.pages)
         if n > 6 and not (every_part and m == n):  # the level of the k rarest words (3.)
             found.rarest.update(eg_id for eg_id, _ in rows if eg_id not in found.pages)

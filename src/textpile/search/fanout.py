@@ -323,13 +323,17 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
     full = [c for c in candidates if raw(c).get("level", 0.0) >= 1.0]
     full.sort(key=lambda c: -raw(c).get("bm25", 0.0))
     kept = full[:depth]
+    lowest = 1.0  # the level of the partial matches one index looked for last
     if len(full) < PARTIAL_BELOW:
-        kept += _partial_levels([c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0], len(full), depth)
+        partial = _partial_levels([c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0], len(full), depth)
+        kept += partial
+        lowest = min((raw(c)["level"] for c in partial), default=lowest)
     # pages found by a section only: those of the shards, and the page candidates one index
     # would not keep (each shard keeps more), their bm25 left out as one index's
     chosen = {id(c) for c in kept}
     by_section = sorted((c for c in candidates if "section" in raw(c) and id(c) not in chosen
-                         and ("level" not in raw(c) or raw(c)["level"] >= 1.0)), key=lambda c: -raw(c)["section"])
+                         and ("level" not in raw(c) or raw(c)["level"] >= 1.0)
+                         and raw(c).get("section_held", 1.0) >= lowest), key=lambda c: -raw(c)["section"])
     for c in by_section[:SECTION_PAGES]:
         if "level" in raw(c):
             c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k not in ("bm25", "level")})
@@ -378,26 +382,28 @@ def _arranged(candidates: list[_Candidate], rules: tuple[RankingRule, ...], sort
 
 def _partial_levels(partial: list[_Candidate], full: int, depth: int) -> list[_Candidate]:
     """The ``partial`` matches one index would find when ``full`` pages of all the shards
-    hold every word (:func:`textpile.search.engine._partial_candidates`), the best
-    ``depth`` of a level by bm25: for a long query, the level of the k rarest words with
+    hold every word (:func:`textpile.search.engine._partial_candidates`), the best of a
+    level by bm25 up to ``depth`` with the pages found before it: for a long query, the level of the k rarest words with
     the largest k of any shard; otherwise the levels from the most words held down, until
     :data:`PARTIAL_BELOW` pages are found (each shard went at least as deep: it stopped
     with fewer pages)."""
     def level(c: _Candidate) -> float:
         return c.explained["raw"]["level"]
 
-    def best(held: float) -> list[_Candidate]:
+    def best(held: float, found: int) -> list[_Candidate]:
+        # a level's best ``depth`` matches hold the pages found before it (they hold more words)
         return sorted((c for c in partial if level(c) == held),
-                      key=lambda c: -c.explained["raw"].get("bm25", 0.0))[:depth]
+                      key=lambda c: -c.explained["raw"].get("bm25", 0.0))[:max(0, depth - found)]
 
     rarest = [level(c) for c in partial if "rarest" in c.explained["raw"]]
     if rarest:
-        return [c for c in partial if "rarest" not in c.explained["raw"]] + best(max(rarest))
-    out: list[_Candidate] = []
+        out = [c for c in partial if "rarest" not in c.explained["raw"]]
+        return out + best(max(rarest), full + len(out))
+    out = []
     for held in sorted({level(c) for c in partial}, reverse=True):
         if full + len(out) >= PARTIAL_BELOW:
             break
-        out += best(held)
+        out += best(held, full + len(out))
     return out
 
 
