@@ -29,12 +29,14 @@ close words of typo tolerance are not cut together.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
 from textpile.index.docids import SECTIONS_PER_PAGE
 from textpile.search.candidates import FILTER_JOINS, LAST_ROWID, match_docids, scored_sections, search_tiers, section_rows
+from textpile.search.budget import Budget
 from textpile.search.engine import PARTIAL_BELOW, search_plan, section_rescorer
+from textpile.search.engine import _partial_levels as partial_levels
 from textpile.search.filters import filter_sql
 from textpile.search.plan import index_languages, language_codes, plan_query
 from textpile.search.query import parse_query
@@ -58,7 +60,8 @@ class ScanCut:
     shard keeping its best ones as candidates (it holds one index's among them). ``few``:
     whether fewer than :data:`~textpile.search.engine.PARTIAL_BELOW` pages of all the
     shards hold every word (then partial matches and close words are looked for; None:
-    as the shard's own count says)."""
+    as the shard's own count says). ``level_last``: per partial-match level, the last
+    docid of its scan (the level of a long query's rarest words is not cut)."""
 
     last_page: int = LAST_ROWID
     last_section: int = LAST_ROWID
@@ -66,16 +69,19 @@ class ScanCut:
     section_floor: tuple[float, int] | None = None
     depth: int | None = None
     few: bool | None = None
+    level_last: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class ScanKeys:
     """A shard's first matches of a query: page docids in prior order, and ``(docid,
     bm25, section_summary_id)`` of sections in prior order (id -1: a section of a page
-    no longer searchable, or failing the query's filters)."""
+    no longer searchable, or failing the query's filters), and per partial-match level
+    (when the shard holds few pages with every word) its first page docids."""
 
     pages: list[int]
     sections: list[tuple[int, float, int]]
+    levels: list[list[int]] = field(default_factory=list)
 
 
 def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_scan: int, section_scan: int) -> ScanKeys:
@@ -101,7 +107,15 @@ def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_sca
                               rescore=rescore, every_shard=stats.terms if rescore is not None else None)
     ids = {row[0]: row[1] for row in section_rows(conn, [d for d, _ in scanned], fsql, fparams,
                                                   FILTER_JOINS if fsql else "")}
-    return ScanKeys(pages, sorted(((d, score, ids.get(d, -1)) for d, score in scanned), key=lambda r: r[0]))
+    levels = []
+    relaxed = core.relaxed()
+    if len(pages) < PARTIAL_BELOW and len(relaxed.requirements) > 1:
+        n, every_part = len(relaxed.requirements), len(relaxed.requirements) > len(core.requirements)
+        for m, level in partial_levels(conn, relaxed, Budget(float("inf")), fsql, fparams, every_part, stats.terms):
+            if n > 6 and not (every_part and m == n):
+                break  # the rarest words: each shard's own k
+            levels.append(match_docids(conn, level, page_scan, fsql, fparams))
+    return ScanKeys(pages, sorted(((d, score, ids.get(d, -1)) for d, score in scanned), key=lambda r: r[0]), levels)
 
 
 def _last_docids(keys: dict[int, list[int]], shift: int, scan: int) -> tuple[dict[int, int], bool]:
@@ -134,4 +148,8 @@ def cut_scans(keys: dict[int, ScanKeys], page_scan: int, section_scan: int, sect
         for shard in keys:  # equal scores: the shards before ``at`` keep all, those after none
             floors[shard] = (-score, LAST_ROWID if shard < at else ssid if shard == at else -1)
     few = sum(len(k.pages) for k in keys.values()) < PARTIAL_BELOW
-    return {s: ScanCut(last_page[s], last_section[s], cut_pages, floors[s], depth, few) for s in keys}
+    levels = max((len(k.levels) for k in keys.values()), default=0)
+    level_last = [_last_docids({s: k.levels[j] if j < len(k.levels) else [] for s, k in keys.items()}, _ID_BITS,
+                               page_scan)[0] for j in range(levels)]
+    return {s: ScanCut(last_page[s], last_section[s], cut_pages, floors[s], depth, few,
+                       tuple(last[s] for last in level_last)) for s in keys}

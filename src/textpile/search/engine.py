@@ -168,13 +168,14 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     if len(relaxed.requirements) > 1 and few:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
                             every_part=len(relaxed.requirements) > len(plan.requirements), rescore=rescore,
-                            rescore_sections=rescore_sections, docs=stats.terms if stats is not None else None)
+                            rescore_sections=rescore_sections, docs=stats.terms if stats is not None else None,
+                            lasts=cut.level_last if cut is not None else ())
     return few
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
                         analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False,
-                        rescore=None, rescore_sections=None, docs=None) -> None:
+                        rescore=None, rescore_sections=None, docs=None, lasts: tuple[int, ...] = ()) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
@@ -190,17 +191,19 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
 
     ``found.total`` becomes the number of matches of the last level that added pages
     (a lower bound when its scan was cut short). ``docs``: ``{term: pages}`` of every
-    shard (a search over shards), the rarity of 3.
+    shard (a search over shards), the rarity of 3.; ``lasts``: per level, the last docid of
+    its scan (a shard's part of one index's scans, :mod:`textpile.search.cuts`).
     """
     n = len(plan.requirements)
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
-    for m, expr in _partial_levels(conn, plan, budget, fsql, fparams, every_part, docs):
+    for level, (m, expr) in enumerate(_partial_levels(conn, plan, budget, fsql, fparams, every_part, docs)):
         held = m / n * (PARTS_HELD if every_part else 1.0)
         found.parts_level = found.parts_level or every_part
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                    tiers=tiers, rescore=rescore, seen=found.seen,
-                                                   every_shard=docs if rescore is not None else None)
+                                                   every_shard=docs if rescore is not None else None,
+                                                   last=lasts[level] if level < len(lasts) else LAST_ROWID)
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
                                       fsql, fparams, tiers=tiers, rescore=rescore_sections,
                                       every_shard=docs if rescore_sections is not None else None)

@@ -333,7 +333,8 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
     chosen = {id(c) for c in kept}
     by_section = sorted((c for c in candidates if "section" in raw(c) and id(c) not in chosen
                          and ("level" not in raw(c) or raw(c)["level"] >= 1.0)
-                         and raw(c).get("section_held", 1.0) >= lowest), key=lambda c: -raw(c)["section"])
+                         and raw(c).get("section_held", 1.0) >= lowest),
+                        key=lambda c: (-raw(c)["section"], c.shard, raw(c).get("section_id", 0)))
     for c in by_section[:SECTION_PAGES]:
         if "level" in raw(c):
             c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k not in ("bm25", "level")})

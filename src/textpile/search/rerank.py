@@ -105,7 +105,8 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
             if eg_id in found.rarest:
                 s.raw["rarest"] = 1.0
         if found.sections.get(eg_id):
-            s.raw["section"] = max(h.score for h in found.sections[eg_id])
+            best = min(found.sections[eg_id], key=lambda h: (-h.score, h.section_id))
+            s.raw["section"], s.raw["section_id"] = best.score, best.section_id
             s.raw["section_held"] = found.section_held.get(eg_id, 1.0)  # the level its sections came from
         s.score = ranking.score(s.features)
         scored.append(s)

@@ -194,7 +194,8 @@ def answer_of(results: SearchResults) -> ShardAnswer:
 
 def keys_json(keys: ScanKeys) -> dict:
     """The JSON document of ``keys`` (the shard endpoint's answer to ``op=keys``)."""
-    return {"pages": list(keys.pages), "sections": [list(s) for s in keys.sections]}
+    return {"pages": list(keys.pages), "sections": [list(s) for s in keys.sections],
+            "levels": [list(level) for level in keys.levels]}
 
 
 def keys_from_json(doc) -> ScanKeys:
@@ -204,7 +205,8 @@ def keys_from_json(doc) -> ScanKeys:
         KeyError, TypeError, ValueError: ``doc`` is not one.
     """
     return ScanKeys([int(d) for d in doc["pages"]], [(int(d), float(score), int(ssid))
-                                                     for d, score, ssid in doc["sections"]])
+                                                     for d, score, ssid in doc["sections"]],
+                    [[int(d) for d in level] for level in doc["levels"]])
 
 
 def answer_json(answer: ShardAnswer) -> dict:
@@ -438,7 +440,8 @@ def _stats_of(doc: dict) -> CorpusStats:
         cut = ScanCut(int(cut["last_page"]), int(cut["last_section"]), bool(cut["cut_pages"]),
                       None if floor is None else (float(floor[0]), int(floor[1])),
                       None if cut["depth"] is None else min(MAX_CANDIDATES, int(cut["depth"])),
-                      None if cut["few"] is None else bool(cut["few"]))
+                      None if cut["few"] is None else bool(cut["few"]),
+                      tuple(int(d) for d in cut["level_last"]))
     return CorpusStats(int(doc["pages"]), {str(t): int(n) for t, n in doc["terms"].items()}, int(doc["tokens"]),
                        {str(p): int(n) for p, n in doc["phrases"].items()}, int(doc["sections"]),
                        int(doc["section_tokens"]), {str(p): int(n) for p, n in doc["section_phrases"].items()},
