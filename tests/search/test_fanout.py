@@ -254,3 +254,30 @@ def test_vector_modes_merge_as_one_index(embedded, mode):
             assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
     single.close()
 
+
+
+def test_scans_are_cut_in_one_index_prior_order():
+    """cut_scans merges the shards' first matches by prior key (a docid's bits above the
+    generation id), then shard, then docid, and cuts where one index's scan ends; the best
+    sections keep their floor (score, then section id) per shard."""
+    from textpile.search.cuts import LAST_ROWID, ScanKeys, cut_scans
+
+    def page(key: int, eg_id: int) -> int:
+        return (key << 28) | eg_id
+
+    def section(key: int, eg_id: int, position: int) -> int:
+        return page(key, eg_id) * (1 << 15) + position
+
+    keys = {0: ScanKeys([page(1, 5), page(2, 9), page(3, 1)], [(section(1, 5, 0), 3.0, 50), (section(2, 9, 1), 2.0, 51)]),
+            1: ScanKeys([page(2, 4), page(2, 7)], [(section(2, 4, 0), 2.0, 7), (section(3, 3, 0), 9.0, 8)]),
+            2: ScanKeys([page(0, 8)], [])}
+    cuts = cut_scans(keys, 4, 3, 2, depth=30)
+    # one index: (0,2,8) (1,0,5) (2,0,9) (2,1,4) | (2,1,7) (3,0,1): shard 1 up to page(2, 4)
+    assert [cuts[s].last_page for s in (0, 1, 2)] == [page(2, 9), page(2, 4), page(0, 8)]
+    assert all(c.cut_pages and c.few and c.depth == 30 for c in cuts.values())  # 6 pages hold every word: few
+    # sections: (1,0) (2,0) (2,1) kept, (3,1) cut; best 2 of 3.0, 2.0 (shard 0, id 51), 2.0 (shard 1, id 7)
+    assert [cuts[s].last_section for s in (0, 1)] == [section(2, 9, 1), section(2, 4, 0)]
+    assert cuts[0].section_floor == (2.0, 51) and cuts[1].section_floor == (2.0, -1)
+    # fewer matches than one index scans: nothing is cut
+    whole = cut_scans(keys, 10, 10, 10)
+    assert all(c.last_page == c.last_section == LAST_ROWID and not c.cut_pages and c.few for c in whole.values())
