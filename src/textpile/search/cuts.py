@@ -22,8 +22,10 @@ other pages than one index of all the shards, so a search over shards
    docid in the cut, its sections from the floor of the best ones, and the page scan
    counted as cut short (a lower-bound total) when the one over every shard was.
 
-The partial-match levels (few pages hold every word, so each shard scans few) and the
-close words of typo tolerance are not cut together.
+When fewer than :data:`~textpile.search.engine.PARTIAL_BELOW` pages of all the shards
+hold every word, the page scans of the partial-match levels are cut the same way (not
+their section scans, nor the level of a long query's rarest words, whose count of words
+each shard finds on its own).
 """
 
 from __future__ import annotations
