@@ -62,8 +62,10 @@ class ScanCut:
     shard keeping its best ones as candidates (it holds one index's among them). ``few``:
     whether fewer than :data:`~textpile.search.engine.PARTIAL_BELOW` pages of all the
     shards hold every word (then partial matches and close words are looked for; None:
-    as the shard's own count says). ``level_last``: per partial-match level, the last
-    docid of its scan (the level of a long query's rarest words is not cut)."""
+    as the shard's own count says). ``level_last``, ``level_section_last``,
+    ``level_section_floor``: per partial-match level, the last docid of its page and
+    section scans and the floor of its best sections (the level of a long query's rarest
+    words is not cut)."""
 
     last_page: int = LAST_ROWID
     last_section: int = LAST_ROWID
@@ -72,6 +74,8 @@ class ScanCut:
     depth: int | None = None
     few: bool | None = None
     level_last: tuple[int, ...] = ()
+    level_section_last: tuple[int, ...] = ()
+    level_section_floor: tuple[tuple[float, int] | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,12 @@ class ScanKeys:
     """A shard's first matches of a query: page docids in prior order, and ``(docid,
     bm25, section_summary_id)`` of sections in prior order (id -1: a section of a page
     no longer searchable, or failing the query's filters), and per partial-match level
-    (when the shard holds few pages with every word) its first page docids."""
+    (when the shard holds few pages with every word) its first pages and sections."""
 
     pages: list[int]
     sections: list[tuple[int, float, int]]
     levels: list[list[int]] = field(default_factory=list)
+    level_sections: list[list[tuple[int, float, int]]] = field(default_factory=list)
 
 
 def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_scan: int, section_scan: int) -> ScanKeys:
@@ -104,12 +109,8 @@ def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_sca
     expr = core.all_terms
     fsql, fparams = filter_sql(parsed.filters)
     pages = match_docids(conn, expr, page_scan, fsql, fparams)
-    rescore = section_rescorer(conn, stats, DEFAULT_RANKING)
-    scanned = scored_sections(conn, expr, DEFAULT_RANKING.section_columns, section_scan, search_tiers(conn),
-                              rescore=rescore, every_shard=stats.terms if rescore is not None else None)
-    ids = {row[0]: row[1] for row in section_rows(conn, [d for d, _ in scanned], fsql, fparams,
-                                                  FILTER_JOINS if fsql else "")}
-    levels = []
+    sections = _section_keys(conn, expr, stats, section_scan, fsql, fparams)
+    levels, level_sections = [], []
     relaxed = core.relaxed()
     if len(pages) < PARTIAL_BELOW and len(relaxed.requirements) > 1:
         n, every_part = len(relaxed.requirements), len(relaxed.requirements) > len(core.requirements)
@@ -117,7 +118,20 @@ def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_sca
             if n > 6 and not (every_part and m == n):
                 break  # the rarest words: each shard's own k
             levels.append(match_docids(conn, level, page_scan, fsql, fparams))
-    return ScanKeys(pages, sorted(((d, score, ids.get(d, -1)) for d, score in scanned), key=lambda r: r[0]), levels)
+            level_sections.append(_section_keys(conn, level, stats, section_scan, fsql, fparams))
+    return ScanKeys(pages, sections, levels, level_sections)
+
+
+def _section_keys(conn: sqlite3.Connection, expr: str, stats: CorpusStats, scan: int, fsql: str,
+                  fparams: list) -> list[tuple[int, float, int]]:
+    """``(docid, bm25 over every shard, section_summary_id)`` of the first ``scan``
+    sections matching ``expr`` in prior order (id -1: not searchable, or failing the filters)."""
+    rescore = section_rescorer(conn, stats, DEFAULT_RANKING)
+    scanned = scored_sections(conn, expr, DEFAULT_RANKING.section_columns, scan, search_tiers(conn),
+                              rescore=rescore, every_shard=stats.terms if rescore is not None else None)
+    ids = {row[0]: row[1] for row in section_rows(conn, [d for d, _ in scanned], fsql, fparams,
+                                                  FILTER_JOINS if fsql else "")}
+    return sorted(((d, score, ids.get(d, -1)) for d, score in scanned), key=lambda r: r[0])
 
 
 def _last_docids(keys: dict[int, list[int]], shift: int, scan: int) -> tuple[dict[int, int], bool]:
@@ -140,18 +154,30 @@ def cut_scans(keys: dict[int, ScanKeys], page_scan: int, section_scan: int, sect
     ``depth`` page candidates, from the shards' :func:`scan_keys` ``keys`` (module
     docstring)."""
     last_page, cut_pages = _last_docids({s: k.pages for s, k in keys.items()}, _ID_BITS, page_scan)
-    last_section, _ = _last_docids({s: [d for d, _, _ in k.sections] for s, k in keys.items()},
-                                   _SECTION_ID_BITS, section_scan)
-    kept = sorted((-score, shard, ssid) for shard, k in keys.items() for d, score, ssid in k.sections
-                  if ssid >= 0 and d <= last_section[shard])
-    floors: dict[int, tuple[float, int] | None] = dict.fromkeys(keys)
-    if len(kept) > section_depth:
-        score, at, ssid = kept[section_depth - 1]
-        for shard in keys:  # equal scores: the shards before ``at`` keep all, those after none
-            floors[shard] = (-score, LAST_ROWID if shard < at else ssid if shard == at else -1)
+    last_section, floors = _section_cut({s: k.sections for s, k in keys.items()}, section_scan, section_depth)
     few = sum(len(k.pages) for k in keys.values()) < PARTIAL_BELOW
     levels = max((len(k.levels) for k in keys.values()), default=0)
     level_last = [_last_docids({s: k.levels[j] if j < len(k.levels) else [] for s, k in keys.items()}, _ID_BITS,
                                page_scan)[0] for j in range(levels)]
+    level_sections = [_section_cut({s: k.level_sections[j] if j < len(k.level_sections) else []
+                                    for s, k in keys.items()}, section_scan, section_depth // 2)
+                      for j in range(levels)]
     return {s: ScanCut(last_page[s], last_section[s], cut_pages, floors[s], depth, few,
-                       tuple(last[s] for last in level_last)) for s in keys}
+                       tuple(last[s] for last in level_last), tuple(cut[0][s] for cut in level_sections),
+                       tuple(cut[1][s] for cut in level_sections)) for s in keys}
+
+
+def _section_cut(keys: dict[int, list[tuple[int, float, int]]], scan: int,
+                 depth: int) -> tuple[dict[int, int], dict[int, tuple[float, int] | None]]:
+    """{shard: last section docid} of one index's section scan of ``scan`` matches and
+    {shard: floor of one index's best ``depth`` of them} (None: no floor), from each
+    shard's first sections ``keys``: ``(docid, bm25, section_summary_id)``."""
+    last, _ = _last_docids({s: [d for d, _, _ in rows] for s, rows in keys.items()}, _SECTION_ID_BITS, scan)
+    kept = sorted((-score, shard, ssid) for shard, rows in keys.items() for d, score, ssid in rows
+                  if ssid >= 0 and d <= last[shard])
+    floors: dict[int, tuple[float, int] | None] = dict.fromkeys(keys)
+    if len(kept) > depth:
+        score, at, ssid = kept[depth - 1]
+        for shard in keys:  # equal scores: the shards before ``at`` keep all, those after none
+            floors[shard] = (-score, LAST_ROWID if shard < at else ssid if shard == at else -1)
+    return last, floors

@@ -169,13 +169,13 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
                             every_part=len(relaxed.requirements) > len(plan.requirements), rescore=rescore,
                             rescore_sections=rescore_sections, docs=stats.terms if stats is not None else None,
-                            lasts=cut.level_last if cut is not None else ())
+                            cut=cut)
     return few
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
                         analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False,
-                        rescore=None, rescore_sections=None, docs=None, lasts: tuple[int, ...] = ()) -> None:
+                        rescore=None, rescore_sections=None, docs=None, cut=None) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
@@ -191,8 +191,8 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
 
     ``found.total`` becomes the number of matches of the last level that added pages
     (a lower bound when its scan was cut short). ``docs``: ``{term: pages}`` of every
-    shard (a search over shards), the rarity of 3.; ``lasts``: per level, the last docid of
-    its scan (a shard's part of one index's scans, :mod:`textpile.search.cuts`).
+    shard (a search over shards), the rarity of 3.; ``cut``: the shard's part of one index's
+    scans of each level (:class:`textpile.search.cuts.ScanCut`).
     """
     n = len(plan.requirements)
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
@@ -203,10 +203,12 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                    tiers=tiers, rescore=rescore, seen=found.seen,
                                                    every_shard=docs if rescore is not None else None,
-                                                   last=lasts[level] if level < len(lasts) else LAST_ROWID)
+                                                   last=_level_cut(cut, "level_last", level, LAST_ROWID))
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
                                       fsql, fparams, tiers=tiers, rescore=rescore_sections,
-                                      every_shard=docs if rescore_sections is not None else None)
+                                      every_shard=docs if rescore_sections is not None else None,
+                                      last=_level_cut(cut, "level_section_last", level, LAST_ROWID),
+                                      floor=_level_cut(cut, "level_section_floor", level, None))
         before = len(found.pages)
         if n > 6 and not (every_part and m == n):  # the level of the k rarest words (3.)
             found.rarest.update(eg_id for eg_id, _ in rows if eg_id not in found.pages)
@@ -218,6 +220,13 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
             found.total, found.total_is_lower_bound = seen, not complete
         if len(found.pages) >= PARTIAL_BELOW:
             return
+
+
+def _level_cut(cut, name: str, level: int, default):
+    """The ``level``-th value of the :class:`~textpile.search.cuts.ScanCut` field ``name``,
+    ``default`` without a cut or that level."""
+    values = getattr(cut, name, ()) if cut is not None else ()
+    return values[level] if level < len(values) else default
 
 
 def _partial_levels(conn, plan: QueryPlan, budget: Budget, fsql: str, fparams: list, every_part: bool, docs=None):

@@ -195,7 +195,8 @@ def answer_of(results: SearchResults) -> ShardAnswer:
 def keys_json(keys: ScanKeys) -> dict:
     """The JSON document of ``keys`` (the shard endpoint's answer to ``op=keys``)."""
     return {"pages": list(keys.pages), "sections": [list(s) for s in keys.sections],
-            "levels": [list(level) for level in keys.levels]}
+            "levels": [list(level) for level in keys.levels],
+            "level_sections": [[list(row) for row in level] for level in keys.level_sections]}
 
 
 def keys_from_json(doc) -> ScanKeys:
@@ -206,7 +207,8 @@ def keys_from_json(doc) -> ScanKeys:
     """
     return ScanKeys([int(d) for d in doc["pages"]], [(int(d), float(score), int(ssid))
                                                      for d, score, ssid in doc["sections"]],
-                    [[int(d) for d in level] for level in doc["levels"]])
+                    [[int(d) for d in level] for level in doc["levels"]],
+                    [[(int(d), float(score), int(ssid)) for d, score, ssid in level] for level in doc["level_sections"]])
 
 
 def answer_json(answer: ShardAnswer) -> dict:
@@ -441,7 +443,8 @@ def _stats_of(doc: dict) -> CorpusStats:
                       None if floor is None else (float(floor[0]), int(floor[1])),
                       None if cut["depth"] is None else min(MAX_CANDIDATES, int(cut["depth"])),
                       None if cut["few"] is None else bool(cut["few"]),
-                      tuple(int(d) for d in cut["level_last"]))
+                      tuple(int(d) for d in cut["level_last"]), tuple(int(d) for d in cut["level_section_last"]),
+                      tuple(None if f is None else (float(f[0]), int(f[1])) for f in cut["level_section_floor"]))
     return CorpusStats(int(doc["pages"]), {str(t): int(n) for t, n in doc["terms"].items()}, int(doc["tokens"]),
                        {str(p): int(n) for p, n in doc["phrases"].items()}, int(doc["sections"]),
                        int(doc["section_tokens"]), {str(p): int(n) for p, n in doc["section_phrases"].items()},
