@@ -212,6 +212,7 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
         before = len(found.pages)
         if n > 6 and not (every_part and m == n):  # the level of the k rarest words (3.)
             found.rarest.update(eg_id for eg_id, _ in rows if eg_id not in found.pages)
+        found.level_rows.append(rows)
         found.add_pages(rows, held)
         found.add_sections(hits, held)
         if len(found.pages) > before:

@@ -329,17 +329,23 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
     kept = full[:depth]
     lowest = 1.0  # the level of the partial matches one index looked for last
     if len(full) < PARTIAL_BELOW:
-        partial = _partial_levels([c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0], len(full), depth)
+        partial = _partial_levels(candidates, len(full), depth)
         kept += partial
         lowest = min((raw(c)["level"] for c in partial), default=lowest)
     # pages found by a section only: those of the shards, and the page candidates one index
-    # would not keep (each shard keeps more), their bm25 left out as one index's
+    # would not keep (each shard keeps more), their bm25 left out as one index's; each
+    # level's sections bring SECTION_PAGES new pages at most
     chosen = {id(c) for c in kept}
     by_section = sorted((c for c in candidates if "section" in raw(c) and id(c) not in chosen
                          and ("level" not in raw(c) or raw(c)["level"] >= 1.0)
                          and raw(c).get("section_held", 1.0) >= lowest),
                         key=lambda c: (-raw(c)["section"], c.shard, raw(c).get("section_id", 0)))
-    for c in by_section[:SECTION_PAGES]:
+    per_level: dict[float, int] = {}
+    for c in by_section:
+        held = raw(c).get("section_held", 1.0)
+        if per_level.get(held, 0) >= SECTION_PAGES:
+            continue
+        per_level[held] = per_level.get(held, 0) + 1
         if "level" in raw(c):
             c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k not in ("bm25", "level")})
         kept.append(c)
@@ -385,31 +391,35 @@ def _arranged(candidates: list[_Candidate], rules: tuple[RankingRule, ...], sort
     return candidates, set()
 
 
-def _partial_levels(partial: list[_Candidate], full: int, depth: int) -> list[_Candidate]:
-    """The ``partial`` matches one index would find when ``full`` pages of all the shards
-    hold every word (:func:`textpile.search.engine._partial_candidates`), the best of a
-    level by bm25 up to ``depth`` with the pages found before it: for a long query, the level of the k rarest words with
-    the largest k of any shard; otherwise the levels from the most words held down, until
+def _partial_levels(candidates: list[_Candidate], full: int, depth: int) -> list[_Candidate]:
+    """The partial matches among ``candidates`` one index would find when ``full`` pages
+    of all the shards hold every word (:func:`textpile.search.engine._partial_candidates`):
+    level by level, the best ``depth`` pages of the level by its bm25 (raw ``level_<j>``:
+    pages found before it among them) that no level before found, until
     :data:`PARTIAL_BELOW` pages are found (each shard went at least as deep: it stopped
-    with fewer pages)."""
-    def level(c: _Candidate) -> float:
-        return c.explained["raw"]["level"]
+    with fewer pages); a long query's one level of the k rarest words: that of the
+    largest k of any shard. The pages found through close words (no level's) stay."""
+    def raw(c: _Candidate) -> dict:
+        return c.explained.get("raw", {})
 
-    def best(held: float, found: int) -> list[_Candidate]:
-        # a level's best ``depth`` matches hold the pages found before it (they hold more words)
-        return sorted((c for c in partial if level(c) == held),
-                      key=lambda c: -c.explained["raw"].get("bm25", 0.0))[:max(0, depth - found)]
-
-    rarest = [level(c) for c in partial if "rarest" in c.explained["raw"]]
-    if rarest:
-        out = [c for c in partial if "rarest" not in c.explained["raw"]]
-        return out + best(max(rarest), full + len(out))
-    out = []
-    for held in sorted({level(c) for c in partial}, reverse=True):
+    partial = [c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0]
+    rarest = [raw(c)["level"] for c in partial if "rarest" in raw(c)]
+    out: list[_Candidate] = []
+    chosen: set[int] = set()
+    levels = 1 + max((int(k[6:]) for c in candidates for k in raw(c) if k.startswith("level_")), default=-1)
+    for j in range(levels):  # a level may have found nothing
         if full + len(out) >= PARTIAL_BELOW:
             break
-        out += best(held, full + len(out))
-    return out
+        key = f"level_{j}"
+        at = [c for c in candidates if key in raw(c)]
+        at.sort(key=lambda c: (-raw(c)[key], c.shard, c.order))
+        for c in at[:depth]:
+            new = c in partial and id(c) not in chosen and not any(f"level_{i}" in raw(c) for i in range(j))
+            if new and ("rarest" not in raw(c) or raw(c)["level"] >= max(rarest)):
+                chosen.add(id(c))
+                out.append(c)
+    # and the pages close words found (typo tolerance: no partial level's)
+    return out + [c for c in partial if not any(k.startswith("level_") for k in raw(c))]
 
 
 def _score(candidates: list[_Candidate], kind: str) -> None:

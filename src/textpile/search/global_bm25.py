@@ -30,6 +30,8 @@ K1 = 1.2
 B = 0.75
 #: FTS5's IDF of a phrase at least half of the rows hold.
 MIN_IDF = 1e-6
+#: Significant digits a score over shards is rounded to.
+DIGITS = 12
 _PHRASE = re.compile(r'"(?:[^"]|"")*"')
 #: The search index table a shard's pages are scored in.
 TABLE = "search_index"
@@ -220,5 +222,7 @@ class GlobalBm25:
         out = []
         for docid, _ in scanned:
             counted = counted_phrases(expression, lambda p: docid in scores[p])
-            out.append((docid, sum(scores[phrases[i]][docid] for i in counted)))
+            # rounded: the same row scored on two shards differs in its last bits (another path
+            # to the same value), which would break one index's ties between equal rows
+            out.append((docid, float(f"{sum(scores[phrases[i]][docid] for i in counted):.{DIGITS}g}")))
         return out

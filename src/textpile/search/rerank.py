@@ -44,6 +44,7 @@ class Found:
     parts_level: bool = False  # the partial levels counted the parts of the query's identifiers
     seen: list[int] | None = None  # every match the scans saw, when facets or the date order need them
     rarest: set[int] = field(default_factory=set)  # pages found holding a long query's k rarest words
+    level_rows: list[list[tuple[int, float]]] = field(default_factory=list)  # each partial level's best pages
 
     def add_pages(self, rows: list[tuple[int, float]], held: float) -> None:
         for eg_id, score in rows:
@@ -104,6 +105,8 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
             s.raw["level"] = found.pages[eg_id][1]
             if eg_id in found.rarest:
                 s.raw["rarest"] = 1.0
+        for j, rows in enumerate(found.level_rows):  # among the best pages of partial level j, by its bm25
+            s.raw.update((f"level_{j}", score) for i, score in rows if i == eg_id)
         if found.sections.get(eg_id):
             best = min(found.sections[eg_id], key=lambda h: (-h.score, h.section_id))
             s.raw["section"], s.raw["section_id"] = best.score, best.section_id
