@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
 from textpile.index.docids import SECTIONS_PER_PAGE
-from textpile.search.candidates import FILTER_JOINS, LAST_ROWID, match_docids, scored_sections, search_tiers, section_rows
+from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, match_docids, scored_sections, search_tiers,
+                                        section_rows)
 from textpile.search.budget import Budget
 from textpile.search.engine import PARTIAL_BELOW, search_plan, section_rescorer
 from textpile.search.engine import _partial_levels as partial_levels

@@ -50,7 +50,8 @@ from textpile.search.filters import PAGE_DATE_SQL, filter_sql, missing_language_
 from textpile.search.global_bm25 import SECTION_TABLE, GlobalBm25
 from textpile.search.grouping import group_by_site, site_of
 from textpile.index.schema import require_search_index
-from textpile.search.plan import Item, QueryPlan, index_languages, language_codes, plan_query, split_candidates, with_split_forms
+from textpile.search.plan import (Item, QueryPlan, index_languages, language_codes, plan_query, split_candidates,
+                                  with_split_forms)
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.rerank import Found, Rescorer, known_pairs, rerank
