@@ -196,7 +196,9 @@ def sharded_sites(base: Path) -> tuple[Path, list[Path]]:
     """Write 60 pages of three sites (:data:`SHARD_HOSTS`, 20 each) into one index
     (``base/one.db``) and, split by site, into three shards (``base/shard0.db`` ..
     ``shard2.db``); return their paths. Texts of 20 to 120 words drawn with
-    site-specific word frequencies (a word rare on one site is common on another)."""
+    site-specific word frequencies (a word rare on one site is common on another); a
+    page of three under ``/ref/``, the others under ``/doc/``; three pages of four dated
+    (some on the same day), the fourth undated."""
     rnd = random.Random(28)
     one = SummaryBuilder(base / "one.db")
     shards = [SummaryBuilder(base / f"shard{i}.db") for i in range(len(SHARD_HOSTS))]
@@ -205,8 +207,11 @@ def sharded_sites(base: Path) -> tuple[Path, list[Path]]:
         for n in range(20):
             words = rnd.choices(_SHARD_WORDS, weights, k=rnd.randint(20, 120))
             title = " ".join(rnd.sample(_SHARD_WORDS, 2)).title()
+            folder = "ref" if n % 3 == 0 else "doc"  # two folders a site (the path facet)
+            updated = None if n % 4 == 0 else 1_500_000_000 + (n * 7 + h * 3) % 11 * 200 * 86_400  # equal dates too
             for b in (one, shards[h]):
-                b.add_page(f"https://{host}/doc/{n}.html", title=title, text=" ".join(words) + ".", lang="en")
+                b.add_page(f"https://{host}/{folder}/{n}.html", title=title, text=" ".join(words) + ".", lang="en",
+                           time_updated=updated)
     for b in (one, *shards):
         b.build_fts()
         b.close()

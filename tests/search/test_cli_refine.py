@@ -94,15 +94,32 @@ def test_ranking_rules_file(db, tmp_path, capsys):
     (["--results-per-site", "-1", "x"], "argument --results-per-site: expected a whole number >= 0, got '-1'"),
     (["--results-per-site", "101", "x"], "argument --results-per-site: expected a whole number from 0 to 100, got '101'"),
     (["--facets", "x", "--facets"], "argument --facets: given twice"),
-    (["-s", "a.db", "-s", "b.db", "--facets", "x"],
-     "argument --facets: searches one summary database; the search over shards does not take it yet "
-     "(give one -s and no --shard)"),
-    (["--shard", "http://127.0.0.1:9/", "--sort", "date", "x"],
-     "argument --sort: searches one summary database; the search over shards does not take it yet "
-     "(give one -s and no --shard)"),
+    (["-s", "a.db", "-s", "b.db", "--like", "x"],
+     "argument --like: ranks pages like one page of one summary database; give one -s and no --shard"),
 ])
 def test_bad_options_are_usage_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["search", *argv])
     assert exc.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == f"textpile search: error: {message}"
+
+
+def test_the_options_over_shards_print_what_one_index_prints(tmp_path, capsys):
+    """--facets, --sort, --results-per-site and --ranking-rules over three shards (-s more
+    than once): the same JSON answer as the one index of the same pages."""
+    from search.builder import sharded_sites
+
+    one, shards = sharded_sites(tmp_path)
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[ranking_rules]]\nif.url.path.has_prefix = "/ref/"\nboost = 1.5\n')
+    options = ["--mode", "keyword", "--format", "json", "--per-page", "5", "--time-limit-ms", "60000"]
+    for refine in (["--facets", "--sort", "date"], ["--results-per-site", "1", "--ranking-rules", str(rules)]):
+        assert main(["search", "-s", str(one), *options, *refine, "index", "table"]) == 0
+        expected = json.loads(capsys.readouterr().out)
+        argv = [a for p in shards for a in ("-s", str(p))]
+        assert main(["search", *argv, *options, *refine, "index", "table"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert [r["url"] for r in got["list"]] == [r["url"] for r in expected["list"]] and got["list"], refine
+        assert (got["sort"], got["results_per_site"], got["facets"]) == (
+            expected["sort"], expected["results_per_site"], expected["facets"])
+        assert got["partial"] is False

@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 
 from search.builder import SHARD_HOSTS as HOSTS, sharded_sites
+from textpile.search.boosts import RankingRule
 from textpile.search.fanout import ShardedSearch
 from textpile.search.global_bm25 import GlobalBm25, counted_phrases, phrase_documents, phrases_of, table_totals
 from textpile.search.rank import DEFAULT_RANKING
@@ -173,16 +174,57 @@ def test_a_late_shard_is_left_out_within_the_budget(corpus):
 
 def test_a_misspelled_word_finds_over_shards_what_it_finds_in_one_index(corpus):
     """No page holds "checkpoinnt": typo tolerance (textpile.search.typos) finds the pages
-    holding "checkpoint" in one index and over the shards alike, with the same note. (Their
-    order differs: the merged rerank does not yet score what a close word matched.)"""
+    holding "checkpoint" in one index and over the shards alike, in the same order with
+    the same scores (scored with every shard's statistics), with the same note. (Beside
+    other words, the pages only a close word finds are each shard's: not yet one index's.)"""
     one, paths = corpus
     with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("checkpoinnt", "checkpointt"):
+            got = router.search(query, mode="keyword", budget_ms=60_000)
+            expected = _one(one, query)
+            assert [r.url for r in got.results] == [r.url for r in expected.results], query
+            assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results], query
+            assert got.total == expected.total and got.message == expected.message, query
         got = router.search("checkpoinnt", mode="keyword", budget_ms=60_000)
     expected = _one(one, "checkpoinnt")
     assert expected.results and expected.results[0].title == "Origin Checkpoint"
-    assert sorted(r.url for r in got.results) == sorted(r.url for r in expected.results)
     assert got.total == expected.total == 11 and not got.corrected and not expected.corrected
     assert got.message == expected.message == "Pages holding close words follow (“checkpoinnt”: checkpoint)."
+
+
+class _UnderRef:
+    """A ranking rule's criterium: the URL's path starts with /ref/."""
+
+    def matches(self, url) -> bool:
+        return url.path.startswith("/ref/")
+
+
+@pytest.mark.parametrize("options", [
+    {"facets": True}, {"sort": "date"}, {"sort": "date", "facets": True}, {"per_site": 1},
+    {"rules": (RankingRule(_UnderRef(), 1.5),)},
+    {"rules": (RankingRule(_UnderRef(), -2.0),), "per_site": 2},
+], ids=["facets", "date", "date-facets", "per-site", "boost", "demote-per-site"])
+def test_issue_32_options_over_shards_as_one_index(corpus, options):
+    """Facets (counts summed over the shards, the lower-bound flag), the date order (undated
+    last, equal dates in relevance order), grouping by site (with its "more from this site"
+    links) and ranking rules give over three shards what one index gives: the same URLs in
+    the same order, scores and facets."""
+    one, paths = corpus
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("vacuum", "index table", "cache page host", "trigger", "schema view", "checkpoinnt"):
+            for page in (0, 1):
+                expected = _one(one, query, per_page=5, page=page, **options)
+                got = router.search(query, mode="keyword", per_page=5, page=page, budget_ms=60_000, **options)
+                assert [r.url for r in got.results] == [r.url for r in expected.results], (query, page)
+                assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results]
+                assert [r.more_from_site for r in got.results] == [r.more_from_site for r in expected.results]
+                assert got.sort == expected.sort and got.total == expected.total, query
+                assert got.results_per_site == expected.results_per_site, query
+                if options.get("facets"):
+                    assert got.facets.as_json() == expected.facets.as_json(), query
+                    assert expected.facets.site and expected.facets.year and expected.facets.path
+                else:
+                    assert got.facets is None
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +254,31 @@ def test_vector_modes_merge_as_one_index(embedded, mode):
             assert [r.url for r in got.results] == [r.url for r in expected.results], (mode, query)
             assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
     single.close()
+
+
+
+def test_scans_are_cut_in_one_index_prior_order():
+    """cut_scans merges the shards' first matches by prior key (a docid's bits above the
+    generation id), then shard, then docid, and cuts where one index's scan ends; the best
+    sections keep their floor (score, then section id) per shard."""
+    from textpile.search.cuts import LAST_ROWID, ScanKeys, cut_scans
+
+    def page(key: int, eg_id: int) -> int:
+        return (key << 28) | eg_id
+
+    def section(key: int, eg_id: int, position: int) -> int:
+        return page(key, eg_id) * (1 << 15) + position
+
+    keys = {0: ScanKeys([page(1, 5), page(2, 9), page(3, 1)], [(section(1, 5, 0), 3.0, 50), (section(2, 9, 1), 2.0, 51)]),
+            1: ScanKeys([page(2, 4), page(2, 7)], [(section(2, 4, 0), 2.0, 7), (section(3, 3, 0), 9.0, 8)]),
+            2: ScanKeys([page(0, 8)], [])}
+    cuts = cut_scans(keys, 4, 3, 2, depth=30)
+    # one index: (0,2,8) (1,0,5) (2,0,9) (2,1,4) | (2,1,7) (3,0,1): shard 1 up to page(2, 4)
+    assert [cuts[s].last_page for s in (0, 1, 2)] == [page(2, 9), page(2, 4), page(0, 8)]
+    assert all(c.cut_pages and c.few and c.depth == 30 for c in cuts.values())  # 6 pages hold every word: few
+    # sections: (1,0) (2,0) (2,1) kept, (3,1) cut; best 2 of 3.0, 2.0 (shard 0, id 51), 2.0 (shard 1, id 7)
+    assert [cuts[s].last_section for s in (0, 1)] == [section(2, 9, 1), section(2, 4, 0)]
+    assert cuts[0].section_floor == (2.0, 51) and cuts[1].section_floor == (2.0, -1)
+    # fewer matches than one index scans: nothing is cut
+    whole = cut_scans(keys, 10, 10, 10)
+    assert all(c.last_page == c.last_section == LAST_ROWID and not c.cut_pages and c.few for c in whole.values())

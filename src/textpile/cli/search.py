@@ -191,8 +191,6 @@ _SEARCH_OPTIONS = {
 }
 _LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like",
                      "--sort", "--results-per-site", "--ranking-rules")
-#: What one summary database's search does and the search over shards does not yet.
-_NOT_OVER_SHARDS = ("--sort", "--facets", "--results-per-site", "--ranking-rules")
 
 
 def parse_search_argv(tokens: list[str]) -> SearchArgs:
@@ -213,8 +211,7 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     Raises:
         ConfigError: an option is given twice, lacks its value or has a bad value, or
         no query is left (unless help or ``--like`` was asked for), ``--like`` comes
-        with a query or a mode, or an option of one database's search
-        (:data:`_NOT_OVER_SHARDS`) comes with shards. The message names the option.
+        with a query or a mode or with shards. The message names the option.
     """
     out = SearchArgs()
     seen: set[str] = set()
@@ -263,11 +260,6 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
         raise ConfigError("argument --like: ranks pages like one page; give it no QUERY and no --mode")
     if out.like is not None and out.sharded:
         raise ConfigError("argument --like: ranks pages like one page of one summary database; give one -s and no --shard")
-    given = [o for o, on in zip(_NOT_OVER_SHARDS, (out.sort is not None, out.facets, out.results_per_site,
-                                                    out.ranking_rules is not None)) if on]
-    if given and out.sharded:
-        raise ConfigError(f"argument {given[0]}: searches one summary database; the search over shards does not "
-                          "take it yet (give one -s and no --shard)")
     if not query and not out.help and out.like is None:
         raise ConfigError("the following arguments are required: QUERY")
     return out
@@ -594,7 +586,21 @@ def _search_shards(opts: SearchArgs):
     shards += [RemoteShard(url) for url in opts.shards]
     with ShardedSearch(shards) as router:
         return router.search(opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
-                             budget_ms=opts.time_limit_ms)
+                             budget_ms=opts.time_limit_ms, sort=opts.sort, facets=opts.facets,
+                             per_site=opts.results_per_site, rules=_rules(opts))
+
+
+def _rules(opts: SearchArgs) -> tuple:
+    """The compiled ``--ranking-rules`` of ``opts`` (none without it).
+
+    Raises:
+        ConfigError: the file cannot be read or holds a bad rule (named).
+    """
+    if opts.ranking_rules is None:
+        return ()
+    from textpile.web.settings import compile_ranking_rules
+
+    return compile_ranking_rules(read_ranking_rules(opts.ranking_rules))
 
 
 def _search_one(opts: SearchArgs):
@@ -613,11 +619,7 @@ def _search_one(opts: SearchArgs):
     if not opts.summary_dbs and not Path(opts.summary_db).exists():
         raise DatabaseError(f"{opts.summary_db}: no such summary database (the default, in the current "
                             f"folder {Path.cwd()}); give the summary database with -s/--summary-db FILE")
-    rules = ()
-    if opts.ranking_rules is not None:
-        from textpile.web.settings import compile_ranking_rules
-
-        rules = compile_ranking_rules(read_ranking_rules(opts.ranking_rules))
+    rules = _rules(opts)
     check_summary_db(opts.summary_db)
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:

@@ -40,12 +40,18 @@ def apply_rules(ranking: list[Scored], rules: tuple[RankingRule, ...]) -> list[S
     if not rules:
         return ranking
     for s in ranking:
-        try:
-            url = parse_url(s.info.url)
-        except UrlError:
-            continue
-        boost = sum(rule.boost for rule in rules if rule.criterium.matches(url))
+        boost = rules_boost(s.info.url, rules)
         if boost:
             s.features[FEATURE] = boost
             s.score += boost
     return sorted(ranking, key=lambda s: -s.score)
+
+
+def rules_boost(url: str, rules: tuple[RankingRule, ...]) -> float:
+    """The sum of the boosts of the ``rules`` that ``url`` matches (0 for a URL that does
+    not parse)."""
+    try:
+        parsed = parse_url(url)
+    except UrlError:
+        return 0.0
+    return sum(rule.boost for rule in rules if rule.criterium.matches(parsed))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from textpile.index.analysis import Analyzer
@@ -22,7 +23,8 @@ from textpile.index.pages import section_terms
 from textpile.store.searchable import SEARCHABLE
 
 _SEARCHABLE = SEARCHABLE.format(eg="eg")
-_FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_id = u.origin_id "
+#: The joins the SQL of a query's filters (:func:`textpile.search.filters.filter_sql`) needs.
+FILTER_JOINS = ("JOIN url u ON u.url_id = eg.url_id JOIN origin o ON o.origin_id = u.origin_id "
                  "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id ")
 
 
@@ -86,14 +88,16 @@ def search_tiers(conn: sqlite3.Connection) -> Tiers:
     return Tiers(*row)
 
 
-def expression_postings(conn: sqlite3.Connection, expression: str) -> int:
+def expression_postings(conn: sqlite3.Connection, expression: str, every_shard: Mapping[str, int] | None = None) -> int:
     """About how many document-list entries FTS5's bm25 reads to score ``expression``
     (an FTS5 expression of quoted strings, as :mod:`textpile.search.plan` writes them):
-    the pages holding each term of each of its strings (``search_term.docs``), summed
-    over every string written in it."""
+    the pages holding each term of each of its strings (``search_term.docs``, or
+    ``every_shard``'s ``{term: pages}`` over shards), summed over every string written in it."""
     terms = [t for m in _FTS_STRING.finditer(expression) for t in m.group(1).replace('""', '"').split()]
     if not terms:
         return 0
+    if every_shard is not None:
+        return sum(every_shard.get(t, 0) for t in terms)
     distinct = sorted(set(terms))
     docs: dict[str, int] = {}
     for start in range(0, len(distinct), 500):
@@ -103,16 +107,20 @@ def expression_postings(conn: sqlite3.Connection, expression: str) -> int:
     return sum(docs.get(t, 0) for t in terms)
 
 
+#: The largest rowid: a scan without a last docid reads to the end.
+LAST_ROWID = (1 << 63) - 1
+
+
 def _scored_scan(conn: sqlite3.Connection, table: str, match: str, score_match: str | None,
-                 weights: tuple[float, ...], scan: int, after: int = 0) -> list[tuple[int, float]]:
+                 weights: tuple[float, ...], scan: int, after: int = 0, last: int = LAST_ROWID) -> list[tuple[int, float]]:
     """The first ``scan`` rows of ``table`` (search_index or its first tier) matching
-    ``match`` with rowid above ``after``, in rowid order, each with its bm25 score (of
-    ``score_match`` when given: see :func:`page_candidates`)."""
+    ``match`` with rowid above ``after`` and up to ``last``, in rowid order, each with its
+    bm25 score (of ``score_match`` when given: see :func:`page_candidates`)."""
     if score_match is None:
         return conn.execute(
             f"SELECT rowid, -bm25({table}, {_weights(weights)}) FROM {table} "
-            f"WHERE {table} MATCH ? AND rowid > ? LIMIT ?", [match, after, scan]).fetchall()
-    found = _unscored_scan(conn, table, match, scan, after)
+            f"WHERE {table} MATCH ? AND rowid > ? AND rowid <= ? LIMIT ?", [match, after, last, scan]).fetchall()
+    found = _unscored_scan(conn, table, match, scan, after, last)
     if not found:
         return []
     scores = dict(conn.execute(
@@ -122,16 +130,18 @@ def _scored_scan(conn: sqlite3.Connection, table: str, match: str, score_match: 
 
 
 def _unscored_scan(conn: sqlite3.Connection, table: str, match: str, scan: int,
-                   after: int = 0) -> list[tuple[int, float]]:
-    """The first ``scan`` rows of ``table`` matching ``match`` with rowid above ``after``,
-    in rowid (prior) order, each with score 0."""
+                   after: int = 0, last: int = LAST_ROWID) -> list[tuple[int, float]]:
+    """The first ``scan`` rows of ``table`` matching ``match`` with rowid above ``after``
+    and up to ``last``, in rowid (prior) order, each with score 0."""
     return [(docid, 0.0) for docid, in conn.execute(
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid > ? LIMIT ?", [match, after, scan])]
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid > ? AND rowid <= ? LIMIT ?",
+        [match, after, last, scan])]
 
 
 def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, score_match: str | None,
-                weights: tuple[float, ...], scan: int, whole: int, top: int, top_rows: int) -> list[tuple[int, float]]:
-    """The first ``scan`` matches of ``match`` in prior order, with their bm25 scores,
+                weights: tuple[float, ...], scan: int, whole: int, top: int, top_rows: int,
+                last: int = LAST_ROWID, postings: int | None = None) -> list[tuple[int, float]]:
+    """The first ``scan`` matches of ``match`` in prior order (up to docid ``last``), with their bm25 scores,
     from ``tables`` (the whole index and its first tier) of ``whole`` rows, the
     ``top_rows`` with a docid up to ``top`` (0: none) being in the first tier.
 
@@ -142,25 +152,28 @@ def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, s
     (:func:`expression_postings`, in proportion to the rows of the table scanned); else
     its matches come unscored, in prior order: those of the first tier keep their
     scores, those after it follow with score 0."""
-    postings = expression_postings(conn, score_match or match)
+    if postings is None:  # given: over every shard
+        postings = expression_postings(conn, score_match or match)
     scanned: list[tuple[int, float]] = []
     full_table, top_table = tables
     if top:
         if postings * top_rows / max(whole, 1) <= SCORE_POSTINGS:
-            scanned = _scored_scan(conn, top_table, match, score_match, weights, scan)
+            scanned = _scored_scan(conn, top_table, match, score_match, weights, scan, last=last)
         else:
-            scanned = _unscored_scan(conn, top_table, match, scan)
-        if len(scanned) >= scan:
+            scanned = _unscored_scan(conn, top_table, match, scan, last=last)
+        if len(scanned) >= scan or last <= top:
             return scanned
     if postings <= SCORE_POSTINGS:
-        return _scored_scan(conn, full_table, match, score_match, weights, scan)
-    return scanned + _unscored_scan(conn, full_table, match, scan - len(scanned), after=top)
+        return _scored_scan(conn, full_table, match, score_match, weights, scan, last=last)
+    return scanned + _unscored_scan(conn, full_table, match, scan - len(scanned), after=top, last=last)
 
 
 def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], limit: int, scan: int,
                     filter_sql: str = "", filter_params: list | None = None,
                     score_match: str | None = None, tiers: Tiers = NO_TIERS,
-                    rescore=None, seen: list[int] | None = None) -> tuple[list[tuple[int, float]], int, bool]:
+                    rescore=None, seen: list[int] | None = None,
+                    last: int = LAST_ROWID,
+                    every_shard: Mapping[str, int] | None = None) -> tuple[list[tuple[int, float]], int, bool]:
     """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
     (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
     first, how many matches the scan saw (stale rows found among the best not counted),
@@ -180,19 +193,27 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     it gives them the scores to rank by (a shard's pages scored with every shard's
     statistics: :class:`textpile.search.global_bm25.GlobalBm25`). ``seen``, when
     given, is extended with the entity generation ids of every searchable match the
-    scan saw (facets and the date order count them: :mod:`textpile.search.facets`)."""
+    scan saw (facets and the date order count them: :mod:`textpile.search.facets`).
+    ``last``: the last docid scanned (a shard's part of one index's scan over shards:
+    :mod:`textpile.search.cuts`); ``every_shard``: ``{term: pages}`` of every shard,
+    which decide, as in one index of them, whether the scan is scored (then by
+    ``rescore``) or not (:func:`tiered_scan`)."""
     if filter_sql:  # the filters decide which rows count: join them into the scan
         sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
                "JOIN search_page sp ON sp.docid = si.rowid "
-               f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {_FILTER_JOINS}"
-               f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
-        rows = conn.execute(sql, [match, *(filter_params or []), scan]).fetchall()
+               f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {FILTER_JOINS}"
+               f"WHERE search_index MATCH ? AND si.rowid <= ? AND {_SEARCHABLE}{filter_sql} LIMIT ?")
+        rows = conn.execute(sql, [match, last, *(filter_params or []), scan]).fetchall()
         if seen is not None:
             seen.extend(r[0] for r in rows)
         rows.sort(key=lambda r: (-r[1], r[0]))
         return rows[:limit], len(rows), len(rows) < scan
+    postings = None
+    if every_shard is not None:
+        postings = expression_postings(conn, score_match or match, every_shard)
+        rescore = rescore if postings <= SCORE_POSTINGS else None
     scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
-                          tiers.pages, tiers.last_docid, tiers.top_pages)
+                          tiers.pages, tiers.last_docid, tiers.top_pages, last, postings)
     complete = len(scanned) < scan
     if rescore is not None:
         scanned = rescore(scanned, score_match or match)
@@ -204,6 +225,20 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     ids = _searchable_pages(conn, [docid for docid, _ in best])
     rows = [(ids[docid], score) for docid, score in best if docid in ids]
     return rows[:limit], len(scanned) - (len(best) - len(rows)), complete  # stale rows seen are not counted
+
+
+def match_docids(conn: sqlite3.Connection, match: str, scan: int, filter_sql: str = "",
+                 filter_params: list | None = None) -> list[int]:
+    """The docids of the first ``scan`` pages matching ``match`` in prior order, as
+    :func:`page_candidates` scans them: index rows, or with filters the searchable
+    generations passing them."""
+    if not filter_sql:
+        return [docid for docid, in conn.execute(
+            "SELECT rowid FROM search_index WHERE search_index MATCH ? LIMIT ?", [match, scan])]
+    return [docid for docid, in conn.execute(
+        "SELECT si.rowid FROM search_index si JOIN search_page sp ON sp.docid = si.rowid "
+        f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {FILTER_JOINS}"
+        f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?", [match, *(filter_params or []), scan])]
 
 
 def _searchable_pages(conn: sqlite3.Connection, docids: list[int]) -> dict[int, int]:
@@ -227,7 +262,7 @@ def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str 
         return conn.execute(sql, [match, cap]).fetchone()[0]
     sql = (f"SELECT count(*) FROM (SELECT si.rowid FROM search_index si "
            "JOIN search_page sp ON sp.docid = si.rowid "
-           f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {_FILTER_JOINS}"
+           f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {FILTER_JOINS}"
            f"WHERE search_index MATCH ? AND {_SEARCHABLE}{filter_sql} LIMIT ?)")
     return conn.execute(sql, [match, *(filter_params or []), cap]).fetchone()[0]
 
@@ -257,24 +292,62 @@ def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[
     return out
 
 
+def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], scan: int,
+                    tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None,
+                    every_shard: Mapping[str, int] | None = None) -> list[tuple[int, float]]:
+    """The first ``scan`` sections (up to docid ``last``, in their pages' prior order)
+    matching ``match`` as ``(docid, bm25)``, best first (ties by docid), scored by
+    ``rescore`` when given (:class:`textpile.search.global_bm25.GlobalBm25` of
+    section_search_index) and ``every_shard`` (as :func:`page_candidates`) says one
+    index would score them."""
+    postings = None
+    if every_shard is not None:
+        postings = expression_postings(conn, match, every_shard)
+        rescore = rescore if postings <= SCORE_POSTINGS else None
+    scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
+                          tiers.sections, tiers.last_section_docid, tiers.top_sections, last, postings)
+    if rescore is not None:
+        scanned = rescore(scanned, match)
+    scanned.sort(key=lambda r: (-r[1], r[0]))
+    return scanned
+
+
 def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str, weights: tuple[float, ...],
                        limit: int, scan: int, filter_sql: str = "", filter_params: list | None = None,
-                       tiers: Tiers = NO_TIERS) -> list[SectionHit]:
+                       tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None,
+                       floor: tuple[float, int] | None = None,
+                       every_shard: Mapping[str, int] | None = None) -> list[SectionHit]:
     """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
     matching ``match`` (over section_search_index, its first tier first as in
     :func:`page_candidates`), best first; only sections of searchable generations (and,
     with filters, of pages passing them). ``analyzer`` analyzes the titles and anchor
-    names of the ``limit`` returned (the rerank's strings)."""
-    joins = _FILTER_JOINS if filter_sql else ""
-    scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
-                          tiers.sections, tiers.last_section_docid, tiers.top_sections)
-    scanned.sort(key=lambda r: (-r[1], r[0]))
+    names of the ``limit`` returned (the rerank's strings). ``last``, ``rescore``,
+    ``every_shard``: as :func:`scored_sections`; ``floor`` ``(score, section_summary_id)``: only sections
+    scoring above ``score``, or equal to it with an id up to the given one (a shard's
+    part of the best sections of one index: :mod:`textpile.search.cuts`)."""
+    joins = FILTER_JOINS if filter_sql else ""
+    scanned = scored_sections(conn, match, weights, scan, tiers, last, rescore, every_shard)
+    if floor is not None:
+        scanned = [r for r in scanned if r[1] >= floor[0]]
     if not filter_sql:
         scanned = scanned[:limit + 10]  # a few spare for stale rows
     scores = dict(scanned)
+    found = section_rows(conn, [docid for docid, _ in scanned], filter_sql, filter_params, joins)
+    if floor is not None:
+        found = [r for r in found if scores[r[0]] > floor[0] or r[1] <= floor[1]]
+    found.sort(key=lambda r: (-scores[r[0]], r[1]))
+    return [SectionHit(*row[1:8], scores[row[0]], *section_terms(analyzer, row[4], row[3], row[8]))
+            for row in found[:limit]]
+
+
+def section_rows(conn: sqlite3.Connection, docids: list[int], filter_sql: str = "", filter_params: list | None = None,
+                 joins: str = "") -> list[tuple]:
+    """``(docid, section_summary_id, entity_generation_id, anchor, title, level,
+    start_offset, end_offset, page language)`` of the sections ``docids`` of searchable
+    generations (passing ``filter_sql`` with ``joins``)."""
     found: list[tuple] = []
-    for start in range(0, len(scanned), 500):
-        chunk = [docid for docid, _ in scanned[start:start + 500]]
+    for start in range(0, len(docids), 500):
+        chunk = docids[start:start + 500]
         marks = ", ".join("?" * len(chunk))
         found.extend(conn.execute(
             "SELECT t.docid, t.section_summary_id, s.entity_generation_id, s.anchor, s.title, s.level, "
@@ -283,9 +356,7 @@ def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str,
             f"JOIN entity_generation eg ON eg.entity_generation_id = s.entity_generation_id {joins}"
             "LEFT JOIN search_page sp ON sp.entity_generation_id = s.entity_generation_id "
             f"WHERE t.docid IN ({marks}) AND {_SEARCHABLE}{filter_sql}", [*chunk, *(filter_params or [])]))
-    found.sort(key=lambda r: (-scores[r[0]], r[1]))
-    return [SectionHit(*row[1:8], scores[row[0]], *section_terms(analyzer, row[4], row[3], row[8]))
-            for row in found[:limit]]
+    return found
 
 
 @dataclass(frozen=True)

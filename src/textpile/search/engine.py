@@ -41,16 +41,17 @@ from collections.abc import Callable
 
 from textpile.index.analysis import Analyzer
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget, BudgetSpent
-from textpile.search.candidates import (PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
+from textpile.search.candidates import (LAST_ROWID, PageInfo, SectionHit, Tiers, count_pages, page_candidates, page_infos,
                                        search_tiers, section_candidates)
 from textpile.search.boosts import RankingRule, apply_rules
 from textpile.search.facets import count_facets, page_facts, refine
 from textpile.search.features import Scored
 from textpile.search.filters import PAGE_DATE_SQL, filter_sql, missing_language_note
-from textpile.search.global_bm25 import GlobalBm25
+from textpile.search.global_bm25 import SECTION_TABLE, GlobalBm25
 from textpile.search.grouping import group_by_site, site_of
 from textpile.index.schema import require_search_index
-from textpile.search.plan import Item, QueryPlan, index_languages, plan_query, split_candidates, with_split_forms
+from textpile.search.plan import (Item, QueryPlan, index_languages, language_codes, plan_query, split_candidates,
+                                  with_split_forms)
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.rerank import Found, Rescorer, known_pairs, rerank
@@ -123,9 +124,10 @@ def _common_terms(conn: sqlite3.Connection, plan: QueryPlan) -> set[str]:
 
 
 def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, ranking: Ranking,
-                depth: int, budget: Budget, found: Found, analyzer: Analyzer, stats: CorpusStats | None = None) -> int:
-    """Fill ``found`` (stage one) and return how many pages hold every word (at most
-    ``depth``); stops early when the budget is spent (BudgetSpent).
+                depth: int, budget: Budget, found: Found, analyzer: Analyzer, stats: CorpusStats | None = None) -> bool:
+    """Fill ``found`` (stage one) and return whether few pages hold every word (fewer
+    than :data:`PARTIAL_BELOW`; over shards, in all of them: ``stats.cut.few``); stops
+    early when the budget is spent (BudgetSpent).
     ``analyzer`` analyzes the found sections' titles for the rerank.
 
     ``found.total`` is the number of matches the page scan saw: exact when it saw every
@@ -136,6 +138,8 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     rescore = None
     if stats is not None and not fsql:
         rescore = GlobalBm25(conn, stats.pages, stats.tokens, stats.phrases, ranking.page_columns)
+    rescore_sections = section_rescorer(conn, stats, ranking)
+    cut = stats.cut if stats is not None else None
     expr = plan.all_terms
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     with budget.guard():
@@ -147,23 +151,32 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         else:
             score_expr = plan.scoring_terms(_common_terms(conn, plan))
         rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
-                                               score_match=score_expr, tiers=tiers, rescore=rescore, seen=found.seen)
+                                               score_match=score_expr, tiers=tiers, rescore=rescore, seen=found.seen,
+                                               last=cut.last_page if cut is not None else LAST_ROWID,
+                                               every_shard=stats.terms if rescore is not None else None)
+    complete = complete and not (cut is not None and cut.cut_pages)  # the scan over every shard was cut
     found.add_pages(rows, 1.0)
     found.total, found.total_is_lower_bound = seen, not complete
     found.all_terms_complete = complete and len(rows) < depth
     with budget.guard():
-        found.add_sections(section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH,
-                                              SECTION_SCAN, fsql, fparams, tiers=tiers), 1.0)
+        found.add_sections(section_candidates(
+            conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN, fsql, fparams, tiers=tiers,
+            last=cut.last_section if cut is not None else LAST_ROWID, rescore=rescore_sections,
+            floor=cut.section_floor if cut is not None else None,
+            every_shard=stats.terms if rescore_sections is not None else None), 1.0)
     relaxed = plan.relaxed()
-    if len(relaxed.requirements) > 1 and len(rows) < PARTIAL_BELOW:
+    few = len(rows) < PARTIAL_BELOW if cut is None or cut.few is None else cut.few
+    if len(relaxed.requirements) > 1 and few:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
-                            every_part=len(relaxed.requirements) > len(plan.requirements), rescore=rescore)
-    return len(rows)
+                            every_part=len(relaxed.requirements) > len(plan.requirements), rescore=rescore,
+                            rescore_sections=rescore_sections, docs=stats.terms if stats is not None else None,
+                            cut=cut)
+    return few
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
                         analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False,
-                        rescore=None) -> None:
+                        rescore=None, rescore_sections=None, docs=None, cut=None) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
@@ -178,19 +191,29 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
        2 log2(n) capped counts).
 
     ``found.total`` becomes the number of matches of the last level that added pages
-    (a lower bound when its scan was cut short).
+    (a lower bound when its scan was cut short). ``docs``: ``{term: pages}`` of every
+    shard (a search over shards), the rarity of 3.; ``cut``: the shard's part of one index's
+    scans of each level (:class:`textpile.search.cuts.ScanCut`).
     """
     n = len(plan.requirements)
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
-    for m, expr in _partial_levels(conn, plan, budget, fsql, fparams, every_part):
+    for level, (m, expr) in enumerate(_partial_levels(conn, plan, budget, fsql, fparams, every_part, docs)):
         held = m / n * (PARTS_HELD if every_part else 1.0)
         found.parts_level = found.parts_level or every_part
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
-                                                   tiers=tiers, rescore=rescore, seen=found.seen)
+                                                   tiers=tiers, rescore=rescore, seen=found.seen,
+                                                   every_shard=docs if rescore is not None else None,
+                                                   last=_level_cut(cut, "level_last", level, LAST_ROWID))
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
-                                      fsql, fparams, tiers=tiers)
+                                      fsql, fparams, tiers=tiers, rescore=rescore_sections,
+                                      every_shard=docs if rescore_sections is not None else None,
+                                      last=_level_cut(cut, "level_section_last", level, LAST_ROWID),
+                                      floor=_level_cut(cut, "level_section_floor", level, None))
         before = len(found.pages)
+        if n > 6 and not (every_part and m == n):  # the level of the k rarest words (3.)
+            found.rarest.update(eg_id for eg_id, _ in rows if eg_id not in found.pages)
+        found.level_rows.append(rows)
         found.add_pages(rows, held)
         found.add_sections(hits, held)
         if len(found.pages) > before:
@@ -201,7 +224,14 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
             return
 
 
-def _partial_levels(conn, plan: QueryPlan, budget: Budget, fsql: str, fparams: list, every_part: bool):
+def _level_cut(cut, name: str, level: int, default):
+    """The ``level``-th value of the :class:`~textpile.search.cuts.ScanCut` field ``name``,
+    ``default`` without a cut or that level."""
+    values = getattr(cut, name, ()) if cut is not None else ()
+    return values[level] if level < len(values) else default
+
+
+def _partial_levels(conn, plan: QueryPlan, budget: Budget, fsql: str, fparams: list, every_part: bool, docs=None):
     """Yield ``(words held, FTS5 expression)`` of the levels of :func:`_partial_candidates`."""
     n = len(plan.requirements)
     if every_part:
@@ -211,7 +241,7 @@ def _partial_levels(conn, plan: QueryPlan, budget: Budget, fsql: str, fparams: l
             yield m, " OR ".join("(" + plan.subset(list(c)) + ")" for c in itertools.combinations(range(n), m))
         return
     with budget.guard():
-        frequencies = document_frequencies(conn, plan)
+        frequencies = document_frequencies(conn, plan, docs)
     # rarest first; words no page holds cannot help
     rarity = sorted((i for i in range(n) if frequencies[i] > 0), key=lambda i: (frequencies[i], i))[:n - 1]
     if rarity:
@@ -502,7 +532,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     budget = Budget(budget_ms)
     require_search_index(conn)
     analyzer = Analyzer()
-    codes = index_languages(conn)
+    codes = language_codes(stats.languages) if stats is not None and stats.languages else index_languages(conn)
     plan = with_synonyms(plan_query(parsed, analyzer, codes), synonyms, analyzer, codes)
     notes.extend(plan.messages)
     with budget.installed(conn):
@@ -541,6 +571,36 @@ def _finish(out: SearchResults, notes: list[str], page: int) -> SearchResults:
     return out
 
 
+def search_plan(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None],
+                stats: CorpusStats | None = None) -> tuple[QueryPlan, QueryPlan, list[float]]:
+    """``(plan, core, weights)`` of a ranked search of ``plan``: the plan with the split
+    forms of its words that the index holds (``backend`` finds back-end; over shards, the
+    terms any shard holds: ``stats.terms``), its core (the requirements a page must hold:
+    :func:`textpile.search.weights.core_plan`) and each requirement's weight (its rarity
+    in this index, or in ``stats``).
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
+    if stats is None:
+        weights = requirement_weights(plan, document_frequencies(conn, plan), search_tiers(conn).pages)
+    else:
+        weights = requirement_weights(plan, document_frequencies(conn, plan, stats.terms), stats.pages)
+    splits = split_candidates(analyzer, plan, codes)
+    if splits:  # backend finds back-end
+        plan = with_split_forms(plan, splits, known_pairs(conn, splits, stats.terms if stats is not None else None))
+    return plan, core_plan(plan), weights
+
+
+def section_rescorer(conn: sqlite3.Connection, stats: CorpusStats | None, ranking: Ranking) -> GlobalBm25 | None:
+    """The section index's bm25 with every shard's statistics (``stats``: a search over
+    shards), None for one index."""
+    if stats is None or not stats.sections:
+        return None
+    return GlobalBm25(conn, stats.sections, stats.section_tokens, stats.section_phrases, ranking.section_columns,
+                      SECTION_TABLE)
+
+
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
                    explain: bool = False, reorder: Reorder | None = None, stats: CorpusStats | None = None,
@@ -548,25 +608,20 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
                    rules: tuple[RankingRule, ...] = ()) -> None:
     found = Found(seen=[] if facets or out.sort == "date" else None)
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
+    if stats is not None and stats.cut is not None and stats.cut.depth is not None:
+        depth = stats.cut.depth  # a shard reranks as deep as one index of every shard
     scored: list[Scored] = []
     typo = None
     weights = [1.0 / len(plan.requirements)] * len(plan.requirements)
     core = core_plan(plan)  # stop words are not required (textpile.search.weights)
     try:
         with budget.guard():
-            if stats is None:
-                weights = requirement_weights(plan, document_frequencies(conn, plan), search_tiers(conn).pages)
-            else:
-                weights = requirement_weights(plan, document_frequencies(conn, plan, stats.terms), stats.pages)
-            splits = split_candidates(analyzer, plan, codes)
-            if splits:  # backend finds back-end
-                plan = with_split_forms(plan, splits, known_pairs(conn, splits))
-                core = core_plan(plan)
-        exact = _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer, stats)
-        if typos and exact < PARTIAL_BELOW:
+            plan, core, weights = search_plan(conn, plan, analyzer, codes, stats)
+        few = _candidates(conn, core, parsed, ranking, depth, budget, found, analyzer, stats)
+        if typos and few:
             fsql, fparams = filter_sql(parsed.filters)
             typo = typo_candidates(conn, core, analyzer, codes, ranking.page_columns, depth, max(PAGE_SCAN, depth + 1),
-                                   fsql, fparams, search_tiers(conn), budget, found)
+                                   fsql, fparams, search_tiers(conn), budget, found, stats)
     except BudgetSpent:
         out.timed_out = True
     try:
@@ -582,6 +637,9 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     typo_only: list[Scored] = []  # pages found through close words only: after every other page
     if typo is not None and typo[2]:
         scored = below_exact(scored, typo[2])
+        for s in scored:  # for a merge over shards
+            if s.info.entity_generation_id in typo[2]:
+                s.raw["typo"] = 1.0
         close = "; ".join(f"“{core.requirements[i][0].text}”: {', '.join(w)}" for i, w in typo[1].items())
         notes.append(f"Pages holding close words follow ({close}).")
         if reorder is not None:  # the vector modes rank the others as they would without them
@@ -603,6 +661,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         if facets:
             out.facets = count_facets(facts, out.query, max(found.total, len(scored)) > len(facts)
                                       or found.total_is_lower_bound or out.timed_out)
+            out.page_facts = list(facts.values()) if explain else None
         if out.sort == "date":
             scored = by_date(with_seen(conn, scored, found.seen), facts)
     if per_site and out.sort == "relevance":  # a date order stays in date order

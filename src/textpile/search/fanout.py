@@ -10,9 +10,13 @@ budget (:mod:`textpile.search.budget`):
    query's terms, at most :data:`STATS_SHARE` of the budget; they are summed, so that a
    word's rarity (the weights of :mod:`textpile.search.weights`) is the same on every
    shard, as in one index;
-3. **search**: the routed shards search with the summed statistics in the time left, in
-   parallel, each returning every reranked candidate rendered, with its features;
-4. **merge**: the candidates of all shards are ranked once, with the features that are
+3. **cut**: the routed shards give their first matching pages and sections, and the
+   scans of one index are cut from them (:mod:`textpile.search.cuts`), at most
+   :data:`KEYS_SHARE` of the time left;
+4. **search**: the routed shards search with the summed statistics and their cut in the
+   time left, in parallel, each returning every reranked candidate rendered, with its
+   features;
+5. **merge**: the candidates of all shards are ranked once, with the features that are
    relative to the other candidates made anew over all of them: ``bm25`` divided by the
    best candidate's of every shard, and in hybrid mode ``semantic`` and ``passage`` (the
    similarity less the best of every shard: :mod:`textpile.search.hybrid`); the semantic
@@ -24,10 +28,13 @@ flagged ``partial`` (with ``missing_shards`` and a note), never an error. When n
 any shard holds every word, the "did you mean" of the shards is searched instead, as a
 single index does (:func:`textpile.search.engine.search`).
 
-Left as one index does it not: each shard's FTS5 ``bm25()`` uses the shard's own
-document counts (FTS5 takes them from its own table), and each shard scans its own
-first :data:`textpile.search.engine.PAGE_SCAN` matches and keeps its own best
-:data:`textpile.search.engine.RERANK_DEPTH` candidates; results deeper than
+Left as one index does it not: the level of a long query's rarest words and the close
+words of typo tolerance are each shard's own (a misspelled word beside other words may
+find other pages than one index); with ``site:``/``host:``/``lang:`` filters a page's
+bm25 is its shard's; one index with a first tier (:mod:`textpile.index.tier`) scores a
+scan that ends in it with the tier's statistics, the shards with every page's; a page's
+prior (its links) is counted on its shard, so links from sites of other shards do not
+count; synonyms are not passed to the shards; results deeper than
 :data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
 """
 
@@ -37,22 +44,31 @@ import concurrent.futures as futures
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textpile.errors import TextpileError
+from textpile.search.boosts import RankingRule, rules_boost
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget
-from textpile.search.engine import PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH
+from textpile.search.cuts import cut_scans
+from textpile.search.engine import (MAX_CANDIDATES, PAGE_SCAN, PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH,
+                                     SECTION_DEPTH, SECTION_SCAN)
+from textpile.search.facets import PageFacts, count_facets, refine
+from textpile.search.grouping import group_by_site
 from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
+from textpile.search.plan import language_codes
 from textpile.search.query import parse_query
 from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
 from textpile.search.rerank import SECTION_PAGES
 from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
 from textpile.search.service import check_mode
-from textpile.search.shards import ShardAnswer, holds_site, summed_stats
+from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats
+from textpile.search.sorting import check_sort
 from textpile.search.weights import CorpusStats
 
 #: The share of the time budget the statistics round may take.
 STATS_SHARE = 0.3
+#: The share of the time left that the round of scan keys may take.
+KEYS_SHARE = 0.3
 #: Seconds a shard's hosts are kept before they are read again (new sites get crawled).
 HOSTS_TTL_S = 60.0
 #: Seconds a served shard may take beyond the time budget it is given (the HTTP round
@@ -149,16 +165,22 @@ class ShardedSearch:
         return out
 
     def search(self, query: str, *, mode: str | None = None, page: int = 0, per_page: int = 20,
-               budget_ms: float = DEFAULT_BUDGET_MS, correct: bool = True) -> SearchResults:
+               budget_ms: float = DEFAULT_BUDGET_MS, correct: bool = True, facets: bool = False,
+               sort: str | None = None, per_site: int = 0, rules: tuple[RankingRule, ...] = ()) -> SearchResults:
         """``query`` searched over every shard as one index (module docstring): a page of
-        :class:`SearchResults`, ``partial`` when a shard's answer is missing.
+        :class:`SearchResults`, ``partial`` when a shard's answer is missing. ``facets``,
+        ``sort``, ``per_site`` and ``rules`` are :func:`textpile.search.engine.search`'s:
+        the facets count the pages of every shard, the date order, the grouping by site
+        and the ranking rules apply to the merged ranking.
 
         Raises:
             textpile.search.service.ModeError: ``mode`` is not a search mode.
             textpile.search.results.PagingError: ``page`` or ``per_page`` is not a whole number.
+            textpile.search.sorting.SortError: ``sort`` is not an order.
         """
         check_mode(mode)
         page, per_page = result_page(page), results_per_page(per_page)
+        sort = check_sort(sort) or parse_query(query).sort
         budget = Budget(budget_ms)
         routed = self.route(query, timeout_s=max(0.001, budget.remaining_s() * STATS_SHARE))
         missing: list[str] = []
@@ -172,10 +194,34 @@ class ShardedSearch:
                 parts[i] = job.result()
             elif i in routed:
                 missing.append(self.shards[i].name)
+        languages = summed_stats(list(parts.values())).languages
+        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages)
+                 for i, part in parts.items() if language_codes(part.languages) != language_codes(languages)}
+        if again:  # a shard without some language of the others: its counts of their stems too
+            futures.wait(list(again.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
+            for i, job in again.items():
+                if _answered(job):
+                    parts[i] = job.result()
+                else:
+                    del parts[i]
+                    if i in routed:
+                        missing.append(self.shards[i].name)
         stats = summed_stats(list(parts.values()))
         asked = [i for i in routed if i in parts]
-        jobs = {i: self._pool.submit(self.shards[i].search, query, stats, mode,
-                                     max(1.0, budget.remaining_s() * 1000.0)) for i in asked}
+        # cuts: each shard's part of one index's scans (textpile.search.cuts)
+        scans = (max(PAGE_SCAN, ANSWER_DEPTH + 1), SECTION_SCAN)
+        keys_jobs = {i: self._pool.submit(self.shards[i].keys, query, stats, *scans, budget.remaining_s())
+                     for i in asked}
+        futures.wait(list(keys_jobs.values()), timeout=max(0.0, budget.remaining_s() * KEYS_SHARE))
+        keys = {}
+        for i, job in keys_jobs.items():
+            if _answered(job):
+                keys[i] = job.result()
+            else:
+                missing.append(self.shards[i].name)
+        cuts = cut_scans(keys, *scans, SECTION_DEPTH, min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page)))
+        jobs = {i: self._pool.submit(self.shards[i].search, query, replace(stats, cut=cuts[i]), mode,
+                                     max(1.0, budget.remaining_s() * 1000.0), facets, sort) for i in keys}
         futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
         answers: dict[int, ShardAnswer] = {}
         for i, job in jobs.items():
@@ -183,7 +229,7 @@ class ShardedSearch:
                 answers[i] = job.result()
             else:
                 missing.append(self.shards[i].name)
-        out = merge(query, answers, page, per_page, mode)
+        out = merge(query, answers, page, per_page, mode, facets=facets, sort=sort, per_site=per_site, rules=rules)
         if missing:
             out.partial = True
             out.missing_shards = sorted(missing)
@@ -191,7 +237,8 @@ class ShardedSearch:
                              f"({', '.join(out.missing_shards)}): their pages are missing from these results.")
         if out.total == 0 and correct and out.suggestion and budget.remaining_s() > 0:
             fixed = self.search(out.suggestion, mode=mode, page=page, per_page=per_page,
-                                budget_ms=budget.remaining_s() * 1000.0, correct=False)
+                                budget_ms=budget.remaining_s() * 1000.0, correct=False, facets=facets, sort=sort,
+                                per_site=per_site, rules=rules)
             if fixed.total:
                 note = f"No page holds every word of “{query}”: these are the results for “{out.suggestion}”."
                 fixed.query, fixed.suggestion, fixed.corrected = query, out.suggestion, True
@@ -204,10 +251,15 @@ class ShardedSearch:
         return out
 
 
-def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int, mode: str | None) -> SearchResults:
+def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int, mode: str | None, *,
+          facets: bool = False, sort: str | None = None, per_site: int = 0,
+          rules: tuple[RankingRule, ...] = ()) -> SearchResults:
     """One page of results from the shards' ``answers`` ({shard index: answer}), their
-    candidates ranked once (module docstring, 4). The notes are the shards' (each once),
-    the total their sum (in semantic mode: the pages ranked)."""
+    candidates ranked once (module docstring, 5) as :func:`textpile.search.engine.search`
+    ranks them: pages found through close words only after the others, the ``rules``'
+    boosts, then with ``sort`` ``date`` newest first, or with ``per_site`` grouped by
+    site; with ``facets``, the facets of every shard's pages. The notes are the shards'
+    (each once), the total their sum (in semantic mode: the pages ranked)."""
     ran = {a.mode for a in answers.values()}
     kind = check_mode(mode) if ran == {check_mode(mode)} else "keyword"
     candidates = [_Candidate(i, n, r, e) for i, a in sorted(answers.items())
@@ -218,13 +270,26 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
     # of them among its candidates)
     whole = kind != "semantic" and len(all_words) >= PARTIAL_BELOW
     if kind != "semantic":
-        candidates = _as_one_index(candidates, max(RERANK_DEPTH, (page + 1) * per_page))
+        candidates = _as_one_index(candidates, max(RERANK_DEPTH, (page + 1) * per_page), seen=sort == "date")
     _score(candidates, kind)
-    candidates.sort(key=lambda c: (-c.score, -c.bm25, c.shard, c.order))
-    out = SearchResults(query=query, page=page, per_page=per_page, mode=kind)
+    # pages found through close words only after the others; in date order, the pages the
+    # scan saw (no raw values) after those reranked, as one index appends them
+    candidates.sort(key=lambda c: ("typo" in c.explained.get("raw", {}),
+                                   "features" in c.explained and not c.explained.get("raw"),
+                                   -c.score, -c.bm25, c.shard, c.order))
+    candidates, capped = _arranged(candidates, rules, sort, per_site, per_page, page)
+    out = SearchResults(query=query, page=page, per_page=per_page, mode=kind, sort=sort or "relevance",
+                        results_per_site=per_site if per_site and sort != "date" else 0)
     out.results = [c.result for c in candidates[page * per_page:(page + 1) * per_page]]
-    for c, r in zip(candidates[page * per_page:(page + 1) * per_page], out.results):
+    linked: set[str] = set()
+    for c, r in reversed(list(zip(candidates[page * per_page:(page + 1) * per_page], out.results))):
         r.score = c.score
+        if (page, r.site) in capped and r.site not in linked:  # the link follows a site's last result
+            linked.add(r.site)
+            r.more_from_site = refine(query, "site", [f"site:{r.site}"])
+    if facets:
+        facts = {(i, n): PageFacts(*f) for i, a in answers.items() for n, f in enumerate(a.facts or [])}
+        out.facets = count_facets(facts, query, any(a.facets_lower_bound for a in answers.values()))
     if kind == "semantic":
         out.total = len(candidates)
     else:
@@ -245,7 +310,7 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
     return out
 
 
-def _as_one_index(candidates: list[_Candidate], depth: int) -> list[_Candidate]:
+def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) -> list[_Candidate]:
     """The candidates one index of every shard would have reranked, as far as their
     ``raw`` values tell (each shard keeps its own best): the best ``depth`` page
     candidates holding every word by bm25 (each shard scored them with every shard's
@@ -254,17 +319,36 @@ def _as_one_index(candidates: list[_Candidate], depth: int) -> list[_Candidate]:
     :data:`~textpile.search.rerank.SECTION_PAGES` pages found by a section only (by
     their best section's bm25, a shard's own); in hybrid mode the
     :data:`~textpile.search.hybrid.SEMANTIC_CANDIDATES` pages nearest to the query that
-    no keyword stage found."""
+    no keyword stage found. With ``seen`` (the date order), the candidates one index would
+    not rerank stay, as the pages its scans saw (no raw values, score 0)."""
     def raw(c: _Candidate) -> dict:
         return c.explained.get("raw", {})
 
     full = [c for c in candidates if raw(c).get("level", 0.0) >= 1.0]
     full.sort(key=lambda c: -raw(c).get("bm25", 0.0))
     kept = full[:depth]
+    lowest = 1.0  # the level of the partial matches one index looked for last
     if len(full) < PARTIAL_BELOW:
-        kept += [c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0]
-    by_section = sorted((c for c in candidates if "section" in raw(c)), key=lambda c: -raw(c)["section"])
-    kept += by_section[:SECTION_PAGES]
+        partial = _partial_levels(candidates, len(full), depth)
+        kept += partial
+        lowest = min((raw(c)["level"] for c in partial), default=lowest)
+    # pages found by a section only: those of the shards, and the page candidates one index
+    # would not keep (each shard keeps more), their bm25 left out as one index's; each
+    # level's sections bring SECTION_PAGES new pages at most
+    chosen = {id(c) for c in kept}
+    by_section = sorted((c for c in candidates if "section" in raw(c) and id(c) not in chosen
+                         and ("level" not in raw(c) or raw(c)["level"] >= 1.0)
+                         and raw(c).get("section_held", 1.0) >= lowest),
+                        key=lambda c: (-raw(c)["section"], c.shard, raw(c).get("section_id", 0)))
+    per_level: dict[float, int] = {}
+    for c in by_section:
+        held = raw(c).get("section_held", 1.0)
+        if per_level.get(held, 0) >= SECTION_PAGES:
+            continue
+        per_level[held] = per_level.get(held, 0) + 1
+        if "level" in raw(c):
+            c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k not in ("bm25", "level")})
+        kept.append(c)
     # one index's nearest pages are the best SEMANTIC_CANDIDATES by similarity of all its
     # pages, each of them among its shard's nearest (keyword candidates take their places too)
     similarities = sorted((raw(c)["semantic"] for c in candidates if "semantic" in raw(c)), reverse=True)
@@ -276,8 +360,66 @@ def _as_one_index(candidates: list[_Candidate], depth: int) -> list[_Candidate]:
                 if "level" in raw(c) or "section" in raw(c):  # a keyword candidate one index would not have
                     c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k != "bm25"})
                 kept.append(c)
-    kept += [c for c in candidates if "features" not in c.explained]  # a query without words
+    kept += [c for c in candidates if not raw(c)]  # a query without words; in date order, the pages the scan saw
+    if seen:  # the date order lists every page the scans saw: the others' too, as one index unranked
+        chosen = {id(c) for c in kept}
+        for c in candidates:
+            if id(c) not in chosen and "level" in raw(c):
+                c.explained = {"features": {}, "raw": {}}
+                c.result.score = 0.0
+                kept.append(c)
     return kept
+
+
+def _arranged(candidates: list[_Candidate], rules: tuple[RankingRule, ...], sort: str | None, per_site: int,
+              per_page: int, page: int) -> tuple[list[_Candidate], set[tuple[int, str]]]:
+    """The ranked ``candidates`` with the ``rules``' boosts added to their scores (sorted
+    again, stably), newest first with ``sort`` ``date`` (undated last, stably), or grouped
+    by site with ``per_site`` (:func:`textpile.search.grouping.group_by_site`), and the
+    (result page, site) pairs that left results of that site to later pages."""
+    if rules:
+        for c in candidates:
+            c.score += rules_boost(c.result.page_url or c.result.url, rules)
+        candidates.sort(key=lambda c: -c.score)
+    if sort == "date":
+        def date(c: _Candidate) -> int | None:
+            r = c.result
+            return r.time_updated_unix_utc if r.time_updated_unix_utc is not None else r.time_created_unix_utc
+        return sorted(candidates, key=lambda c: (date(c) is None, -(date(c) or 0))), set()
+    if per_site:
+        return group_by_site(candidates, per_page, per_site, pages=page + 1, site=lambda c: c.result.site or "")
+    return candidates, set()
+
+
+def _partial_levels(candidates: list[_Candidate], full: int, depth: int) -> list[_Candidate]:
+    """The partial matches among ``candidates`` one index would find when ``full`` pages
+    of all the shards hold every word (:func:`textpile.search.engine._partial_candidates`):
+    level by level, the best ``depth`` pages of the level by its bm25 (raw ``level_<j>``:
+    pages found before it among them) that no level before found, until
+    :data:`PARTIAL_BELOW` pages are found (each shard went at least as deep: it stopped
+    with fewer pages); a long query's one level of the k rarest words: that of the
+    largest k of any shard. The pages found through close words (no level's) stay."""
+    def raw(c: _Candidate) -> dict:
+        return c.explained.get("raw", {})
+
+    partial = [c for c in candidates if 0.0 <= raw(c).get("level", 1.0) < 1.0]
+    rarest = [raw(c)["level"] for c in partial if "rarest" in raw(c)]
+    out: list[_Candidate] = []
+    chosen: set[int] = set()
+    levels = 1 + max((int(k[6:]) for c in candidates for k in raw(c) if k.startswith("level_")), default=-1)
+    for j in range(levels):  # a level may have found nothing
+        if full + len(out) >= PARTIAL_BELOW:
+            break
+        key = f"level_{j}"
+        at = [c for c in candidates if key in raw(c)]
+        at.sort(key=lambda c: (-raw(c)[key], c.shard, c.order))
+        for c in at[:depth]:
+            new = c in partial and id(c) not in chosen and not any(f"level_{i}" in raw(c) for i in range(j))
+            if new and ("rarest" not in raw(c) or raw(c)["level"] >= max(rarest)):
+                chosen.add(id(c))
+                out.append(c)
+    # and the pages close words found (typo tolerance: no partial level's)
+    return out + [c for c in partial if not any(k.startswith("level_") for k in raw(c))]
 
 
 def _score(candidates: list[_Candidate], kind: str) -> None:
@@ -294,7 +436,7 @@ def _score(candidates: list[_Candidate], kind: str) -> None:
     best_passage = max((c.explained["raw"]["passage"] for c in candidates
                         if "passage" in c.explained.get("raw", {})), default=0.0)
     for c in candidates:
-        if "features" not in c.explained:  # a query without words: the shard's own order
+        if not c.explained.get("raw"):  # a query without words, a page the scan saw: the shard's own score
             c.score = c.result.score
             continue
         raw = c.explained.get("raw", {})

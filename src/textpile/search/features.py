@@ -264,7 +264,8 @@ class Scored:
     #: merge over shards (textpile.search.fanout): ``bm25`` (before division by the best
     #: candidate's), ``semantic`` and ``passage`` (similarities before the best is taken off),
     #: and how it became a candidate: ``level`` (a page candidate: the share of the query
-    #: its level holds) or ``section`` (by a section only: the best section's bm25)
+    #: its level holds) and ``section`` (its best matching section's bm25, when it has one;
+    #: without ``level``, a candidate by a section only)
     raw: dict[str, float] = field(default_factory=dict)
 
 

@@ -30,9 +30,13 @@ K1 = 1.2
 B = 0.75
 #: FTS5's IDF of a phrase at least half of the rows hold.
 MIN_IDF = 1e-6
+#: Significant digits a score over shards is rounded to.
+DIGITS = 12
 _PHRASE = re.compile(r'"(?:[^"]|"")*"')
 #: The search index table a shard's pages are scored in.
 TABLE = "search_index"
+#: The search index table a shard's sections are scored in.
+SECTION_TABLE = "section_search_index"
 
 
 def fts5_idf(rows: int, hits: int) -> float:
@@ -137,14 +141,15 @@ def table_totals(conn: sqlite3.Connection, table: str = TABLE) -> tuple[int, int
 
 
 def phrase_documents(conn: sqlite3.Connection, phrases: list[str], table: str = TABLE) -> dict[str, int]:
-    """``{phrase: rows holding it}`` for the quoted ``phrases``: a one-term phrase from
-    ``search_term``, a longer one counted by FTS5.
+    """``{phrase: rows holding it}`` for the quoted ``phrases`` in the FTS5 ``table``: in
+    search_index a one-term phrase from ``search_term``, any other counted by FTS5.
 
     Raises:
         sqlite3.Error: database problems.
     """
     out: dict[str, int] = {}
-    single = {p: p[1:-1].replace('""', '"') for p in set(phrases) if " " not in p[1:-1].strip()}
+    single = {p: p[1:-1].replace('""', '"') for p in set(phrases) if " " not in p[1:-1].strip()} \
+        if table == TABLE else {}
     if single:
         terms = sorted(set(single.values()))
         marks = ", ".join("?" * len(terms))
@@ -167,17 +172,19 @@ def row_tokens(conn: sqlite3.Connection, docids: list[int], table: str = TABLE) 
 
 
 class GlobalBm25:
-    """Scores a shard's candidates (docids of ``search_index`` of ``conn``) with the
-    summed statistics ``pages`` (rows), ``tokens`` and ``phrases`` ({phrase: rows holding
-    it}) and the column ``weights``, as FTS5's bm25 of one index of every shard would."""
+    """Scores a shard's candidates (docids of the FTS5 ``table`` of ``conn``:
+    search_index, or section_search_index for sections) with the summed statistics
+    ``pages`` (rows), ``tokens`` and ``phrases`` ({phrase: rows holding it}) and the
+    column ``weights``, as FTS5's bm25 of one index of every shard would."""
 
     def __init__(self, conn: sqlite3.Connection, pages: int, tokens: int, phrases: Mapping[str, int],
-                 weights: tuple[float, ...]) -> None:
+                 weights: tuple[float, ...], table: str = TABLE) -> None:
         self.conn = conn
+        self.table = table
         self.rows, self.tokens = pages, tokens
         self.phrases = phrases
         self.weights = ", ".join(repr(float(w)) for w in weights)
-        self.local_rows, local_tokens = table_totals(conn)
+        self.local_rows, local_tokens = table_totals(conn, table)
         self.local_avgdl = local_tokens / self.local_rows if self.local_rows else 1.0
         self.avgdl = tokens / pages if pages and tokens else self.local_avgdl
 
@@ -191,8 +198,8 @@ class GlobalBm25:
         if not docids or not expression:
             return scanned
         phrases = phrases_of(expression)
-        local = phrase_documents(self.conn, phrases)
-        sizes = row_tokens(self.conn, docids)
+        local = phrase_documents(self.conn, phrases, self.table)
+        sizes = row_tokens(self.conn, docids, self.table)
         marks = ", ".join("?" * len(docids))
         scores: dict[str, dict[int, float]] = {}  # phrase -> {docid: its global score}
         for phrase in sorted(set(phrases)):
@@ -202,9 +209,10 @@ class GlobalBm25:
                 continue  # no page of this shard holds it
             hits = self.phrases.get(phrase, hits_here)
             idf_here, idf = fts5_idf(self.local_rows, hits_here), fts5_idf(self.rows, hits)
+            table = self.table
             for docid, score in self.conn.execute(
-                    f"SELECT rowid, -bm25({TABLE}, {self.weights}) FROM {TABLE} "
-                    f"WHERE {TABLE} MATCH ? AND rowid IN ({marks})", [phrase, *docids]):
+                    f"SELECT rowid, -bm25({table}, {self.weights}) FROM {table} "
+                    f"WHERE {table} MATCH ? AND rowid IN ({marks})", [phrase, *docids]):
                 size = sizes.get(docid, 0)
                 x = min(score / idf_here, K1 + 1 - 1e-9)
                 k_here = K1 * (1 - B + B * size / self.local_avgdl)
@@ -214,5 +222,7 @@ class GlobalBm25:
         out = []
         for docid, _ in scanned:
             counted = counted_phrases(expression, lambda p: docid in scores[p])
-            out.append((docid, sum(scores[phrases[i]][docid] for i in counted)))
+            # rounded: the same row scored on two shards differs in its last bits (another path
+            # to the same value), which would break one index's ties between equal rows
+            out.append((docid, float(f"{sum(scores[phrases[i]][docid] for i in counted):.{DIGITS}g}")))
         return out

@@ -10,6 +10,7 @@ they fill the page in rank order (no page is left short).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from textpile.search.features import Scored
@@ -26,21 +27,22 @@ def site_of(s: Scored) -> str:
         return ""
 
 
-def group_by_site(ranking: list[Scored], per_page: int, per_site: int,
-                  pages: int | None = None) -> tuple[list[Scored], set[tuple[int, str]]]:
+def group_by_site(ranking: list, per_page: int, per_site: int, pages: int | None = None,
+                  site: Callable[[object], str] = site_of) -> tuple[list, set[tuple[int, str]]]:
     """``ranking`` reordered so that each run of ``per_page`` results holds at most
     ``per_site`` of one site (see the module docstring), and the ``(result page, site)``
     pairs whose page left results of that site to later pages (the pages that show a
     "more from this site" link). Only the first ``pages`` result pages are arranged
     (all when None), the rest follow in rank order. ``per_site`` 0, or a ranking of one
-    site, changes nothing.
+    site, changes nothing. ``site`` gives a ranked item's site (of a :class:`Scored`:
+    :func:`site_of`).
 
     Raises:
         ValueError: ``per_site`` is negative or ``per_page`` is not positive.
     """
     if per_site < 0 or per_page < 1:
         raise ValueError(f"per_site must be 0 or more and per_page 1 or more, got {per_site}, {per_page}")
-    sites = [site_of(s) for s in ranking]
+    sites = [site(s) for s in ranking]
     if per_site == 0 or len(set(sites)) < 2:
         return ranking, set()
     remaining = list(zip(sites, ranking))

@@ -18,6 +18,7 @@ so nothing a person types is read as FTS5 syntax:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
@@ -123,8 +124,23 @@ def index_languages(conn: sqlite3.Connection) -> list[str | None]:
         sqlite3.Error: the database has no ``search_language`` table (its search index
             was not built by this textpile) or cannot be read.
     """
-    rows = conn.execute("SELECT language FROM search_language ORDER BY pages DESC, language LIMIT 8").fetchall()
-    return [r[0] for r in rows] + [None]
+    return language_codes(language_pages(conn))
+
+
+def language_pages(conn: sqlite3.Connection) -> dict[str, int]:
+    """``{stemmer language: pages analyzed with it}`` of the index (``search_language``).
+
+    Raises:
+        sqlite3.Error: as :func:`index_languages`.
+    """
+    return {language: int(pages) for language, pages in conn.execute("SELECT language, pages FROM search_language")}
+
+
+def language_codes(pages: Mapping[str, int]) -> list[str | None]:
+    """The stemmer languages a query is analyzed in, given ``{language: pages}`` (of an
+    index, or summed over shards): the 8 with most pages, most first (ties by name),
+    then None (unstemmed)."""
+    return [code for code, _ in sorted(pages.items(), key=lambda kv: (-kv[1], kv[0]))[:8]] + [None]
 
 
 def _item(analyzer: Analyzer, term: Term, codes: list[str | None]) -> Item | None:

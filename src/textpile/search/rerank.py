@@ -12,6 +12,7 @@ found some other way (the semantic modes' nearest pages) the same features.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
@@ -42,6 +43,8 @@ class Found:
     all_terms_complete: bool = False  # every page holding all the words is in ``pages``
     parts_level: bool = False  # the partial levels counted the parts of the query's identifiers
     seen: list[int] | None = None  # every match the scans saw, when facets or the date order need them
+    rarest: set[int] = field(default_factory=set)  # pages found holding a long query's k rarest words
+    level_rows: list[list[tuple[int, float]]] = field(default_factory=list)  # each partial level's best pages
 
     def add_pages(self, rows: list[tuple[int, float]], held: float) -> None:
         for eg_id, score in rows:
@@ -100,8 +103,14 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
         s.raw["bm25"] = bm25
         if eg_id in found.pages:  # how it became a candidate, for a merge over shards (textpile.search.fanout)
             s.raw["level"] = found.pages[eg_id][1]
-        elif found.sections.get(eg_id):
-            s.raw["section"] = max(h.score for h in found.sections[eg_id])
+            if eg_id in found.rarest:
+                s.raw["rarest"] = 1.0
+        for j, rows in enumerate(found.level_rows):  # among the best pages of partial level j, by its bm25
+            s.raw.update((f"level_{j}", score) for i, score in rows if i == eg_id)
+        if found.sections.get(eg_id):
+            best = min(found.sections[eg_id], key=lambda h: (-h.score, h.section_id))
+            s.raw["section"], s.raw["section_id"] = best.score, best.section_id
+            s.raw["section_held"] = found.section_held.get(eg_id, 1.0)  # the level its sections came from
         s.score = ranking.score(s.features)
         scored.append(s)
         budget.check()
@@ -109,12 +118,16 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
     return scored
 
 
-def known_pairs(conn: sqlite3.Connection, splits: dict[int, list[tuple[str, ...]]]) -> set[tuple[str, str]]:
+def known_pairs(conn: sqlite3.Connection, splits: dict[int, list[tuple[str, ...]]],
+                docs: Mapping[str, int] | None = None) -> set[tuple[str, str]]:
     """The pairs of ``splits`` (:func:`textpile.search.plan.split_candidates`) whose two
-    terms the index holds."""
+    terms the index holds (or, given ``docs`` ``{term: pages}``, the shards together)."""
     terms = sorted({t for pairs in splits.values() for pair in pairs for t in pair})
     if not terms:
         return set()
+    if docs is not None:
+        held = {t for t in terms if docs.get(t, 0) > 0}
+        return {pair for pairs in splits.values() for pair in pairs if pair[0] in held and pair[1] in held}
     marks = ", ".join("?" * len(terms))
     held = {r[0] for r in conn.execute(f"SELECT term FROM search_term WHERE term IN ({marks}) AND docs > 0", terms)}
     return {pair for pairs in splits.values() for pair in pairs if pair[0] in held and pair[1] in held}

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from textpile.errors import TextpileError
-from textpile.search.facets import Facets
+from textpile.search.facets import Facets, PageFacts
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -116,6 +116,9 @@ class SearchResults:
     sort: str = "relevance"
     facets: Facets | None = None
     results_per_site: int = 0
+    #: with ``explain`` and facets: the facts of the pages the facets count (a search over
+    #: shards counts every shard's together: :mod:`textpile.search.fanout`)
+    page_facts: list[PageFacts] | None = None
 
     @property
     def partial_matches(self) -> bool:

@@ -2,8 +2,8 @@
 
 A shard is a summary database searched in this process (:class:`LocalShard`) or one
 served by another textpile (:class:`RemoteShard`, its ``/-/textpile/shard`` endpoint:
-:mod:`textpile.web.views`). A search over shards (:mod:`textpile.search.fanout`) asks
-each shard three things, all answered by the functions here, so that a local and a
+:mod:`textpile.web.shards`). A search over shards (:mod:`textpile.search.fanout`) asks
+each shard four things, all answered by the functions here, so that a local and a
 served shard answer alike:
 
 * ``hosts``: the hosts of the shard's origins (a ``site:`` or ``host:`` query goes only
@@ -11,7 +11,9 @@ served shard answer alike:
 * ``stats`` (:func:`query_stats`): the shard's page count and, for each index term of
   the query as the shard plans it, the pages holding it; the search sums them over the
   shards (:class:`textpile.search.weights.CorpusStats`);
-* ``search`` (:func:`shard_search`): the query searched with those summed statistics,
+* ``keys`` (:func:`textpile.search.cuts.scan_keys`): the shard's first matching pages
+  and sections, to cut the scans together as one index would;
+* ``search`` (:func:`shard_search`): the query searched with those summed statistics and its cut,
   every reranked candidate rendered (snippet and all) with its features and the raw
   values behind the features that are relative to the other candidates (bm25, the
   similarities), at most :data:`ANSWER_DEPTH`; the fan-out ranks them together once.
@@ -28,7 +30,7 @@ import sqlite3
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -36,11 +38,14 @@ from pathlib import Path
 from textpile.errors import TextpileError
 from textpile.index.analysis import Analyzer
 from textpile.search.candidates import search_tiers
-from textpile.search.global_bm25 import phrase_documents, phrases_of, table_totals
-from textpile.search.plan import index_languages, plan_query, split_candidates, with_split_forms
-from textpile.search.rerank import known_pairs
+from textpile.search.engine import MAX_CANDIDATES
+from textpile.search.cuts import ScanCut, ScanKeys, scan_keys
+from textpile.search.global_bm25 import SECTION_TABLE, phrase_documents, phrases_of, table_totals
+from textpile.search.plan import (fts_phrase, language_codes, language_pages, plan_query, split_candidates,
+                                  with_split_forms)
 from textpile.search.query import Filter, matches_subdomains, parse_query
 from textpile.search.results import ResultSection, SearchResult, SearchResults
+from textpile.search.typos import nearby_words
 from textpile.search.weights import CorpusStats, plan_terms, term_documents
 from textpile.semantic.loaded import SemanticCache
 
@@ -56,43 +61,64 @@ class ShardError(TextpileError):
     message names the shard."""
 
 
-def query_stats(conn: sqlite3.Connection, query: str) -> CorpusStats:
-    """The shard's statistics for ``query``: its indexed pages and ``{term: pages}`` for
-    the index terms of the query as this shard plans it (its stemmer languages).
+def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, int] | None = None) -> CorpusStats:
+    """The shard's statistics for ``query``: its indexed pages, its pages per stemmer
+    language, and ``{term: pages}`` (and phrases) for the index terms of the query
+    analyzed in its stemmer languages, or in those of ``languages`` (``{language:
+    pages}`` of every shard: :func:`textpile.search.plan.language_codes`).
 
     Raises:
         sqlite3.Error: database problems.
     """
     parsed = parse_query(query)
-    analyzer, codes = Analyzer(), index_languages(conn)
+    own = language_pages(conn)
+    analyzer, codes = Analyzer(), language_codes(languages if languages else own)
     plan = plan_query(parsed, analyzer, codes)
     expressions = [plan.all_terms, plan.relaxed().all_terms]
     splits = split_candidates(analyzer, plan, codes)
-    if splits:
-        expressions.append(with_split_forms(plan, splits, known_pairs(conn, splits)).all_terms)
+    terms = plan_terms(plan)
+    if splits:  # every split form: the search adds those any shard holds both terms of
+        split = with_split_forms(plan, splits, {pair for pairs in splits.values() for pair in pairs})
+        expressions.append(split.all_terms)
+        terms = plan_terms(split)
+    near = [(i, w) for i, r in enumerate(plan.requirements) if len(r) == 1 and not r[0].phrase
+            for w in nearby_words(conn, r[0].text)]  # the close words of typo tolerance, any shard's
+    if near:
+        extra = {fts_phrase(a) for _, w in near for a in analyzer.query_alternatives(w, codes)}
+        expressions.append(" OR ".join(sorted(extra)))
+        terms = sorted(set(terms) | {t for _, w in near for a in analyzer.query_alternatives(w, codes) for t in a})
     phrases = sorted({p for e in expressions for p in phrases_of(e)})
     rows, tokens = table_totals(conn)
-    return CorpusStats(search_tiers(conn).pages, term_documents(conn, plan_terms(plan)), tokens,
-                       phrase_documents(conn, phrases))
+    sections, section_tokens = table_totals(conn, SECTION_TABLE)
+    return CorpusStats(search_tiers(conn).pages, term_documents(conn, terms), tokens, phrase_documents(conn, phrases),
+                       sections, section_tokens, phrase_documents(conn, phrases, SECTION_TABLE), own)
 
 
 def summed_stats(parts: list[CorpusStats]) -> CorpusStats:
     """The statistics of the shards ``parts`` together: pages, tokens, term and phrase
     counts summed."""
-    terms: dict[str, int] = {}
-    phrases: dict[str, int] = {}
-    for part in parts:
-        for term, docs in part.terms.items():
-            terms[term] = terms.get(term, 0) + int(docs)
-        for phrase, docs in part.phrases.items():
-            phrases[phrase] = phrases.get(phrase, 0) + int(docs)
-    return CorpusStats(sum(int(p.pages) for p in parts), terms, sum(int(p.tokens) for p in parts), phrases)
+    def summed(counts) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for part in counts:
+            for key, docs in part.items():
+                out[key] = out.get(key, 0) + int(docs)
+        return out
+
+    return CorpusStats(sum(int(p.pages) for p in parts), summed(p.terms for p in parts),
+                       sum(int(p.tokens) for p in parts), summed(p.phrases for p in parts),
+                       sum(int(p.sections) for p in parts), sum(int(p.section_tokens) for p in parts),
+                       summed(p.section_phrases for p in parts), summed(p.languages for p in parts))
 
 
 def stats_json(stats: CorpusStats) -> dict:
     """The JSON document of ``stats`` (the shard endpoint's statistics, and its search's
     ``stats`` parameter)."""
-    return {"pages": stats.pages, "terms": dict(stats.terms), "tokens": stats.tokens, "phrases": dict(stats.phrases)}
+    doc = {"pages": stats.pages, "terms": dict(stats.terms), "tokens": stats.tokens, "phrases": dict(stats.phrases),
+           "sections": stats.sections, "section_tokens": stats.section_tokens,
+           "section_phrases": dict(stats.section_phrases), "languages": dict(stats.languages)}
+    if stats.cut is not None:
+        doc["cut"] = asdict(stats.cut)
+    return doc
 
 
 def origin_hosts(conn: sqlite3.Connection) -> frozenset[str]:
@@ -117,10 +143,12 @@ def holds_site(hosts: frozenset[str], filters: list[Filter]) -> bool:
 
 
 def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mode: str | None = None,
-                 semantic=None, budget_ms: float = 1000.0) -> SearchResults:
+                 semantic=None, budget_ms: float = 1000.0, facets: bool = False, sort: str | None = None) -> SearchResults:
     """``query`` searched on the shard ``conn`` with the summed ``stats``: every reranked
     candidate (at most :data:`ANSWER_DEPTH`) rendered, ``explained`` filled (features and
-    raw values), no "did you mean" correction (the fan-out corrects over all shards).
+    raw values), no "did you mean" correction (the fan-out corrects over all shards);
+    with ``facets``, the facts of the pages they count (``page_facts``); with ``sort``
+    ``date``, the pages the scan saw too, newest first.
 
     Raises:
         as :func:`textpile.search.service.search_pages`.
@@ -128,7 +156,7 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
     from textpile.search.service import search_pages
 
     return search_pages(conn, query, mode=mode, semantic=semantic, page=0, per_page=ANSWER_DEPTH,
-                        budget_ms=budget_ms, explain=True, correct=False, stats=stats)
+                        budget_ms=budget_ms, explain=True, correct=False, stats=stats, facets=facets, sort=sort)
 
 
 @dataclass
@@ -147,13 +175,40 @@ class ShardAnswer:
     suggestion: str | None = None
     mode: str = "keyword"
     mode_note: str | None = None
+    #: with facets: ``[host, path, language, date]`` of the pages they count, and whether
+    #: more pages match than these
+    facts: list[list] | None = None
+    facets_lower_bound: bool = False
 
 
 def answer_of(results: SearchResults) -> ShardAnswer:
     """The :class:`ShardAnswer` of a shard's ``results`` (from :func:`shard_search`)."""
+    facts = None
+    if results.page_facts is not None:
+        facts = [[f.host, f.path, f.language, f.date] for f in results.page_facts]
     return ShardAnswer(list(results.results), list(results.explained or []), results.total,
                        results.total_is_lower_bound, results.fallback_any_term, results.timed_out,
-                       list(results.notes), results.suggestion, results.mode, results.mode_note)
+                       list(results.notes), results.suggestion, results.mode, results.mode_note, facts,
+                       results.facets is not None and results.facets.lower_bound)
+
+
+def keys_json(keys: ScanKeys) -> dict:
+    """The JSON document of ``keys`` (the shard endpoint's answer to ``op=keys``)."""
+    return {"pages": list(keys.pages), "sections": [list(s) for s in keys.sections],
+            "levels": [list(level) for level in keys.levels],
+            "level_sections": [[list(row) for row in level] for level in keys.level_sections]}
+
+
+def keys_from_json(doc) -> ScanKeys:
+    """The :class:`ScanKeys` of :func:`keys_json`'s document.
+
+    Raises:
+        KeyError, TypeError, ValueError: ``doc`` is not one.
+    """
+    return ScanKeys([int(d) for d in doc["pages"]], [(int(d), float(score), int(ssid))
+                                                     for d, score, ssid in doc["sections"]],
+                    [[int(d) for d in level] for level in doc["levels"]],
+                    [[(int(d), float(score), int(ssid)) for d, score, ssid in level] for level in doc["level_sections"]])
 
 
 def answer_json(answer: ShardAnswer) -> dict:
@@ -176,7 +231,7 @@ def answer_from_json(doc, shard: str) -> ShardAnswer:
             results.append(SearchResult(**item))
         explained = [dict(e) for e in doc["explained"]]
         rest = {k: doc[k] for k in ("total", "total_is_lower_bound", "fallback_any_term", "timed_out", "notes",
-                                    "suggestion", "mode", "mode_note")}
+                                    "suggestion", "mode", "mode_note", "facts", "facets_lower_bound")}
         return ShardAnswer(results, explained, **rest)
     except (KeyError, TypeError, ValueError) as exc:
         raise ShardError(f"{shard}: the answer is no shard answer ({type(exc).__name__}: {exc})") from exc
@@ -223,18 +278,25 @@ class LocalShard:
         with self._connect() as conn:
             return origin_hosts(conn)
 
-    def stats(self, query: str, timeout_s: float | None = None) -> CorpusStats:
+    def stats(self, query: str, timeout_s: float | None = None, languages: Mapping[str, int] | None = None) -> CorpusStats:
         with self._connect() as conn:
-            return query_stats(conn, query)
+            return query_stats(conn, query, languages)
 
-    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float) -> ShardAnswer:
+    def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
+             timeout_s: float | None = None) -> ScanKeys:
+        with self._connect() as conn:
+            return scan_keys(conn, query, stats, page_scan, section_scan)
+
+    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float, facets: bool = False,
+               sort: str | None = None) -> ShardAnswer:
         from textpile.search.service import check_mode
 
         with self._connect() as conn:
             semantic = None
             if check_mode(mode) != "keyword":
                 semantic = self._semantic().get(conn)
-            return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms))
+            return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms,
+                                          facets=facets, sort=sort))
 
     def close(self) -> None:
         """Close the shard's connections: the idle ones at once, those a late search still
@@ -317,19 +379,35 @@ class RemoteShard:
         except (KeyError, TypeError) as exc:
             raise ShardError(f"{self.name}: the answer has no hosts") from exc
 
-    def stats(self, query: str, timeout_s: float = 5.0) -> CorpusStats:
-        doc = self._get({"op": "stats", "search": query}, timeout_s)
+    def stats(self, query: str, timeout_s: float = 5.0, languages: Mapping[str, int] | None = None) -> CorpusStats:
+        params = {"op": "stats", "search": query}
+        if languages:
+            params["languages"] = json.dumps(dict(languages), separators=(",", ":"))
+        doc = self._get(params, timeout_s)
         try:
             return _stats_of(doc)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ShardError(f"{self.name}: the answer has no statistics") from exc
 
-    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float,
-               timeout_s: float | None = None) -> ShardAnswer:
+    def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
+             timeout_s: float = 5.0) -> ScanKeys:
+        doc = self._get({"op": "keys", "search": query, "page_scan": str(page_scan), "section_scan": str(section_scan),
+                         "stats": json.dumps(stats_json(stats), separators=(",", ":"))}, timeout_s)
+        try:
+            return keys_from_json(doc)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ShardError(f"{self.name}: the answer has no scan keys") from exc
+
+    def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float, facets: bool = False,
+               sort: str | None = None, timeout_s: float | None = None) -> ShardAnswer:
         params = {"op": "search", "search": query, "budget_ms": f"{max(1.0, budget_ms):.0f}",
                   "stats": json.dumps(stats_json(stats), separators=(",", ":"))}
         if mode:
             params["mode"] = mode
+        if facets:
+            params["facets"] = "1"
+        if sort:
+            params["sort"] = sort
         doc = self._get(params, timeout_s if timeout_s is not None else budget_ms / 1000.0 + 1.0)
         return answer_from_json(doc, self.name)
 
@@ -347,7 +425,9 @@ def stats_from_json(text: str) -> CorpusStats:
         return _stats_of(json.loads(text))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ShardError(f"stats: expected {{\"pages\": N, \"terms\": {{term: N}}, \"tokens\": N, "
-                         f"\"phrases\": {{phrase: N}}}}, got {text[:80]!r}") from exc
+                         f"\"phrases\": {{phrase: N}}, \"sections\": N, \"section_tokens\": N, "
+                         f"\"section_phrases\": {{phrase: N}}, \"languages\": {{language: N}}}}, "
+                         f"got {text[:80]!r}") from exc
 
 
 def _stats_of(doc: dict) -> CorpusStats:
@@ -356,5 +436,28 @@ def _stats_of(doc: dict) -> CorpusStats:
     Raises:
         KeyError, TypeError, ValueError, AttributeError: ``doc`` is not one.
     """
+    cut = doc.get("cut")
+    if cut is not None:
+        floor = cut["section_floor"]
+        cut = ScanCut(int(cut["last_page"]), int(cut["last_section"]), bool(cut["cut_pages"]),
+                      None if floor is None else (float(floor[0]), int(floor[1])),
+                      None if cut["depth"] is None else min(MAX_CANDIDATES, int(cut["depth"])),
+                      None if cut["few"] is None else bool(cut["few"]),
+                      tuple(int(d) for d in cut["level_last"]), tuple(int(d) for d in cut["level_section_last"]),
+                      tuple(None if f is None else (float(f[0]), int(f[1])) for f in cut["level_section_floor"]))
     return CorpusStats(int(doc["pages"]), {str(t): int(n) for t, n in doc["terms"].items()}, int(doc["tokens"]),
-                       {str(p): int(n) for p, n in doc["phrases"].items()})
+                       {str(p): int(n) for p, n in doc["phrases"].items()}, int(doc["sections"]),
+                       int(doc["section_tokens"]), {str(p): int(n) for p, n in doc["section_phrases"].items()},
+                       {str(code): int(n) for code, n in doc["languages"].items()}, cut)
+
+
+def languages_from_json(text: str) -> dict[str, int]:
+    """The ``{language: pages}`` of the shard endpoint's ``languages`` parameter.
+
+    Raises:
+        ShardError: ``text`` is not ``{"language": N}``.
+    """
+    try:
+        return {str(code): int(n) for code, n in json.loads(text).items()}
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ShardError(f"languages: expected {{\"language\": pages}}, got {text[:80]!r}") from exc

@@ -27,8 +27,10 @@ from textpile.index.analysis import Analyzer, fold
 from textpile.search.budget import Budget
 from textpile.search.candidates import Tiers, page_candidates
 from textpile.search.features import Scored
+from textpile.search.global_bm25 import GlobalBm25
 from textpile.search.plan import Item, QueryPlan
 from textpile.search.rerank import Found
+from textpile.search.weights import CorpusStats
 
 #: A word of this many letters or more matches words 1 edit away...
 ONE_TYPO = 5
@@ -68,7 +70,29 @@ def close_words(conn: sqlite3.Connection, word: str) -> list[str]:
     held = row[0] if row else 0
     if held > TYPO_MAX_DOCS:
         return []
-    least = held + 1
+    return _nearby(conn, folded, edits, held + 1)[:MAX_CLOSE_WORDS]
+
+
+def nearby_words(conn: sqlite3.Connection, word: str) -> list[str]:
+    """Every vocabulary word within the edits ``word`` may have (closest first, then most
+    common), whatever their and its page counts: the words :func:`close_words` chooses
+    among in one index of several shards (:func:`textpile.search.shards.query_stats`
+    counts their pages on each shard); empty as :func:`close_words` for a short word or
+    an identifier.
+
+    Raises:
+        sqlite3.Error: as :func:`close_words`.
+    """
+    folded = fold(word)
+    edits = allowed_edits(folded)
+    if not edits or not is_plain_word(word) or not folded.isalpha():
+        return []
+    return _nearby(conn, folded, edits, 1)
+
+
+def _nearby(conn: sqlite3.Connection, folded: str, edits: int, least: int) -> list[str]:
+    """The vocabulary words within ``edits`` of ``folded`` held by ``least`` pages or
+    more, closest first, then most common."""
     first = folded[0]
     rows = conn.execute(
         "SELECT word, docs FROM search_word WHERE word >= ? AND word < ? AND docs >= ? "
@@ -77,7 +101,7 @@ def close_words(conn: sqlite3.Connection, word: str) -> list[str]:
     docs = dict(rows)
     close = process.extract(folded, list(docs), scorer=DamerauLevenshtein.distance, score_cutoff=edits, limit=None)
     close.sort(key=lambda m: (m[1], -docs[m[0]], m[0]))
-    return [w for w, _, _ in close[:MAX_CLOSE_WORDS]]
+    return [w for w, _, _ in close]
 
 
 def typo_plan(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer,
@@ -110,13 +134,16 @@ def below_exact(ranking: list[Scored], typo_pages: set[int]) -> list[Scored]:
 
 def typo_candidates(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer, codes: list[str | None],
                     columns: tuple[float, ...], depth: int, scan: int, fsql: str, fparams: list, tiers: Tiers,
-                    budget: Budget, found: Found) -> tuple[QueryPlan, dict[int, list[str]], set[int]] | None:
+                    budget: Budget, found: Found,
+                    stats: CorpusStats | None = None) -> tuple[QueryPlan, dict[int, list[str]], set[int]] | None:
     """Add to ``found`` the pages holding every requirement of ``plan`` (the words a page
     must hold) with its possible typos widened (:func:`typo_plan`), each holding the share
     of the query less half of each widened word's; return the widened plan, the close
     words per requirement and the pages only it found (None when no word may be a
     typo). ``columns`` are bm25's column weights, ``depth``, ``scan``, the filter SQL and
-    ``tiers`` as :func:`textpile.search.candidates.page_candidates` takes them.
+    ``tiers`` as :func:`textpile.search.candidates.page_candidates` takes them; with
+    ``stats`` (a search over shards) the pages are scored with every shard's statistics
+    (the close words' own phrases, which the statistics do not hold, with the shard's).
 
     Raises:
         textpile.search.budget.BudgetSpent: the time budget ran out.
@@ -126,8 +153,12 @@ def typo_candidates(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyze
         if widened is None:
             return None
         wide, words = widened
+        rescore = None
+        if stats is not None and not fsql:
+            rescore = GlobalBm25(conn, stats.pages, stats.tokens, stats.phrases, columns)
         rows, _, _ = page_candidates(conn, wide.all_terms, columns, depth, scan, fsql, fparams, tiers=tiers,
-                                     seen=found.seen)
+                                     seen=found.seen, rescore=rescore,
+                                     every_shard=stats.terms if rescore is not None else None)
     held = 1.0 - 0.5 * len(words) / len(plan.requirements)
     new = {eg_id for eg_id, _ in rows if eg_id not in found.pages}
     found.add_pages(rows, held)

@@ -30,8 +30,12 @@ import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from textpile.search.plan import QueryPlan
+
+if TYPE_CHECKING:
+    from textpile.search.cuts import ScanCut
 
 #: English function words that say nothing of what is searched for (module docstring).
 STOP_WORDS = frozenset("""
@@ -82,6 +86,15 @@ class CorpusStats:
     tokens: int = 0
     #: ``{quoted phrase: pages holding it}`` for the phrases of the query's FTS5 expressions
     phrases: Mapping[str, int] = field(default_factory=dict)
+    #: rows and tokens of the section index, ``{quoted phrase: sections holding it}``
+    sections: int = 0
+    section_tokens: int = 0
+    section_phrases: Mapping[str, int] = field(default_factory=dict)
+    #: ``{stemmer language: pages}`` (over shards: summed, the languages queries are analyzed in)
+    languages: Mapping[str, int] = field(default_factory=dict)
+    #: a shard's part of one index's scans over shards (:class:`textpile.search.cuts.ScanCut`;
+    #: None: the shard scans as one index would)
+    cut: ScanCut | None = None
 
 
 def plan_terms(plan: QueryPlan) -> list[str]:

@@ -10,8 +10,10 @@ summary database's object and closed with it.
 
 ``/-/textpile/shard`` is what another textpile asks this one, as a shard, about its
 first summary database (:mod:`textpile.search.shards`): ``op=hosts``, ``op=stats``
-(``search=``) and ``op=search`` (``search=``, ``stats=`` the summed statistics,
-``mode=``, ``budget_ms=``), answered in JSON; 400 naming a bad parameter.
+(``search=``, ``languages=`` those of every shard), ``op=keys`` (``search=``, ``stats=`` the summed statistics,
+``page_scan=``, ``section_scan=``: :mod:`textpile.search.cuts`) and ``op=search``
+(``search=``, ``stats=`` the summed statistics and the shard's cut, ``mode=``,
+``budget_ms=``, ``facets=1``, ``sort=date``), answered in JSON; 400 naming a bad parameter.
 """
 
 from __future__ import annotations
@@ -23,13 +25,19 @@ import sqlite3
 from datasette.utils.asgi import Response
 
 from textpile.errors import DatabaseError, TextpileError
+from textpile.search.cuts import scan_keys
+from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.fanout import ShardedSearch
-from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, origin_hosts,
-                                    query_stats, shard_search, stats_from_json, stats_json)
+from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
+                                    languages_from_json, origin_hosts, query_stats, shard_search, stats_from_json, stats_json)
 from textpile.search.service import ModeError, check_mode
+from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import viewable_target
 from textpile.web.settings import remote_shards, search_time_limit_ms
 from textpile.web.state import SummaryDatabase, find_targets, refresh_if_swapped
+
+#: The largest scan the shard endpoint's ``op=keys`` takes (matches in prior order).
+MAX_SCAN = MAX_CANDIDATES + 1
 
 def _local_shard(datasette, name: str) -> LocalShard:
     """The shard of the summary database served as ``name``, read through its current
@@ -78,13 +86,25 @@ async def shard_view(datasette, request):
         return Response.json({"ok": False, "error": "Permission denied", "status": 403}, status=403)
     op = request.args.get("op")
     query = request.args.get("search", "")
-    if op not in ("hosts", "stats", "search"):
-        return _bad(f"op: expected hosts, stats or search, got {op!r}")
+    if op not in ("hosts", "stats", "keys", "search"):
+        return _bad(f"op: expected hosts, stats, keys or search, got {op!r}")
     try:
         if op == "hosts":
             doc = {"hosts": sorted(await asyncio.to_thread(lambda: origin_hosts(target.search_connection())))}
         elif op == "stats":
-            doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query)))
+            text = request.args.get("languages")
+            languages = languages_from_json(text) if text else None
+            doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query, languages)))
+        elif op == "keys":
+            stats = stats_from_json(request.args.get("stats", ""))
+            scans = []
+            for name in ("page_scan", "section_scan"):
+                text = request.args.get(name, "")
+                if not text.isascii() or not text.isdigit() or not 0 < int(text) <= MAX_SCAN:
+                    return _bad(f"{name}: expected a whole number from 1 to {MAX_SCAN}, got {text!r}")
+                scans.append(int(text))
+            doc = keys_json(await asyncio.to_thread(lambda: scan_keys(target.search_connection(), query, stats,
+                                                                      *scans)))
         else:
             stats = stats_from_json(request.args.get("stats", ""))
             mode = request.args.get("mode") or None
@@ -94,15 +114,17 @@ async def shard_view(datasette, request):
             if not budget_text.isascii() or not budget_text.isdigit():
                 return _bad(f"budget_ms: expected a whole number of milliseconds, got {budget_text!r}")
             budget_ms = min(int(budget_text), limit)
+            facets = request.args.get("facets") == "1"
+            sort = check_sort(request.args.get("sort") or None)
 
             def run():
                 conn = target.search_connection()
                 semantic = target.semantic.get(conn) if check_mode(mode) != "keyword" else None
                 return answer_json(answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic,
-                                                          budget_ms=budget_ms)))
+                                                          budget_ms=budget_ms, facets=facets, sort=sort)))
 
             doc = await asyncio.to_thread(run)
-    except (ShardError, ModeError) as exc:
+    except (ShardError, ModeError, SortError) as exc:
         return _bad(str(exc))
     except (sqlite3.Error, DatabaseError, TextpileError) as exc:
         return Response.json({"ok": False, "error": f"The search index could not be read: {exc}", "status": 503},

@@ -1,0 +1,184 @@
+"""One index's scans over shards: where each shard's part of them ends.
+
+One index scores only the first :data:`~textpile.search.engine.PAGE_SCAN` pages matching
+a query in prior order (their docids, :mod:`textpile.index.docids`), and keeps the best
+:data:`~textpile.search.engine.SECTION_DEPTH` of the first
+:data:`~textpile.search.engine.SECTION_SCAN` matching sections
+(:mod:`textpile.search.candidates`). A shard scanning its own first matches would score
+other pages than one index of all the shards, so a search over shards
+(:mod:`textpile.search.fanout`) cuts the scans together first:
+
+1. each shard gives the docids of its first matching pages and sections, the sections
+   with their bm25 over every shard (:func:`scan_keys`: the query planned and scored as
+   its search will, with the summed statistics);
+2. :func:`cut_scans` merges them in one index's prior order: by prior key (a docid's
+   top bits, :func:`textpile.index.docids.prior_key` of the page's own links, the same on
+   every shard), then by shard, then by docid (one index numbering the generations shard
+   by shard), and cuts the pages and the sections where one index's scans end; among the
+   sections kept, the best ``SECTION_DEPTH`` by bm25 (ties by shard, then
+   ``section_summary_id``);
+3. each shard searches with its :class:`ScanCut` (in
+   :attr:`textpile.search.weights.CorpusStats.cut`): its pages and sections up to its last
+   docid in the cut, its sections from the floor of the best ones, and the page scan
+   counted as cut short (a lower-bound total) when the one over every shard was.
+
+When fewer than :data:`~textpile.search.engine.PARTIAL_BELOW` pages of all the shards
+hold every word, the page scans of the partial-match levels are cut the same way (not
+their section scans, nor the level of a long query's rarest words, whose count of words
+each shard finds on its own).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from textpile.index.analysis import Analyzer
+from textpile.index.docids import SECTIONS_PER_PAGE
+from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, match_docids, scored_sections, search_tiers,
+                                        section_rows)
+from textpile.search.budget import Budget
+from textpile.search.engine import PARTIAL_BELOW, search_plan, section_rescorer
+from textpile.search.engine import _partial_levels as partial_levels
+from textpile.search.filters import filter_sql
+from textpile.search.plan import index_languages, language_codes, plan_query
+from textpile.search.query import parse_query
+from textpile.search.rank import DEFAULT_RANKING
+from textpile.search.weights import CorpusStats
+
+#: Bits of a page docid below its prior key (textpile.index.docids: the entity_generation_id).
+_ID_BITS = 28
+#: Bits of a section docid below its page's prior key.
+_SECTION_ID_BITS = _ID_BITS + SECTIONS_PER_PAGE.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class ScanCut:
+    """A shard's part of one index's scans over shards: the last docid of its pages
+    (and sections) that one index's page (section) scan reaches, whether that page scan
+    was cut short (more pages match), and the floor of the best sections: a section
+    counts when its bm25 is above ``section_floor[0]``, or equal with a
+    ``section_summary_id`` up to ``section_floor[1]`` (None: no floor). ``depth``: the
+    page candidates one index reranks (its page's; None: the shard's own page's), the
+    shard keeping its best ones as candidates (it holds one index's among them). ``few``:
+    whether fewer than :data:`~textpile.search.engine.PARTIAL_BELOW` pages of all the
+    shards hold every word (then partial matches and close words are looked for; None:
+    as the shard's own count says). ``level_last``, ``level_section_last``,
+    ``level_section_floor``: per partial-match level, the last docid of its page and
+    section scans and the floor of its best sections (the level of a long query's rarest
+    words is not cut)."""
+
+    last_page: int = LAST_ROWID
+    last_section: int = LAST_ROWID
+    cut_pages: bool = False
+    section_floor: tuple[float, int] | None = None
+    depth: int | None = None
+    few: bool | None = None
+    level_last: tuple[int, ...] = ()
+    level_section_last: tuple[int, ...] = ()
+    level_section_floor: tuple[tuple[float, int] | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScanKeys:
+    """A shard's first matches of a query: page docids in prior order, and ``(docid,
+    bm25, section_summary_id)`` of sections in prior order (id -1: a section of a page
+    no longer searchable, or failing the query's filters), and per partial-match level
+    (when the shard holds few pages with every word) its first pages and sections."""
+
+    pages: list[int]
+    sections: list[tuple[int, float, int]]
+    levels: list[list[int]] = field(default_factory=list)
+    level_sections: list[list[tuple[int, float, int]]] = field(default_factory=list)
+
+
+def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_scan: int, section_scan: int) -> ScanKeys:
+    """The first ``page_scan`` pages and ``section_scan`` sections of the shard ``conn``
+    matching ``query`` as its search with the summed ``stats`` will scan them
+    (:func:`textpile.search.engine.search_plan`), the sections with their bm25 over every
+    shard; empty for a query without words.
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
+    parsed = parse_query(query)
+    analyzer, codes = Analyzer(), language_codes(stats.languages) if stats.languages else index_languages(conn)
+    plan = plan_query(parsed, analyzer, codes)
+    if not plan.requirements:
+        return ScanKeys([], [])
+    _, core, _ = search_plan(conn, plan, analyzer, codes, stats)
+    expr = core.all_terms
+    fsql, fparams = filter_sql(parsed.filters)
+    pages = match_docids(conn, expr, page_scan, fsql, fparams)
+    sections = _section_keys(conn, expr, stats, section_scan, fsql, fparams)
+    levels, level_sections = [], []
+    relaxed = core.relaxed()
+    if len(pages) < PARTIAL_BELOW and len(relaxed.requirements) > 1:
+        n, every_part = len(relaxed.requirements), len(relaxed.requirements) > len(core.requirements)
+        for m, level in partial_levels(conn, relaxed, Budget(float("inf")), fsql, fparams, every_part, stats.terms):
+            if n > 6 and not (every_part and m == n):
+                break  # the rarest words: each shard's own k
+            levels.append(match_docids(conn, level, page_scan, fsql, fparams))
+            level_sections.append(_section_keys(conn, level, stats, section_scan, fsql, fparams))
+    return ScanKeys(pages, sections, levels, level_sections)
+
+
+def _section_keys(conn: sqlite3.Connection, expr: str, stats: CorpusStats, scan: int, fsql: str,
+                  fparams: list) -> list[tuple[int, float, int]]:
+    """``(docid, bm25 over every shard, section_summary_id)`` of the first ``scan``
+    sections matching ``expr`` in prior order (id -1: not searchable, or failing the filters)."""
+    rescore = section_rescorer(conn, stats, DEFAULT_RANKING)
+    scanned = scored_sections(conn, expr, DEFAULT_RANKING.section_columns, scan, search_tiers(conn),
+                              rescore=rescore, every_shard=stats.terms if rescore is not None else None)
+    ids = {row[0]: row[1] for row in section_rows(conn, [d for d, _ in scanned], fsql, fparams,
+                                                  FILTER_JOINS if fsql else "")}
+    return sorted(((d, score, ids.get(d, -1)) for d, score in scanned), key=lambda r: r[0])
+
+
+def _last_docids(keys: dict[int, list[int]], shift: int, scan: int) -> tuple[dict[int, int], bool]:
+    """{shard: its last docid in one index's scan of ``scan`` matches} (0: none of its
+    matches) and whether that scan was cut short, from each shard's first matches
+    ``keys`` in prior order (docids whose prior key is above bit ``shift``)."""
+    merged = sorted((d >> shift, shard, d) for shard, docids in keys.items() for d in docids)
+    if len(merged) < scan:
+        return {shard: LAST_ROWID for shard in keys}, False
+    last = dict.fromkeys(keys, 0)
+    for _, shard, docid in merged[:scan]:
+        last[shard] = docid
+    return last, True
+
+
+def cut_scans(keys: dict[int, ScanKeys], page_scan: int, section_scan: int, section_depth: int,
+              depth: int | None = None) -> dict[int, ScanCut]:
+    """{shard: its :class:`ScanCut`} of one index's page scan of ``page_scan`` matches,
+    section scan of ``section_scan`` and best ``section_depth`` sections, reranking
+    ``depth`` page candidates, from the shards' :func:`scan_keys` ``keys`` (module
+    docstring)."""
+    last_page, cut_pages = _last_docids({s: k.pages for s, k in keys.items()}, _ID_BITS, page_scan)
+    last_section, floors = _section_cut({s: k.sections for s, k in keys.items()}, section_scan, section_depth)
+    few = sum(len(k.pages) for k in keys.values()) < PARTIAL_BELOW
+    levels = max((len(k.levels) for k in keys.values()), default=0)
+    level_last = [_last_docids({s: k.levels[j] if j < len(k.levels) else [] for s, k in keys.items()}, _ID_BITS,
+                               page_scan)[0] for j in range(levels)]
+    level_sections = [_section_cut({s: k.level_sections[j] if j < len(k.level_sections) else []
+                                    for s, k in keys.items()}, section_scan, section_depth // 2)
+                      for j in range(levels)]
+    return {s: ScanCut(last_page[s], last_section[s], cut_pages, floors[s], depth, few,
+                       tuple(last[s] for last in level_last), tuple(cut[0][s] for cut in level_sections),
+                       tuple(cut[1][s] for cut in level_sections)) for s in keys}
+
+
+def _section_cut(keys: dict[int, list[tuple[int, float, int]]], scan: int,
+                 depth: int) -> tuple[dict[int, int], dict[int, tuple[float, int] | None]]:
+    """{shard: last section docid} of one index's section scan of ``scan`` matches and
+    {shard: floor of one index's best ``depth`` of them} (None: no floor), from each
+    shard's first sections ``keys``: ``(docid, bm25, section_summary_id)``."""
+    last, _ = _last_docids({s: [d for d, _, _ in rows] for s, rows in keys.items()}, _SECTION_ID_BITS, scan)
+    kept = sorted((-score, shard, ssid) for shard, rows in keys.items() for d, score, ssid in rows
+                  if ssid >= 0 and d <= last[shard])
+    floors: dict[int, tuple[float, int] | None] = dict.fromkeys(keys)
+    if len(kept) > depth:
+        score, at, ssid = kept[depth - 1]
+        for shard in keys:  # equal scores: the shards before ``at`` keep all, those after none
+            floors[shard] = (-score, LAST_ROWID if shard < at else ssid if shard == at else -1)
+    return last, floors
