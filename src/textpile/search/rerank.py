@@ -19,6 +19,7 @@ from textpile.search.budget import Budget
 from textpile.search.candidates import SectionHit, held_shares, page_infos
 from textpile.search.features import QueryMatcher, Scored, page_features
 from textpile.search.plan import QueryPlan
+from textpile.search.proximity import proximity_shares
 from textpile.search.rank import Ranking
 
 #: Pages that become candidates through a matching section only (not among the page
@@ -93,10 +94,13 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
     if partial and n > 1 and not found.parts_level:  # parts of identifiers: the levels' shares stand
         with budget.guard():
             held_by.update(held_shares(conn, core, _core_weights(plan, core, weights), partial))
+    with budget.guard():
+        near = proximity_shares(conn, core, _core_weights(plan, core, weights), list(infos)) if n > 1 else {}
     scored = []
     for eg_id, info in infos.items():
         bm25 = bm25_of.get(eg_id, 0.0)
-        s = page_features(matcher, info, bm25, best_bm25, found.sections.get(eg_id, []), held_by[eg_id], relaxed)
+        s = page_features(matcher, info, bm25, best_bm25, found.sections.get(eg_id, []), held_by[eg_id], relaxed,
+                          near.get(eg_id, 0.0))
         s.raw["bm25"] = bm25
         if eg_id in found.pages:  # how it became a candidate, for a merge over shards (textpile.search.fanout)
             s.raw["level"] = found.pages[eg_id][1]
@@ -155,5 +159,8 @@ class Rescorer:
         if not infos:
             return []
         matcher = QueryMatcher(self.plan, self.analyzer, self.codes, self.weights)
-        held = held_shares(self.conn, self.core, _core_weights(self.plan, self.core, self.weights), list(infos))
-        return [page_features(matcher, info, 0.0, 1.0, [], held[eg_id]) for eg_id, info in infos.items()]
+        shares = _core_weights(self.plan, self.core, self.weights)
+        held = held_shares(self.conn, self.core, shares, list(infos))
+        near = proximity_shares(self.conn, self.core, shares, list(infos))
+        return [page_features(matcher, info, 0.0, 1.0, [], held[eg_id], proximity=near[eg_id])
+                for eg_id, info in infos.items()]
