@@ -173,3 +173,5 @@ def test_words_close_together_outrank_the_same_words_apart(tmp_path):
     assert first["score"] - HYBRID_RANKING.features["proximity"] < second["score"]
     keyword = {e["url"]: e["features"]["proximity"] for e in search(conn, "date formatting", explain=True).explained}
     assert keyword == {"https://d.example/functions.html": 1.0, "https://d.example/types.html": 0.0}
+    off = search(conn, "date formatting", explain=True, disable=frozenset({"proximity"}))
+    assert [e["features"]["proximity"] for e in off.explained] == [0.0, 0.0]  # turned off: not looked up

@@ -94,8 +94,10 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
     if partial and n > 1 and not found.parts_level:  # parts of identifiers: the levels' shares stand
         with budget.guard():
             held_by.update(held_shares(conn, core, _core_weights(plan, core, weights), partial))
-    with budget.guard():
-        near = proximity_shares(conn, core, _core_weights(plan, core, weights), list(infos)) if n > 1 else {}
+    near: dict[int, float] = {}
+    if n > 1 and "proximity" not in ranking.disable:  # a feature turned off costs no lookup
+        with budget.guard():
+            near = proximity_shares(conn, core, _core_weights(plan, core, weights), list(infos))
     scored = []
     for eg_id, info in infos.items():
         bm25 = bm25_of.get(eg_id, 0.0)
@@ -161,6 +163,7 @@ class Rescorer:
         matcher = QueryMatcher(self.plan, self.analyzer, self.codes, self.weights)
         shares = _core_weights(self.plan, self.core, self.weights)
         held = held_shares(self.conn, self.core, shares, list(infos))
-        near = proximity_shares(self.conn, self.core, shares, list(infos))
-        return [page_features(matcher, info, 0.0, 1.0, [], held[eg_id], proximity=near[eg_id])
+        near = ({} if "proximity" in self.ranking.disable
+                else proximity_shares(self.conn, self.core, shares, list(infos)))
+        return [page_features(matcher, info, 0.0, 1.0, [], held[eg_id], proximity=near.get(eg_id, 0.0))
                 for eg_id, info in infos.items()]
