@@ -32,14 +32,30 @@ PROXIMITY_WINDOW = 3
 MAX_FORMS = 16
 
 
-def near_expression(first: list[Item], second: list[Item], window: int = PROXIMITY_WINDOW) -> str:
+def near_expression(first: list[Item], second: list[Item], window: int = PROXIMITY_WINDOW,
+                    indexed: set[str] | None = None) -> str | None:
     """The FTS5 expression matching pages that hold a form of ``first`` (a requirement:
     items any of which satisfies it) within ``window`` terms of a form of ``second``;
-    at most :data:`MAX_FORMS` form pairs (``NEAR`` groups joined with ``OR``)."""
-    forms = itertools.product([a for item in first for a in item.alternatives],
-                              [b for item in second for b in item.alternatives])
-    return " OR ".join(f"NEAR({fts_phrase(a)} {fts_phrase(b)}, {window})"
-                       for a, b in itertools.islice(forms, MAX_FORMS))
+    at most :data:`MAX_FORMS` form pairs (``NEAR`` groups joined with ``OR``). With
+    ``indexed`` (the terms the index holds), only forms made of such terms; None when
+    either side has none left."""
+    def forms(requirement: list[Item]) -> list[tuple[str, ...]]:
+        return [a for item in requirement for a in item.alternatives
+                if indexed is None or all(t in indexed for t in a)]
+
+    pairs = list(itertools.islice(itertools.product(forms(first), forms(second)), MAX_FORMS))
+    if not pairs:
+        return None
+    return " OR ".join(f"NEAR({fts_phrase(a)} {fts_phrase(b)}, {window})" for a, b in pairs)
+
+
+def indexed_terms(conn: sqlite3.Connection, requirements: list[list[Item]]) -> set[str]:
+    """The terms of ``requirements``' forms that some page of the index holds."""
+    terms = sorted({t for r in requirements for item in r for a in item.alternatives for t in a})
+    if not terms:
+        return set()
+    marks = ", ".join("?" * len(terms))
+    return {r[0] for r in conn.execute(f"SELECT term FROM search_term WHERE term IN ({marks}) AND docs > 0", terms)}
 
 
 def proximity_shares(conn: sqlite3.Connection, core: QueryPlan, weights: list[float], ids: list[int],
@@ -66,8 +82,12 @@ def proximity_shares(conn: sqlite3.Connection, core: QueryPlan, weights: list[fl
     if not docids:
         return out
     marks = ", ".join("?" * len(docids))
+    indexed = indexed_terms(conn, [r for r, _ in weighted])  # a form no page holds costs a lookup per page
     for first, second, weight in pairs:
+        expression = near_expression(first, second, window, indexed)
+        if expression is None:
+            continue
         for docid, in conn.execute(f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid IN ({marks})",
-                                   [near_expression(first, second, window), *docids]):
+                                   [expression, *docids]):
             out[docids[docid]] += weight / total
     return out
