@@ -1,0 +1,38 @@
+"""The proximity feature's FTS5 expressions and shares (textpile.search.proximity)."""
+
+from __future__ import annotations
+
+import pytest
+
+from search.fixture_site import html_page, summarized_site
+from textpile.search.plan import Item, QueryPlan
+from textpile.search.proximity import near_expression, proximity_shares
+
+FILLER = "Other words fill this paragraph so that the page is of an ordinary length for a page. " * 3
+
+
+def test_near_expression_pairs_every_form_the_index_holds():
+    date = [Item("date", False, (("date",), ("dat",)))]
+    formatting = [Item("formatting", False, (("format",), ("formatting",)))]
+    assert near_expression(date, formatting) == (
+        'NEAR("date" "format", 3) OR NEAR("date" "formatting", 3) OR NEAR("dat" "format", 3) '
+        'OR NEAR("dat" "formatting", 3)')
+    assert near_expression(date, formatting, indexed={"date", "format"}) == 'NEAR("date" "format", 3)'
+    assert near_expression(date, formatting, indexed={"format"}) is None
+
+
+def test_shares_weigh_each_pair_by_its_smaller_word(tmp_path):
+    conn = summarized_site(tmp_path, {
+        "https://p.example/a.html": html_page("A", f"<p>Rotate log files daily. {FILLER}</p>"),
+        "https://p.example/b.html": html_page("B", f"<p>Rotate log entries. {FILLER} Files are kept daily.</p>"),
+        "https://p.example/c.html": html_page("C", f"<p>Nothing of it. {FILLER}</p>"),
+    })
+    ids = dict(conn.execute("SELECT u.str_url, eg.entity_generation_id FROM entity_generation eg "
+                            "JOIN url u ON u.url_id = eg.url_id"))
+    core = QueryPlan(requirements=[[Item(w, False, ((t,),))] for w, t in
+                                   (("rotate", "rotat"), ("log", "log"), ("files", "file"))])
+    shares = proximity_shares(conn, core, [0.5, 0.2, 0.3], [ids[f"https://p.example/{p}.html"] for p in "abc"])
+    # pairs: rotate-log (weight 0.2), log-files (0.2); b holds only the first close together
+    assert [shares[ids[f"https://p.example/{p}.html"]] for p in "abc"] == [1.0, 0.5, 0.0]
+    with pytest.raises(ValueError, match="2 weights for 3 requirements"):
+        proximity_shares(conn, core, [0.5, 0.5], [])
