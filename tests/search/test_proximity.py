@@ -6,6 +6,7 @@ import pytest
 
 from search.fixture_site import html_page, summarized_site
 from textpile.search import proximity
+from textpile.search.engine import search
 from textpile.search.plan import Item, QueryPlan
 from textpile.search.proximity import near_expression, proximity_shares, scan_is_cheaper
 
@@ -58,3 +59,22 @@ def test_shares_weigh_each_pair_by_its_smaller_word(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="2 weights for 3 requirements"):
         proximity_shares(conn, core, [0.5, 0.5], [])
 
+
+def test_only_the_first_candidates_by_the_score_without_it_are_measured(tmp_path):
+    # the types page holds "date" and "formatting" in its title, but apart: first without
+    # proximity; the functions page writes them together
+    conn = summarized_site(tmp_path, {
+        "https://d.example/types.html": html_page("Date and time types", f"""
+            <p>A date is stored in four bytes; a date can hold years far in the past. {FILLER}</p><p>{FILLER}</p>
+            <p>Numbers and text need formatting too; formatting rules are in the manual. {FILLER}</p>"""),
+        "https://d.example/functions.html": html_page("Output functions", f"""
+            <p>The to_char function does date formatting with a template. {FILLER}</p><p>{FILLER}</p>"""),
+    })
+    measured = search(conn, "date formatting", explain=True)
+    assert [(e["url"], e["features"]["proximity"]) for e in measured.explained] == [
+        ("https://d.example/functions.html", 1.0), ("https://d.example/types.html", 0.0)]
+    first_only = search(conn, "date formatting", explain=True, proximity_depth=1)
+    assert [(e["url"], e["features"]["proximity"]) for e in first_only.explained] == [
+        ("https://d.example/types.html", 0.0), ("https://d.example/functions.html", 0.0)]
+    every = search(conn, "date formatting", explain=True, proximity_depth=None)
+    assert every.explained == measured.explained

@@ -120,7 +120,8 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
                  semantic=None, budget_ms: float = 1000.0) -> SearchResults:
     """``query`` searched on the shard ``conn`` with the summed ``stats``: every reranked
     candidate (at most :data:`ANSWER_DEPTH`) rendered, ``explained`` filled (features and
-    raw values), no "did you mean" correction (the fan-out corrects over all shards).
+    raw values, the ``proximity`` of every candidate: the fan-out keeps it for the first
+    over all shards), no "did you mean" correction (the fan-out corrects over all shards).
 
     Raises:
         as :func:`textpile.search.service.search_pages`.
@@ -128,7 +129,7 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
     from textpile.search.service import search_pages
 
     return search_pages(conn, query, mode=mode, semantic=semantic, page=0, per_page=ANSWER_DEPTH,
-                        budget_ms=budget_ms, explain=True, correct=False, stats=stats)
+                        budget_ms=budget_ms, explain=True, correct=False, stats=stats, proximity_depth=None)
 
 
 @dataclass
