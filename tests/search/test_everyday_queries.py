@@ -13,6 +13,7 @@ from __future__ import annotations
 from search.builder import SummaryBuilder
 from search.fixture_site import html_page, summarized_site
 from textpile.search.engine import search
+from textpile.search.rank import HYBRID_RANKING
 from textpile.search.service import search_pages
 
 FILLER = "Other words fill this paragraph so that the page is of an ordinary length for a page. " * 3
@@ -148,3 +149,29 @@ def test_a_page_far_in_meaning_holding_no_word_is_no_hybrid_result(tmp_path):
     got = search_pages(conn, "realword", mode="hybrid", explain=True)
     assert got.mode == "hybrid" and urls(got) == ["https://r.example/real"]
     assert [e["url"] for e in got.explained] == ["https://r.example/real"]
+
+
+def test_words_close_together_outrank_the_same_words_apart(tmp_path):
+    # the types page holds "date" and "formatting" more often and in its title, but apart;
+    # the functions page writes them together
+    pages = {
+        "https://d.example/types.html": html_page("Date and time types", f"""
+            <p>A date is stored in four bytes; a date can hold years far in the past. {FILLER}</p><p>{FILLER}</p>
+            <p>Numbers and text need formatting too; formatting rules are in the manual. {FILLER}</p>"""),
+        "https://d.example/functions.html": html_page("Output functions", f"""
+            <p>The to_char function does date formatting with a template. {FILLER}</p><p>{FILLER}</p>"""),
+        "https://d.example/other.html": html_page("Other topics", f"<p>Nothing here. {FILLER}</p>"),
+    }
+    conn = summarized_site(tmp_path, pages)
+    got = search_pages(conn, "date formatting", mode="hybrid", explain=True)
+    # other.html (no word of the query) comes in as one of the nearest pages by vector
+    assert urls(got) == ["https://d.example/functions.html", "https://d.example/types.html",
+                         "https://d.example/other.html"]
+    first, second = got.explained[0], got.explained[1]
+    assert first["features"]["proximity"] == 1.0 and second["features"]["proximity"] == 0.0
+    # without the proximity feature the order would be the other way round
+    assert first["score"] - HYBRID_RANKING.features["proximity"] < second["score"]
+    keyword = {e["url"]: e["features"]["proximity"] for e in search(conn, "date formatting", explain=True).explained}
+    assert keyword == {"https://d.example/functions.html": 1.0, "https://d.example/types.html": 0.0}
+    off = search(conn, "date formatting", explain=True, disable=frozenset({"proximity"}))
+    assert [e["features"]["proximity"] for e in off.explained] == [0.0, 0.0]  # turned off: not looked up

@@ -267,6 +267,18 @@ def count_pages(conn: sqlite3.Connection, match: str, cap: int, filter_sql: str 
     return conn.execute(sql, [match, *(filter_params or []), cap]).fetchone()[0]
 
 
+def page_docids(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
+    """``{docid: entity_generation_id}`` (search_index rowids) of the pages ``ids`` that
+    have a search_page row."""
+    docids: dict[int, int] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        docids.update(conn.execute(
+            f"SELECT docid, entity_generation_id FROM search_page WHERE entity_generation_id IN ({marks})", chunk))
+    return docids
+
+
 def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[int]) -> dict[int, float]:
     """``{entity_generation_id: share}`` for the pages ``ids``: the sum of ``weights`` (one
     per requirement of ``plan``, a :class:`textpile.search.plan.QueryPlan`) of the
@@ -274,12 +286,7 @@ def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[
     docids only. A page without a search_index row holds nothing."""
     if not ids:
         return {}
-    docids: dict[int, int] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ", ".join("?" * len(chunk))
-        docids.update(conn.execute(
-            f"SELECT docid, entity_generation_id FROM search_page WHERE entity_generation_id IN ({marks})", chunk))
+    docids = page_docids(conn, ids)
     out = dict.fromkeys(ids, 0.0)
     if not docids:
         return out

@@ -54,6 +54,7 @@ from textpile.search.plan import (Item, QueryPlan, index_languages, language_cod
                                   with_split_forms)
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
+from textpile.search.proximity import PROXIMITY_DEPTH
 from textpile.search.rerank import Found, Rescorer, known_pairs, rerank
 from textpile.search.results import (DEFAULT_PER_PAGE, ResultSection, SearchResult, SearchResults, result_page,
                                      results_per_page)
@@ -493,7 +494,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            reorder: Reorder | None = None, correct: bool = True, facets: bool = False,
            sort: str | None = None, per_site: int = 0, typos: bool = True,
            rules: tuple[RankingRule, ...] = (), synonyms: Synonyms = NO_SYNONYMS,
-           stats: CorpusStats | None = None) -> SearchResults:
+           stats: CorpusStats | None = None, proximity_depth: int | None = PROXIMITY_DEPTH) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -508,8 +509,10 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     with ``corrected`` set and a note naming both (within the same time budget).
     ``stats``: the statistics the query's words are weighed by (pages and term document
     counts summed over every shard, :mod:`textpile.search.fanout`) instead of this
-    index's own. Any query string is valid: problems (nothing
-    searchable, a cut-off query, partial matches, the budget) are explained in
+    index's own. ``proximity_depth``: the candidates whose ``proximity`` feature is
+    measured (:func:`textpile.search.rerank.rerank`), None for every one (a shard's
+    answer: the fan-out keeps it for the first over all shards). Any query string is
+    valid: problems (nothing searchable, a cut-off query, partial matches, the budget) are explained in
     ``message``; this never raises for the query's content.
 
     Raises:
@@ -548,11 +551,11 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 return out
         else:
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
-                           reorder, stats, facets, per_site, typos, rules)
+                           reorder, stats, facets, per_site, typos, rules, proximity_depth)
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
                        ranking=ranking, explain=explain, reorder=reorder, correct=False, facets=facets, sort=sort,
-                       per_site=per_site, typos=typos, rules=rules, synonyms=synonyms, stats=stats)
+                       per_site=per_site, typos=typos, rules=rules, synonyms=synonyms, stats=stats, proximity_depth=proximity_depth)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
@@ -605,7 +608,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
                    explain: bool = False, reorder: Reorder | None = None, stats: CorpusStats | None = None,
                    facets: bool = False, per_site: int = 0, typos: bool = True,
-                   rules: tuple[RankingRule, ...] = ()) -> None:
+                   rules: tuple[RankingRule, ...] = (), proximity_depth: int | None = PROXIMITY_DEPTH) -> None:
     found = Found(seen=[] if facets or out.sort == "date" else None)
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     if stats is not None and stats.cut is not None and stats.cut.depth is not None:
@@ -625,7 +628,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
     except BudgetSpent:
         out.timed_out = True
     try:
-        scored = rerank(conn, plan, core, weights, analyzer, codes, ranking, found, budget)
+        scored = rerank(conn, plan, core, weights, analyzer, codes, ranking, found, budget, proximity_depth)
     except BudgetSpent:
         out.timed_out = True
         scored = []

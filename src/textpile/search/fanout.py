@@ -44,7 +44,7 @@ import concurrent.futures as futures
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from textpile.errors import TextpileError
 from textpile.search.boosts import RankingRule, rules_boost
@@ -57,6 +57,7 @@ from textpile.search.grouping import group_by_site
 from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
 from textpile.search.plan import language_codes
 from textpile.search.query import parse_query
+from textpile.search.proximity import PROXIMITY_DEPTH
 from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
 from textpile.search.rerank import SECTION_PAGES
 from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
@@ -106,6 +107,7 @@ class _Candidate:
     explained: dict
     score: float = 0.0
     bm25: float = 0.0
+    features: dict[str, float] = field(default_factory=dict)  # made anew over all shards (_score)
 
 
 class ShardedSearch:
@@ -447,4 +449,21 @@ def _score(candidates: list[_Candidate], kind: str) -> None:
             features["passage"] = (max(-SEMANTIC_FLOOR, raw["passage"] - best_passage) if "passage" in raw
                                    else -SEMANTIC_FLOOR)
         c.bm25 = features["bm25"]
-        c.score = ranking.score(features)
+        c.features = features
+    _proximity_as_one_index([c for c in candidates if "features" in c.explained])
+    for c in candidates:
+        if "features" in c.explained:
+            c.score = ranking.score(c.features)
+
+
+def _proximity_as_one_index(candidates: list[_Candidate]) -> None:
+    """One index measures ``proximity`` only for its first
+    :data:`~textpile.search.proximity.PROXIMITY_DEPTH` keyword candidates by the keyword
+    score without it (:func:`textpile.search.rerank.rerank`; the pages only the vectors
+    found, which have no raw ``bm25``, have it measured too); the shards measured it for
+    every candidate: the others' is set to 0."""
+    keyword = [c for c in candidates if "bm25" in c.explained.get("raw", {})]
+    without = {id(c): DEFAULT_RANKING.score({**c.features, "proximity": 0.0}) for c in keyword}
+    keyword.sort(key=lambda c: (-without[id(c)], -c.bm25, c.shard, c.order))
+    for c in keyword[PROXIMITY_DEPTH:]:
+        c.features["proximity"] = 0.0

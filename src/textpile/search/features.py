@@ -29,7 +29,9 @@ Every feature is a number, mostly in 0..1, computed from what the index already 
   page titled "Indexes" to one titled "Indexing";
 * ``all_terms``: 1 when the page holds every required word (0 for partial matches);
 * ``held``: the weight of the query's words the page holds (1.0: every one; stop words
-  weigh 0, rare words more: :mod:`textpile.search.weights`).
+  weigh 0, rare words more: :mod:`textpile.search.weights`);
+* ``proximity``: the share of the pairs of consecutive query words (by weight) that the
+  page holds within a few terms of each other (:mod:`textpile.search.proximity`).
 
 Features that count query words (title, section, URL, anchor, exact form) sum the
 words' weights, so a stop word or a word on every page earns nothing on its own; the
@@ -54,7 +56,7 @@ from textpile.search.plan import QueryPlan
 
 FEATURES = ("bm25", "title_cover", "title_exact", "section_cover", "section_exact", "url_cover", "url_exact",
             "anchor", "inlinks", "length", "indexiness", "navigation", "section_diffuse", "exact_form", "all_terms",
-            "held")
+            "held", "proximity")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -304,9 +306,11 @@ def _indexiness(info: PageInfo) -> float:
 
 
 def page_features(matcher: QueryMatcher, info: PageInfo, bm25: float, best_bm25: float,
-                  hits: list[SectionHit], held: float, relaxed: QueryMatcher | None = None) -> Scored:
+                  hits: list[SectionHit], held: float, relaxed: QueryMatcher | None = None,
+                  proximity: float = 0.0) -> Scored:
     """The features of one candidate page (see the module docstring); ``held`` is the
-    weight of the query's requirements the page holds (1.0: every one)."""
+    weight of the query's requirements the page holds (1.0: every one), ``proximity``
+    the share of its pairs held close together (:mod:`textpile.search.proximity`)."""
     title, title_exactness = matcher.best_line(info.title_terms, info.title_words)
     if info.title and title.cover < 1.0:
         parts = matcher.parts_title(info.title, info.headline, info.stem_language)
@@ -342,5 +346,6 @@ def page_features(matcher: QueryMatcher, info: PageInfo, bm25: float, best_bm25:
         "exact_form": matcher.exact_cover(info.title_words, best_hit.title_words if best_hit else ""),
         "all_terms": 1.0 if held >= 1.0 else 0.0,
         "held": held,
+        "proximity": proximity,
     }
     return Scored(info, features, best_hit, tuple(t[4] for t in ranked_hits), held=held)

@@ -35,6 +35,7 @@ FEATURE_WEIGHTS: dict[str, float] = {
     "bm25": 0.9, "title_cover": 0.5, "title_exact": 2.0, "section_cover": 0.15, "section_exact": 1.4,
     "url_cover": -0.05, "url_exact": -0.1, "anchor": 2.2, "inlinks": 0.6, "length": -0.3, "indexiness": 0.05,
     "navigation": -1.1, "section_diffuse": -0.6, "exact_form": 0.35, "all_terms": 0.0, "held": 0.5,
+    "proximity": 0.85,
 }
 #: The hybrid mode's weights (:mod:`textpile.search.hybrid`): the keyword features and
 #: the semantic ones of a page (``semantic``) and of its best section (``passage``).
@@ -42,7 +43,7 @@ HYBRID_FEATURE_WEIGHTS: dict[str, float] = {
     "bm25": 1.5, "title_cover": 0.5, "title_exact": 2.0, "section_cover": 1.3, "section_exact": 1.8,
     "url_cover": 0.3, "url_exact": 0.15, "anchor": 3.3, "inlinks": 1.1, "length": 1.2, "indexiness": -0.05,
     "navigation": -1.0, "section_diffuse": -0.25, "exact_form": 0.75, "all_terms": -0.2, "held": 0.6,
-    "semantic": 10.0, "passage": 4.65,
+    "proximity": 1.85, "semantic": 10.0, "passage": 4.65,
 }
 assert tuple(PAGE_COLUMN_WEIGHTS) == SEARCH_COLUMNS and tuple(SECTION_COLUMN_WEIGHTS) == SECTION_COLUMNS
 assert set(FEATURE_WEIGHTS) == set(FEATURES) and set(HYBRID_FEATURE_WEIGHTS) == {*FEATURES, "semantic", "passage"}

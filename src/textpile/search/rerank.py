@@ -20,6 +20,7 @@ from textpile.search.budget import Budget
 from textpile.search.candidates import SectionHit, held_shares, page_infos
 from textpile.search.features import QueryMatcher, Scored, page_features
 from textpile.search.plan import QueryPlan
+from textpile.search.proximity import PROXIMITY_DEPTH, proximity_shares
 from textpile.search.rank import Ranking
 
 #: Pages that become candidates through a matching section only (not among the page
@@ -67,12 +68,15 @@ class Found:
 
 
 def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: list[float], analyzer: Analyzer,
-            codes: list[str | None], ranking: Ranking, found: Found, budget: Budget) -> list[Scored]:
+            codes: list[str | None], ranking: Ranking, found: Found, budget: Budget,
+            proximity_depth: int | None = PROXIMITY_DEPTH) -> list[Scored]:
     """Score every candidate of ``found`` (stage two): ``plan`` is the query's, ``core``
     its requirements a page must hold (:func:`textpile.search.weights.core_plan`),
     ``weights`` each requirement's share of ``plan``. A page holding only some of the
     words pays for the share it misses in its score (the ``held`` and ``all_terms``
-    features), it is not put after every page that holds them all."""
+    features), it is not put after every page that holds them all. The ``proximity``
+    feature is measured for the first ``proximity_depth`` candidates by the score without
+    it (None: every candidate; 0 for the others), which are then scored again."""
     with budget.guard():
         infos = page_infos(conn, sorted(set(found.pages) | set(found.sections)))
     matcher = QueryMatcher(plan, analyzer, codes, weights)
@@ -114,8 +118,22 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
         s.score = ranking.score(s.features)
         scored.append(s)
         budget.check()
-    scored.sort(key=lambda s: (-s.score, -s.features["bm25"], s.info.entity_generation_id))
+    scored.sort(key=_rank_order)
+    if n > 1 and ranking.features.get("proximity") and "proximity" not in ranking.disable:  # off: no lookup
+        top = scored if proximity_depth is None else scored[:proximity_depth]
+        with budget.guard():
+            near = proximity_shares(conn, core, _core_weights(plan, core, weights),
+                                    [s.info.entity_generation_id for s in top])
+        for s in top:
+            s.features["proximity"] = near[s.info.entity_generation_id]
+            s.score = ranking.score(s.features)
+        scored.sort(key=_rank_order)
     return scored
+
+
+def _rank_order(s: Scored) -> tuple[float, float, int]:
+    """Best score first; ties: better bm25, then lower id."""
+    return -s.score, -s.features["bm25"], s.info.entity_generation_id
 
 
 def known_pairs(conn: sqlite3.Connection, splits: dict[int, list[tuple[str, ...]]],
@@ -168,5 +186,9 @@ class Rescorer:
         if not infos:
             return []
         matcher = QueryMatcher(self.plan, self.analyzer, self.codes, self.weights)
-        held = held_shares(self.conn, self.core, _core_weights(self.plan, self.core, self.weights), list(infos))
-        return [page_features(matcher, info, 0.0, 1.0, [], held[eg_id]) for eg_id, info in infos.items()]
+        shares = _core_weights(self.plan, self.core, self.weights)
+        held = held_shares(self.conn, self.core, shares, list(infos))
+        near = ({} if "proximity" in self.ranking.disable
+                else proximity_shares(self.conn, self.core, shares, list(infos)))
+        return [page_features(matcher, info, 0.0, 1.0, [], held[eg_id], proximity=near.get(eg_id, 0.0))
+                for eg_id, info in infos.items()]

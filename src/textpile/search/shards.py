@@ -146,7 +146,8 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
                  semantic=None, budget_ms: float = 1000.0, facets: bool = False, sort: str | None = None) -> SearchResults:
     """``query`` searched on the shard ``conn`` with the summed ``stats``: every reranked
     candidate (at most :data:`ANSWER_DEPTH`) rendered, ``explained`` filled (features and
-    raw values), no "did you mean" correction (the fan-out corrects over all shards);
+    raw values, the ``proximity`` of every candidate: the fan-out keeps it for the first
+    over all shards), no "did you mean" correction (the fan-out corrects over all shards);
     with ``facets``, the facts of the pages they count (``page_facts``); with ``sort``
     ``date``, the pages the scan saw too, newest first.
 
@@ -156,7 +157,8 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
     from textpile.search.service import search_pages
 
     return search_pages(conn, query, mode=mode, semantic=semantic, page=0, per_page=ANSWER_DEPTH,
-                        budget_ms=budget_ms, explain=True, correct=False, stats=stats, facets=facets, sort=sort)
+                        budget_ms=budget_ms, explain=True, correct=False, stats=stats, facets=facets, sort=sort,
+                        proximity_depth=None)
 
 
 @dataclass
