@@ -278,7 +278,7 @@ def test_scans_are_cut_in_one_index_prior_order():
     assert all(c.cut_pages and c.few and c.depth == 30 for c in cuts.values())  # 6 pages hold every word: few
     # sections: (1,0) (2,0) (2,1) kept, (3,1) cut; best 2 of 3.0, 2.0 (shard 0, id 51), 2.0 (shard 1, id 7)
     assert [cuts[s].last_section for s in (0, 1)] == [section(2, 9, 1), section(2, 4, 0)]
-    assert cuts[0].section_floor == (2.0, 51) and cuts[1].section_floor == (2.0, -1)
+    assert cuts[0].section_floor == (2.0, 51, section(2, 9, 1)) and cuts[1].section_floor == (2.0, -1, section(2, 4, 0))
     # fewer matches than one index scans: nothing is cut
     whole = cut_scans(keys, 10, 10, 10)
     assert all(c.last_page == c.last_section == LAST_ROWID and not c.cut_pages and c.few for c in whole.values())
@@ -358,8 +358,26 @@ def test_a_scan_one_index_ends_in_its_first_tier_is_cut_with_its_scores():
     tier_last = {0: page(2, 9), 1: 0, 2: page(0, 8)}
     cuts = cut_scans(keys, 3, 2, 1, tier_last=tier_last)
     assert all(c.tier_pages and c.tier_sections for c in cuts.values())
-    assert cuts[0].section_floor == (4.0, 50) and cuts[1].section_floor == (4.0, -1)  # the tier's bm25
+    assert cuts[0].section_floor == (4.0, 50, section(1, 5, 0)) and cuts[1].section_floor == (4.0, -1, 0)  # the tier's
     outside = cut_scans(keys, 4, 3, 1, tier_last=tier_last)  # the 4th page and 3rd section are past it
     assert not any(c.tier_pages or c.tier_sections for c in outside.values())
-    assert outside[0].section_floor == (3.0, 50)  # every shard's bm25
+    assert outside[0].section_floor == (3.0, 50, section(1, 5, 0))  # every shard's bm25
     assert not any(c.tier_pages for c in cut_scans(keys, 3, 2, 1).values())  # no first tier
+
+
+def test_equal_sections_are_cut_first_by_prior_order_then_by_id():
+    """Of sections with equal bm25, one index keeps the first SECTION_SPARE more than it
+    asks for in prior order (section_candidates), then those with the smallest ids; with
+    filters, no spare: the smallest ids of all."""
+    from textpile.search.cuts import LAST_ROWID, ScanKeys, cut_scans
+
+    def section(key: int, eg_id: int) -> int:
+        return ((key << 28) | eg_id) * (1 << 15)
+
+    # 13 equal sections, in prior order with falling ids (100 - key)
+    keys = {0: ScanKeys([], [(section(k, 1), 1.0, 100 - k) for k in range(1, 14)]), 1: ScanKeys([], [])}
+    cuts = cut_scans(keys, 100, 100, 2)
+    assert cuts[0].section_floor == (1.0, 89, section(12, 1))  # the first 12, then ids 88 and 89
+    assert cuts[1].section_floor == (1.0, -1, 0)
+    filtered = cut_scans(keys, 100, 100, 2, filtered=True)
+    assert filtered[0].section_floor == (1.0, 88, LAST_ROWID)  # ids 87 and 88

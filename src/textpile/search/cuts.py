@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
 from textpile.index.docids import SECTIONS_PER_PAGE, last_section_docid
-from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, match_docids, scored_sections, search_tiers,
+from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, SECTION_SPARE, match_docids, scored_sections, search_tiers,
                                         section_rows)
 from textpile.search.global_bm25 import section_rescorer
 from textpile.search.budget import Budget
@@ -61,7 +61,8 @@ class ScanCut:
     (and sections) that one index's page (section) scan reaches, whether that page scan
     was cut short (more pages match), and the floor of the best sections: a section
     counts when its bm25 is above ``section_floor[0]``, or equal with a
-    ``section_summary_id`` up to ``section_floor[1]`` (None: no floor). ``depth``: the
+    ``section_summary_id`` up to ``section_floor[1]`` and a docid up to
+    ``section_floor[2]`` (None: no floor). ``depth``: the
     page candidates one index reranks (its page's; None: the shard's own page's), the
     shard keeping its best ones as candidates (it holds one index's among them). ``few``:
     whether fewer than :data:`~textpile.search.engine.PARTIAL_BELOW` pages of all the
@@ -78,12 +79,12 @@ class ScanCut:
     last_page: int = LAST_ROWID
     last_section: int = LAST_ROWID
     cut_pages: bool = False
-    section_floor: tuple[float, int] | None = None
+    section_floor: tuple[float, int, int] | None = None
     depth: int | None = None
     few: bool | None = None
     level_last: tuple[int, ...] = ()
     level_section_last: tuple[int, ...] = ()
-    level_section_floor: tuple[tuple[float, int] | None, ...] = ()
+    level_section_floor: tuple[tuple[float, int, int] | None, ...] = ()
     tier_pages: bool = False
     tier_sections: bool = False
     level_tier: tuple[bool, ...] = ()
@@ -170,12 +171,14 @@ def _last_docids(keys: dict[int, list[int]], shift: int, scan: int) -> tuple[dic
 
 
 def cut_scans(keys: dict[int, ScanKeys], page_scan: int, section_scan: int, section_depth: int,
-              depth: int | None = None, tier_last: dict[int, int] | None = None) -> dict[int, ScanCut]:
+              depth: int | None = None, tier_last: dict[int, int] | None = None,
+              filtered: bool = False) -> dict[int, ScanCut]:
     """{shard: its :class:`ScanCut`} of one index's page scan of ``page_scan`` matches,
     section scan of ``section_scan`` and best ``section_depth`` sections, reranking
     ``depth`` page candidates, from the shards' :func:`scan_keys` ``keys`` (module
     docstring); ``tier_last``: {shard: its last page docid in one index's first tier}
-    (None: no first tier), a scan that finds its matches there ending in it."""
+    (None: no first tier), a scan that finds its matches there ending in it;
+    ``filtered``: the query has filters (one index then keeps no spare sections)."""
     def level(name: str, j: int) -> dict[int, list]:
         return {s: getattr(k, name)[j] if j < len(getattr(k, name)) else [] for s, k in keys.items()}
 
@@ -185,7 +188,8 @@ def cut_scans(keys: dict[int, ScanKeys], page_scan: int, section_scan: int, sect
         last_page, cut_pages = _last_docids(pages, _ID_BITS, page_scan)
         scored = {s: [(d, tier_scores[s][n], ssid) for n, (d, _, ssid) in enumerate(rows)]
                   if tier_sections and tier_scores[s] else rows for s, rows in sections.items()}
-        return (last_page, cut_pages, tier_pages) + _section_cut(scored, section_scan, best) + (tier_sections,)
+        return (last_page, cut_pages, tier_pages) + _section_cut(scored, section_scan, best,
+                                                                 None if filtered else SECTION_SPARE) + (tier_sections,)
 
     whole = scan({s: k.pages for s, k in keys.items()}, {s: k.sections for s, k in keys.items()},
                  {s: k.section_tier for s, k in keys.items()}, section_depth)
@@ -211,17 +215,25 @@ def _in_tier(pages: dict[int, list[int]], sections: dict[int, list[tuple[int, fl
             sum(d <= section_end[s] for s, rows in sections.items() for d, _, _ in rows) >= section_scan)
 
 
-def _section_cut(keys: dict[int, list[tuple[int, float, int]]], scan: int,
-                 depth: int) -> tuple[dict[int, int], dict[int, tuple[float, int] | None]]:
+def _section_cut(keys: dict[int, list[tuple[int, float, int]]], scan: int, depth: int,
+                 spare: int | None = SECTION_SPARE) -> tuple[dict[int, int], dict[int, tuple[float, int, int] | None]]:
     """{shard: last section docid} of one index's section scan of ``scan`` matches and
     {shard: floor of one index's best ``depth`` of them} (None: no floor), from each
-    shard's first sections ``keys``: ``(docid, bm25, section_summary_id)``."""
+    shard's first sections ``keys``: ``(docid, bm25, section_summary_id)``. As
+    :func:`textpile.search.candidates.section_candidates` (``spare``: None with filters),
+    one index keeps the best ``depth + spare`` sections by bm25, then by docid (prior
+    order), and of those the best ``depth`` by bm25, then by ``section_summary_id``."""
     last, _ = _last_docids({s: [d for d, _, _ in rows] for s, rows in keys.items()}, _SECTION_ID_BITS, scan)
-    kept = sorted((-score, shard, ssid) for shard, rows in keys.items() for d, score, ssid in rows
-                  if ssid >= 0 and d <= last[shard])
-    floors: dict[int, tuple[float, int] | None] = dict.fromkeys(keys)
+    scanned = sorted((-score, d >> _SECTION_ID_BITS, shard, d, ssid) for shard, rows in keys.items()
+                     for d, score, ssid in rows if d <= last[shard])
+    if spare is not None:
+        scanned = scanned[:depth + spare]
+    kept = sorted((score, shard, ssid) for score, _, shard, _, ssid in scanned if ssid >= 0)
+    floors: dict[int, tuple[float, int, int] | None] = dict.fromkeys(keys)
     if len(kept) > depth:
         score, at, ssid = kept[depth - 1]
+        tied = {shard: d for s, _, shard, d, _ in scanned if s == score}  # each shard's last equal one kept
         for shard in keys:  # equal scores: the shards before ``at`` keep all, those after none
-            floors[shard] = (-score, LAST_ROWID if shard < at else ssid if shard == at else -1)
+            floors[shard] = (-score, LAST_ROWID if shard < at else ssid if shard == at else -1,
+                             tied.get(shard, 0) if spare is not None else LAST_ROWID)
     return last, floors

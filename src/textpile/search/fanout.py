@@ -56,6 +56,7 @@ from textpile.search.cuts import cut_scans
 from textpile.search.engine import (MAX_CANDIDATES, PAGE_SCAN, PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH,
                                      SECTION_DEPTH, SECTION_SCAN)
 from textpile.search.facets import PageFacts, count_facets, refine
+from textpile.search.filters import filter_sql
 from textpile.search.grouping import group_by_site
 from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
 from textpile.search.plan import language_codes
@@ -244,7 +245,7 @@ class ShardedSearch:
                 missing.append(self.shards[i].name)
         tier_last = {i: parts[i].tier_last for i in keys} if stats.tier is not None else None
         cuts = cut_scans(keys, *scans, SECTION_DEPTH, min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page)),
-                         tier_last)
+                         tier_last, filtered=bool(filter_sql(parse_query(query).filters)[0]))
         jobs = {i: self._pool.submit(self.shards[i].search, query,
                                      replace(stats, cut=cuts[i], tier_last=parts[i].tier_last), mode,
                                      max(1.0, budget.remaining_s() * 1000.0), facets, sort) for i in keys}

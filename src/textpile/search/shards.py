@@ -464,7 +464,7 @@ class RemoteShard:
         doc = self._get(params, timeout_s)
         try:
             return _stats_of(doc)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise ShardError(f"{self.name}: the answer has no statistics") from exc
 
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
@@ -501,7 +501,7 @@ def stats_from_json(text: str) -> CorpusStats:
     """
     try:
         return _stats_of(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         raise ShardError(f"stats: expected {{\"pages\": N, \"terms\": {{term: N}}, \"tokens\": N, "
                          f"\"phrases\": {{phrase: N}}, \"sections\": N, \"section_tokens\": N, "
                          f"\"section_phrases\": {{phrase: N}}, \"languages\": {{language: N}}}}, "
@@ -512,17 +512,17 @@ def _stats_of(doc: dict) -> CorpusStats:
     """The :class:`CorpusStats` of its JSON document (:func:`stats_json`).
 
     Raises:
-        KeyError, TypeError, ValueError, AttributeError: ``doc`` is not one.
+        KeyError, TypeError, ValueError, AttributeError, IndexError: ``doc`` is not one.
     """
     cut = doc.get("cut")
     if cut is not None:
         floor = cut["section_floor"]
         cut = ScanCut(int(cut["last_page"]), int(cut["last_section"]), bool(cut["cut_pages"]),
-                      None if floor is None else (float(floor[0]), int(floor[1])),
+                      _floor(floor),
                       None if cut["depth"] is None else min(MAX_CANDIDATES, int(cut["depth"])),
                       None if cut["few"] is None else bool(cut["few"]),
                       tuple(int(d) for d in cut["level_last"]), tuple(int(d) for d in cut["level_section_last"]),
-                      tuple(None if f is None else (float(f[0]), int(f[1])) for f in cut["level_section_floor"]),
+                      tuple(_floor(f) for f in cut["level_section_floor"]),
                       bool(cut.get("tier_pages", False)), bool(cut.get("tier_sections", False)),
                       tuple(bool(t) for t in cut.get("level_tier", ())),
                       tuple(bool(t) for t in cut.get("level_section_tier", ())))
@@ -532,6 +532,15 @@ def _stats_of(doc: dict) -> CorpusStats:
                        {str(p): int(n) for p, n in doc["phrases"].items()}, int(doc["sections"]),
                        int(doc["section_tokens"]), {str(p): int(n) for p, n in doc["section_phrases"].items()},
                        {str(code): int(n) for code, n in doc["languages"].items()}, cut, tier, tier_last)
+
+
+def _floor(doc) -> tuple[float, int, int] | None:
+    """A section floor of a cut's JSON document (:class:`textpile.search.cuts.ScanCut`).
+
+    Raises:
+        TypeError, ValueError, IndexError: ``doc`` is not one.
+    """
+    return None if doc is None else (float(doc[0]), int(doc[1]), int(doc[2]))
 
 
 def languages_from_json(text: str) -> dict[str, int]:
