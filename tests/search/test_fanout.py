@@ -381,3 +381,23 @@ def test_equal_sections_are_cut_first_by_prior_order_then_by_id():
     assert cuts[1].section_floor == (1.0, -1, 0)
     filtered = cut_scans(keys, 100, 100, 2, filtered=True)
     assert filtered[0].section_floor == (1.0, 88, LAST_ROWID)  # ids 87 and 88
+
+
+def test_the_router_says_how_many_partial_levels_one_index_searches():
+    """One index stops adding partial-match levels once PARTIAL_BELOW (10) pages are found:
+    the pages holding every word and each level's matches within its cut scan."""
+    from textpile.search.cuts import ScanKeys, cut_scans
+
+    def page(key: int, eg_id: int) -> int:
+        return (key << 28) | eg_id
+
+    keys = {0: ScanKeys([page(1, 1), page(1, 2)], [], levels=[[page(1, 1), page(2, 4)], [page(2, 7), page(2, 8)],
+                                                               [page(3, 9)]]),
+            1: ScanKeys([page(1, 3)], [], levels=[[page(1, 5), page(1, 6)], [page(2, 6), page(3, 1), page(3, 2)],
+                                                  [page(3, 3)]])}
+    # every word: 3 pages; level 0: 3 new (6); level 1: 5 new (11): its pages are enough
+    assert {c.levels for c in cut_scans(keys, 100, 100, 10).values()} == {2}
+    # scans of 4 matches: level 1 without (3, 1, 2): 6 + 4 = 10 all the same
+    assert {c.levels for c in cut_scans(keys, 4, 100, 10).values()} == {2}
+    # scans of 3: level 0 without (2, 0, 4): 5; level 1 without (3, 1, 1) and (3, 1, 2): 8; level 2: 10
+    assert {c.levels for c in cut_scans(keys, 3, 100, 10).values()} == {3}

@@ -74,7 +74,9 @@ class ScanCut:
     ``level_section_tier``, per level): whether one index's page (section) scan ends in
     its first tier, which then scores it with the tier's
     statistics (:func:`textpile.search.candidates.tiered_scan`; over shards
-    :attr:`textpile.search.weights.CorpusStats.tier`)."""
+    :attr:`textpile.search.weights.CorpusStats.tier`). ``levels``: how many
+    partial-match levels one index searches before it holds ``PARTIAL_BELOW`` pages
+    (None: as the shard's own count says)."""
 
     last_page: int = LAST_ROWID
     last_section: int = LAST_ROWID
@@ -89,6 +91,7 @@ class ScanCut:
     tier_sections: bool = False
     level_tier: tuple[bool, ...] = ()
     level_section_tier: tuple[bool, ...] = ()
+    levels: int | None = None
 
 
 @dataclass(frozen=True)
@@ -196,10 +199,18 @@ def cut_scans(keys: dict[int, ScanKeys], page_scan: int, section_scan: int, sect
     levels = [scan(level("levels", j), level("level_sections", j), level("level_section_tier", j), section_depth // 2)
               for j in range(max((len(k.levels) for k in keys.values()), default=0))]
     few = sum(len(k.pages) for k in keys.values()) < PARTIAL_BELOW
+    # one index stops after the level that brings its pages to PARTIAL_BELOW: those holding
+    # every word, and each level's best (every match of a level with fewer than its depth)
+    searched, found = None, {(s, d) for s, k in keys.items() for d in k.pages}
+    for j, cut in enumerate(levels):
+        found |= {(s, d) for s, docids in level("levels", j).items() for d in docids if d <= cut[0][s]}
+        if len(found) >= PARTIAL_BELOW:
+            searched = j + 1
+            break
     return {s: ScanCut(whole[0][s], whole[3][s], whole[1], whole[4][s], depth, few,
                        tuple(cut[0][s] for cut in levels), tuple(cut[3][s] for cut in levels),
                        tuple(cut[4][s] for cut in levels), whole[2], whole[5],
-                       tuple(cut[2] for cut in levels), tuple(cut[5] for cut in levels)) for s in keys}
+                       tuple(cut[2] for cut in levels), tuple(cut[5] for cut in levels), searched) for s in keys}
 
 
 def _in_tier(pages: dict[int, list[int]], sections: dict[int, list[tuple[int, float, int]]], page_scan: int,

@@ -200,6 +200,8 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
     docs = section_stats.terms if section_stats is not None else None
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     for level, (m, expr) in enumerate(_partial_levels(conn, plan, budget, fsql, fparams, every_part, docs)):
+        if cut is not None and cut.levels is not None and level >= cut.levels:
+            return  # one index of every shard holds enough pages before this level
         held = m / n * (PARTS_HELD if every_part else 1.0)
         found.parts_level = found.parts_level or every_part
         rescore, every_shard = (None, None) if stats is None else \

@@ -364,7 +364,6 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
     # level's sections bring SECTION_PAGES new pages at most
     chosen = {id(c) for c in kept}
     by_section = sorted((c for c in candidates if "section" in raw(c) and id(c) not in chosen
-                         and ("level" not in raw(c) or raw(c)["level"] >= 1.0)
                          and raw(c).get("section_held", 1.0) >= lowest),
                         key=lambda c: (-raw(c)["section"], c.shard, raw(c).get("section_id", 0)))
     per_level: dict[float, int] = {}

@@ -525,7 +525,8 @@ def _stats_of(doc: dict) -> CorpusStats:
                       tuple(_floor(f) for f in cut["level_section_floor"]),
                       bool(cut.get("tier_pages", False)), bool(cut.get("tier_sections", False)),
                       tuple(bool(t) for t in cut.get("level_tier", ())),
-                      tuple(bool(t) for t in cut.get("level_section_tier", ())))
+                      tuple(bool(t) for t in cut.get("level_section_tier", ())),
+                      None if cut.get("levels") is None else int(cut["levels"]))
     tier = _stats_of(doc["tier"]) if doc.get("tier") is not None else None
     tier_last = int(doc["tier_last"]) if doc.get("tier_last") is not None else None
     return CorpusStats(int(doc["pages"]), {str(t): int(n) for t, n in doc["terms"].items()}, int(doc["tokens"]),
