@@ -389,6 +389,7 @@ class PageInfo:
     url_terms: str
     url_last_terms: str
     anchor_terms: str
+    docid: int = 0  # its search index row (prior order: textpile.index.docids), 0 without one
 
 
 def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
@@ -404,7 +405,7 @@ def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
             "sp.language, coalesce(sp.term_count, 0), coalesce(sp.in_links, 0), coalesce(sp.content_in_links, 0), "
             "coalesce(sp.link_density, 0.0), coalesce(sp.text_length, 0), "
             "coalesce(sp.title_terms, ''), coalesce(sp.title_words, ''), coalesce(sp.url_terms, ''), "
-            "coalesce(sp.url_last_terms, ''), coalesce(sp.anchor_terms, '') "
+            "coalesce(sp.url_last_terms, ''), coalesce(sp.anchor_terms, ''), coalesce(sp.docid, 0) "
             "FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
             "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id "
             "LEFT JOIN search_page sp ON sp.entity_generation_id = eg.entity_generation_id "

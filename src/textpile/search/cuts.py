@@ -50,9 +50,9 @@ from textpile.search.rank import DEFAULT_RANKING
 from textpile.search.weights import CorpusStats
 
 #: Bits of a page docid below its prior key (textpile.index.docids: the entity_generation_id).
-_ID_BITS = 28
+PRIOR_KEY_SHIFT = 28
 #: Bits of a section docid below its page's prior key.
-_SECTION_ID_BITS = _ID_BITS + SECTIONS_PER_PAGE.bit_length() - 1
+_SECTION_ID_BITS = PRIOR_KEY_SHIFT + SECTIONS_PER_PAGE.bit_length() - 1
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ def cut_scans(keys: dict[int, ScanKeys], page_scan: int, section_scan: int, sect
     def scan(pages: dict[int, list[int]], sections: dict[int, list], tier_scores: dict[int, list[float]],
              best: int) -> tuple[dict[int, int], bool, bool, dict[int, int], dict]:
         tier_pages, tier_sections = _in_tier(pages, sections, page_scan, section_scan, tier_last)
-        last_page, cut_pages = _last_docids(pages, _ID_BITS, page_scan)
+        last_page, cut_pages = _last_docids(pages, PRIOR_KEY_SHIFT, page_scan)
         scored = {s: [(d, tier_scores[s][n], ssid) for n, (d, _, ssid) in enumerate(rows)]
                   if tier_sections and tier_scores[s] else rows for s, rows in sections.items()}
         return (last_page, cut_pages, tier_pages) + _section_cut(scored, section_scan, best,

@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 from textpile.errors import TextpileError
 from textpile.search.boosts import RankingRule, rules_boost
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget
-from textpile.search.cuts import cut_scans
+from textpile.search.cuts import PRIOR_KEY_SHIFT, cut_scans
 from textpile.search.engine import (MAX_CANDIDATES, PAGE_SCAN, PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH,
                                      SECTION_DEPTH, SECTION_SCAN)
 from textpile.search.facets import PageFacts, count_facets, refine
@@ -352,7 +352,7 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
         return c.explained.get("raw", {})
 
     full = [c for c in candidates if raw(c).get("level", 0.0) >= 1.0]
-    full.sort(key=lambda c: -raw(c).get("bm25", 0.0))
+    full.sort(key=lambda c: (-raw(c).get("bm25", 0.0), *_prior_order(c)))
     kept = full[:depth]
     lowest = 1.0  # the level of the partial matches one index looked for last
     if len(full) < PARTIAL_BELOW:
@@ -438,7 +438,7 @@ def _partial_levels(candidates: list[_Candidate], full: int, depth: int) -> list
             break
         key = f"level_{j}"
         at = [c for c in candidates if key in raw(c)]
-        at.sort(key=lambda c: (-raw(c)[key], c.shard, c.order))
+        at.sort(key=lambda c: (-raw(c)[key], *_prior_order(c)))
         for c in at[:depth]:
             new = c in partial and id(c) not in chosen and not any(f"level_{i}" in raw(c) for i in range(j))
             if new and ("rarest" not in raw(c) or raw(c)["level"] >= max(rarest)):
@@ -446,6 +446,14 @@ def _partial_levels(candidates: list[_Candidate], full: int, depth: int) -> list
                 out.append(c)
     # and the pages close words found (typo tolerance: no partial level's)
     return out + [c for c in partial if not any(k.startswith("level_") for k in raw(c))]
+
+
+def _prior_order(c: _Candidate) -> tuple[int, int, int]:
+    """One index's order of page candidates with equal bm25 (its docids,
+    :func:`textpile.search.candidates.page_candidates`): prior key, then shard, then
+    docid (raw ``docid``), as :mod:`textpile.search.cuts` merges them."""
+    docid = int(c.explained.get("raw", {}).get("docid", 0))
+    return docid >> PRIOR_KEY_SHIFT, c.shard, docid
 
 
 def _score(candidates: list[_Candidate], kind: str) -> None:

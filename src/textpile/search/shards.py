@@ -41,7 +41,7 @@ from textpile.index.docids import last_section_docid
 from textpile.index.tier import TOP_TIER_PAGES
 from textpile.search.candidates import LAST_ROWID, search_tiers
 from textpile.search.engine import MAX_CANDIDATES
-from textpile.search.cuts import ScanCut, ScanKeys, scan_keys
+from textpile.search.cuts import PRIOR_KEY_SHIFT, ScanCut, ScanKeys, scan_keys
 from textpile.search.global_bm25 import SECTION_TABLE, phrase_documents, phrases_of, rows_up_to, table_totals
 from textpile.search.plan import (fts_phrase, language_codes, language_pages, plan_query, split_candidates,
                                   with_split_forms)
@@ -54,8 +54,6 @@ from textpile.semantic.loaded import SemanticCache
 #: Candidates a shard renders and returns, at most (a search reranks 30 to 75 of them
 #: for a first page; the fan-out shows results up to this depth).
 ANSWER_DEPTH = 100
-#: Bits of a page docid below its prior key (textpile.index.docids).
-_ID_BITS = 28
 #: The path of the shard endpoint of a served textpile.
 SHARD_PATH = "/-/textpile/shard"
 
@@ -109,7 +107,7 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
 def prior_pages(conn: sqlite3.Connection) -> dict[int, int]:
     """``{prior key: pages}`` of the shard's search index (a docid's bits above its
     entity generation id: :func:`textpile.index.docids.page_docid`)."""
-    return dict(conn.execute(f"SELECT docid >> {_ID_BITS}, count(*) FROM search_page GROUP BY 1").fetchall())
+    return dict(conn.execute(f"SELECT docid >> {PRIOR_KEY_SHIFT}, count(*) FROM search_page GROUP BY 1").fetchall())
 
 
 def tier_shares(priors: Mapping[int, Mapping[int, int]], top: int = TOP_TIER_PAGES) -> dict[int, int]:
