@@ -401,3 +401,23 @@ def test_the_router_says_how_many_partial_levels_one_index_searches():
     assert {c.levels for c in cut_scans(keys, 4, 100, 10).values()} == {2}
     # scans of 3: level 0 without (2, 0, 4): 5; level 1 without (3, 1, 1) and (3, 1, 2): 8; level 2: 10
     assert {c.levels for c in cut_scans(keys, 3, 100, 10).values()} == {3}
+
+
+def test_equal_page_candidates_are_kept_in_one_index_prior_order():
+    """Of page candidates with equal bm25 (an unscored scan gives them all 0), the merge
+    keeps those one index's scan takes first: by prior key, then shard, then docid."""
+    from textpile.search.fanout import _as_one_index, _Candidate
+    from textpile.search.results import SearchResult
+
+    def candidate(shard: int, order: int, key: int, eg_id: int, level: float = 1.0) -> _Candidate:
+        raw = {"bm25": 0.0, "level": level, "docid": (key << 28) | eg_id}
+        if level < 1.0:
+            raw["level_0"] = 0.0
+        return _Candidate(shard, order, SearchResult("t", f"https://s{shard}.test/{eg_id}", "", ""),
+                          {"features": {}, "raw": raw})
+
+    full = [candidate(0, 0, 2, 1), candidate(1, 0, 2, 9), candidate(1, 1, 1, 5)]
+    assert [c.result.url for c in _as_one_index(full, 2)] == ["https://s1.test/5", "https://s0.test/1"]
+    partial = [candidate(0, 0, 3, 1, 0.5), candidate(0, 1, 1, 7, 0.5), candidate(1, 0, 2, 4, 0.5)]
+    kept = _as_one_index(partial, 2)
+    assert [c.result.url for c in kept] == ["https://s0.test/7", "https://s1.test/4"]

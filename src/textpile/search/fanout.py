@@ -32,12 +32,12 @@ flagged ``partial`` (with ``missing_shards`` and a note), never an error. When n
 any shard holds every word, the "did you mean" of the shards is searched instead, as a
 single index does (:func:`textpile.search.engine.search`).
 
-Left as one index does it not: the level of a long query's rarest words and the close
-words of typo tolerance are each shard's own (a misspelled word beside other words may
-find other pages than one index); with ``site:``/``host:``/``lang:`` filters a page's
-bm25 is its shard's; a page's
-prior (its links) is counted on its shard, so links from sites of other shards do not
-count; synonyms are not passed to the shards; results deeper than
+Left as one index does it not: the scans of the level of a long query's rarest words
+are not cut, and the close words of typo tolerance are each shard's own (a misspelled
+word beside other words may find other pages than one index); with
+``site:``/``host:``/``lang:`` filters a page's bm25 is its shard's; a page's prior (its
+links) is counted on its shard, so links from sites of other shards do not count;
+synonyms are not passed to the shards; results deeper than
 :data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
 """
 
