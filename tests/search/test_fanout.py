@@ -278,7 +278,146 @@ def test_scans_are_cut_in_one_index_prior_order():
     assert all(c.cut_pages and c.few and c.depth == 30 for c in cuts.values())  # 6 pages hold every word: few
     # sections: (1,0) (2,0) (2,1) kept, (3,1) cut; best 2 of 3.0, 2.0 (shard 0, id 51), 2.0 (shard 1, id 7)
     assert [cuts[s].last_section for s in (0, 1)] == [section(2, 9, 1), section(2, 4, 0)]
-    assert cuts[0].section_floor == (2.0, 51) and cuts[1].section_floor == (2.0, -1)
+    assert cuts[0].section_floor == (2.0, 51, section(2, 9, 1)) and cuts[1].section_floor == (2.0, -1, section(2, 4, 0))
     # fewer matches than one index scans: nothing is cut
     whole = cut_scans(keys, 10, 10, 10)
     assert all(c.last_page == c.last_section == LAST_ROWID and not c.cut_pages and c.few for c in whole.values())
+
+
+def test_the_first_tier_is_one_index_prefix_of_the_shards_prior_order():
+    """tier_shares takes one index's first tier (its first pages in docid order) from the
+    shards' pages per prior key: by prior key, then shard; none when the pages fit."""
+    from textpile.search.shards import tier_shares
+
+    priors = {0: {1: 3, 5: 2}, 1: {1: 2, 3: 4}, 2: {0: 1}}
+    # (0, shard 2): 1, (1, shard 0): 3, (1, shard 1): 1 of 2
+    assert tier_shares(priors, top=5) == {0: 3, 1: 1, 2: 1}
+    assert tier_shares(priors, top=11) == {0: 4, 1: 6, 2: 1}  # then (3, shard 1): 4, (5, shard 0): 1 of 2
+    assert tier_shares(priors, top=12) == {}  # 12 pages: one index has no first tier
+
+
+def test_shards_count_one_index_first_tier(corpus, tmp_path):
+    """The shards' parts of one index's first tier (tier_shares, query_stats with
+    tier_pages) sum to the rows, tokens and phrase counts of its first tier's tables."""
+    import shutil
+
+    from textpile.index.update import update_index
+    from textpile.search.shards import prior_pages, summed_stats, tier_shares
+
+    one, paths = corpus
+    tiered = tmp_path / "tiered.db"
+    shutil.copy(one, tiered)
+    conn = sqlite3.connect(tiered)
+    assert update_index(conn, rebuild=True, top_tier_pages=25).top_tier_pages == 25
+    shards = [LocalShard.open(p) for p in paths]
+    try:
+        shares = tier_shares({i: s.priors() for i, s in enumerate(shards)}, top=25)
+        assert sum(shares.values()) == 25 and len([n for n in shares.values() if n]) >= 2
+        query = "vacuum index"
+        parts = [s.stats(query, None, None, shares[i]) for i, s in enumerate(shards)]
+        tier = summed_stats(parts).tier
+        last = conn.execute("SELECT last_docid FROM search_top_tier").fetchone()[0]
+        pages = ("SELECT u.str_url FROM search_page sp JOIN entity_generation eg USING (entity_generation_id) "
+                 "JOIN url u USING (url_id) WHERE sp.docid <= ?")
+        in_shards = []
+        for shard, part in zip(shards, parts):
+            with shard._connect() as c:
+                in_shards += [u for u, in c.execute(pages, (part.tier_last,))]
+        assert sorted(in_shards) == sorted(u for u, in conn.execute(pages, (last,))) and len(in_shards) == 25
+        assert (tier.pages, tier.tokens) == table_totals(conn, "search_index_top")
+        assert (tier.sections, tier.section_tokens) == table_totals(conn, "section_search_index_top")
+        assert tier.phrases == phrase_documents(conn, list(tier.phrases), "search_index_top")
+        assert tier.section_phrases == phrase_documents(conn, list(tier.section_phrases), "section_search_index_top")
+        assert {'"vacuum"', '"index"'} <= set(tier.phrases) and 0 < tier.phrases['"vacuum"'] < 25
+        assert prior_pages(conn) == {k: sum(s.priors().get(k, 0) for s in shards)
+                                     for k in set().union(*(s.priors() for s in shards))}
+    finally:
+        conn.close()
+        for s in shards:
+            s.close()
+
+
+def test_a_scan_one_index_ends_in_its_first_tier_is_cut_with_its_scores():
+    """cut_scans says whether one index's page and section scans end in its first tier
+    (enough of the shards' first matches are in it) and, when its section scan does,
+    takes the best sections by their bm25 over the tier."""
+    from textpile.search.cuts import ScanKeys, cut_scans
+
+    def page(key: int, eg_id: int) -> int:
+        return (key << 28) | eg_id
+
+    def section(key: int, eg_id: int, position: int) -> int:
+        return page(key, eg_id) * (1 << 15) + position
+
+    keys = {0: ScanKeys([page(1, 5), page(2, 9), page(3, 1)],
+                        [(section(1, 5, 0), 3.0, 50), (section(2, 9, 1), 2.0, 51)], section_tier=[4.0, 1.0]),
+            1: ScanKeys([page(2, 4), page(2, 7)], [(section(2, 4, 0), 2.0, 7), (section(3, 3, 0), 9.0, 8)],
+                        section_tier=[2.5, 9.5]),
+            2: ScanKeys([page(0, 8)], [], section_tier=[])}
+    # one index's first tier: (0, 2, 8) (1, 0, 5) (2, 0, 9): shard 1 holds none of it
+    tier_last = {0: page(2, 9), 1: 0, 2: page(0, 8)}
+    cuts = cut_scans(keys, 3, 2, 1, tier_last=tier_last)
+    assert all(c.tier_pages and c.tier_sections for c in cuts.values())
+    assert cuts[0].section_floor == (4.0, 50, section(1, 5, 0)) and cuts[1].section_floor == (4.0, -1, 0)  # the tier's
+    outside = cut_scans(keys, 4, 3, 1, tier_last=tier_last)  # the 4th page and 3rd section are past it
+    assert not any(c.tier_pages or c.tier_sections for c in outside.values())
+    assert outside[0].section_floor == (3.0, 50, section(1, 5, 0))  # every shard's bm25
+    assert not any(c.tier_pages for c in cut_scans(keys, 3, 2, 1).values())  # no first tier
+
+
+def test_equal_sections_are_cut_first_by_prior_order_then_by_id():
+    """Of sections with equal bm25, one index keeps the first SECTION_SPARE more than it
+    asks for in prior order (section_candidates), then those with the smallest ids; with
+    filters, no spare: the smallest ids of all."""
+    from textpile.search.cuts import LAST_ROWID, ScanKeys, cut_scans
+
+    def section(key: int, eg_id: int) -> int:
+        return ((key << 28) | eg_id) * (1 << 15)
+
+    # 13 equal sections, in prior order with falling ids (100 - key)
+    keys = {0: ScanKeys([], [(section(k, 1), 1.0, 100 - k) for k in range(1, 14)]), 1: ScanKeys([], [])}
+    cuts = cut_scans(keys, 100, 100, 2)
+    assert cuts[0].section_floor == (1.0, 89, section(12, 1))  # the first 12, then ids 88 and 89
+    assert cuts[1].section_floor == (1.0, -1, 0)
+    filtered = cut_scans(keys, 100, 100, 2, filtered=True)
+    assert filtered[0].section_floor == (1.0, 88, LAST_ROWID)  # ids 87 and 88
+
+
+def test_the_router_says_how_many_partial_levels_one_index_searches():
+    """One index stops adding partial-match levels once PARTIAL_BELOW (10) pages are found:
+    the pages holding every word and each level's matches within its cut scan."""
+    from textpile.search.cuts import ScanKeys, cut_scans
+
+    def page(key: int, eg_id: int) -> int:
+        return (key << 28) | eg_id
+
+    keys = {0: ScanKeys([page(1, 1), page(1, 2)], [], levels=[[page(1, 1), page(2, 4)], [page(2, 7), page(2, 8)],
+                                                               [page(3, 9)]]),
+            1: ScanKeys([page(1, 3)], [], levels=[[page(1, 5), page(1, 6)], [page(2, 6), page(3, 1), page(3, 2)],
+                                                  [page(3, 3)]])}
+    # every word: 3 pages; level 0: 3 new (6); level 1: 5 new (11): its pages are enough
+    assert {c.levels for c in cut_scans(keys, 100, 100, 10).values()} == {2}
+    # scans of 4 matches: level 1 without (3, 1, 2): 6 + 4 = 10 all the same
+    assert {c.levels for c in cut_scans(keys, 4, 100, 10).values()} == {2}
+    # scans of 3: level 0 without (2, 0, 4): 5; level 1 without (3, 1, 1) and (3, 1, 2): 8; level 2: 10
+    assert {c.levels for c in cut_scans(keys, 3, 100, 10).values()} == {3}
+
+
+def test_equal_page_candidates_are_kept_in_one_index_prior_order():
+    """Of page candidates with equal bm25 (an unscored scan gives them all 0), the merge
+    keeps those one index's scan takes first: by prior key, then shard, then docid."""
+    from textpile.search.fanout import _as_one_index, _Candidate
+    from textpile.search.results import SearchResult
+
+    def candidate(shard: int, order: int, key: int, eg_id: int, level: float = 1.0) -> _Candidate:
+        raw = {"bm25": 0.0, "level": level, "docid": (key << 28) | eg_id}
+        if level < 1.0:
+            raw["level_0"] = 0.0
+        return _Candidate(shard, order, SearchResult("t", f"https://s{shard}.test/{eg_id}", "", ""),
+                          {"features": {}, "raw": raw})
+
+    full = [candidate(0, 0, 2, 1), candidate(1, 0, 2, 9), candidate(1, 1, 1, 5)]
+    assert [c.result.url for c in _as_one_index(full, 2)] == ["https://s1.test/5", "https://s0.test/1"]
+    partial = [candidate(0, 0, 3, 1, 0.5), candidate(0, 1, 1, 7, 0.5), candidate(1, 0, 2, 4, 0.5)]
+    kept = _as_one_index(partial, 2)
+    assert [c.result.url for c in kept] == ["https://s0.test/7", "https://s1.test/4"]

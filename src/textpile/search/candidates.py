@@ -107,6 +107,8 @@ def expression_postings(conn: sqlite3.Connection, expression: str, every_shard: 
     return sum(docs.get(t, 0) for t in terms)
 
 
+#: Sections kept beyond those asked for, for stale rows (without filters).
+SECTION_SPARE = 10
 #: The largest rowid: a scan without a last docid reads to the end.
 LAST_ROWID = (1 << 63) - 1
 
@@ -322,14 +324,14 @@ def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, 
 def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str, weights: tuple[float, ...],
                        limit: int, scan: int, filter_sql: str = "", filter_params: list | None = None,
                        tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None,
-                       floor: tuple[float, int] | None = None,
+                       floor: tuple[float, int, int] | None = None,
                        every_shard: Mapping[str, int] | None = None) -> list[SectionHit]:
     """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
     matching ``match`` (over section_search_index, its first tier first as in
     :func:`page_candidates`), best first; only sections of searchable generations (and,
     with filters, of pages passing them). ``analyzer`` analyzes the titles and anchor
     names of the ``limit`` returned (the rerank's strings). ``last``, ``rescore``,
-    ``every_shard``: as :func:`scored_sections`; ``floor`` ``(score, section_summary_id)``: only sections
+    ``every_shard``: as :func:`scored_sections`; ``floor`` ``(score, section_summary_id, docid)``: only sections
     scoring above ``score``, or equal to it with an id up to the given one (a shard's
     part of the best sections of one index: :mod:`textpile.search.cuts`)."""
     joins = FILTER_JOINS if filter_sql else ""
@@ -337,11 +339,11 @@ def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str,
     if floor is not None:
         scanned = [r for r in scanned if r[1] >= floor[0]]
     if not filter_sql:
-        scanned = scanned[:limit + 10]  # a few spare for stale rows
+        scanned = scanned[:limit + SECTION_SPARE]
     scores = dict(scanned)
     found = section_rows(conn, [docid for docid, _ in scanned], filter_sql, filter_params, joins)
     if floor is not None:
-        found = [r for r in found if scores[r[0]] > floor[0] or r[1] <= floor[1]]
+        found = [r for r in found if scores[r[0]] > floor[0] or (r[1] <= floor[1] and r[0] <= floor[2])]
     found.sort(key=lambda r: (-scores[r[0]], r[1]))
     return [SectionHit(*row[1:8], scores[row[0]], *section_terms(analyzer, row[4], row[3], row[8]))
             for row in found[:limit]]
@@ -394,6 +396,7 @@ class PageInfo:
     url_terms: str
     url_last_terms: str
     anchor_terms: str
+    docid: int = 0  # its search index row (prior order: textpile.index.docids), 0 without one
 
 
 def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
@@ -409,7 +412,7 @@ def page_infos(conn: sqlite3.Connection, ids: list[int]) -> dict[int, PageInfo]:
             "sp.language, coalesce(sp.term_count, 0), coalesce(sp.in_links, 0), coalesce(sp.content_in_links, 0), "
             "coalesce(sp.link_density, 0.0), coalesce(sp.text_length, 0), "
             "coalesce(sp.title_terms, ''), coalesce(sp.title_words, ''), coalesce(sp.url_terms, ''), "
-            "coalesce(sp.url_last_terms, ''), coalesce(sp.anchor_terms, '') "
+            "coalesce(sp.url_last_terms, ''), coalesce(sp.anchor_terms, ''), coalesce(sp.docid, 0) "
             "FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
             "LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id "
             "LEFT JOIN search_page sp ON sp.entity_generation_id = eg.entity_generation_id "

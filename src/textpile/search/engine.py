@@ -47,7 +47,7 @@ from textpile.search.boosts import RankingRule, apply_rules
 from textpile.search.facets import count_facets, page_facts, refine
 from textpile.search.features import Scored
 from textpile.search.filters import PAGE_DATE_SQL, filter_sql, missing_language_note
-from textpile.search.global_bm25 import SECTION_TABLE, GlobalBm25
+from textpile.search.global_bm25 import page_rescorer, section_rescorer
 from textpile.search.grouping import group_by_site, site_of
 from textpile.index.schema import require_search_index
 from textpile.search.plan import (Item, QueryPlan, index_languages, language_codes, plan_query, split_candidates,
@@ -136,11 +136,12 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
     words would read their whole document lists. With ``stats`` (a search over shards),
     pages are scored with every shard's statistics (:mod:`textpile.search.global_bm25`)."""
     fsql, fparams = filter_sql(parsed.filters)
-    rescore = None
-    if stats is not None and not fsql:
-        rescore = GlobalBm25(conn, stats.pages, stats.tokens, stats.phrases, ranking.page_columns)
-    rescore_sections = section_rescorer(conn, stats, ranking)
     cut = stats.cut if stats is not None else None
+    # a scan that one index ends in its first tier is scored with the tier's statistics
+    rescore, docs = (None, None) if stats is None or fsql else \
+        page_rescorer(conn, stats, ranking.page_columns, cut is not None and cut.tier_pages)
+    rescore_sections, section_docs = section_rescorer(conn, stats, ranking.section_columns,
+                                                      cut is not None and cut.tier_sections)
     expr = plan.all_terms
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     with budget.guard():
@@ -154,7 +155,7 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                score_match=score_expr, tiers=tiers, rescore=rescore, seen=found.seen,
                                                last=cut.last_page if cut is not None else LAST_ROWID,
-                                               every_shard=stats.terms if rescore is not None else None)
+                                               every_shard=docs)
     complete = complete and not (cut is not None and cut.cut_pages)  # the scan over every shard was cut
     found.add_pages(rows, 1.0)
     found.total, found.total_is_lower_bound = seen, not complete
@@ -163,21 +164,19 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         found.add_sections(section_candidates(
             conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN, fsql, fparams, tiers=tiers,
             last=cut.last_section if cut is not None else LAST_ROWID, rescore=rescore_sections,
-            floor=cut.section_floor if cut is not None else None,
-            every_shard=stats.terms if rescore_sections is not None else None), 1.0)
+            floor=cut.section_floor if cut is not None else None, every_shard=section_docs), 1.0)
     relaxed = plan.relaxed()
     few = len(rows) < PARTIAL_BELOW if cut is None or cut.few is None else cut.few
     if len(relaxed.requirements) > 1 and few:
         _partial_candidates(conn, relaxed, ranking, depth, budget, found, analyzer, fsql, fparams, tiers,
-                            every_part=len(relaxed.requirements) > len(plan.requirements), rescore=rescore,
-                            rescore_sections=rescore_sections, docs=stats.terms if stats is not None else None,
-                            cut=cut)
+                            every_part=len(relaxed.requirements) > len(plan.requirements),
+                            stats=None if fsql else stats, section_stats=stats)
     return few
 
 
 def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, budget: Budget, found: Found,
                         analyzer: Analyzer, fsql: str, fparams: list, tiers: Tiers, every_part: bool = False,
-                        rescore=None, rescore_sections=None, docs=None, cut=None) -> None:
+                        stats: CorpusStats | None = None, section_stats: CorpusStats | None = None) -> None:
     """Pages and sections holding most of the words of ``plan`` (a relaxed plan:
     identifiers by parts), added to ``found``, in levels until :data:`PARTIAL_BELOW`
     pages are found:
@@ -192,23 +191,31 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
        2 log2(n) capped counts).
 
     ``found.total`` becomes the number of matches of the last level that added pages
-    (a lower bound when its scan was cut short). ``docs``: ``{term: pages}`` of every
-    shard (a search over shards), the rarity of 3.; ``cut``: the shard's part of one index's
-    scans of each level (:class:`textpile.search.cuts.ScanCut`).
+    (a lower bound when its scan was cut short). Over shards, ``stats`` (None with
+    filters) and ``section_stats``: every shard's statistics (the rarity of 3., the
+    pages' and sections' bm25), and the shard's part of one index's scans of each level
+    (``stats.cut``: :class:`textpile.search.cuts.ScanCut`).
     """
     n = len(plan.requirements)
+    cut = section_stats.cut if section_stats is not None else None
+    docs = section_stats.terms if section_stats is not None else None
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
     for level, (m, expr) in enumerate(_partial_levels(conn, plan, budget, fsql, fparams, every_part, docs)):
+        if cut is not None and cut.levels is not None and level >= cut.levels:
+            return  # one index of every shard holds enough pages before this level
         held = m / n * (PARTS_HELD if every_part else 1.0)
         found.parts_level = found.parts_level or every_part
+        rescore, every_shard = (None, None) if stats is None else \
+            page_rescorer(conn, stats, ranking.page_columns, _level_cut(cut, "level_tier", level, False))
+        rescore_sections, section_docs = section_rescorer(conn, section_stats, ranking.section_columns,
+                                                          _level_cut(cut, "level_section_tier", level, False))
         with budget.guard():
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                    tiers=tiers, rescore=rescore, seen=found.seen,
-                                                   every_shard=docs if rescore is not None else None,
+                                                   every_shard=every_shard,
                                                    last=_level_cut(cut, "level_last", level, LAST_ROWID))
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
-                                      fsql, fparams, tiers=tiers, rescore=rescore_sections,
-                                      every_shard=docs if rescore_sections is not None else None,
+                                      fsql, fparams, tiers=tiers, rescore=rescore_sections, every_shard=section_docs,
                                       last=_level_cut(cut, "level_section_last", level, LAST_ROWID),
                                       floor=_level_cut(cut, "level_section_floor", level, None))
         before = len(found.pages)
@@ -593,15 +600,6 @@ def search_plan(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer, c
     if splits:  # backend finds back-end
         plan = with_split_forms(plan, splits, known_pairs(conn, splits, stats.terms if stats is not None else None))
     return plan, core_plan(plan), weights
-
-
-def section_rescorer(conn: sqlite3.Connection, stats: CorpusStats | None, ranking: Ranking) -> GlobalBm25 | None:
-    """The section index's bm25 with every shard's statistics (``stats``: a search over
-    shards), None for one index."""
-    if stats is None or not stats.sections:
-        return None
-    return GlobalBm25(conn, stats.sections, stats.section_tokens, stats.section_phrases, ranking.section_columns,
-                      SECTION_TABLE)
 
 
 def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyzer, codes, ranking: Ranking,

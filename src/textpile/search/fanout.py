@@ -9,7 +9,11 @@ budget (:mod:`textpile.search.budget`):
 2. **statistics**: every shard gives its page count and its term document counts for the
    query's terms, at most :data:`STATS_SHARE` of the budget; they are summed, so that a
    word's rarity (the weights of :mod:`textpile.search.weights`) is the same on every
-   shard, as in one index;
+   shard, as in one index. When one index of the shards would have a first tier
+   (:mod:`textpile.index.tier`: its first pages in prior order, from the shards' pages
+   per prior key, kept :data:`HOSTS_TTL_S`), each shard counts the same of its part of
+   the tier, so that a scan one index ends in its tier is scored with the tier's
+   statistics (:class:`textpile.search.global_bm25.TieredBm25`);
 3. **cut**: the routed shards give their first matching pages and sections, and the
    scans of one index are cut from them (:mod:`textpile.search.cuts`), at most
    :data:`KEYS_SHARE` of the time left;
@@ -28,13 +32,12 @@ flagged ``partial`` (with ``missing_shards`` and a note), never an error. When n
 any shard holds every word, the "did you mean" of the shards is searched instead, as a
 single index does (:func:`textpile.search.engine.search`).
 
-Left as one index does it not: the level of a long query's rarest words and the close
-words of typo tolerance are each shard's own (a misspelled word beside other words may
-find other pages than one index); with ``site:``/``host:``/``lang:`` filters a page's
-bm25 is its shard's; one index with a first tier (:mod:`textpile.index.tier`) scores a
-scan that ends in it with the tier's statistics, the shards with every page's; a page's
-prior (its links) is counted on its shard, so links from sites of other shards do not
-count; synonyms are not passed to the shards; results deeper than
+Left as one index does it not: the scans of the level of a long query's rarest words
+are not cut, and the close words of typo tolerance are each shard's own (a misspelled
+word beside other words may find other pages than one index); with
+``site:``/``host:``/``lang:`` filters a page's bm25 is its shard's; a page's prior (its
+links) is counted on its shard, so links from sites of other shards do not count;
+synonyms are not passed to the shards; results deeper than
 :data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
 """
 
@@ -49,10 +52,11 @@ from dataclasses import dataclass, field, replace
 from textpile.errors import TextpileError
 from textpile.search.boosts import RankingRule, rules_boost
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget
-from textpile.search.cuts import cut_scans
+from textpile.search.cuts import PRIOR_KEY_SHIFT, cut_scans
 from textpile.search.engine import (MAX_CANDIDATES, PAGE_SCAN, PARTIAL_BELOW, PARTIAL_NOTE, PARTS_NOTE, RERANK_DEPTH,
                                      SECTION_DEPTH, SECTION_SCAN)
 from textpile.search.facets import PageFacts, count_facets, refine
+from textpile.search.filters import filter_sql
 from textpile.search.grouping import group_by_site
 from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
 from textpile.search.plan import language_codes
@@ -62,7 +66,7 @@ from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
 from textpile.search.rerank import SECTION_PAGES
 from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
 from textpile.search.service import check_mode
-from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats
+from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats, tier_shares
 from textpile.search.sorting import check_sort
 from textpile.search.weights import CorpusStats
 
@@ -124,6 +128,8 @@ class ShardedSearch:
         self._hosts: dict[int, tuple[float, frozenset[str]]] = {}
         self._lock = threading.Lock()
         self._clock = clock
+        self._priors: dict[int, int] = {}
+        self._priors_at = float("-inf")
 
     def close(self) -> None:
         """Stop the threads (not waiting for late shards) and close the shards."""
@@ -151,6 +157,23 @@ class ShardedSearch:
         with self._lock:
             self._hosts[i] = (now, hosts)
         return hosts
+
+    def _tier_shares(self, timeout_s: float) -> dict[int, int]:
+        """{shard: its pages in one index's first tier} (:func:`textpile.search.shards.tier_shares`),
+        each shard's prior keys kept :data:`HOSTS_TTL_S`; empty when one index has no
+        first tier or a shard cannot say (then each shard's statistics are every page's)."""
+        now = self._clock()
+        with self._lock:
+            kept = self._priors if now - self._priors_at < HOSTS_TTL_S else None
+        if kept is None:
+            jobs = {i: self._pool.submit(shard.priors, timeout_s) for i, shard in enumerate(self.shards)}
+            futures.wait(list(jobs.values()), timeout=timeout_s)
+            if not all(_answered(job) for job in jobs.values()):
+                return {}
+            kept = tier_shares({i: job.result() for i, job in jobs.items()})
+            with self._lock:
+                self._priors, self._priors_at = kept, now
+        return kept
 
     def route(self, query: str, timeout_s: float = 1.0) -> list[int]:
         """The shards ``query`` goes to: those that may hold its ``site:``/``host:``
@@ -187,7 +210,8 @@ class ShardedSearch:
         routed = self.route(query, timeout_s=max(0.001, budget.remaining_s() * STATS_SHARE))
         missing: list[str] = []
         # statistics: from every shard (rarity is the whole index's), within STATS_SHARE
-        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s())
+        tier = self._tier_shares(max(0.001, budget.remaining_s() * STATS_SHARE))
+        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), None, tier.get(i))
                       for i in range(len(self.shards))}
         futures.wait(list(stats_jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
         parts: dict[int, CorpusStats] = {}
@@ -197,7 +221,7 @@ class ShardedSearch:
             elif i in routed:
                 missing.append(self.shards[i].name)
         languages = summed_stats(list(parts.values())).languages
-        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages)
+        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages, tier.get(i))
                  for i, part in parts.items() if language_codes(part.languages) != language_codes(languages)}
         if again:  # a shard without some language of the others: its counts of their stems too
             futures.wait(list(again.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
@@ -212,8 +236,8 @@ class ShardedSearch:
         asked = [i for i in routed if i in parts]
         # cuts: each shard's part of one index's scans (textpile.search.cuts)
         scans = (max(PAGE_SCAN, ANSWER_DEPTH + 1), SECTION_SCAN)
-        keys_jobs = {i: self._pool.submit(self.shards[i].keys, query, stats, *scans, budget.remaining_s())
-                     for i in asked}
+        keys_jobs = {i: self._pool.submit(self.shards[i].keys, query, replace(stats, tier_last=parts[i].tier_last),
+                                          *scans, budget.remaining_s()) for i in asked}
         futures.wait(list(keys_jobs.values()), timeout=max(0.0, budget.remaining_s() * KEYS_SHARE))
         keys = {}
         for i, job in keys_jobs.items():
@@ -221,8 +245,11 @@ class ShardedSearch:
                 keys[i] = job.result()
             else:
                 missing.append(self.shards[i].name)
-        cuts = cut_scans(keys, *scans, SECTION_DEPTH, min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page)))
-        jobs = {i: self._pool.submit(self.shards[i].search, query, replace(stats, cut=cuts[i]), mode,
+        tier_last = {i: parts[i].tier_last for i in keys} if stats.tier is not None else None
+        cuts = cut_scans(keys, *scans, SECTION_DEPTH, min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page)),
+                         tier_last, filtered=bool(filter_sql(parse_query(query).filters)[0]))
+        jobs = {i: self._pool.submit(self.shards[i].search, query,
+                                     replace(stats, cut=cuts[i], tier_last=parts[i].tier_last), mode,
                                      max(1.0, budget.remaining_s() * 1000.0), facets, sort) for i in keys}
         futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
         answers: dict[int, ShardAnswer] = {}
@@ -327,7 +354,7 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
         return c.explained.get("raw", {})
 
     full = [c for c in candidates if raw(c).get("level", 0.0) >= 1.0]
-    full.sort(key=lambda c: -raw(c).get("bm25", 0.0))
+    full.sort(key=lambda c: (-raw(c).get("bm25", 0.0), *_prior_order(c)))
     kept = full[:depth]
     lowest = 1.0  # the level of the partial matches one index looked for last
     if len(full) < PARTIAL_BELOW:
@@ -339,7 +366,6 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
     # level's sections bring SECTION_PAGES new pages at most
     chosen = {id(c) for c in kept}
     by_section = sorted((c for c in candidates if "section" in raw(c) and id(c) not in chosen
-                         and ("level" not in raw(c) or raw(c)["level"] >= 1.0)
                          and raw(c).get("section_held", 1.0) >= lowest),
                         key=lambda c: (-raw(c)["section"], c.shard, raw(c).get("section_id", 0)))
     per_level: dict[float, int] = {}
@@ -414,7 +440,7 @@ def _partial_levels(candidates: list[_Candidate], full: int, depth: int) -> list
             break
         key = f"level_{j}"
         at = [c for c in candidates if key in raw(c)]
-        at.sort(key=lambda c: (-raw(c)[key], c.shard, c.order))
+        at.sort(key=lambda c: (-raw(c)[key], *_prior_order(c)))
         for c in at[:depth]:
             new = c in partial and id(c) not in chosen and not any(f"level_{i}" in raw(c) for i in range(j))
             if new and ("rarest" not in raw(c) or raw(c)["level"] >= max(rarest)):
@@ -422,6 +448,14 @@ def _partial_levels(candidates: list[_Candidate], full: int, depth: int) -> list
                 out.append(c)
     # and the pages close words found (typo tolerance: no partial level's)
     return out + [c for c in partial if not any(k.startswith("level_") for k in raw(c))]
+
+
+def _prior_order(c: _Candidate) -> tuple[int, int, int]:
+    """One index's order of page candidates with equal bm25 (its docids,
+    :func:`textpile.search.candidates.page_candidates`): prior key, then shard, then
+    docid (raw ``docid``), as :mod:`textpile.search.cuts` merges them."""
+    docid = int(c.explained.get("raw", {}).get("docid", 0))
+    return docid >> PRIOR_KEY_SHIFT, c.shard, docid
 
 
 def _score(candidates: list[_Candidate], kind: str) -> None:

@@ -24,6 +24,13 @@ import math
 import re
 import sqlite3
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from textpile.index.docids import last_section_docid
+from textpile.search.candidates import SCORE_POSTINGS, expression_postings
+
+if TYPE_CHECKING:
+    from textpile.search.weights import CorpusStats
 
 #: FTS5's bm25 parameters (fts5_aux.c).
 K1 = 1.2
@@ -140,14 +147,21 @@ def table_totals(conn: sqlite3.Connection, table: str = TABLE) -> tuple[int, int
     return values[0], sum(values[1:])
 
 
-def phrase_documents(conn: sqlite3.Connection, phrases: list[str], table: str = TABLE) -> dict[str, int]:
+def phrase_documents(conn: sqlite3.Connection, phrases: list[str], table: str = TABLE,
+                     last: int | None = None) -> dict[str, int]:
     """``{phrase: rows holding it}`` for the quoted ``phrases`` in the FTS5 ``table``: in
-    search_index a one-term phrase from ``search_term``, any other counted by FTS5.
+    search_index a one-term phrase from ``search_term``, any other counted by FTS5; with
+    ``last``, the rows up to that rowid only (all counted by FTS5).
 
     Raises:
         sqlite3.Error: database problems.
     """
     out: dict[str, int] = {}
+    if last is not None:
+        for p in set(phrases):
+            out[p] = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND rowid <= ?",
+                                  [p, last]).fetchone()[0]
+        return out
     single = {p: p[1:-1].replace('""', '"') for p in set(phrases) if " " not in p[1:-1].strip()} \
         if table == TABLE else {}
     if single:
@@ -158,6 +172,19 @@ def phrase_documents(conn: sqlite3.Connection, phrases: list[str], table: str = 
     for p in set(phrases) - set(single):
         out[p] = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [p]).fetchone()[0]
     return out
+
+
+def rows_up_to(conn: sqlite3.Connection, last: int, table: str = TABLE) -> tuple[int, int]:
+    """``(rows, tokens)`` of the FTS5 ``table``'s rows up to rowid ``last``: their count
+    and their tokens in all columns, from the row sizes (``<table>_docsize``) of those
+    rows or, when fewer, of the others taken from the table's totals (:func:`table_totals`)."""
+    rows, tokens = table_totals(conn, table)
+    after = conn.execute(f"SELECT count(*) FROM {table}_docsize WHERE id > ?", (last,)).fetchone()[0]
+    if 2 * after <= rows:
+        sizes = conn.execute(f"SELECT sz FROM {table}_docsize WHERE id > ?", (last,))
+        return rows - after, tokens - sum(sum(varints(bytes(size or b""))) for size, in sizes)
+    sizes = conn.execute(f"SELECT sz FROM {table}_docsize WHERE id <= ?", (last,))
+    return rows - after, sum(sum(varints(bytes(size or b""))) for size, in sizes)
 
 
 def row_tokens(conn: sqlite3.Connection, docids: list[int], table: str = TABLE) -> dict[int, int]:
@@ -226,3 +253,72 @@ class GlobalBm25:
             # to the same value), which would break one index's ties between equal rows
             out.append((docid, float(f"{sum(scores[phrases[i]][docid] for i in counted):.{DIGITS}g}")))
         return out
+
+
+def tier_postings(terms: Mapping[str, int], share: float) -> dict[str, float]:
+    """``{term: pages}`` of every shard (``terms``) times ``share``: one index scores a
+    scan of its first tier when that share of the postings is few enough
+    (:func:`textpile.search.candidates.tiered_scan`: postings times tier rows over rows)."""
+    return dict(terms) if share == 1.0 else {t: n * share for t, n in terms.items()}
+
+
+class TieredBm25:
+    """The bm25 of a shard's rows (pages, or sections with ``sections``) as one index of
+    every shard scores them (``stats``, summed), with a first tier
+    (:mod:`textpile.index.tier`; ``stats.tier``, the shard's part of it up to
+    ``stats.tier_last``) as :func:`textpile.search.candidates.tiered_scan` does: a scan
+    ending in the tier (``in_tier``) with the tier's statistics; another with every
+    page's when bm25 reads few enough postings, else its rows in the tier with the
+    tier's and the others 0."""
+
+    def __init__(self, conn: sqlite3.Connection, stats: CorpusStats, weights: tuple[float, ...], in_tier: bool = False,
+                 sections: bool = False) -> None:
+        table = SECTION_TABLE if sections else TABLE
+
+        def bm25(of: CorpusStats) -> GlobalBm25:
+            if sections:
+                return GlobalBm25(conn, of.sections, of.section_tokens, of.section_phrases, weights, table)
+            return GlobalBm25(conn, of.pages, of.tokens, of.phrases, weights, table)
+
+        self.conn, self.terms, self.in_tier = conn, stats.terms, in_tier
+        self.whole = bm25(stats)
+        self.tier = bm25(stats.tier) if stats.tier is not None and stats.tier_last is not None else None
+        last = stats.tier_last or 0
+        self.tier_last = (last_section_docid(last) if last else 0) if sections else last
+        rows, top = (stats.sections, stats.tier.sections) if sections and stats.tier else \
+            (stats.pages, stats.tier.pages) if stats.tier else (1, 1)
+        #: {term: pages} deciding whether one index scores the scan (its first tier's share)
+        self.docs = tier_postings(stats.terms, top / rows if rows else 1.0)
+
+    def __call__(self, scanned: list[tuple[int, float]], expression: str | None) -> list[tuple[int, float]]:
+        """``scanned`` ((docid, local score)) with one index's bm25 of ``expression``.
+
+        Raises:
+            sqlite3.Error: database problems.
+        """
+        if self.tier is None:
+            return self.whole(scanned, expression)
+        if self.in_tier:
+            return self.tier(scanned, expression)
+        if expression_postings(self.conn, expression or "", self.terms) <= SCORE_POSTINGS:
+            return self.whole(scanned, expression)
+        scores = dict(self.tier([r for r in scanned if r[0] <= self.tier_last], expression))
+        return [(docid, scores.get(docid, 0.0)) for docid, _ in scanned]
+
+
+def page_rescorer(conn: sqlite3.Connection, stats: CorpusStats, weights: tuple[float, ...],
+                  in_tier: bool = False) -> tuple[TieredBm25, dict[str, float]]:
+    """The bm25 of a shard's pages as one index of every shard scores them
+    (:class:`TieredBm25`) and the ``{term: pages}`` that decide whether it scores a scan."""
+    bm25 = TieredBm25(conn, stats, weights, in_tier)
+    return bm25, bm25.docs
+
+
+def section_rescorer(conn: sqlite3.Connection, stats: CorpusStats | None, weights: tuple[float, ...],
+                     in_tier: bool = False) -> tuple[TieredBm25 | None, dict[str, float] | None]:
+    """:func:`page_rescorer` of the section index; (None, None) for one index (no
+    ``stats``) or one without sections."""
+    if stats is None or not stats.sections:
+        return None, None
+    bm25 = TieredBm25(conn, stats, weights, in_tier, sections=True)
+    return bm25, bm25.docs

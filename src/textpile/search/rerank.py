@@ -106,7 +106,7 @@ def rerank(conn: sqlite3.Connection, plan: QueryPlan, core: QueryPlan, weights: 
         s = page_features(matcher, info, bm25, best_bm25, found.sections.get(eg_id, []), held_by[eg_id], relaxed)
         s.raw["bm25"] = bm25
         if eg_id in found.pages:  # how it became a candidate, for a merge over shards (textpile.search.fanout)
-            s.raw["level"] = found.pages[eg_id][1]
+            s.raw["level"], s.raw["docid"] = found.pages[eg_id][1], info.docid
             if eg_id in found.rarest:
                 s.raw["rarest"] = 1.0
         for j, rows in enumerate(found.level_rows):  # among the best pages of partial level j, by its bm25

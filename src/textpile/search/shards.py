@@ -37,10 +37,12 @@ from pathlib import Path
 
 from textpile.errors import TextpileError
 from textpile.index.analysis import Analyzer
-from textpile.search.candidates import search_tiers
+from textpile.index.docids import last_section_docid
+from textpile.index.tier import TOP_TIER_PAGES
+from textpile.search.candidates import LAST_ROWID, search_tiers
 from textpile.search.engine import MAX_CANDIDATES
-from textpile.search.cuts import ScanCut, ScanKeys, scan_keys
-from textpile.search.global_bm25 import SECTION_TABLE, phrase_documents, phrases_of, table_totals
+from textpile.search.cuts import PRIOR_KEY_SHIFT, ScanCut, ScanKeys, scan_keys
+from textpile.search.global_bm25 import SECTION_TABLE, phrase_documents, phrases_of, rows_up_to, table_totals
 from textpile.search.plan import (fts_phrase, language_codes, language_pages, plan_query, split_candidates,
                                   with_split_forms)
 from textpile.search.query import Filter, matches_subdomains, parse_query
@@ -61,11 +63,15 @@ class ShardError(TextpileError):
     message names the shard."""
 
 
-def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, int] | None = None) -> CorpusStats:
+def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, int] | None = None,
+                tier_pages: int | None = None) -> CorpusStats:
     """The shard's statistics for ``query``: its indexed pages, its pages per stemmer
     language, and ``{term: pages}`` (and phrases) for the index terms of the query
     analyzed in its stemmer languages, or in those of ``languages`` (``{language:
-    pages}`` of every shard: :func:`textpile.search.plan.language_codes`).
+    pages}`` of every shard: :func:`textpile.search.plan.language_codes`). With
+    ``tier_pages`` (its first pages in docid order that one index of every shard holds in
+    its first tier: :func:`tier_shares`), the same statistics of those pages
+    (:attr:`CorpusStats.tier`, :attr:`CorpusStats.tier_last`).
 
     Raises:
         sqlite3.Error: database problems.
@@ -90,13 +96,58 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
     phrases = sorted({p for e in expressions for p in phrases_of(e)})
     rows, tokens = table_totals(conn)
     sections, section_tokens = table_totals(conn, SECTION_TABLE)
+    tier, tier_last = None, None
+    if tier_pages is not None:
+        tier_last, tier = tier_stats(conn, tier_pages, phrases)
     return CorpusStats(search_tiers(conn).pages, term_documents(conn, terms), tokens, phrase_documents(conn, phrases),
-                       sections, section_tokens, phrase_documents(conn, phrases, SECTION_TABLE), own)
+                       sections, section_tokens, phrase_documents(conn, phrases, SECTION_TABLE), own,
+                       tier=tier, tier_last=tier_last)
+
+
+def prior_pages(conn: sqlite3.Connection) -> dict[int, int]:
+    """``{prior key: pages}`` of the shard's search index (a docid's bits above its
+    entity generation id: :func:`textpile.index.docids.page_docid`)."""
+    return dict(conn.execute(f"SELECT docid >> {PRIOR_KEY_SHIFT}, count(*) FROM search_page GROUP BY 1").fetchall())
+
+
+def tier_shares(priors: Mapping[int, Mapping[int, int]], top: int = TOP_TIER_PAGES) -> dict[int, int]:
+    """``{shard: its pages in one index's first tier}`` from each shard's
+    :func:`prior_pages` ``priors`` ({shard: {prior key: pages}}): the first ``top`` pages
+    in one index's docid order (prior key, then shard, then docid, as
+    :mod:`textpile.search.cuts` merges them; :func:`textpile.index.tier.tier_end`);
+    empty when one index of them holds no more than ``top`` pages (it has no first tier)."""
+    if sum(n for keys in priors.values() for n in keys.values()) <= top:
+        return {}
+    out = dict.fromkeys(priors, 0)
+    left = top
+    for key, shard, n in sorted((k, s, n) for s, keys in priors.items() for k, n in keys.items()):
+        taken = min(n, left)
+        out[shard] += taken
+        left -= taken
+        if not left:
+            break
+    return out
+
+
+def tier_stats(conn: sqlite3.Connection, tier_pages: int, phrases: list[str]) -> tuple[int, CorpusStats]:
+    """The shard's last page docid among its first ``tier_pages`` pages (0: none) and the
+    statistics of those pages and their sections: rows, tokens and rows holding each
+    of the quoted ``phrases`` (what one index's first tier counts of them)."""
+    last = 0
+    if tier_pages > 0:
+        row = conn.execute("SELECT docid FROM search_page ORDER BY docid LIMIT 1 OFFSET ?",
+                           (tier_pages - 1,)).fetchone()
+        last = row[0] if row is not None else LAST_ROWID
+    section_last = last_section_docid(last) if last else 0
+    pages, tokens = rows_up_to(conn, last)
+    sections, section_tokens = rows_up_to(conn, section_last, SECTION_TABLE)
+    return last, CorpusStats(pages, {}, tokens, phrase_documents(conn, phrases, last=last), sections, section_tokens,
+                             phrase_documents(conn, phrases, SECTION_TABLE, last=section_last))
 
 
 def summed_stats(parts: list[CorpusStats]) -> CorpusStats:
     """The statistics of the shards ``parts`` together: pages, tokens, term and phrase
-    counts summed."""
+    counts summed, and so those of one index's first tier when every part has its own."""
     def summed(counts) -> dict[str, int]:
         out: dict[str, int] = {}
         for part in counts:
@@ -104,10 +155,12 @@ def summed_stats(parts: list[CorpusStats]) -> CorpusStats:
                 out[key] = out.get(key, 0) + int(docs)
         return out
 
+    tiers = [p.tier for p in parts if p.tier is not None]
     return CorpusStats(sum(int(p.pages) for p in parts), summed(p.terms for p in parts),
                        sum(int(p.tokens) for p in parts), summed(p.phrases for p in parts),
                        sum(int(p.sections) for p in parts), sum(int(p.section_tokens) for p in parts),
-                       summed(p.section_phrases for p in parts), summed(p.languages for p in parts))
+                       summed(p.section_phrases for p in parts), summed(p.languages for p in parts),
+                       tier=summed_stats(tiers) if tiers and len(tiers) == len(parts) else None)
 
 
 def stats_json(stats: CorpusStats) -> dict:
@@ -118,6 +171,10 @@ def stats_json(stats: CorpusStats) -> dict:
            "section_phrases": dict(stats.section_phrases), "languages": dict(stats.languages)}
     if stats.cut is not None:
         doc["cut"] = asdict(stats.cut)
+    if stats.tier is not None:
+        doc["tier"] = stats_json(stats.tier)
+    if stats.tier_last is not None:
+        doc["tier_last"] = stats.tier_last
     return doc
 
 
@@ -198,7 +255,8 @@ def keys_json(keys: ScanKeys) -> dict:
     """The JSON document of ``keys`` (the shard endpoint's answer to ``op=keys``)."""
     return {"pages": list(keys.pages), "sections": [list(s) for s in keys.sections],
             "levels": [list(level) for level in keys.levels],
-            "level_sections": [[list(row) for row in level] for level in keys.level_sections]}
+            "level_sections": [[list(row) for row in level] for level in keys.level_sections],
+            "section_tier": list(keys.section_tier), "level_section_tier": [list(t) for t in keys.level_section_tier]}
 
 
 def keys_from_json(doc) -> ScanKeys:
@@ -210,7 +268,10 @@ def keys_from_json(doc) -> ScanKeys:
     return ScanKeys([int(d) for d in doc["pages"]], [(int(d), float(score), int(ssid))
                                                      for d, score, ssid in doc["sections"]],
                     [[int(d) for d in level] for level in doc["levels"]],
-                    [[(int(d), float(score), int(ssid)) for d, score, ssid in level] for level in doc["level_sections"]])
+                    [[(int(d), float(score), int(ssid)) for d, score, ssid in level]
+                     for level in doc["level_sections"]],
+                    [float(score) for score in doc.get("section_tier", [])],
+                    [[float(score) for score in level] for level in doc.get("level_section_tier", [])])
 
 
 def answer_json(answer: ShardAnswer) -> dict:
@@ -280,9 +341,14 @@ class LocalShard:
         with self._connect() as conn:
             return origin_hosts(conn)
 
-    def stats(self, query: str, timeout_s: float | None = None, languages: Mapping[str, int] | None = None) -> CorpusStats:
+    def priors(self, timeout_s: float | None = None) -> dict[int, int]:
         with self._connect() as conn:
-            return query_stats(conn, query, languages)
+            return prior_pages(conn)
+
+    def stats(self, query: str, timeout_s: float | None = None, languages: Mapping[str, int] | None = None,
+              tier_pages: int | None = None) -> CorpusStats:
+        with self._connect() as conn:
+            return query_stats(conn, query, languages, tier_pages)
 
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
              timeout_s: float | None = None) -> ScanKeys:
@@ -381,14 +447,24 @@ class RemoteShard:
         except (KeyError, TypeError) as exc:
             raise ShardError(f"{self.name}: the answer has no hosts") from exc
 
-    def stats(self, query: str, timeout_s: float = 5.0, languages: Mapping[str, int] | None = None) -> CorpusStats:
+    def priors(self, timeout_s: float = 5.0) -> dict[int, int]:
+        doc = self._get({"op": "priors"}, timeout_s)
+        try:
+            return {int(k): int(n) for k, n in doc["priors"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ShardError(f"{self.name}: the answer has no prior keys") from exc
+
+    def stats(self, query: str, timeout_s: float = 5.0, languages: Mapping[str, int] | None = None,
+              tier_pages: int | None = None) -> CorpusStats:
         params = {"op": "stats", "search": query}
         if languages:
             params["languages"] = json.dumps(dict(languages), separators=(",", ":"))
+        if tier_pages is not None:
+            params["tier_pages"] = str(tier_pages)
         doc = self._get(params, timeout_s)
         try:
             return _stats_of(doc)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise ShardError(f"{self.name}: the answer has no statistics") from exc
 
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
@@ -425,7 +501,7 @@ def stats_from_json(text: str) -> CorpusStats:
     """
     try:
         return _stats_of(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         raise ShardError(f"stats: expected {{\"pages\": N, \"terms\": {{term: N}}, \"tokens\": N, "
                          f"\"phrases\": {{phrase: N}}, \"sections\": N, \"section_tokens\": N, "
                          f"\"section_phrases\": {{phrase: N}}, \"languages\": {{language: N}}}}, "
@@ -436,21 +512,36 @@ def _stats_of(doc: dict) -> CorpusStats:
     """The :class:`CorpusStats` of its JSON document (:func:`stats_json`).
 
     Raises:
-        KeyError, TypeError, ValueError, AttributeError: ``doc`` is not one.
+        KeyError, TypeError, ValueError, AttributeError, IndexError: ``doc`` is not one.
     """
     cut = doc.get("cut")
     if cut is not None:
         floor = cut["section_floor"]
         cut = ScanCut(int(cut["last_page"]), int(cut["last_section"]), bool(cut["cut_pages"]),
-                      None if floor is None else (float(floor[0]), int(floor[1])),
+                      _floor(floor),
                       None if cut["depth"] is None else min(MAX_CANDIDATES, int(cut["depth"])),
                       None if cut["few"] is None else bool(cut["few"]),
                       tuple(int(d) for d in cut["level_last"]), tuple(int(d) for d in cut["level_section_last"]),
-                      tuple(None if f is None else (float(f[0]), int(f[1])) for f in cut["level_section_floor"]))
+                      tuple(_floor(f) for f in cut["level_section_floor"]),
+                      bool(cut.get("tier_pages", False)), bool(cut.get("tier_sections", False)),
+                      tuple(bool(t) for t in cut.get("level_tier", ())),
+                      tuple(bool(t) for t in cut.get("level_section_tier", ())),
+                      None if cut.get("levels") is None else int(cut["levels"]))
+    tier = _stats_of(doc["tier"]) if doc.get("tier") is not None else None
+    tier_last = int(doc["tier_last"]) if doc.get("tier_last") is not None else None
     return CorpusStats(int(doc["pages"]), {str(t): int(n) for t, n in doc["terms"].items()}, int(doc["tokens"]),
                        {str(p): int(n) for p, n in doc["phrases"].items()}, int(doc["sections"]),
                        int(doc["section_tokens"]), {str(p): int(n) for p, n in doc["section_phrases"].items()},
-                       {str(code): int(n) for code, n in doc["languages"].items()}, cut)
+                       {str(code): int(n) for code, n in doc["languages"].items()}, cut, tier, tier_last)
+
+
+def _floor(doc) -> tuple[float, int, int] | None:
+    """A section floor of a cut's JSON document (:class:`textpile.search.cuts.ScanCut`).
+
+    Raises:
+        TypeError, ValueError, IndexError: ``doc`` is not one.
+    """
+    return None if doc is None else (float(doc[0]), int(doc[1]), int(doc[2]))
 
 
 def languages_from_json(text: str) -> dict[str, int]:

@@ -95,6 +95,11 @@ class CorpusStats:
     #: a shard's part of one index's scans over shards (:class:`textpile.search.cuts.ScanCut`;
     #: None: the shard scans as one index would)
     cut: ScanCut | None = None
+    #: one index's first tier (:mod:`textpile.index.tier`) over shards: the statistics of
+    #: its pages (summed over the shards; None: one index of them has no first tier), and
+    #: a shard's last page docid in it (0: none of its pages; None: no first tier)
+    tier: CorpusStats | None = None
+    tier_last: int | None = None
 
 
 def plan_terms(plan: QueryPlan) -> list[str]:

@@ -9,8 +9,9 @@ published copy that replaced its file is followed). The fan-out is kept on the f
 summary database's object and closed with it.
 
 ``/-/textpile/shard`` is what another textpile asks this one, as a shard, about its
-first summary database (:mod:`textpile.search.shards`): ``op=hosts``, ``op=stats``
-(``search=``, ``languages=`` those of every shard), ``op=keys`` (``search=``, ``stats=`` the summed statistics,
+first summary database (:mod:`textpile.search.shards`): ``op=hosts``, ``op=priors`` (its
+pages per prior key), ``op=stats`` (``search=``, ``languages=`` those of every shard,
+``tier_pages=`` its pages in one index's first tier), ``op=keys`` (``search=``, ``stats=`` the summed statistics,
 ``page_scan=``, ``section_scan=``: :mod:`textpile.search.cuts`) and ``op=search``
 (``search=``, ``stats=`` the summed statistics and the shard's cut, ``mode=``,
 ``budget_ms=``, ``facets=1``, ``sort=date``), answered in JSON; 400 naming a bad parameter.
@@ -29,7 +30,8 @@ from textpile.search.cuts import scan_keys
 from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.fanout import ShardedSearch
 from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
-                                    languages_from_json, origin_hosts, query_stats, shard_search, stats_from_json, stats_json)
+                                    languages_from_json, origin_hosts, prior_pages, query_stats, shard_search,
+                                    stats_from_json, stats_json)
 from textpile.search.service import ModeError, check_mode
 from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import viewable_target
@@ -86,15 +88,22 @@ async def shard_view(datasette, request):
         return Response.json({"ok": False, "error": "Permission denied", "status": 403}, status=403)
     op = request.args.get("op")
     query = request.args.get("search", "")
-    if op not in ("hosts", "stats", "keys", "search"):
-        return _bad(f"op: expected hosts, stats, keys or search, got {op!r}")
+    if op not in ("hosts", "priors", "stats", "keys", "search"):
+        return _bad(f"op: expected hosts, priors, stats, keys or search, got {op!r}")
     try:
         if op == "hosts":
             doc = {"hosts": sorted(await asyncio.to_thread(lambda: origin_hosts(target.search_connection())))}
+        elif op == "priors":
+            doc = {"priors": await asyncio.to_thread(lambda: prior_pages(target.search_connection()))}
         elif op == "stats":
             text = request.args.get("languages")
             languages = languages_from_json(text) if text else None
-            doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query, languages)))
+            tier_text = request.args.get("tier_pages")
+            if tier_text is not None and (not tier_text.isascii() or not tier_text.isdigit()):
+                return _bad(f"tier_pages: expected a whole number of pages, got {tier_text!r}")
+            tier_pages = int(tier_text) if tier_text is not None else None
+            doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query, languages,
+                                                                         tier_pages)))
         elif op == "keys":
             stats = stats_from_json(request.args.get("stats", ""))
             scans = []
