@@ -32,7 +32,6 @@ Source: unobtanium-documentation.txt, page "Summarizing" ((Re)generating full te
 
 from __future__ import annotations
 
-import enum
 import json
 import sqlite3
 import time
@@ -40,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from textpile.index import boilerplate, fulltext, inlinks, vocabulary
 from textpile.index.pages import (InLinks, PageRows, load_inlinks, load_sources, pack_terms, page_rows, relinked_rows,
@@ -114,24 +114,30 @@ def _chunks(ids: list[int], size: int = BATCH_PAGES) -> Iterator[list[int]]:
         yield ids[start:start + size]
 
 
-class _Kept(enum.Enum):
-    """What of a page's stored rows stays through its delete and insert: nothing, its
-    section rows (section_search_index and search_section), or those and its stored terms
-    (search_page_terms)."""
+class _Kept(NamedTuple):
+    """What of a page's stored rows stays through its delete and insert: its section rows
+    (section_search_index and search_section), its stored terms (search_page_terms, the
+    same values whatever the docid: :func:`textpile.index.pages.pack_terms`), and whether
+    its search_index values stay (its terms are then not counted as deleted and inserted)."""
 
-    NOTHING = 0
-    SECTIONS = 1
-    TERMS = 2
+    sections: bool = False
+    terms: bool = False
+    values: bool = False
+
+
+#: A page whose rows all go and come again.
+_NOTHING_KEPT = _Kept()
 
 
 def _kept(old: PageRows, new: PageRows) -> _Kept:
     """What of ``old`` (a page's stored rows) ``new`` (its rows made again after its
     in-links changed: :func:`textpile.index.pages.relinked_rows`) holds as it is: its
-    section rows when they are equal (same docids and values), its terms too when its
-    search_index values are equal as well (only its docid or counts change)."""
-    if new.section_rows != old.section_rows or new.section_anchors != old.section_anchors:
-        return _Kept.NOTHING
-    return _Kept.TERMS if new.search_row[1:] == old.search_row[1:] else _Kept.SECTIONS
+    section rows when they are equal (same docids and values); its terms when its
+    search_index and section values are equal (the docid may differ)."""
+    sections = [r[1:] for r in new.section_rows] == [r[1:] for r in old.section_rows]
+    values = new.search_row[1:] == old.search_row[1:]
+    return _Kept(sections=sections and new.docid == old.docid,
+                 terms=sections and values and new.section_anchors == old.section_anchors, values=values)
 
 
 class _Writer:
@@ -150,35 +156,35 @@ class _Writer:
         self._delete = {t: fts_delete_sql(t, SEARCH_COLUMNS) for t in self._PAGE_TABLES}
         self._delete.update({t: fts_delete_sql(t, SECTION_COLUMNS) for t in self._SECTION_TABLES})
 
-    def insert(self, rows: PageRows, kept: _Kept = _Kept.NOTHING) -> None:
+    def insert(self, rows: PageRows, kept: _Kept = _NOTHING_KEPT) -> None:
         """The page's rows in search_index, section_search_index, search_page and search_section
         (but those ``kept`` by its :meth:`delete`)."""
         self.conn.execute(self._insert["search_index"], rows.search_row)
-        if kept is _Kept.NOTHING:
+        if not kept.sections:
             self.conn.executemany(self._insert["section_search_index"], [r[:4] for r in rows.section_rows])
         self.conn.execute(_PAGE_INSERT, rows.page_row)
-        if kept is not _Kept.TERMS:
+        if not kept.terms:
             self.conn.execute("INSERT INTO search_page_terms(entity_generation_id, terms, terms_size) "
                               "VALUES (?, ?, ?)", (rows.entity_generation_id, *pack_terms(rows)))
-        if kept is _Kept.NOTHING:
+        if not kept.sections:
             self.conn.executemany("INSERT INTO search_section(section_summary_id, docid) VALUES (?, ?)",
                                   [(r[4], r[0]) for r in rows.section_rows])
             self.sections += len(rows.section_rows)
 
-    def delete(self, rows: PageRows, in_tier: bool, kept: _Kept = _Kept.NOTHING) -> None:
+    def delete(self, rows: PageRows, in_tier: bool, kept: _Kept = _NOTHING_KEPT) -> None:
         """The page's rows out of every table (the first tier too when ``in_tier``), but those
-        ``kept``: the rows of its sections (and its stored terms, :data:`_Kept.TERMS`) when
-        the page's rows made again hold the same ones (:func:`_kept`)."""
+        ``kept``: the rows of its sections, its stored terms, when the page's rows made
+        again hold the same ones (:func:`_kept`)."""
         self.conn.execute(self._delete["search_index"], rows.search_row)
-        if kept is _Kept.NOTHING:
+        if not kept.sections:
             self.conn.executemany(self._delete["section_search_index"], [r[:4] for r in rows.section_rows])
         if in_tier:
             self.tier(rows, -1)
-        if kept is not _Kept.TERMS:
+        if not kept.terms:
             self.conn.execute("DELETE FROM search_page_terms WHERE entity_generation_id = ?",
                               (rows.entity_generation_id,))
         self.conn.execute("DELETE FROM search_page WHERE entity_generation_id = ?", (rows.entity_generation_id,))
-        if kept is _Kept.NOTHING:
+        if not kept.sections:
             self.conn.executemany("DELETE FROM search_section WHERE docid = ?", [(r[0],) for r in rows.section_rows])
             self.sections -= len(rows.section_rows)
 
@@ -360,10 +366,10 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
             if eg in relink:  # the counts tables changed above: the in-links are those of its new rows
                 relinked[eg] = relinked_rows(analyzer, rows, load_inlinks(conn, *at[eg]))
                 kept[eg] = _kept(rows, relinked[eg])
-            writer.delete(rows, in_tier=bool(old_end) and rows.docid <= old_end, kept=kept.get(eg, _Kept.NOTHING))
+            writer.delete(rows, in_tier=bool(old_end) and rows.docid <= old_end, kept=kept.get(eg, _NOTHING_KEPT))
             page()
-        # a page whose search_index values stay counts no term as deleted or inserted
-        counted = [r for r in batch if kept.get(r.entity_generation_id) is not _Kept.TERMS]
+        # a page whose search_index values stay counts no term as deleted or inserted (nor below)
+        counted = [r for r in batch if not kept.get(r.entity_generation_id, _NOTHING_KEPT).values]
         changes.page_rows([r.search_row for r in counted], [r.language for r in counted], -1)
     for batch in _chunks(leaving):
         changes.full_text_rows(batch, -1)
@@ -371,10 +377,10 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     entered_docids: dict[int, int] = {}
     for batch in _rows_of(conn, analyzer, new, _Boilerplate(partial(headings.after, conn=conn)), relinked):
         for rows in batch:
-            writer.insert(rows, kept.get(rows.entity_generation_id, _Kept.NOTHING))
+            writer.insert(rows, kept.get(rows.entity_generation_id, _NOTHING_KEPT))
             entered_docids[rows.entity_generation_id] = rows.docid
             page()
-        counted = [r for r in batch if kept.get(r.entity_generation_id) is not _Kept.TERMS]
+        counted = [r for r in batch if not kept.get(r.entity_generation_id, _NOTHING_KEPT).values]
         changes.page_rows([r.search_row for r in counted], [r.language for r in counted], 1)
     for batch in _chunks(entering):
         fulltext.insert(conn, batch)
