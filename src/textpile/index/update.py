@@ -100,6 +100,7 @@ class IndexReport:
     pages_added: int = 0
     pages_reindexed: int = 0
     pages_recounted: int = 0  # pages whose in-link counts changed but not their rows
+    pages_sections_kept: int = 0  # pages indexed again whose section rows stayed as they were
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # of this process (the update runs in it alone)
 
@@ -409,6 +410,7 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     report = _report(conn)
     report.pages_removed, report.pages_added, report.pages_reindexed = len(leaving), len(entering), len(again)
     report.pages_recounted = len(counts_only)
+    report.pages_sections_kept = sum(k.sections for k in kept.values())
     return report
 
 
