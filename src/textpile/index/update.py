@@ -18,7 +18,9 @@ and changes only what differs, in one transaction:
 3. the counts are changed, and the new rows of the pages that enter or change are
    inserted: a page that enters, or whose boilerplate headings change, is analyzed; a
    page whose in-links change has only its docid and anchor texts made again
-   (:func:`textpile.index.pages.relinked_rows`);
+   (:func:`textpile.index.pages.relinked_rows`), and keeps what of its rows stays the
+   same through steps 2 and 3 (its section rows with the same docid, its stored terms and
+   its vocabulary counts with the same values: :func:`_kept`);
 4. the first tier moves to its new end (:mod:`textpile.index.tier`), and the
    vocabularies take the counts of what was deleted and inserted
    (:mod:`textpile.index.vocabulary`).
