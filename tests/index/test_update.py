@@ -216,3 +216,47 @@ def test_a_page_that_only_loses_a_link_keeps_its_rows_and_gets_its_counts(tmp_pa
     with closing(open_summary_db(rebuilt)) as conn:
         update_index(conn, rebuild=True)
     assert dump(summary) == dump(rebuilt)
+
+
+def test_a_page_whose_anchor_texts_change_keeps_its_section_rows(tmp_path):
+    """A hub with two sections, linked from the navigation of N pages (N chosen as above);
+    one of them links to it with another text: the hub is indexed again for its anchor
+    texts, with the same docid, so its section rows stay as they are (not deleted and
+    inserted), and the index equals a rebuild: the new text finds the hub."""
+    from textpile.index.docids import SECTIONS_PER_PAGE, page_prior, prior_key
+
+    n = next(n for n in range(20, 200) if prior_key(page_prior(n, 0, 0.0)) == prior_key(page_prior(n - 1, 0, 0.0)))
+    crawler, summary = tmp_path / "c.db", tmp_path / "s.db"
+
+    def linking(i: int, text: str) -> str:
+        return page(f"Page {i}", f'<nav><a href="{BASE}/hub.html">{text}</a></nav>'
+                                 f'<p>The {WORDS[i % len(WORDS)]} of page {i}.</p>')
+
+    with CrawlerRows(crawler) as rows:
+        agent = rows.agent()
+        rows.crawl(agent, f"{BASE}/hub.html", 1_700_000_000, html=page("The hub", (
+            '<p>Everything starts here.</p><h2 id="usage">Usage</h2><p>How to use the hub.</p>'
+            '<h2 id="notes">Notes</h2><p>What to know about the hub.</p>')))
+        for i in range(n):
+            rows.crawl(agent, f"{BASE}/p{i}.html", 1_700_000_001 + i, html=linking(i, "Hub"))
+    summarize(crawler, summary, progress=False, embeddings=False)
+    sections_sql = (f"SELECT ss.section_summary_id, ss.docid FROM search_section ss JOIN search_page sp "
+                    f"ON ss.docid / {SECTIONS_PER_PAGE} = sp.docid JOIN entity_generation eg USING (entity_generation_id) "
+                    "JOIN url u USING (url_id) WHERE u.str_url = ? ORDER BY 1")
+    with closing(sqlite3.connect(summary)) as conn:
+        sections = conn.execute(sections_sql, (f"{BASE}/hub.html",)).fetchall()
+    assert len(sections) >= 2
+    with CrawlerRows(crawler) as rows:
+        rows.crawl(rows.agent(started=1_800_000_000), f"{BASE}/p0.html", 1_800_000_001,
+                   html=linking(0, "Central switchboard"))
+    index = summarize(crawler, summary, progress=False, embeddings=False).index
+    assert (index.pages_removed, index.pages_added, index.pages_reindexed) == (1, 1, 1)
+    assert index.pages_sections_kept == 1
+    with closing(open_summary_db(summary)) as conn:
+        assert conn.execute(sections_sql, (f"{BASE}/hub.html",)).fetchall() == sections
+        assert f"{BASE}/hub.html" in [r.url for r in search(conn, "switchboard").results]
+    rebuilt = tmp_path / "rebuilt.db"
+    shutil.copy(summary, rebuilt)
+    with closing(open_summary_db(rebuilt)) as conn:
+        update_index(conn, rebuild=True)
+    assert dump(summary) == dump(rebuilt)

@@ -15,7 +15,7 @@ import pytest
 
 from textpile.errors import DatabaseError
 from textpile.store.database import open_summary_db
-from textpile.store.gen2_piles import pack, register_functions, unpack
+from textpile.store.gen2_piles import PACK_LEVEL, pack, register_functions, unpack
 from textpile.store.text_piles import GEN1_FIELDS, store_gen1
 from textpile.summarize.scrape.document import scrape_document
 
@@ -72,7 +72,7 @@ def test_a_page_is_stored_packed_and_reads_back_through_both_views(tmp_path):
         gen1_id, gen2_id, g1, g2 = _store_page(conn)
         text = g2.text.encode()
         row = conn.execute("SELECT * FROM text_pile_gen2").fetchone()
-        assert row == (gen2_id, g2.blake2b512_digest, bytes(deflate.zlib_compress(text, 10)), len(text),
+        assert row == (gen2_id, g2.blake2b512_digest, bytes(deflate.zlib_compress(text, PACK_LEVEL)), len(text),
                        *pack(g2.metadata), *pack(g2.segmentation_cache))
         assert len(row[2]) < len(text) // 5
         assert conn.execute("SELECT * FROM text_pile_v0_2").fetchall() == [
@@ -109,7 +109,7 @@ def test_plain_sql_inserts_into_the_view(tmp_path):
             ("Grüße".encode(), 7)]  # kept as it is: compressing would not make it shorter
         conn.execute("INSERT INTO text_pile_v0_2 VALUES (5, x'05', ?, x'', x'')", (LONG,))
         assert conn.execute("SELECT text_packed, text_size FROM text_pile_gen2 WHERE text_pile_id = 5").fetchone() == (
-            bytes(deflate.zlib_compress(LONG.encode(), 10)), len(LONG.encode()))
+            bytes(deflate.zlib_compress(LONG.encode(), PACK_LEVEL)), len(LONG.encode()))
         assert conn.execute("SELECT text FROM text_pile_v0_2 WHERE text_pile_id = 5").fetchone() == (LONG,)
 
 

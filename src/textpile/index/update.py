@@ -18,7 +18,9 @@ and changes only what differs, in one transaction:
 3. the counts are changed, and the new rows of the pages that enter or change are
    inserted: a page that enters, or whose boilerplate headings change, is analyzed; a
    page whose in-links change has only its docid and anchor texts made again
-   (:func:`textpile.index.pages.relinked_rows`);
+   (:func:`textpile.index.pages.relinked_rows`), and keeps what of its rows stays the
+   same through steps 2 and 3 (its section rows with the same docid, its stored terms and
+   its vocabulary counts with the same values: :func:`_kept`);
 4. the first tier moves to its new end (:mod:`textpile.index.tier`), and the
    vocabularies take the counts of what was deleted and inserted
    (:mod:`textpile.index.vocabulary`).
@@ -39,6 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from textpile.index import boilerplate, fulltext, inlinks, vocabulary
 from textpile.index.pages import (InLinks, PageRows, load_inlinks, load_sources, pack_terms, page_rows, relinked_rows,
@@ -99,6 +102,7 @@ class IndexReport:
     pages_added: int = 0
     pages_reindexed: int = 0
     pages_recounted: int = 0  # pages whose in-link counts changed but not their rows
+    pages_sections_kept: int = 0  # pages indexed again whose section rows stayed as they were
     seconds: float = 0.0
     cpu_seconds: float = 0.0  # of this process (the update runs in it alone)
 
@@ -111,6 +115,32 @@ class IndexDrift(Exception):
 def _chunks(ids: list[int], size: int = BATCH_PAGES) -> Iterator[list[int]]:
     for start in range(0, len(ids), size):
         yield ids[start:start + size]
+
+
+class _Kept(NamedTuple):
+    """What of a page's stored rows stays through its delete and insert: its section rows
+    (section_search_index and search_section), its stored terms (search_page_terms, the
+    same values whatever the docid: :func:`textpile.index.pages.pack_terms`), and whether
+    its search_index values stay (its terms are then not counted as deleted and inserted)."""
+
+    sections: bool = False
+    terms: bool = False
+    values: bool = False
+
+
+#: A page whose rows all go and come again.
+_NOTHING_KEPT = _Kept()
+
+
+def _kept(old: PageRows, new: PageRows) -> _Kept:
+    """What of ``old`` (a page's stored rows) ``new`` (its rows made again after its
+    in-links changed: :func:`textpile.index.pages.relinked_rows`) holds as it is: its
+    section rows when they are equal (same docids and values); its terms when its
+    search_index and section values are equal (the docid may differ)."""
+    sections = [r[1:] for r in new.section_rows] == [r[1:] for r in old.section_rows]
+    values = new.search_row[1:] == old.search_row[1:]
+    return _Kept(sections=sections and new.docid == old.docid,
+                 terms=sections and values and new.section_anchors == old.section_anchors, values=values)
 
 
 class _Writer:
@@ -129,27 +159,37 @@ class _Writer:
         self._delete = {t: fts_delete_sql(t, SEARCH_COLUMNS) for t in self._PAGE_TABLES}
         self._delete.update({t: fts_delete_sql(t, SECTION_COLUMNS) for t in self._SECTION_TABLES})
 
-    def insert(self, rows: PageRows) -> None:
-        """The page's rows in search_index, section_search_index, search_page and search_section."""
+    def insert(self, rows: PageRows, kept: _Kept = _NOTHING_KEPT) -> None:
+        """The page's rows in search_index, section_search_index, search_page and search_section
+        (but those ``kept`` by its :meth:`delete`)."""
         self.conn.execute(self._insert["search_index"], rows.search_row)
-        self.conn.executemany(self._insert["section_search_index"], [r[:4] for r in rows.section_rows])
+        if not kept.sections:
+            self.conn.executemany(self._insert["section_search_index"], [r[:4] for r in rows.section_rows])
         self.conn.execute(_PAGE_INSERT, rows.page_row)
-        self.conn.execute("INSERT INTO search_page_terms(entity_generation_id, terms, terms_size) VALUES (?, ?, ?)",
-                          (rows.entity_generation_id, *pack_terms(rows)))
-        self.conn.executemany("INSERT INTO search_section(section_summary_id, docid) VALUES (?, ?)",
-                              [(r[4], r[0]) for r in rows.section_rows])
-        self.sections += len(rows.section_rows)
+        if not kept.terms:
+            self.conn.execute("INSERT INTO search_page_terms(entity_generation_id, terms, terms_size) "
+                              "VALUES (?, ?, ?)", (rows.entity_generation_id, *pack_terms(rows)))
+        if not kept.sections:
+            self.conn.executemany("INSERT INTO search_section(section_summary_id, docid) VALUES (?, ?)",
+                                  [(r[4], r[0]) for r in rows.section_rows])
+            self.sections += len(rows.section_rows)
 
-    def delete(self, rows: PageRows, in_tier: bool) -> None:
-        """The page's rows out of every table (the first tier too when ``in_tier``)."""
+    def delete(self, rows: PageRows, in_tier: bool, kept: _Kept = _NOTHING_KEPT) -> None:
+        """The page's rows out of every table (the first tier too when ``in_tier``), but those
+        ``kept``: the rows of its sections, its stored terms, when the page's rows made
+        again hold the same ones (:func:`_kept`)."""
         self.conn.execute(self._delete["search_index"], rows.search_row)
-        self.conn.executemany(self._delete["section_search_index"], [r[:4] for r in rows.section_rows])
+        if not kept.sections:
+            self.conn.executemany(self._delete["section_search_index"], [r[:4] for r in rows.section_rows])
         if in_tier:
             self.tier(rows, -1)
-        self.conn.execute("DELETE FROM search_page_terms WHERE entity_generation_id = ?", (rows.entity_generation_id,))
+        if not kept.terms:
+            self.conn.execute("DELETE FROM search_page_terms WHERE entity_generation_id = ?",
+                              (rows.entity_generation_id,))
         self.conn.execute("DELETE FROM search_page WHERE entity_generation_id = ?", (rows.entity_generation_id,))
-        self.conn.executemany("DELETE FROM search_section WHERE docid = ?", [(r[0],) for r in rows.section_rows])
-        self.sections -= len(rows.section_rows)
+        if not kept.sections:
+            self.conn.executemany("DELETE FROM search_section WHERE docid = ?", [(r[0],) for r in rows.section_rows])
+            self.sections -= len(rows.section_rows)
 
     def tier(self, rows: PageRows, sign: int) -> None:
         """The page's rows into the first tier (``sign`` 1) or out of it (-1)."""
@@ -175,22 +215,17 @@ class _Boilerplate:
 
 
 def _rows_of(conn: sqlite3.Connection, analyzer: Analyzer, ids: list[int], titles: _Boilerplate,
-             relinked: dict[int, PageRows] | None = None) -> Iterator[list[PageRows]]:
+             made: dict[int, PageRows] | None = None) -> Iterator[list[PageRows]]:
     """The rows of the pages of ``ids`` as the counts are now, a batch at a time, each
     batch in docid order (FTS5 writes a segment whenever a row's docid is below the last
     one written, so rows go in ascending order): analyzed from their sources, but those
-    of ``relinked`` (their rows before their in-links changed) made from those rows."""
-    relinked = relinked or {}
+    of ``made`` (rows already made: pages whose in-links changed) as they are."""
+    made = made or {}
     for batch in _chunks(ids):
         rows = [page_rows(analyzer, source, load_inlinks(conn, source.url_id, source.url_fragment),
                           titles(source.origin_id))
-                for source in load_sources(conn, [eg for eg in batch if eg not in relinked])]
-        for eg in batch:
-            old = relinked.get(eg)
-            if old is not None:
-                where = conn.execute("SELECT url_id, url_fragment FROM entity_generation WHERE entity_generation_id = ?",
-                                     (eg,)).fetchone()
-                rows.append(relinked_rows(analyzer, old, load_inlinks(conn, *where)))
+                for source in load_sources(conn, [eg for eg in batch if eg not in made])]
+        rows += [made[eg] for eg in batch if eg in made]
         yield sorted(rows, key=lambda r: r.docid)
 
 
@@ -324,26 +359,32 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     old_docids = dict(conn.execute("SELECT entity_generation_id, docid FROM search_page "
                                    "WHERE entity_generation_id IN (SELECT value FROM json_each(?))",
                                    (json.dumps(old),)).fetchall())
-    relink = again - flipped  # their rows change with their in-links only
+    relink = again - flipped  # their rows change with their in-links only: made from their stored rows
     relinked: dict[int, PageRows] = {}
+    kept: dict[int, _Kept] = {}  # relinked pages whose delete and insert keep some of their rows
     for batch in _stored_of(conn, sorted(old, key=old_docids.__getitem__)):
         for rows in batch:
-            _check_counts(rows.entity_generation_id, rows.page_row[6:8], old_links[rows.entity_generation_id])
-            writer.delete(rows, in_tier=bool(old_end) and rows.docid <= old_end)
-            if rows.entity_generation_id in relink:
-                relinked[rows.entity_generation_id] = rows
+            eg = rows.entity_generation_id
+            _check_counts(eg, rows.page_row[6:8], old_links[eg])
+            if eg in relink:  # the counts tables changed above: the in-links are those of its new rows
+                relinked[eg] = relinked_rows(analyzer, rows, load_inlinks(conn, *at[eg]))
+                kept[eg] = _kept(rows, relinked[eg])
+            writer.delete(rows, in_tier=bool(old_end) and rows.docid <= old_end, kept=kept.get(eg, _NOTHING_KEPT))
             page()
-        changes.page_rows([r.search_row for r in batch], [r.language for r in batch], -1)
+        # a page whose search_index values stay counts no term as deleted or inserted (nor below)
+        counted = [r for r in batch if not kept.get(r.entity_generation_id, _NOTHING_KEPT).values]
+        changes.page_rows([r.search_row for r in counted], [r.language for r in counted], -1)
     for batch in _chunks(leaving):
         changes.full_text_rows(batch, -1)
         fulltext.delete(conn, batch)
     entered_docids: dict[int, int] = {}
     for batch in _rows_of(conn, analyzer, new, _Boilerplate(partial(headings.after, conn=conn)), relinked):
         for rows in batch:
-            writer.insert(rows)
+            writer.insert(rows, kept.get(rows.entity_generation_id, _NOTHING_KEPT))
             entered_docids[rows.entity_generation_id] = rows.docid
             page()
-        changes.page_rows([r.search_row for r in batch], [r.language for r in batch], 1)
+        counted = [r for r in batch if not kept.get(r.entity_generation_id, _NOTHING_KEPT).values]
+        changes.page_rows([r.search_row for r in counted], [r.language for r in counted], 1)
     for batch in _chunks(entering):
         fulltext.insert(conn, batch)
         changes.full_text_rows(batch, 1)
@@ -371,6 +412,7 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
     report = _report(conn)
     report.pages_removed, report.pages_added, report.pages_reindexed = len(leaving), len(entering), len(again)
     report.pages_recounted = len(counts_only)
+    report.pages_sections_kept = sum(k.sections for k in kept.values())
     return report
 
 

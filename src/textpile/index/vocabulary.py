@@ -26,6 +26,10 @@ FULL_TEXT_COLUMNS = ("any", "title", "description", "text", "secondary_text", "b
 #: The tokenizers of search_index and full_text_entity_index (schemas/summary/*.sql).
 _TERM_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* M*'"
 _WORD_TOKENIZER = "unicode61 remove_diacritics 2"
+#: The options of the temporary FTS5 tables that count an update's rows: no content, and
+#: neither positions nor row sizes (``detail=none``, ``columnsize=0``), which fts5vocab's
+#: page counts per term do not need (it tokenizes as the index does, and writes less).
+_COUNTING = "content='', detail=none, columnsize=0"
 
 
 def fill(conn: sqlite3.Connection, languages: dict[str, int]) -> None:
@@ -58,10 +62,10 @@ class VocabularyChanges:
             conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
         for table in self._TABLES[:2]:
             conn.execute(f"CREATE VIRTUAL TABLE temp.{table} USING fts5({', '.join(SEARCH_COLUMNS)}, "
-                         f"content='', tokenize=\"{_TERM_TOKENIZER}\")")
+                         f"{_COUNTING}, tokenize=\"{_TERM_TOKENIZER}\")")
         for table in self._TABLES[2:]:
             conn.execute(f"CREATE VIRTUAL TABLE temp.{table} USING fts5({', '.join(FULL_TEXT_COLUMNS)}, "
-                         f"content='', tokenize=\"{_WORD_TOKENIZER}\")")
+                         f"{_COUNTING}, tokenize=\"{_WORD_TOKENIZER}\")")
         self._insert = {table: f"INSERT INTO temp.{table}(rowid, {', '.join(SEARCH_COLUMNS)}) "
                                f"VALUES (?{', ?' * len(SEARCH_COLUMNS)})" for table in self._TABLES[:2]}
 
