@@ -15,7 +15,6 @@ import multiprocessing.forkserver
 import multiprocessing.resource_tracker
 import os
 import re
-import shutil
 import signal
 import socket
 import threading
@@ -23,6 +22,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from textpile.folders import remove_folder
 
 #: Two start times within this many seconds are the same process (``/proc`` counts in
 #: clock ticks since boot, and the boot time is known to the second).
@@ -139,7 +140,7 @@ def remove_leftovers_of_dead(folder: str | Path, prefix: str) -> list[Path]:
     for path in leftovers_of_dead(folder, prefix):
         try:
             if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
+                remove_folder(path)
             else:
                 path.unlink()
         except FileNotFoundError:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import signal
 import sqlite3
 import tempfile
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from textpile.folders import remove_folder
 from textpile.processes import remove_leftovers_of_dead
 from textpile.semantic.embed import EmbedReport, embed_summary_in
 from textpile.progress import Progress, progress_bar
@@ -346,7 +346,7 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
                     say(f"Found {result.self_duplicates} self duplicates.")
                     say(f"Found {result.exact_duplicates} exact duplicates.")
                     say(f"Found {result.near_duplicates} near-duplicates.")
-                    shutil.rmtree(batch_dir)
+                    remove_folder(batch_dir)
                     bar.advance(counts["crawl_log"] - (report.scrape.files_scraped - scraped_before))
                     interrupts.check()
         except KeyboardInterrupt:
@@ -360,7 +360,7 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
             # The staging files filled their disk: stop as a full summary database does,
             # and free the space the current batch took (the next run stages it again).
             for batch in staging.batch_dirs(staging_dir):
-                shutil.rmtree(batch, ignore_errors=True)
+                remove_folder(batch, ignore_errors=True)
             where = exc.filename or staging_dir
             report.failure = _kept(f"{where}: no space left on device while writing the staging files "
                                    "(free some disk space)", report)
@@ -371,7 +371,7 @@ def _summarize_locked(conn, crawler_db: str | Path, summary_db: str | Path, star
                     rebuild_index=rebuild_index)
     finally:
         if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+            remove_folder(temp, ignore_errors=True)
     report.seconds = time.monotonic() - started
     return report
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textpile.errors import DatabaseError, TextpileError
+from textpile.folders import remove_folder
 from textpile.store.database import open_crawler_db, sqlite_errors, sqlite_uri
 
 BATCH_PREFIX = "batch-"
@@ -216,7 +216,7 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
     """
     batch_dir = Path(batch_dir)
     tmp = batch_dir.with_name(batch_dir.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
+    remove_folder(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     ids_json = json.dumps(crawl_log_ids)
     counts: dict[str, int] = {"bytes_of_text": 0}
@@ -234,11 +234,11 @@ def write_batch(crawler: sqlite3.Connection, crawl_log_ids: list[int], batch_dir
                 if not counts[name]:
                     writer.write_table(rows_to_table([], schema))
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_folder(tmp, ignore_errors=True)
         raise
     finally:
         crawler.rollback()  # ends the read transaction (nothing was written)
-    shutil.rmtree(batch_dir, ignore_errors=True)
+    remove_folder(batch_dir, ignore_errors=True)
     os.replace(tmp, batch_dir)
     # Arrow's allocator keeps the row groups' freed memory (about 55 MiB after a batch of
     # documentation pages) for later use; give it back while the batch is being scraped.
@@ -309,7 +309,7 @@ def iter_batches(crawler_db: str | Path, staging_dir: str | Path, *, agent_uuid:
         root = Path(staging_dir)
         root.mkdir(parents=True, exist_ok=True)
         for old in batch_dirs(root):
-            shutil.rmtree(old)
+            remove_folder(old)
         with sqlite_errors(crawler_db):
             ids = pending_crawl_log_ids(crawler, agent_uuid=agent_uuid, summary_db=summary_db)
         if on_total is not None:
