@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from textpile.errors import TextpileError
+from textpile.folders import remove_folder
 
 #: The port the shipped demo configuration's seed names.
 DEFAULT_PORT = 7464
@@ -77,7 +78,7 @@ class PydocServer:
         self.base_url = f"http://127.0.0.1:{self.port}/"
         self._proc: subprocess.Popen | None = None
         self._output: list[str] = []
-        self._folder: tempfile.TemporaryDirectory | None = None
+        self._folder: str | None = None
 
     def __enter__(self) -> "PydocServer":
         self.start()
@@ -88,12 +89,12 @@ class PydocServer:
 
     def start(self) -> None:
         """Start pydoc (in an empty temporary folder) and wait until it says it is ready."""
-        self._folder = tempfile.TemporaryDirectory(prefix="textpile-pydoc-")
+        self._folder = tempfile.mkdtemp(prefix="textpile-pydoc-")
         source = resources.files("textpile.demo").joinpath("docserver.py").read_text("utf-8")
         self._proc = subprocess.Popen(
             [self.python, "-S", "-c", source, "127.0.0.1", str(self.port)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, bufsize=1, cwd=self._folder.name,
+            text=True, bufsize=1, cwd=self._folder,
         )
         ready = threading.Event()
 
@@ -120,7 +121,7 @@ class PydocServer:
     @property
     def folder(self) -> str | None:
         """The working folder of the running pydoc (None when stopped)."""
-        return self._folder.name if self._folder is not None else None
+        return self._folder
 
     def stop(self) -> None:
         """Ask pydoc to quit (its ``q`` command), then terminate it if it lingers; remove its folder."""
@@ -130,7 +131,7 @@ class PydocServer:
         finally:
             folder, self._folder = self._folder, None
             if folder is not None:
-                folder.cleanup()
+                remove_folder(folder, ignore_errors=True)
 
     @staticmethod
     def _quit(proc: subprocess.Popen | None) -> None:
