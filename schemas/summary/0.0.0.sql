@@ -85,7 +85,11 @@ CREATE TABLE IF NOT EXISTS link_target (
     link_to_fragment TEXT, -- link_summary.link_to_fragment
     text VARCHAR -- link_summary.text
 );
-CREATE INDEX IF NOT EXISTS link_target_by_url ON link_target(link_to_url);
+-- A destination's links by fragment: integration finds a link's stored target in a few rows
+-- (a much-linked page has thousands of fragments and texts). It serves the lookups by
+-- destination alone too; link_target_by_url, on link_to_url alone, was its older form.
+DROP INDEX IF EXISTS link_target_by_url;
+CREATE INDEX IF NOT EXISTS link_target_by_url_fragment ON link_target(link_to_url, link_to_fragment);
 
 -- Each distinct markup of a link once: where in the document it was and what it is.
 CREATE TABLE IF NOT EXISTS link_style (

@@ -15,6 +15,7 @@ from textpile.errors import DatabaseError
 from textpile.store.database import BASE_SCHEMA_VERSION, extension_sql, open_summary_db, schema_sql
 from textpile.store.gen2_piles import register_functions
 from textpile.store.links import FLAG_COLUMNS, LinkStore, store_links
+import textpile.store.links as links_module
 from textpile.store.text_piles import (
     GEN1_FIELDS, PACKED_FIELDS, Gen2Lines, TextPileStoreError, decode_field, encode_field, store_gen1,
 )
@@ -301,3 +302,44 @@ def test_the_store_and_the_scrape_agree_on_the_gen1_fields():
     assert tuple(inspect.signature(gen1_digest).parameters) == GEN1_FIELDS
     assert tuple(inspect.signature(make_gen1).parameters) == GEN1_FIELDS
     assert tuple(f.name for f in dataclasses.fields(TextPileGen1))[:-1] == GEN1_FIELDS
+
+
+def test_a_new_batch_finds_the_stored_targets_by_destination_and_fragment(tmp_path):
+    """A later batch (a new LinkStore) reuses a stored target of the same destination,
+    fragment and text, a missing fragment included, and stores only the new ones; the
+    lookup is one indexed search by destination and fragment."""
+    with closing(open_summary_db(tmp_path / "s.db")) as conn:
+        conn.execute("INSERT INTO origin VALUES (1, 443, 'https', 'tea.example', 'https://tea.example')")
+        conn.executemany("INSERT INTO url(url_id, origin_id, str_url) VALUES (?, 1, ?)",
+                         [(1, "https://tea.example/"), (2, "https://tea.example/green.html")])
+        for eg in (1, 2):
+            conn.execute("INSERT INTO entity_generation VALUES (?, x'00', 2, NULL, 10, 20, NULL, 0, NULL, NULL)", (eg,))
+        LinkStore(conn).store(1, [_link(1, text="Home"), _link(1, "a", "A"), _link(1, "a", "Alpha")])
+        later = LinkStore(conn)
+        later.store(2, [_link(1, text="Home"), _link(1, "a", "Alpha"), _link(1, "a", "Beta"), _link(1, "b", "A"),
+                        _link(1), _link(1), _link(2, "a", "A")])
+        assert conn.execute("SELECT * FROM link_target ORDER BY 1").fetchall() == [
+            (1, 1, None, "Home"), (2, 1, "a", "A"), (3, 1, "a", "Alpha"),
+            (4, 1, "a", "Beta"), (5, 1, "b", "A"), (6, 1, None, None), (7, 2, "a", "A")]
+        assert conn.execute(LINK_LIST).fetchall()[1][3] == "[[1,1],[3,1],[4,1],[5,1],[6,1],[6,1],[7,1]]"
+        plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + links_module._TARGETS_OF_URL_FRAGMENT,
+                                                         (1, None)))
+        assert "USING INDEX link_target_by_url_fragment (link_to_url=? AND link_to_fragment=?)" in plan
+
+
+def test_the_older_index_of_link_targets_is_replaced_on_the_next_write_open(tmp_path):
+    path = tmp_path / "s.db"
+    open_summary_db(path).close()
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("DROP INDEX link_target_by_url_fragment")
+        conn.execute("CREATE INDEX link_target_by_url ON link_target(link_to_url)")
+        conn.commit()
+    open_summary_db(path, read_only=True).close()  # a reader changes nothing
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'link_target' AND type = 'index'"
+                            ).fetchall() == [("link_target_by_url",)]
+    open_summary_db(path).close()
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'link_target' AND type = 'index'"
+                            ).fetchall() == [("link_target_by_url_fragment", "CREATE INDEX link_target_by_url_fragment "
+                                              "ON link_target(link_to_url, link_to_fragment)")]

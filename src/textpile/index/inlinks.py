@@ -12,7 +12,7 @@ count them, kept up to date as pages enter and leave the index:
   such a link outside nav, header, footer and aside (in their content).
 
 A page linking to its own URL does not count. The texts of links to a URL, with their
-fragments and page counts, are then one indexed lookup (``link_target_by_url``). A
+fragments and page counts, are then one indexed lookup (``link_target_by_url_fragment``). A
 page's anchor text counts are the sums over the links of one text (the same text to
 several fragments of a page from one source counts once per fragment).
 """

@@ -43,9 +43,10 @@ FLAG_COLUMNS = (
 LINK_COLUMNS = ("link_to_url", "link_to_fragment", *FLAG_COLUMNS, "destination_type", "link_locality",
                 "html_tag_name", "text")
 
-#: The link targets of one destination, the oldest first (of two equal ones, the oldest is used).
-_TARGETS_OF_URL = ("SELECT link_target_id, link_to_fragment, text FROM link_target WHERE link_to_url = ? "
-                   "ORDER BY link_target_id")
+#: The link targets of one destination and fragment, the oldest first (of two equal ones,
+#: the oldest is used); an indexed lookup (link_target_by_url_fragment).
+_TARGETS_OF_URL_FRAGMENT = ("SELECT link_target_id, text FROM link_target WHERE link_to_url = ? "
+                            "AND link_to_fragment IS ? ORDER BY link_target_id")
 _FIND_STYLE = ("SELECT link_style_id FROM link_style WHERE flags = ? AND destination_type IS ? AND link_locality = ?"
                " AND html_tag_name IS ?")
 
@@ -69,7 +70,7 @@ class LinkStore:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.targets: dict[tuple, int] = {}
-        self.urls_read: set = set()  # destinations whose stored targets are all in self.targets
+        self.read: set = set()  # (destination, fragment) pairs whose stored targets are all in self.targets
         self.styles: dict[tuple, int] = {}
         row = conn.execute("SELECT first_link_summary_id + link_count FROM link_list"
                            " ORDER BY first_link_summary_id DESC LIMIT 1").fetchone()
@@ -85,16 +86,17 @@ class LinkStore:
 
     def target_id(self, target: tuple) -> int:
         """The link_target_id of ``target`` (link_to_url, link_to_fragment, text), stored when
-        new. The stored targets of a destination are read at its first link, in one query: a
-        page links to the same destination with many fragments and texts (a table of
-        contents), and the next pages to the same ones."""
+        new. The stored targets of a destination and fragment are read at its first link, in
+        one indexed query: the next pages link to the same ones with the same texts, or with
+        a few others. (Reading every target of a destination at once read thousands of rows
+        for each much-linked page: a table of contents links to hundreds of its fragments.)"""
         found = self.targets.get(target)
         if found is None:
-            url = target[0]
-            if url not in self.urls_read:
-                self.urls_read.add(url)
-                for target_id, fragment, text in self.conn.execute(_TARGETS_OF_URL, (url,)):
-                    self.targets.setdefault((url, fragment, text), target_id)
+            pair = target[:2]
+            if pair not in self.read:
+                self.read.add(pair)
+                for target_id, text in self.conn.execute(_TARGETS_OF_URL_FRAGMENT, pair):
+                    self.targets.setdefault((*pair, text), target_id)
                 found = self.targets.get(target)
             if found is None:
                 found = self.targets[target] = self.conn.execute(
@@ -160,6 +162,7 @@ def prepare_migration(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE link_summary RENAME TO link_summary_legacy")
         return
     conn.execute("DROP INDEX IF EXISTS link_target_by_url")
+    conn.execute("DROP INDEX IF EXISTS link_target_by_url_fragment")
     conn.execute("ALTER TABLE link_target RENAME TO link_target_legacy")
     conn.execute("ALTER TABLE link_list RENAME TO link_list_legacy")
 
