@@ -25,10 +25,9 @@ and search latency (the library call's CPU time per query, p50/p99) after steps 
 replicated, crawler_corpus.py) and a crawl run of 10 requests into it (``textpile crawl
 -m 10`` of a small site served on 127.0.0.1): what a crawl run costs on a large crawler
 database (before: a VACUUM of the whole file at its end). Printed per step: CPU seconds of
-the whole process tree, imports included: the step's process, its scraping workers and the
-forkserver they come from (children of the forkserver, which outlives the step: the
-benchmark adopts and reaps them as the children's subreaper, Linux PR_SET_CHILD_SUBREAPER;
-before, their CPU, about 18 ms per page scraped, was not counted), bytes written and read (``/proc/self/io``), the peak RSS of its largest process, the peak
+the step's whole process tree, imports included (step.py: its scraping workers and the
+forkserver they come from are sampled with bench/proctree.py; before, their CPU, about
+6-10 ms per page scraped, was not counted), bytes written and read (``/proc/self/io``), the peak RSS of its largest process, the peak
 disk the system's folder took (its files summed every 0.1 s, temporary staging files
 included) over what it held before, wall seconds, and the load average.
 """
@@ -37,12 +36,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import functools
 import http.server
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -100,64 +97,18 @@ class DiskPeak:
         self.peak = max(self.peak, _folder_bytes(self.folder))
 
 
-#: prctl(2) option: orphaned descendants are reparented to this process, not to init.
-PR_SET_CHILD_SUBREAPER = 36
-#: Seconds the processes a step left behind (its forkserver) may take to end.
-ORPHANS_TIMEOUT_S = 120.0
-
-
-def adopt_orphans() -> None:
-    """Make this process the reaper of its descendants' orphans (Linux), so that a step's
-    forkserver and its workers, which outlive the step's process, end as this process's
-    children and their CPU time is counted in its RUSAGE_CHILDREN.
-
-    Raises:
-        OSError: the system refused (not Linux, or too old a kernel).
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed: the benchmark counts the CPU of "
-                      "a step's worker processes through it")
-
-
-def _reap_all(timeout_s: float = ORPHANS_TIMEOUT_S) -> None:
-    """Wait for every child of this process to end (the step's orphans, adopted)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            pid, _status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"processes left by a step did not end within {timeout_s:.0f} s")
-            time.sleep(0.02)
-
-
-def _children_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_step(system: dict, folder: Path, step: str, *args: Path) -> dict:
-    """Run step.py ``step`` for ``system`` with its temporary files in ``folder``; its
-    figures, with ``cpu_s`` the CPU seconds of its whole process tree (:func:`adopt_orphans`
-    must have been called) and ``step_cpu_s`` what the step's process counted itself."""
+    """Run step.py ``step`` for ``system`` with its temporary files in ``folder``; its figures."""
     env = dict(os.environ, TMPDIR=str(folder / "tmp"))
     (folder / "tmp").mkdir(exist_ok=True)
     if system["src"]:
         env["PYTHONPATH"] = system["src"]
-    _reap_all()
-    cpu_before = _children_cpu_s()
     with DiskPeak(folder) as disk:
         proc = subprocess.run([sys.executable, str(HERE / "step.py"), step, *map(str, args)], env=env,
                               capture_output=True, text=True)
-        _reap_all()
     if proc.returncode != 0:
         raise SystemExit(f"{system['name']} {step} failed:\n{proc.stderr[-3000:]}")
     figures = json.loads(proc.stdout.strip().splitlines()[-1])
-    figures["step_cpu_s"] = figures["cpu_s"]
-    figures["cpu_s"] = _children_cpu_s() - cpu_before
     figures["disk_peak_extra"] = disk.peak - disk.start
     figures["load"] = os.getloadavg()[0]
     return figures
@@ -218,7 +169,6 @@ def main() -> int:
     parser.add_argument("--crawl-site", type=Path, help="a folder of HTML to serve for the crawl (default: the "
                         "sphinx site of the relevance benchmark's packages)")
     args = parser.parse_args()
-    adopt_orphans()
     data = args.data_dir
     data.mkdir(parents=True, exist_ok=True)
     if args.sources:

@@ -7,8 +7,10 @@
     python bench/growth/step.py search SUMMARY_DB QUERIES_JSON
     python bench/growth/step.py crawl CRAWLER_DB CONFIG
 
-Prints one JSON line: the process's CPU seconds with its reaped children's (imports
-included: a run of the CLI costs them too), the bytes it and they wrote and read
+Prints one JSON line: the CPU seconds of the process and all its descendants
+(``cpu_s``, imports included: a run of the CLI costs them too; the scraping workers are the
+forkserver's children, never this process's reaped ones, so they are sampled with
+bench/proctree.py) and of this process alone (``step_cpu_s``), the bytes it and they wrote and read
 (``/proc/self/io``, which adds reaped children's), the peak RSS of its largest process
 (KiB), and for ``search`` the p50/p99 CPU milliseconds per query. Runs whichever textpile
 is first on ``sys.path`` (the benchmark sets PYTHONPATH to compare an older ``src/``):
@@ -21,18 +23,17 @@ import json
 import resource
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from proctree import ProcessTree  # noqa: E402
 
 
 def _io() -> dict[str, int]:
     with open("/proc/self/io") as fh:
         fields = dict(line.split(": ") for line in fh.read().splitlines())
     return {"write_bytes": int(fields["write_bytes"]), "read_bytes": int(fields["read_bytes"])}
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _rebuild(summary_db: str) -> dict:
@@ -113,10 +114,12 @@ STEPS = {"crawl": _crawl, "rebuild": _rebuild, "summarize": _summarize, "summari
 
 def main(argv: list[str]) -> int:
     step, *args = argv
-    io0, cpu0, wall0 = _io(), _cpu(), time.monotonic()
-    result = STEPS[step](*args)
-    io1, cpu1 = _io(), _cpu()
-    result.update(cpu_s=cpu1 - cpu0, wall_s=time.monotonic() - wall0,
+    io0, wall0 = _io(), time.monotonic()
+    # every sample lists the descendants: a batch's scraping workers live about a second
+    with ProcessTree(children_every=1, pss_every=10**9) as tree:
+        result = STEPS[step](*args)
+    io1 = _io()
+    result.update(cpu_s=tree.cpu_s(), step_cpu_s=tree.own_cpu_s(), wall_s=time.monotonic() - wall0,
                   write_bytes=io1["write_bytes"] - io0["write_bytes"], read_bytes=io1["read_bytes"] - io0["read_bytes"],
                   peak_rss_kib=max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                                    resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
