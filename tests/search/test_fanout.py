@@ -227,6 +227,52 @@ def test_issue_32_options_over_shards_as_one_index(corpus, options):
                     assert got.facets is None
 
 
+#: A synonym table over the corpus's words: "compact" and "wal" no page holds, "journal"
+#: and "checkpoint" are both common (their summed counts weigh the group), a phrase member.
+SYNONYMS = [["compact", "vacuum"], ["wal", "journal", "checkpoint"], ["trigger", "event hook"]]
+SYNONYM_QUERIES = ("compact", "wal", "journal lock", "compact index", "trigger view", '"event hook"',
+                   "wal -compact", "replica token")
+
+
+def test_synonyms_over_shards_rank_as_one_index(corpus):
+    """The search over three shards with a synonym table gives one index's pages, order,
+    scores and totals; the statistics count the members' terms (the summed statistics are
+    one index's); a member no page holds finds its group's pages on every shard; the
+    empty table changes nothing."""
+    from textpile.search.shards import summed_stats
+    from textpile.search.synonyms import query_synonyms, synonym_table
+
+    one, paths = corpus
+    table = synonym_table(SYNONYMS)
+    shards = [LocalShard.open(p) for p in paths]
+    single = LocalShard.open(one)
+    try:
+        part = query_synonyms(table, "wal lock")
+        assert part.groups == (("wal", "journal", "checkpoint"),)
+        with single._connect() as conn:
+            whole = query_stats(conn, "wal lock", synonyms=part)
+            assert set(query_stats(conn, "wal lock").terms) == {"lock"}  # terms no page holds are left out
+        assert set(whole.terms) == {"journal", "checkpoint", "lock"}
+        assert summed_stats([s.stats("wal lock", synonyms=part) for s in shards]) == whole
+    finally:
+        single.close()
+    with ShardedSearch(shards) as router:
+        for query in SYNONYM_QUERIES:
+            expected = _one(one, query, per_page=10, synonyms=table)
+            got = router.search(query, mode="keyword", per_page=10, budget_ms=60_000, synonyms=table)
+            assert [r.url for r in got.results] == [r.url for r in expected.results], query
+            assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results], query
+            assert got.total == expected.total and not got.partial, query
+            plain = router.search(query, mode="keyword", per_page=10, budget_ms=60_000)
+            empty = router.search(query, mode="keyword", per_page=10, budget_ms=60_000, synonyms=synonym_table([]))
+            assert [(r.url, r.score) for r in empty.results] == [(r.url, r.score) for r in plain.results], query
+        assert router.search("compact", mode="keyword", budget_ms=60_000).total == 0
+        got = router.search("compact", mode="keyword", per_page=60, budget_ms=60_000, synonyms=table)
+        assert got.total == _one(one, "vacuum", per_page=60).total > 3
+        assert {r.url.split("/")[2] for r in got.results} == set(HOSTS)
+        assert [r.url for r in got.results] == [r.url for r in _one(one, "vacuum", per_page=60).results]
+
+
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
     """:func:`sharded_sites` with page and section vectors in every database."""

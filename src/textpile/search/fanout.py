@@ -37,7 +37,7 @@ are not cut, and the close words of typo tolerance are each shard's own (a missp
 word beside other words may find other pages than one index); with
 ``site:``/``host:``/``lang:`` filters a page's bm25 is its shard's; a page's prior (its
 links) is counted on its shard, so links from sites of other shards do not count;
-synonyms are not passed to the shards; results deeper than
+results deeper than
 :data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
 """
 
@@ -68,6 +68,7 @@ from textpile.search.results import SearchResult, SearchResults, result_page, re
 from textpile.search.service import check_mode
 from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats, tier_shares
 from textpile.search.sorting import check_sort
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms, query_synonyms
 from textpile.search.weights import CorpusStats
 
 #: The share of the time budget the statistics round may take.
@@ -191,12 +192,16 @@ class ShardedSearch:
 
     def search(self, query: str, *, mode: str | None = None, page: int = 0, per_page: int = 20,
                budget_ms: float = DEFAULT_BUDGET_MS, correct: bool = True, facets: bool = False,
-               sort: str | None = None, per_site: int = 0, rules: tuple[RankingRule, ...] = ()) -> SearchResults:
+               sort: str | None = None, per_site: int = 0, rules: tuple[RankingRule, ...] = (),
+               synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
         """``query`` searched over every shard as one index (module docstring): a page of
         :class:`SearchResults`, ``partial`` when a shard's answer is missing. ``facets``,
-        ``sort``, ``per_site`` and ``rules`` are :func:`textpile.search.engine.search`'s:
-        the facets count the pages of every shard, the date order, the grouping by site
-        and the ranking rules apply to the merged ranking.
+        ``sort``, ``per_site``, ``rules`` and ``synonyms`` are
+        :func:`textpile.search.engine.search`'s: the facets count the pages of every
+        shard, the date order, the grouping by site and the ranking rules apply to the
+        merged ranking; the groups of the synonym table that the query's items are members
+        of go to every shard with each of its rounds (the statistics count the members'
+        terms, as one index weighs them).
 
         Raises:
             textpile.search.service.ModeError: ``mode`` is not a search mode.
@@ -209,9 +214,11 @@ class ShardedSearch:
         budget = Budget(budget_ms)
         routed = self.route(query, timeout_s=max(0.001, budget.remaining_s() * STATS_SHARE))
         missing: list[str] = []
+        table = query_synonyms(synonyms, query)
         # statistics: from every shard (rarity is the whole index's), within STATS_SHARE
         tier = self._tier_shares(max(0.001, budget.remaining_s() * STATS_SHARE))
-        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), None, tier.get(i))
+        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), None, tier.get(i),
+                                           synonyms=table)
                       for i in range(len(self.shards))}
         futures.wait(list(stats_jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
         parts: dict[int, CorpusStats] = {}
@@ -221,7 +228,8 @@ class ShardedSearch:
             elif i in routed:
                 missing.append(self.shards[i].name)
         languages = summed_stats(list(parts.values())).languages
-        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages, tier.get(i))
+        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages, tier.get(i),
+                                      synonyms=table)
                  for i, part in parts.items() if language_codes(part.languages) != language_codes(languages)}
         if again:  # a shard without some language of the others: its counts of their stems too
             futures.wait(list(again.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
@@ -237,7 +245,7 @@ class ShardedSearch:
         # cuts: each shard's part of one index's scans (textpile.search.cuts)
         scans = (max(PAGE_SCAN, ANSWER_DEPTH + 1), SECTION_SCAN)
         keys_jobs = {i: self._pool.submit(self.shards[i].keys, query, replace(stats, tier_last=parts[i].tier_last),
-                                          *scans, budget.remaining_s()) for i in asked}
+                                          *scans, budget.remaining_s(), synonyms=table) for i in asked}
         futures.wait(list(keys_jobs.values()), timeout=max(0.0, budget.remaining_s() * KEYS_SHARE))
         keys = {}
         for i, job in keys_jobs.items():
@@ -250,7 +258,8 @@ class ShardedSearch:
                          tier_last, filtered=bool(filter_sql(parse_query(query).filters)[0]))
         jobs = {i: self._pool.submit(self.shards[i].search, query,
                                      replace(stats, cut=cuts[i], tier_last=parts[i].tier_last), mode,
-                                     max(1.0, budget.remaining_s() * 1000.0), facets, sort) for i in keys}
+                                     max(1.0, budget.remaining_s() * 1000.0), facets, sort, synonyms=table)
+                for i in keys}
         futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
         answers: dict[int, ShardAnswer] = {}
         for i, job in jobs.items():
@@ -267,7 +276,7 @@ class ShardedSearch:
         if out.total == 0 and correct and out.suggestion and budget.remaining_s() > 0:
             fixed = self.search(out.suggestion, mode=mode, page=page, per_page=per_page,
                                 budget_ms=budget.remaining_s() * 1000.0, correct=False, facets=facets, sort=sort,
-                                per_site=per_site, rules=rules)
+                                per_site=per_site, rules=rules, synonyms=synonyms)
             if fixed.total:
                 note = f"No page holds every word of “{query}”: these are the results for “{out.suggestion}”."
                 fixed.query, fixed.suggestion, fixed.corrected = query, out.suggestion, True

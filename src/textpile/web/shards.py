@@ -15,6 +15,9 @@ pages per prior key), ``op=stats`` (``search=``, ``languages=`` those of every s
 ``page_scan=``, ``section_scan=``: :mod:`textpile.search.cuts`) and ``op=search``
 (``search=``, ``stats=`` the summed statistics and the shard's cut, ``mode=``,
 ``budget_ms=``, ``facets=1``, ``sort=date``), answered in JSON; 400 naming a bad parameter.
+``op=stats``, ``op=keys`` and ``op=search`` take the searching textpile's synonym groups
+for the query (``synonyms=[["k8s","kubernetes"]]``; none: no synonyms): the search over
+shards uses one table, the searching textpile's, not each shard's own setting.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.fanout import ShardedSearch
 from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
                                     languages_from_json, origin_hosts, prior_pages, query_stats, shard_search,
-                                    stats_from_json, stats_json)
+                                    stats_from_json, stats_json, synonyms_from_json)
 from textpile.search.service import ModeError, check_mode
 from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import viewable_target
@@ -91,6 +94,7 @@ async def shard_view(datasette, request):
     if op not in ("hosts", "priors", "stats", "keys", "search"):
         return _bad(f"op: expected hosts, priors, stats, keys or search, got {op!r}")
     try:
+        synonyms = synonyms_from_json(request.args.get("synonyms"))
         if op == "hosts":
             doc = {"hosts": sorted(await asyncio.to_thread(lambda: origin_hosts(target.search_connection())))}
         elif op == "priors":
@@ -103,7 +107,7 @@ async def shard_view(datasette, request):
                 return _bad(f"tier_pages: expected a whole number of pages, got {tier_text!r}")
             tier_pages = int(tier_text) if tier_text is not None else None
             doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query, languages,
-                                                                         tier_pages)))
+                                                                         tier_pages, synonyms)))
         elif op == "keys":
             stats = stats_from_json(request.args.get("stats", ""))
             scans = []
@@ -113,7 +117,7 @@ async def shard_view(datasette, request):
                     return _bad(f"{name}: expected a whole number from 1 to {MAX_SCAN}, got {text!r}")
                 scans.append(int(text))
             doc = keys_json(await asyncio.to_thread(lambda: scan_keys(target.search_connection(), query, stats,
-                                                                      *scans)))
+                                                                      *scans, synonyms)))
         else:
             stats = stats_from_json(request.args.get("stats", ""))
             mode = request.args.get("mode") or None
@@ -130,7 +134,8 @@ async def shard_view(datasette, request):
                 conn = target.search_connection()
                 semantic = target.semantic.get(conn) if check_mode(mode) != "keyword" else None
                 return answer_json(answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic,
-                                                          budget_ms=budget_ms, facets=facets, sort=sort)))
+                                                          budget_ms=budget_ms, facets=facets, sort=sort,
+                                                          synonyms=synonyms)))
 
             doc = await asyncio.to_thread(run)
     except (ShardError, ModeError, SortError) as exc:
