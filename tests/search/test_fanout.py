@@ -303,6 +303,99 @@ def test_vector_modes_merge_as_one_index(embedded, mode):
 
 
 
+def _like_one(path, target, **options):
+    from textpile.search.service import more_like_this
+
+    single = LocalShard.open(path)
+    try:
+        with single._connect() as conn:
+            return more_like_this(conn, target, semantic=single._semantic().get(conn, with_model=False),
+                                  budget_ms=60_000, **options)
+    finally:
+        single.close()
+
+
+def _page_url(h: int, n: int) -> str:
+    """The URL of page ``n`` of site ``h`` of :func:`sharded_sites`."""
+    return f"https://{HOSTS[h]}/{'ref' if n % 3 == 0 else 'doc'}/{n}.html"
+
+
+def test_more_like_this_over_shards_ranks_as_one_index(embedded):
+    """A page of any shard (by URL or by its shard's entity generation UUID): the pages of
+    every shard nearest to its vector, itself left out, in one index's order with its
+    similarities, over two result pages. (Equal similarities would be ordered by shard,
+    then by the shard's generation id; one index orders them by its generation id, which
+    :func:`sharded_sites` numbers shard by shard.)"""
+    one, paths = embedded
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for h, n in ((0, 1), (1, 4), (2, 9), (2, 0)):
+            url = _page_url(h, n)
+            expected = _like_one(one, url, per_page=60)
+            got = router.more_like_this(url, per_page=60, budget_ms=60_000)
+            assert got.mode == expected.mode == "semantic" and not got.partial and got.missing_shards == []
+            assert got.query == expected.query and got.total == expected.total == 59, url
+            assert [r.url for r in got.results] == [r.url for r in expected.results], url
+            assert url not in [r.url for r in got.results]
+            assert {r.url.split("/")[2] for r in got.results} == set(HOSTS)
+            assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results], url
+            assert len({round(r.score, 6) for r in expected.results}) == 59  # no ties among them
+        first = router.more_like_this(_page_url(1, 4), per_page=10, budget_ms=60_000)
+        second = router.more_like_this(_page_url(1, 4), page=1, per_page=10, budget_ms=60_000)
+        assert [r.url for r in first.results + second.results] == [
+            r.url for r in _like_one(one, _page_url(1, 4), per_page=20).results]
+        conn = sqlite3.connect(paths[2])
+        uuid = conn.execute("SELECT hex(entity_generation_uuid) FROM entity_generation eg JOIN url u "
+                            "ON u.url_id = eg.url_id WHERE u.str_url = ?", (_page_url(2, 9),)).fetchone()[0]
+        conn.close()
+        by_uuid = router.more_like_this(str(__import__("uuid").UUID(uuid)), per_page=60, budget_ms=60_000)
+        assert [r.url for r in by_uuid.results] == [r.url for r in _like_one(one, _page_url(2, 9),
+                                                                             per_page=60).results]
+
+
+def test_more_like_this_over_shards_names_a_missing_page_and_flags_a_down_shard(embedded):
+    from textpile.search.service import ModeError
+
+    one, paths = embedded
+    down = RemoteShard(f"http://127.0.0.1:{_closed_port()}")
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        with pytest.raises(ModeError) as caught:
+            router.more_like_this("https://nowhere.example/x.html", budget_ms=60_000)
+    assert str(caught.value) == ("'https://nowhere.example/x.html': no searchable page of the shards has that URL "
+                                 "or entity generation UUID")
+    with ShardedSearch([LocalShard.open(paths[0]), down, LocalShard.open(paths[2])]) as router:
+        got = router.more_like_this(_page_url(0, 1), per_page=60, budget_ms=5_000)
+        assert got.partial and got.missing_shards == [down.name]
+        assert "1 of 3 shards did not answer in time or are down" in got.message
+        assert [r.url for r in got.results] == [r.url for r in _like_one(one, _page_url(0, 1), per_page=60).results
+                                                if HOSTS[1] not in r.url]
+        with pytest.raises(ModeError) as caught:  # the page may be on the shard that is down
+            router.more_like_this(_page_url(1, 4), budget_ms=5_000)
+    assert str(caught.value) == (f"'{_page_url(1, 4)}': no searchable page of the shards has that URL or entity "
+                                 f"generation UUID (1 of 3 shards did not answer: {down.name})")
+
+
+def test_the_semantic_merge_keeps_one_index_nearest_pages():
+    """One index ranks its SEMANTIC_DEPTH nearest pages: over shards, each shard's nearest
+    ones merged by similarity are cut there too (the total is one index's, not the sum)."""
+    from textpile.search.fanout import merge
+    from textpile.search.nearest import SEMANTIC_DEPTH
+    from textpile.search.results import SearchResult
+    from textpile.search.shards import ShardAnswer
+
+    answers = {}
+    for shard in range(3):
+        sims = [1.0 - (shard + 3 * n) / 1000 for n in range(60)]  # shards interleaved
+        answers[shard] = ShardAnswer([SearchResult(f"t{s}", f"https://{shard}.example/{n}", "", "", score=s)
+                                      for n, s in enumerate(sims)],
+                                     [{"features": {"semantic": s}, "raw": {"semantic": s}} for s in sims],
+                                     total=60, mode="semantic")
+    got = merge("q", answers, 4, 25, "semantic")
+    assert got.total == SEMANTIC_DEPTH == 100 and len(got.results) == 0
+    got = merge("q", answers, 3, 25, "semantic")
+    assert [r.url for r in got.results[-2:]] == ["https://2.example/32", "https://0.example/33"]  # ranks 98, 99
+    assert got.results[-1].score == pytest.approx(1.0 - 99 / 1000)
+
+
 def test_scans_are_cut_in_one_index_prior_order():
     """cut_scans merges the shards' first matches by prior key (a docid's bits above the
     generation id), then shard, then docid, and cuts where one index's scan ends; the best

@@ -27,6 +27,12 @@ budget (:mod:`textpile.search.budget`):
    mode ranks by similarity. The keyword and hybrid weights are those of
    :mod:`textpile.search.rank`.
 
+"More like this" (:meth:`ShardedSearch.more_like_this`) finds the page on whichever
+shard holds it, and every shard ranks its pages nearest to that page's vector
+(:mod:`textpile.search.shard_like`); they are merged by similarity, as one index's
+:data:`~textpile.search.nearest.SEMANTIC_DEPTH` nearest. The synonym table's groups of
+the query's items go to every shard with each round (:meth:`ShardedSearch.search`).
+
 A shard that is down, fails, or does not answer in time is left out and the answer is
 flagged ``partial`` (with ``missing_shards`` and a note), never an error. When no page of
 any shard holds every word, the "did you mean" of the shards is searched instead, as a
@@ -37,8 +43,11 @@ are not cut, and the close words of typo tolerance are each shard's own (a missp
 word beside other words may find other pages than one index); with
 ``site:``/``host:``/``lang:`` filters a page's bm25 is its shard's; a page's prior (its
 links) is counted on its shard, so links from sites of other shards do not count;
-results deeper than
-:data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
+results deeper than :data:`textpile.search.shards.ANSWER_DEPTH` are not shown. In "more
+like this", pages of equal similarity are ordered by shard, then by the shard's
+generation id (one index: by its generation id), and the keyword search of the page's
+title words that a result's snippet and section link come from is each shard's own
+(weighed by its own statistics).
 """
 
 from __future__ import annotations
@@ -59,13 +68,14 @@ from textpile.search.facets import PageFacts, count_facets, refine
 from textpile.search.filters import filter_sql
 from textpile.search.grouping import group_by_site
 from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
+from textpile.search.nearest import SEMANTIC_DEPTH
 from textpile.search.plan import language_codes
 from textpile.search.query import parse_query
 from textpile.search.proximity import PROXIMITY_DEPTH
 from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
 from textpile.search.rerank import SECTION_PAGES
 from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
-from textpile.search.service import check_mode
+from textpile.search.service import ModeError, check_mode, no_vector_message
 from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats, tier_shares
 from textpile.search.sorting import check_sort
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, query_synonyms
@@ -268,11 +278,7 @@ class ShardedSearch:
             else:
                 missing.append(self.shards[i].name)
         out = merge(query, answers, page, per_page, mode, facets=facets, sort=sort, per_site=per_site, rules=rules)
-        if missing:
-            out.partial = True
-            out.missing_shards = sorted(missing)
-            out.notes.append(f"{len(missing)} of {len(self.shards)} shards did not answer in time or are down "
-                             f"({', '.join(out.missing_shards)}): their pages are missing from these results.")
+        self._flag_missing(out, missing)
         if out.total == 0 and correct and out.suggestion and budget.remaining_s() > 0:
             fixed = self.search(out.suggestion, mode=mode, page=page, per_page=per_page,
                                 budget_ms=budget.remaining_s() * 1000.0, correct=False, facets=facets, sort=sort,
@@ -282,6 +288,67 @@ class ShardedSearch:
                 fixed.query, fixed.suggestion, fixed.corrected = query, out.suggestion, True
                 fixed.notes.insert(0, note)
                 out = fixed
+        if out.total == 0 and not out.notes:
+            out.notes.append("No results.")
+        out.message = " ".join(out.notes + ([out.past_last_page_sentence(page + 1)] if out.past_last_page else [])) \
+            or None
+        return out
+
+
+    def _flag_missing(self, out: SearchResults, missing: list[str]) -> None:
+        """Flag ``out`` partial when shards (their names ``missing``) did not answer."""
+        if missing:
+            out.partial = True
+            out.missing_shards = sorted(missing)
+            out.notes.append(f"{len(missing)} of {len(self.shards)} shards did not answer in time or are down "
+                             f"({', '.join(out.missing_shards)}): their pages are missing from these results.")
+
+    def more_like_this(self, target: str, *, page: int = 0, per_page: int = 20,
+                       budget_ms: float = DEFAULT_BUDGET_MS, facets: bool = False, sort: str | None = None,
+                       per_site: int = 0, rules: tuple[RankingRule, ...] = ()) -> SearchResults:
+        """The pages of every shard nearest to ``target`` (a page's URL or entity generation
+        UUID, :func:`textpile.search.service.find_page`) by vector similarity, itself left
+        out, as :func:`textpile.search.service.more_like_this` ranks those of one index:
+        every shard is asked for the page (at most :data:`STATS_SHARE` of the budget), the
+        first shard holding it gives its vector and title, and every shard that answered
+        ranks its pages nearest to that vector (:mod:`textpile.search.shard_like`); they
+        are merged by similarity (:func:`merge`). A shard down or late in either round
+        leaves its pages out, flagged ``partial``. ``facets``, ``sort``, ``per_site`` and
+        ``rules`` are :meth:`search`'s.
+
+        Raises:
+            textpile.search.service.ModeError: no shard that answered holds ``target`` (the
+                message names it, and the shards that did not answer), or the shard holding
+                it has no vector for it.
+            textpile.search.results.PagingError: ``page`` or ``per_page`` is not a whole number.
+        """
+        page, per_page = result_page(page), results_per_page(per_page)
+        sort = check_sort(sort)
+        budget = Budget(budget_ms)
+        jobs = {i: self._pool.submit(shard.page, target, budget.remaining_s()) for i, shard in enumerate(self.shards)}
+        futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
+        missing = [self.shards[i].name for i, job in jobs.items() if not _answered(job)]
+        held = [(i, job.result()) for i, job in jobs.items() if _answered(job) and job.result() is not None]
+        if not held:
+            unanswered = f" ({len(missing)} of {len(self.shards)} shards did not answer: {', '.join(sorted(missing))})"
+            raise ModeError(f"{target!r}: no searchable page of the shards has that URL or entity generation UUID"
+                            + (unanswered if missing else ""))
+        owner, like = held[0]
+        if like.vector is None:
+            raise ModeError(no_vector_message(target))
+        like_jobs = {i: self._pool.submit(self.shards[i].like, like, like.entity_generation_id if i == owner else None,
+                                          max(1.0, budget.remaining_s() * 1000.0), facets, sort)
+                     for i, job in jobs.items() if _answered(job)}
+        futures.wait(list(like_jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
+        answers: dict[int, ShardAnswer] = {}
+        for i, job in like_jobs.items():
+            if _answered(job):
+                answers[i] = job.result()
+            else:
+                missing.append(self.shards[i].name)
+        out = merge(like.title, answers, page, per_page, "semantic", facets=facets, sort=sort, per_site=per_site,
+                    rules=rules)
+        self._flag_missing(out, missing)
         if out.total == 0 and not out.notes:
             out.notes.append("No results.")
         out.message = " ".join(out.notes + ([out.past_last_page_sentence(page + 1)] if out.past_last_page else [])) \
@@ -315,6 +382,8 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
     candidates.sort(key=lambda c: ("typo" in c.explained.get("raw", {}),
                                    "features" in c.explained and not c.explained.get("raw"),
                                    -c.score, -c.bm25, c.shard, c.order))
+    if kind == "semantic":  # one index ranks its SEMANTIC_DEPTH nearest pages, each among its shard's
+        candidates = candidates[:SEMANTIC_DEPTH]
     candidates, capped = _arranged(candidates, rules, sort, per_site, per_page, page)
     out = SearchResults(query=query, page=page, per_page=per_page, mode=kind, sort=sort or "relevance",
                         results_per_site=per_site if per_site and sort != "date" else 0)

@@ -371,6 +371,23 @@ class LocalShard:
             return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms,
                                           facets=facets, sort=sort, synonyms=synonyms))
 
+    def page(self, target: str, timeout_s: float | None = None):
+        """The :class:`textpile.search.service.LikePage` of ``target`` on this shard, None
+        when it holds no such page (:mod:`textpile.search.shard_like`)."""
+        from textpile.search.service import like_page
+
+        with self._connect() as conn:
+            return like_page(conn, target, self._semantic().get(conn, with_model=False))
+
+    def like(self, like, exclude: int | None, budget_ms: float, facets: bool = False,
+             sort: str | None = None) -> ShardAnswer:
+        """This shard's pages nearest to ``like``'s vector (:func:`textpile.search.shard_like.shard_like`)."""
+        from textpile.search.shard_like import shard_like
+
+        with self._connect() as conn:
+            return answer_of(shard_like(conn, like, self._semantic().get(conn, with_model=False), exclude,
+                                        budget_ms=budget_ms, facets=facets, sort=sort))
+
     def close(self) -> None:
         """Close the shard's connections: the idle ones at once, those a late search still
         uses (the search over shards does not wait for them) interrupted, and closed as
@@ -489,6 +506,30 @@ class RemoteShard:
                   "stats": json.dumps(stats_json(stats), separators=(",", ":")), **synonyms_param(synonyms)}
         if mode:
             params["mode"] = mode
+        if facets:
+            params["facets"] = "1"
+        if sort:
+            params["sort"] = sort
+        doc = self._get(params, timeout_s if timeout_s is not None else budget_ms / 1000.0 + 1.0)
+        return answer_from_json(doc, self.name)
+
+    def page(self, target: str, timeout_s: float = 5.0):
+        from textpile.search.shard_like import like_from_json
+
+        doc = self._get({"op": "page", "like": target}, timeout_s)
+        try:
+            return like_from_json(doc)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ShardError(f"{self.name}: the answer is no page ({type(exc).__name__}: {exc})") from exc
+
+    def like(self, like, exclude: int | None, budget_ms: float, facets: bool = False,
+             sort: str | None = None, timeout_s: float | None = None) -> ShardAnswer:
+        from textpile.search.shard_like import like_json
+
+        params = {"op": "like", "page": json.dumps(like_json(like), separators=(",", ":")),
+                  "budget_ms": f"{max(1.0, budget_ms):.0f}"}
+        if exclude is not None:
+            params["exclude"] = str(exclude)
         if facets:
             params["facets"] = "1"
         if sort:
