@@ -396,6 +396,28 @@ def test_the_semantic_merge_keeps_one_index_nearest_pages():
     assert got.results[-1].score == pytest.approx(1.0 - 99 / 1000)
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_synonyms_in_the_vector_modes_over_shards_rank_as_one_index(embedded, mode):
+    """With a synonym table, hybrid and semantic over three shards rank one index's pages
+    with its scores (the query's vector is of the words typed: the members are not sent
+    as query words)."""
+    from textpile.search.synonyms import synonym_table
+
+    one, paths = embedded
+    table = synonym_table(SYNONYMS)
+    single = LocalShard.open(one)
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("compact", "wal", "journal lock", "trigger view"):
+            with single._connect() as conn:
+                expected = search_pages(conn, query, mode=mode, per_page=10, budget_ms=60_000,
+                                        semantic=single._semantic().get(conn), synonyms=table)
+            got = router.search(query, mode=mode, per_page=10, budget_ms=60_000, synonyms=table)
+            assert got.mode == expected.mode == mode and not got.partial and expected.results
+            assert [r.url for r in got.results] == [r.url for r in expected.results], (mode, query)
+            assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
+    single.close()
+
+
 def test_scans_are_cut_in_one_index_prior_order():
     """cut_scans merges the shards' first matches by prior key (a docid's bits above the
     generation id), then shard, then docid, and cuts where one index's scan ends; the best
