@@ -352,10 +352,24 @@ def test_more_like_this_over_shards_ranks_as_one_index(embedded):
                                                                              per_page=60).results]
 
 
-def test_more_like_this_over_shards_names_a_missing_page_and_flags_a_down_shard(embedded):
+def test_more_like_this_over_shards_names_a_missing_page_and_flags_a_down_shard(embedded, corpus):
+    """A page no shard holds is an error naming it; a shard down, or without vectors (of
+    the page's model), leaves its pages out, flagged partial."""
+    from dataclasses import replace as replaced
+
     from textpile.search.service import ModeError
 
     one, paths = embedded
+    bare = LocalShard.open(corpus[1][1])  # the same pages as paths[1], without vectors
+    with ShardedSearch([LocalShard.open(paths[0]), bare, LocalShard.open(paths[2])]) as router:
+        got = router.more_like_this(_page_url(0, 1), per_page=60, budget_ms=60_000)
+        assert got.partial and got.missing_shards == [bare.name]
+        assert [r.url for r in got.results] == [r.url for r in _like_one(one, _page_url(0, 1), per_page=60).results
+                                                if HOSTS[1] not in r.url]
+        like = router.shards[0].page(_page_url(0, 1))
+        assert like.model and len(like.vector) > 10
+        with pytest.raises(ModeError, match="the page's vector is of 'other'"):
+            router.shards[2].like(replaced(like, model="other"), None, 60_000.0)
     down = RemoteShard(f"http://127.0.0.1:{_closed_port()}")
     with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
         with pytest.raises(ModeError) as caught:

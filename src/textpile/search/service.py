@@ -191,12 +191,14 @@ def _page_id(conn: sqlite3.Connection, page: str) -> int | None:
 class LikePage:
     """The page of a "more like this" search in its index: its generation, its vector
     (None when the index has none for it), its title as the results' ``query`` shows it,
-    and the words of the title the search runs (the snippets mark them)."""
+    the words of the title the search runs (the snippets mark them), and the model that
+    made the vector."""
 
     entity_generation_id: int
     vector: np.ndarray | None
     title: str
     words: str
+    model: str | None = None
 
 
 def like_page(conn: sqlite3.Connection, target: str, semantic: Semantic | None = None) -> LikePage | None:
@@ -213,7 +215,7 @@ def like_page(conn: sqlite3.Connection, target: str, semantic: Semantic | None =
     title = " ".join((info.title or info.headline or info.url).split())
     # Its words only, in lower case: a title's quotes, dashes, colons or OR are no query syntax.
     words = " ".join(_TITLE_WORD.findall(title)).lower() or title
-    return LikePage(eg_id, vector, title, words)
+    return LikePage(eg_id, vector, title, words, semantic.vectors.model if vector is not None else None)
 
 
 def like_search(conn: sqlite3.Connection, like: LikePage, *, semantic: Semantic | None = None,

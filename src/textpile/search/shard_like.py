@@ -22,7 +22,7 @@ import sqlite3
 import numpy as np
 
 from textpile.search.results import SearchResults
-from textpile.search.service import LikePage, like_search
+from textpile.search.service import LikePage, ModeError, like_search
 from textpile.search.shards import ANSWER_DEPTH
 from textpile.semantic.loaded import Semantic
 
@@ -35,8 +35,15 @@ def shard_like(conn: sqlite3.Connection, like: LikePage, semantic: Semantic, exc
     ``semantic`` similarity), no "did you mean" correction.
 
     Raises:
+        ModeError: the shard has no page vectors, or vectors of another model than ``like``'s.
         sqlite3.Error: database problems.
     """
+    vectors = semantic.vectors
+    if vectors is None or not len(vectors):
+        raise ModeError(f"{like.title!r}: this shard has no page vectors to rank by (summarized without embeddings?)")
+    if (vectors.model, vectors.dimensions) != (like.model, len(like.vector)):
+        raise ModeError(f"{like.title!r}: the page's vector is of {like.model!r} ({len(like.vector)} dimensions), "
+                        f"this shard's of {vectors.model!r} ({vectors.dimensions})")
     return like_search(conn, like, semantic=semantic, exclude=exclude, page=0, per_page=ANSWER_DEPTH,
                        budget_ms=budget_ms, explain=True, correct=False, facets=facets, sort=sort)
 
@@ -64,7 +71,8 @@ def like_json(like: LikePage | None) -> dict:
     if like is None:
         return {"held": False}
     return {"held": True, "entity_generation_id": like.entity_generation_id, "title": like.title,
-            "words": like.words, "vector": None if like.vector is None else vector_text(like.vector)}
+            "words": like.words, "vector": None if like.vector is None else vector_text(like.vector),
+            "model": like.model}
 
 
 def like_from_json(doc) -> LikePage | None:
@@ -76,4 +84,5 @@ def like_from_json(doc) -> LikePage | None:
     if not doc["held"]:
         return None
     vector = None if doc["vector"] is None else vector_from_text(str(doc["vector"]))
-    return LikePage(int(doc["entity_generation_id"]), vector, str(doc["title"]), str(doc["words"]))
+    model = None if doc["model"] is None else str(doc["model"])
+    return LikePage(int(doc["entity_generation_id"]), vector, str(doc["title"]), str(doc["words"]), model)
