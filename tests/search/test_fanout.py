@@ -341,6 +341,7 @@ def test_more_like_this_over_shards_ranks_as_one_index(embedded):
             assert len({round(r.score, 6) for r in expected.results}) == 59  # no ties among them
         first = router.more_like_this(_page_url(1, 4), per_page=10, budget_ms=60_000)
         second = router.more_like_this(_page_url(1, 4), page=1, per_page=10, budget_ms=60_000)
+        assert first.total == second.total == 59
         assert [r.url for r in first.results + second.results] == [
             r.url for r in _like_one(one, _page_url(1, 4), per_page=20).results]
         conn = sqlite3.connect(paths[2])
@@ -369,7 +370,7 @@ def test_more_like_this_over_shards_names_a_missing_page_and_flags_a_down_shard(
         like = router.shards[0].page(_page_url(0, 1))
         assert like.model and len(like.vector) > 10
         with pytest.raises(ModeError, match="the page's vector is of 'other'"):
-            router.shards[2].like(replaced(like, model="other"), None, 60_000.0)
+            router.shards[2].like(replaced(like, model="other"), None, 10, 60_000.0)
     down = RemoteShard(f"http://127.0.0.1:{_closed_port()}")
     with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
         with pytest.raises(ModeError) as caught:

@@ -336,8 +336,11 @@ class ShardedSearch:
         owner, like = held[0]
         if like.vector is None:
             raise ModeError(no_vector_message(target))
+        # each shard renders the results the page may show: the first (page + 1) * per_page,
+        # all it may give when they are ordered or grouped anew
+        depth = ANSWER_DEPTH if sort or per_site or rules else min(ANSWER_DEPTH, (page + 1) * per_page)
         like_jobs = {i: self._pool.submit(self.shards[i].like, like, like.entity_generation_id if i == owner else None,
-                                          max(1.0, budget.remaining_s() * 1000.0), facets, sort)
+                                          depth, max(1.0, budget.remaining_s() * 1000.0), facets, sort)
                      for i, job in jobs.items() if _answered(job)}
         futures.wait(list(like_jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
         answers: dict[int, ShardAnswer] = {}
@@ -397,8 +400,8 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
     if facets:
         facts = {(i, n): PageFacts(*f) for i, a in answers.items() for n, f in enumerate(a.facts or [])}
         out.facets = count_facets(facts, query, any(a.facets_lower_bound for a in answers.values()))
-    if kind == "semantic":
-        out.total = len(candidates)
+    if kind == "semantic":  # one index's SEMANTIC_DEPTH nearest at most (each shard's are counted)
+        out.total = min(SEMANTIC_DEPTH, sum(a.total for a in answers.values()))
     else:
         out.total = sum(sum(1 for c in all_words if c.shard == i) if whole and a.fallback_any_term else a.total
                         for i, a in answers.items())

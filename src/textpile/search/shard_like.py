@@ -28,11 +28,13 @@ from textpile.semantic.loaded import Semantic
 
 
 def shard_like(conn: sqlite3.Connection, like: LikePage, semantic: Semantic, exclude: int | None, *,
-               budget_ms: float = 1000.0, facets: bool = False, sort: str | None = None) -> SearchResults:
+               depth: int = ANSWER_DEPTH, budget_ms: float = 1000.0, facets: bool = False,
+               sort: str | None = None) -> SearchResults:
     """The pages of the shard ``conn`` nearest to ``like``'s vector (``exclude``: the page
     itself, on the shard holding it), as :func:`textpile.search.service.like_search` ranks
-    them: every one rendered (at most :data:`ANSWER_DEPTH`), ``explained`` filled (its raw
-    ``semantic`` similarity), no "did you mean" correction.
+    them: the first ``depth`` rendered (at most :data:`ANSWER_DEPTH`: the fan-out shows
+    no deeper result of any shard), ``explained`` filled for them (their raw ``semantic``
+    similarity), ``total`` every one, no "did you mean" correction.
 
     Raises:
         ModeError: the shard has no page vectors, or vectors of another model than ``like``'s.
@@ -44,7 +46,8 @@ def shard_like(conn: sqlite3.Connection, like: LikePage, semantic: Semantic, exc
     if (vectors.model, vectors.dimensions) != (like.model, len(like.vector)):
         raise ModeError(f"{like.title!r}: the page's vector is of {like.model!r} ({len(like.vector)} dimensions), "
                         f"this shard's of {vectors.model!r} ({vectors.dimensions})")
-    return like_search(conn, like, semantic=semantic, exclude=exclude, page=0, per_page=ANSWER_DEPTH,
+    return like_search(conn, like, semantic=semantic, exclude=exclude, page=0,
+                       per_page=max(1, min(ANSWER_DEPTH, depth)),
                        budget_ms=budget_ms, explain=True, correct=False, facets=facets, sort=sort)
 
 

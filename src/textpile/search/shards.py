@@ -379,14 +379,15 @@ class LocalShard:
         with self._connect() as conn:
             return like_page(conn, target, self._semantic().get(conn, with_model=False))
 
-    def like(self, like, exclude: int | None, budget_ms: float, facets: bool = False,
+    def like(self, like, exclude: int | None, depth: int, budget_ms: float, facets: bool = False,
              sort: str | None = None) -> ShardAnswer:
-        """This shard's pages nearest to ``like``'s vector (:func:`textpile.search.shard_like.shard_like`)."""
+        """This shard's pages nearest to ``like``'s vector, the first ``depth`` rendered
+        (:func:`textpile.search.shard_like.shard_like`)."""
         from textpile.search.shard_like import shard_like
 
         with self._connect() as conn:
             return answer_of(shard_like(conn, like, self._semantic().get(conn, with_model=False), exclude,
-                                        budget_ms=budget_ms, facets=facets, sort=sort))
+                                        depth=depth, budget_ms=budget_ms, facets=facets, sort=sort))
 
     def close(self) -> None:
         """Close the shard's connections: the idle ones at once, those a late search still
@@ -522,11 +523,11 @@ class RemoteShard:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ShardError(f"{self.name}: the answer is no page ({type(exc).__name__}: {exc})") from exc
 
-    def like(self, like, exclude: int | None, budget_ms: float, facets: bool = False,
+    def like(self, like, exclude: int | None, depth: int, budget_ms: float, facets: bool = False,
              sort: str | None = None, timeout_s: float | None = None) -> ShardAnswer:
         from textpile.search.shard_like import like_json
 
-        params = {"op": "like", "page": json.dumps(like_json(like), separators=(",", ":")),
+        params = {"op": "like", "page": json.dumps(like_json(like), separators=(",", ":")), "depth": str(depth),
                   "budget_ms": f"{max(1.0, budget_ms):.0f}"}
         if exclude is not None:
             params["exclude"] = str(exclude)

@@ -34,7 +34,7 @@ from textpile.errors import DatabaseError, TextpileError
 from textpile.search.cuts import scan_keys
 from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.fanout import ShardedSearch
-from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
+from textpile.search.shards import (ANSWER_DEPTH, LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
                                     languages_from_json, origin_hosts, prior_pages, query_stats, shard_search,
                                     stats_from_json, stats_json, synonyms_from_json)
 from textpile.search.service import ModeError, check_mode, like_page
@@ -83,8 +83,8 @@ def sharded_search(datasette, target: SummaryDatabase) -> ShardedSearch | None:
 async def _like_op(datasette, request, target: SummaryDatabase, op: str) -> dict | Response:
     """The answer to ``op=page`` (``like=`` a URL or entity generation UUID: the page and
     its vector, or ``{"held": false}``) or ``op=like`` (``page=`` that answer, ``exclude=``
-    the generation to leave out, ``budget_ms=``, ``facets=1``, ``sort=date``: the pages
-    nearest to its vector), :mod:`textpile.search.shard_like`; a 400 naming a bad parameter.
+    the generation to leave out, ``depth=`` the results to render, ``budget_ms=``,
+    ``facets=1``, ``sort=date``: the pages nearest to its vector), :mod:`textpile.search.shard_like`; a 400 naming a bad parameter.
 
     Raises:
         ShardError, SortError: a bad ``page`` or ``sort``.
@@ -111,7 +111,7 @@ async def _like_op(datasette, request, target: SummaryDatabase, op: str) -> dict
         return _bad("page: expected a page with its vector")
     limit = search_time_limit_ms(datasette.plugin_config("textpile"))
     numbers = {}
-    for name, default in (("budget_ms", str(limit)), ("exclude", None)):
+    for name, default in (("budget_ms", str(limit)), ("exclude", None), ("depth", str(ANSWER_DEPTH))):
         value = request.args.get(name) or default
         if value is not None and (not value.isascii() or not value.isdigit()):
             return _bad(f"{name}: expected a whole number, got {value!r}")
@@ -121,7 +121,7 @@ async def _like_op(datasette, request, target: SummaryDatabase, op: str) -> dict
 
     def run():
         conn = target.search_connection()
-        return answer_json(answer_of(shard_like(conn, like, vectors(conn), numbers["exclude"],
+        return answer_json(answer_of(shard_like(conn, like, vectors(conn), numbers["exclude"], depth=numbers["depth"],
                                                 budget_ms=min(numbers["budget_ms"], limit), facets=facets, sort=sort)))
 
     return await asyncio.to_thread(run)
