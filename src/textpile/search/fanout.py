@@ -126,8 +126,9 @@ class _Candidate:
 
 
 class ShardedSearch:
-    """Search ``shards`` (objects with ``name``, ``hosts(timeout_s)``, ``stats(query,
-    timeout_s)``, ``search(query, stats, mode, budget_ms)`` and ``close()``:
+    """Search ``shards`` (objects with ``name``, ``hosts(timeout_s)``, ``priors(timeout_s)``,
+    ``stats(query, timeout_s, ...)``, ``keys(...)``, ``search(query, stats, mode, budget_ms, ...)``,
+    ``page(target, timeout_s)``, ``like(like, exclude, depth, budget_ms, ...)`` and ``close()``:
     :class:`textpile.search.shards.LocalShard`, :class:`~textpile.search.shards.RemoteShard`)
     as one index. Thread-safe; keeps a pool of threads until :meth:`close`."""
 

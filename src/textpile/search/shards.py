@@ -18,6 +18,7 @@ served shard answer alike:
   values behind the features that are relative to the other candidates (bm25, the
   similarities), at most :data:`ANSWER_DEPTH`; the fan-out ranks them together once.
 
+"More like this" asks two more things, ``page`` and ``like`` (:mod:`textpile.search.shard_like`).
 :func:`answer_json` and :func:`answer_from_json` are the JSON form of an answer.
 """
 
