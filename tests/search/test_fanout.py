@@ -597,3 +597,31 @@ def test_equal_page_candidates_are_kept_in_one_index_prior_order():
     partial = [candidate(0, 0, 3, 1, 0.5), candidate(0, 1, 1, 7, 0.5), candidate(1, 0, 2, 4, 0.5)]
     kept = _as_one_index(partial, 2)
     assert [c.result.url for c in kept] == ["https://s0.test/7", "https://s1.test/4"]
+
+
+def test_proximity_is_kept_for_one_index_first_candidates_those_found_by_a_section_too():
+    """One index measures proximity for its first PROXIMITY_DEPTH reranked candidates by
+    the score without it, the pages only a section found among them; the shards measured
+    it for every candidate. A page only a section found, ranked below them, loses its
+    shard's proximity as a page candidate would (before, it kept it: "async OR
+    asynchronous function" over the relevance sites ranked such a page 10th instead of
+    11th); in hybrid mode a page only the vectors found keeps it (one index measures it)."""
+    from textpile.search.fanout import _as_one_index, _Candidate, _score
+    from textpile.search.proximity import PROXIMITY_DEPTH
+    from textpile.search.results import SearchResult
+
+    def candidate(n: int, raw: dict) -> _Candidate:
+        features = {"bm25": 0.0, "all_terms": 1.0, "held": 1.0, "proximity": 1.0, "section_cover": 0.0}
+        return _Candidate(0, n, SearchResult("t", f"https://s.test/{n}", "", ""), {"features": features, "raw": raw})
+
+    pages = [candidate(n, {"bm25": 10.0 - n / 10, "level": 1.0, "docid": n}) for n in range(PROXIMITY_DEPTH + 1)]
+    section_only = candidate(50, {"section": 5.0, "section_id": 1, "section_held": 1.0})
+    kept = _as_one_index([*pages, section_only], 30)
+    _score(kept, "keyword")
+    assert [c.features["proximity"] for c in pages] == [1.0] * PROXIMITY_DEPTH + [0.0]
+    assert section_only.reranked and section_only.features["proximity"] == 0.0
+    vector_only = candidate(60, {"semantic": 0.9})
+    kept = _as_one_index([*[candidate(n, {"bm25": 10.0 - n / 10, "level": 1.0, "docid": n, "semantic": 0.1})
+                            for n in range(PROXIMITY_DEPTH + 1)], vector_only], 30)
+    _score(kept, "hybrid")
+    assert not vector_only.reranked and vector_only.features["proximity"] == 1.0

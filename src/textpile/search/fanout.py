@@ -123,6 +123,7 @@ class _Candidate:
     score: float = 0.0
     bm25: float = 0.0
     features: dict[str, float] = field(default_factory=dict)  # made anew over all shards (_score)
+    reranked: bool = False  # one index's keyword stage would rerank it (_as_one_index)
 
 
 class ShardedSearch:
@@ -459,6 +460,8 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
         if "level" in raw(c):
             c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k not in ("bm25", "level")})
         kept.append(c)
+    for c in kept:  # one index's keyword stage reranked these (its proximity depth counts them)
+        c.reranked = True
     # one index's nearest pages are the best SEMANTIC_CANDIDATES by similarity of all its
     # pages, each of them among its shard's nearest (keyword candidates take their places too)
     similarities = sorted((raw(c)["semantic"] for c in candidates if "semantic" in raw(c)), reverse=True)
@@ -575,10 +578,10 @@ def _score(candidates: list[_Candidate], kind: str) -> None:
 def _proximity_as_one_index(candidates: list[_Candidate]) -> None:
     """One index measures ``proximity`` only for its first
     :data:`~textpile.search.proximity.PROXIMITY_DEPTH` keyword candidates by the keyword
-    score without it (:func:`textpile.search.rerank.rerank`; the pages only the vectors
-    found, which have no raw ``bm25``, have it measured too); the shards measured it for
-    every candidate: the others' is set to 0."""
-    keyword = [c for c in candidates if "bm25" in c.explained.get("raw", {})]
+    score without it (:func:`textpile.search.rerank.rerank`: the pages its page scans
+    found and those only a section found; the pages only the vectors found have it
+    measured too); the shards measured it for every candidate: the others' is set to 0."""
+    keyword = [c for c in candidates if c.reranked]
     without = {id(c): DEFAULT_RANKING.score({**c.features, "proximity": 0.0}) for c in keyword}
     keyword.sort(key=lambda c: (-without[id(c)], -c.bm25, c.shard, c.order))
     for c in keyword[PROXIMITY_DEPTH:]:
