@@ -118,8 +118,8 @@ def test_parse_search_argv_forms():
     got = parse_search_argv(["-s", "a.db", "x", "--summary-db=b.db", "--shard", "http://h:3000/", "--shard=http://i/"])
     assert got == SearchArgs(summary_dbs=["a.db", "b.db"], shards=["http://h:3000/", "http://i/"], query="x")
     assert got.summary_db == "a.db" and got.sharded and not SearchArgs(summary_dbs=["a.db"]).sharded
-    with pytest.raises(ConfigError, match=r"^argument --like: .*one -s and no --shard$"):
-        parse_search_argv(["-s", "a.db", "-s", "b.db", "--like", "http://x/"])
+    assert parse_search_argv(["-s", "a.db", "-s", "b.db", "--like", "http://x/"]) == SearchArgs(
+        summary_dbs=["a.db", "b.db"], like="http://x/")  # over shards too
     assert parse_search_argv(["x", "--", "--page", "3", "-s", "d.db"]) == SearchArgs(query="x --page 3 -s d.db")
     assert parse_search_argv(["--", "-h"]) == SearchArgs(query="-h")
     assert parse_search_argv(["--page", "2", "--per-page", "5", "--format", "json", "-x"]) == SearchArgs(

@@ -94,8 +94,6 @@ def test_ranking_rules_file(db, tmp_path, capsys):
     (["--results-per-site", "-1", "x"], "argument --results-per-site: expected a whole number >= 0, got '-1'"),
     (["--results-per-site", "101", "x"], "argument --results-per-site: expected a whole number from 0 to 100, got '101'"),
     (["--facets", "x", "--facets"], "argument --facets: given twice"),
-    (["-s", "a.db", "-s", "b.db", "--like", "x"],
-     "argument --like: ranks pages like one page of one summary database; give one -s and no --shard"),
 ])
 def test_bad_options_are_usage_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -123,3 +121,29 @@ def test_the_options_over_shards_print_what_one_index_prints(tmp_path, capsys):
         assert (got["sort"], got["results_per_site"], got["facets"]) == (
             expected["sort"], expected["results_per_site"], expected["facets"])
         assert got["partial"] is False
+
+
+def test_like_over_shards_prints_what_one_index_prints(tmp_path, capsys):
+    """--like with -s more than once: the pages of every shard nearest to the page, as the
+    one index of the same pages lists them; a page no shard holds is an error naming it."""
+    from search.builder import SHARD_HOSTS, sharded_sites
+    from textpile.semantic.embed import embed_summary
+    from textpile.semantic.model import load_embedder
+
+    one, shards = sharded_sites(tmp_path)
+    embedder = load_embedder()
+    for path in (one, *shards):
+        embed_summary(path, embedder)
+    options = ["--format", "json", "--per-page", "60", "--time-limit-ms", "60000"]
+    page = f"https://{SHARD_HOSTS[2]}/doc/5.html"
+    argv = [a for p in shards for a in ("-s", str(p))]
+    assert main(["search", "-s", str(one), *options, "--like", page]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert main(["search", *argv, *options, "--like", page]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert len(got["list"]) == expected["total"] == got["total"] == 59 and got["partial"] is False
+    assert [r["url"] for r in got["list"]] == [r["url"] for r in expected["list"]]
+    assert got["query"] == expected["query"] and got["mode"] == "semantic"
+    assert main(["search", *argv, "--like", "https://nowhere.example/"]) == 1
+    assert capsys.readouterr().err.strip().endswith(
+        "'https://nowhere.example/': no searchable page of the shards has that URL or entity generation UUID")

@@ -227,6 +227,52 @@ def test_issue_32_options_over_shards_as_one_index(corpus, options):
                     assert got.facets is None
 
 
+#: A synonym table over the corpus's words: "compact" and "wal" no page holds, "journal"
+#: and "checkpoint" are both common (their summed counts weigh the group), a phrase member.
+SYNONYMS = [["compact", "vacuum"], ["wal", "journal", "checkpoint"], ["trigger", "event hook"]]
+SYNONYM_QUERIES = ("compact", "wal", "journal lock", "compact index", "trigger view", '"event hook"',
+                   "wal -compact", "replica token")
+
+
+def test_synonyms_over_shards_rank_as_one_index(corpus):
+    """The search over three shards with a synonym table gives one index's pages, order,
+    scores and totals; the statistics count the members' terms (the summed statistics are
+    one index's); a member no page holds finds its group's pages on every shard; the
+    empty table changes nothing."""
+    from textpile.search.shards import summed_stats
+    from textpile.search.synonyms import query_synonyms, synonym_table
+
+    one, paths = corpus
+    table = synonym_table(SYNONYMS)
+    shards = [LocalShard.open(p) for p in paths]
+    single = LocalShard.open(one)
+    try:
+        part = query_synonyms(table, "wal lock")
+        assert part.groups == (("wal", "journal", "checkpoint"),)
+        with single._connect() as conn:
+            whole = query_stats(conn, "wal lock", synonyms=part)
+            assert set(query_stats(conn, "wal lock").terms) == {"lock"}  # terms no page holds are left out
+        assert set(whole.terms) == {"journal", "checkpoint", "lock"}
+        assert summed_stats([s.stats("wal lock", synonyms=part) for s in shards]) == whole
+    finally:
+        single.close()
+    with ShardedSearch(shards) as router:
+        for query in SYNONYM_QUERIES:
+            expected = _one(one, query, per_page=10, synonyms=table)
+            got = router.search(query, mode="keyword", per_page=10, budget_ms=60_000, synonyms=table)
+            assert [r.url for r in got.results] == [r.url for r in expected.results], query
+            assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results], query
+            assert got.total == expected.total and not got.partial, query
+            plain = router.search(query, mode="keyword", per_page=10, budget_ms=60_000)
+            empty = router.search(query, mode="keyword", per_page=10, budget_ms=60_000, synonyms=synonym_table([]))
+            assert [(r.url, r.score) for r in empty.results] == [(r.url, r.score) for r in plain.results], query
+        assert router.search("compact", mode="keyword", budget_ms=60_000).total == 0
+        got = router.search("compact", mode="keyword", per_page=60, budget_ms=60_000, synonyms=table)
+        assert got.total == _one(one, "vacuum", per_page=60).total > 3
+        assert {r.url.split("/")[2] for r in got.results} == set(HOSTS)
+        assert [r.url for r in got.results] == [r.url for r in _one(one, "vacuum", per_page=60).results]
+
+
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
     """:func:`sharded_sites` with page and section vectors in every database."""
@@ -255,6 +301,136 @@ def test_vector_modes_merge_as_one_index(embedded, mode):
             assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
     single.close()
 
+
+
+def _like_one(path, target, **options):
+    from textpile.search.service import more_like_this
+
+    single = LocalShard.open(path)
+    try:
+        with single._connect() as conn:
+            return more_like_this(conn, target, semantic=single._semantic().get(conn, with_model=False),
+                                  budget_ms=60_000, **options)
+    finally:
+        single.close()
+
+
+def _page_url(h: int, n: int) -> str:
+    """The URL of page ``n`` of site ``h`` of :func:`sharded_sites`."""
+    return f"https://{HOSTS[h]}/{'ref' if n % 3 == 0 else 'doc'}/{n}.html"
+
+
+def test_more_like_this_over_shards_ranks_as_one_index(embedded):
+    """A page of any shard (by URL or by its shard's entity generation UUID): the pages of
+    every shard nearest to its vector, itself left out, in one index's order with its
+    similarities, over two result pages. (Equal similarities would be ordered by shard,
+    then by the shard's generation id; one index orders them by its generation id, which
+    :func:`sharded_sites` numbers shard by shard.)"""
+    one, paths = embedded
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for h, n in ((0, 1), (1, 4), (2, 9), (2, 0)):
+            url = _page_url(h, n)
+            expected = _like_one(one, url, per_page=60)
+            got = router.more_like_this(url, per_page=60, budget_ms=60_000)
+            assert got.mode == expected.mode == "semantic" and not got.partial and got.missing_shards == []
+            assert got.query == expected.query and got.total == expected.total == 59, url
+            assert [r.url for r in got.results] == [r.url for r in expected.results], url
+            assert url not in [r.url for r in got.results]
+            assert {r.url.split("/")[2] for r in got.results} == set(HOSTS)
+            assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results], url
+            assert len({round(r.score, 6) for r in expected.results}) == 59  # no ties among them
+        first = router.more_like_this(_page_url(1, 4), per_page=10, budget_ms=60_000)
+        second = router.more_like_this(_page_url(1, 4), page=1, per_page=10, budget_ms=60_000)
+        assert first.total == second.total == 59
+        assert [r.url for r in first.results + second.results] == [
+            r.url for r in _like_one(one, _page_url(1, 4), per_page=20).results]
+        conn = sqlite3.connect(paths[2])
+        uuid = conn.execute("SELECT hex(entity_generation_uuid) FROM entity_generation eg JOIN url u "
+                            "ON u.url_id = eg.url_id WHERE u.str_url = ?", (_page_url(2, 9),)).fetchone()[0]
+        conn.close()
+        by_uuid = router.more_like_this(str(__import__("uuid").UUID(uuid)), per_page=60, budget_ms=60_000)
+        assert [r.url for r in by_uuid.results] == [r.url for r in _like_one(one, _page_url(2, 9),
+                                                                             per_page=60).results]
+
+
+def test_more_like_this_over_shards_names_a_missing_page_and_flags_a_down_shard(embedded, corpus):
+    """A page no shard holds is an error naming it; a shard down, or without vectors (of
+    the page's model), leaves its pages out, flagged partial."""
+    from dataclasses import replace as replaced
+
+    from textpile.search.service import ModeError
+
+    one, paths = embedded
+    bare = LocalShard.open(corpus[1][1])  # the same pages as paths[1], without vectors
+    with ShardedSearch([LocalShard.open(paths[0]), bare, LocalShard.open(paths[2])]) as router:
+        got = router.more_like_this(_page_url(0, 1), per_page=60, budget_ms=60_000)
+        assert got.partial and got.missing_shards == [bare.name]
+        assert [r.url for r in got.results] == [r.url for r in _like_one(one, _page_url(0, 1), per_page=60).results
+                                                if HOSTS[1] not in r.url]
+        like = router.shards[0].page(_page_url(0, 1))
+        assert like.model and len(like.vector) > 10
+        with pytest.raises(ModeError, match="the page's vector is of 'other'"):
+            router.shards[2].like(replaced(like, model="other"), None, 10, 60_000.0)
+    down = RemoteShard(f"http://127.0.0.1:{_closed_port()}")
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        with pytest.raises(ModeError) as caught:
+            router.more_like_this("https://nowhere.example/x.html", budget_ms=60_000)
+    assert str(caught.value) == ("'https://nowhere.example/x.html': no searchable page of the shards has that URL "
+                                 "or entity generation UUID")
+    with ShardedSearch([LocalShard.open(paths[0]), down, LocalShard.open(paths[2])]) as router:
+        got = router.more_like_this(_page_url(0, 1), per_page=60, budget_ms=5_000)
+        assert got.partial and got.missing_shards == [down.name]
+        assert "1 of 3 shards did not answer in time or are down" in got.message
+        assert [r.url for r in got.results] == [r.url for r in _like_one(one, _page_url(0, 1), per_page=60).results
+                                                if HOSTS[1] not in r.url]
+        with pytest.raises(ModeError) as caught:  # the page may be on the shard that is down
+            router.more_like_this(_page_url(1, 4), budget_ms=5_000)
+    assert str(caught.value) == (f"'{_page_url(1, 4)}': no searchable page of the shards has that URL or entity "
+                                 f"generation UUID (1 of 3 shards did not answer: {down.name})")
+
+
+def test_the_semantic_merge_keeps_one_index_nearest_pages():
+    """One index ranks its SEMANTIC_DEPTH nearest pages: over shards, each shard's nearest
+    ones merged by similarity are cut there too (the total is one index's, not the sum)."""
+    from textpile.search.fanout import merge
+    from textpile.search.nearest import SEMANTIC_DEPTH
+    from textpile.search.results import SearchResult
+    from textpile.search.shards import ShardAnswer
+
+    answers = {}
+    for shard in range(3):
+        sims = [1.0 - (shard + 3 * n) / 1000 for n in range(60)]  # shards interleaved
+        answers[shard] = ShardAnswer([SearchResult(f"t{s}", f"https://{shard}.example/{n}", "", "", score=s)
+                                      for n, s in enumerate(sims)],
+                                     [{"features": {"semantic": s}, "raw": {"semantic": s}} for s in sims],
+                                     total=60, mode="semantic")
+    got = merge("q", answers, 4, 25, "semantic")
+    assert got.total == SEMANTIC_DEPTH == 100 and len(got.results) == 0
+    got = merge("q", answers, 3, 25, "semantic")
+    assert [r.url for r in got.results[-2:]] == ["https://2.example/32", "https://0.example/33"]  # ranks 98, 99
+    assert got.results[-1].score == pytest.approx(1.0 - 99 / 1000)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_synonyms_in_the_vector_modes_over_shards_rank_as_one_index(embedded, mode):
+    """With a synonym table, hybrid and semantic over three shards rank one index's pages
+    with its scores (the query's vector is of the words typed: the members are not sent
+    as query words)."""
+    from textpile.search.synonyms import synonym_table
+
+    one, paths = embedded
+    table = synonym_table(SYNONYMS)
+    single = LocalShard.open(one)
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in ("compact", "wal", "journal lock", "trigger view"):
+            with single._connect() as conn:
+                expected = search_pages(conn, query, mode=mode, per_page=10, budget_ms=60_000,
+                                        semantic=single._semantic().get(conn), synonyms=table)
+            got = router.search(query, mode=mode, per_page=10, budget_ms=60_000, synonyms=table)
+            assert got.mode == expected.mode == mode and not got.partial and expected.results
+            assert [r.url for r in got.results] == [r.url for r in expected.results], (mode, query)
+            assert [round(r.score, 6) for r in got.results] == [round(r.score, 6) for r in expected.results]
+    single.close()
 
 
 def test_scans_are_cut_in_one_index_prior_order():
@@ -421,3 +597,31 @@ def test_equal_page_candidates_are_kept_in_one_index_prior_order():
     partial = [candidate(0, 0, 3, 1, 0.5), candidate(0, 1, 1, 7, 0.5), candidate(1, 0, 2, 4, 0.5)]
     kept = _as_one_index(partial, 2)
     assert [c.result.url for c in kept] == ["https://s0.test/7", "https://s1.test/4"]
+
+
+def test_proximity_is_kept_for_one_index_first_candidates_those_found_by_a_section_too():
+    """One index measures proximity for its first PROXIMITY_DEPTH reranked candidates by
+    the score without it, the pages only a section found among them; the shards measured
+    it for every candidate. A page only a section found, ranked below them, loses its
+    shard's proximity as a page candidate would (before, it kept it: "async OR
+    asynchronous function" over the relevance sites ranked such a page 10th instead of
+    11th); in hybrid mode a page only the vectors found keeps it (one index measures it)."""
+    from textpile.search.fanout import _as_one_index, _Candidate, _score
+    from textpile.search.proximity import PROXIMITY_DEPTH
+    from textpile.search.results import SearchResult
+
+    def candidate(n: int, raw: dict) -> _Candidate:
+        features = {"bm25": 0.0, "all_terms": 1.0, "held": 1.0, "proximity": 1.0, "section_cover": 0.0}
+        return _Candidate(0, n, SearchResult("t", f"https://s.test/{n}", "", ""), {"features": features, "raw": raw})
+
+    pages = [candidate(n, {"bm25": 10.0 - n / 10, "level": 1.0, "docid": n}) for n in range(PROXIMITY_DEPTH + 1)]
+    section_only = candidate(50, {"section": 5.0, "section_id": 1, "section_held": 1.0})
+    kept = _as_one_index([*pages, section_only], 30)
+    _score(kept, "keyword")
+    assert [c.features["proximity"] for c in pages] == [1.0] * PROXIMITY_DEPTH + [0.0]
+    assert section_only.reranked and section_only.features["proximity"] == 0.0
+    vector_only = candidate(60, {"semantic": 0.9})
+    kept = _as_one_index([*[candidate(n, {"bm25": 10.0 - n / 10, "level": 1.0, "docid": n, "semantic": 0.1})
+                            for n in range(PROXIMITY_DEPTH + 1)], vector_only], 30)
+    _score(kept, "hybrid")
+    assert not vector_only.reranked and vector_only.features["proximity"] == 1.0

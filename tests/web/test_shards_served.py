@@ -77,6 +77,48 @@ def test_shards_answer_one_search_and_each_is_explored(servers):
     assert httpx.get(shard_url + "/-/textpile/shard", params={"op": "nothing"}, timeout=60).status_code == 400
 
 
+SYNONYMS = [["compact", "vacuum"], ["wal", "journal", "checkpoint"]]
+
+
+def test_a_served_shard_searches_with_the_synonym_groups_sent(servers):
+    """A served shard gets the query's synonym groups with each round: three shards, one
+    of them served, give one index's pages and scores; the Datasette plugin setting
+    ``synonyms`` of a textpile serving several shards is the search's table; a bad
+    ``synonyms`` parameter is a 400 naming it."""
+    import asyncio
+
+    from datasette.app import Datasette
+
+    from textpile.search.fanout import ShardedSearch
+    from textpile.search.service import search_pages
+    from textpile.search.shards import LocalShard, RemoteShard
+    from textpile.search.synonyms import synonym_table
+
+    shard, shard_url, base, paths = servers
+    one = paths[0].parent / "one.db"
+    table = synonym_table(SYNONYMS)
+    single = LocalShard.open(one)
+    ds = Datasette(files=[], immutables=[str(p) for p in paths],
+                   metadata={"plugins": {"textpile": {"synonyms": SYNONYMS}}})
+    asyncio.run(ds.invoke_startup())
+    with ShardedSearch([LocalShard.open(paths[0]), RemoteShard(shard_url), LocalShard.open(paths[2])]) as router:
+        for query in ("compact", "wal lock", "compact index"):
+            with single._connect() as conn:
+                expected = search_pages(conn, query, mode="keyword", per_page=10, budget_ms=60_000, synonyms=table)
+            got = router.search(query, mode="keyword", per_page=10, budget_ms=60_000, synonyms=table)
+            assert not got.partial and expected.total > 3, query
+            assert [r.url for r in got.results] == [r.url for r in expected.results], query
+            assert [round(r.score, 9) for r in got.results] == [round(r.score, 9) for r in expected.results], query
+            served = asyncio.run(ds.client.get("/search", params={"search": query, "format": "json", "mode": "keyword",
+                                                                  "per_page": "10"}))
+            assert [item["url"] for item in served.json()["list"]] == [r.url for r in expected.results], query
+    single.close()
+    r = httpx.get(shard_url + "/-/textpile/shard", params={"op": "stats", "search": "wal", "synonyms": '[["wal"]]'},
+                  timeout=60)
+    assert r.status_code == 400
+    assert r.json()["error"] == "synonyms[0]: expected a list of 2 to 20 words or phrases, got ['wal']"
+
+
 def test_a_stopped_then_killed_shard_gives_partial_answers_in_time(servers):
     shard, shard_url, base, paths = servers
     shard.send_signal(signal.SIGSTOP)  # late: the kernel accepts, nobody answers

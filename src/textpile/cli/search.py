@@ -211,7 +211,7 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     Raises:
         ConfigError: an option is given twice, lacks its value or has a bad value, or
         no query is left (unless help or ``--like`` was asked for), ``--like`` comes
-        with a query or a mode or with shards. The message names the option.
+        with a query or a mode. The message names the option.
     """
     out = SearchArgs()
     seen: set[str] = set()
@@ -258,8 +258,6 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     out.query = " ".join(query)
     if out.like is not None and (query or out.mode is not None):
         raise ConfigError("argument --like: ranks pages like one page; give it no QUERY and no --mode")
-    if out.like is not None and out.sharded:
-        raise ConfigError("argument --like: ranks pages like one page of one summary database; give one -s and no --shard")
     if not query and not out.help and out.like is None:
         raise ConfigError("the following arguments are required: QUERY")
     return out
@@ -585,6 +583,10 @@ def _search_shards(opts: SearchArgs):
         shards.append(LocalShard.open(path))
     shards += [RemoteShard(url) for url in opts.shards]
     with ShardedSearch(shards) as router:
+        if opts.like is not None:
+            return router.more_like_this(opts.like, page=opts.page, per_page=opts.per_page,
+                                         budget_ms=opts.time_limit_ms, sort=opts.sort, facets=opts.facets,
+                                         per_site=opts.results_per_site, rules=_rules(opts))
         return router.search(opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
                              budget_ms=opts.time_limit_ms, sort=opts.sort, facets=opts.facets,
                              per_site=opts.results_per_site, rules=_rules(opts))

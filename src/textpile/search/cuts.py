@@ -47,6 +47,7 @@ from textpile.search.filters import filter_sql
 from textpile.search.plan import index_languages, language_codes, plan_query
 from textpile.search.query import parse_query
 from textpile.search.rank import DEFAULT_RANKING
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms, with_synonyms
 from textpile.search.weights import CorpusStats
 
 #: Bits of a page docid below its prior key (textpile.index.docids: the entity_generation_id).
@@ -112,18 +113,19 @@ class ScanKeys:
     level_section_tier: list[list[float]] = field(default_factory=list)
 
 
-def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_scan: int, section_scan: int) -> ScanKeys:
+def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
+              synonyms: Synonyms = NO_SYNONYMS) -> ScanKeys:
     """The first ``page_scan`` pages and ``section_scan`` sections of the shard ``conn``
-    matching ``query`` as its search with the summed ``stats`` will scan them
-    (:func:`textpile.search.engine.search_plan`), the sections with their bm25 over every
-    shard; empty for a query without words.
+    matching ``query`` (its items joined by their ``synonyms``) as its search with the
+    summed ``stats`` will scan them (:func:`textpile.search.engine.search_plan`), the
+    sections with their bm25 over every shard; empty for a query without words.
 
     Raises:
         sqlite3.Error: database problems.
     """
     parsed = parse_query(query)
     analyzer, codes = Analyzer(), language_codes(stats.languages) if stats.languages else index_languages(conn)
-    plan = plan_query(parsed, analyzer, codes)
+    plan = with_synonyms(plan_query(parsed, analyzer, codes), synonyms, analyzer, codes)
     if not plan.requirements:
         return ScanKeys([], [])
     _, core, _ = search_plan(conn, plan, analyzer, codes, stats)

@@ -27,6 +27,12 @@ budget (:mod:`textpile.search.budget`):
    mode ranks by similarity. The keyword and hybrid weights are those of
    :mod:`textpile.search.rank`.
 
+"More like this" (:meth:`ShardedSearch.more_like_this`) finds the page on whichever
+shard holds it, and every shard ranks its pages nearest to that page's vector
+(:mod:`textpile.search.shard_like`); they are merged by similarity, as one index's
+:data:`~textpile.search.nearest.SEMANTIC_DEPTH` nearest. The synonym table's groups of
+the query's items go to every shard with each round (:meth:`ShardedSearch.search`).
+
 A shard that is down, fails, or does not answer in time is left out and the answer is
 flagged ``partial`` (with ``missing_shards`` and a note), never an error. When no page of
 any shard holds every word, the "did you mean" of the shards is searched instead, as a
@@ -37,8 +43,11 @@ are not cut, and the close words of typo tolerance are each shard's own (a missp
 word beside other words may find other pages than one index); with
 ``site:``/``host:``/``lang:`` filters a page's bm25 is its shard's; a page's prior (its
 links) is counted on its shard, so links from sites of other shards do not count;
-synonyms are not passed to the shards; results deeper than
-:data:`textpile.search.shards.ANSWER_DEPTH` are not shown.
+results deeper than :data:`textpile.search.shards.ANSWER_DEPTH` are not shown. In "more
+like this", pages of equal similarity are ordered by shard, then by the shard's
+generation id (one index: by its generation id), and the keyword search of the page's
+title words that a result's snippet and section link come from is each shard's own
+(weighed by its own statistics).
 """
 
 from __future__ import annotations
@@ -59,15 +68,17 @@ from textpile.search.facets import PageFacts, count_facets, refine
 from textpile.search.filters import filter_sql
 from textpile.search.grouping import group_by_site
 from textpile.search.hybrid import SEMANTIC_CANDIDATES, SEMANTIC_FLOOR
+from textpile.search.nearest import SEMANTIC_DEPTH
 from textpile.search.plan import language_codes
 from textpile.search.query import parse_query
 from textpile.search.proximity import PROXIMITY_DEPTH
 from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
 from textpile.search.rerank import SECTION_PAGES
 from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
-from textpile.search.service import check_mode
+from textpile.search.service import ModeError, check_mode, no_vector_message
 from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats, tier_shares
 from textpile.search.sorting import check_sort
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms, query_synonyms
 from textpile.search.weights import CorpusStats
 
 #: The share of the time budget the statistics round may take.
@@ -112,11 +123,13 @@ class _Candidate:
     score: float = 0.0
     bm25: float = 0.0
     features: dict[str, float] = field(default_factory=dict)  # made anew over all shards (_score)
+    reranked: bool = False  # one index's keyword stage would rerank it (_as_one_index)
 
 
 class ShardedSearch:
-    """Search ``shards`` (objects with ``name``, ``hosts(timeout_s)``, ``stats(query,
-    timeout_s)``, ``search(query, stats, mode, budget_ms)`` and ``close()``:
+    """Search ``shards`` (objects with ``name``, ``hosts(timeout_s)``, ``priors(timeout_s)``,
+    ``stats(query, timeout_s, ...)``, ``keys(...)``, ``search(query, stats, mode, budget_ms, ...)``,
+    ``page(target, timeout_s)``, ``like(like, exclude, depth, budget_ms, ...)`` and ``close()``:
     :class:`textpile.search.shards.LocalShard`, :class:`~textpile.search.shards.RemoteShard`)
     as one index. Thread-safe; keeps a pool of threads until :meth:`close`."""
 
@@ -191,12 +204,16 @@ class ShardedSearch:
 
     def search(self, query: str, *, mode: str | None = None, page: int = 0, per_page: int = 20,
                budget_ms: float = DEFAULT_BUDGET_MS, correct: bool = True, facets: bool = False,
-               sort: str | None = None, per_site: int = 0, rules: tuple[RankingRule, ...] = ()) -> SearchResults:
+               sort: str | None = None, per_site: int = 0, rules: tuple[RankingRule, ...] = (),
+               synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
         """``query`` searched over every shard as one index (module docstring): a page of
         :class:`SearchResults`, ``partial`` when a shard's answer is missing. ``facets``,
-        ``sort``, ``per_site`` and ``rules`` are :func:`textpile.search.engine.search`'s:
-        the facets count the pages of every shard, the date order, the grouping by site
-        and the ranking rules apply to the merged ranking.
+        ``sort``, ``per_site``, ``rules`` and ``synonyms`` are
+        :func:`textpile.search.engine.search`'s: the facets count the pages of every
+        shard, the date order, the grouping by site and the ranking rules apply to the
+        merged ranking; the groups of the synonym table that the query's items are members
+        of go to every shard with each of its rounds (the statistics count the members'
+        terms, as one index weighs them).
 
         Raises:
             textpile.search.service.ModeError: ``mode`` is not a search mode.
@@ -209,9 +226,11 @@ class ShardedSearch:
         budget = Budget(budget_ms)
         routed = self.route(query, timeout_s=max(0.001, budget.remaining_s() * STATS_SHARE))
         missing: list[str] = []
+        table = query_synonyms(synonyms, query)
         # statistics: from every shard (rarity is the whole index's), within STATS_SHARE
         tier = self._tier_shares(max(0.001, budget.remaining_s() * STATS_SHARE))
-        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), None, tier.get(i))
+        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), None, tier.get(i),
+                                           synonyms=table)
                       for i in range(len(self.shards))}
         futures.wait(list(stats_jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
         parts: dict[int, CorpusStats] = {}
@@ -221,7 +240,8 @@ class ShardedSearch:
             elif i in routed:
                 missing.append(self.shards[i].name)
         languages = summed_stats(list(parts.values())).languages
-        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages, tier.get(i))
+        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages, tier.get(i),
+                                      synonyms=table)
                  for i, part in parts.items() if language_codes(part.languages) != language_codes(languages)}
         if again:  # a shard without some language of the others: its counts of their stems too
             futures.wait(list(again.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
@@ -237,7 +257,7 @@ class ShardedSearch:
         # cuts: each shard's part of one index's scans (textpile.search.cuts)
         scans = (max(PAGE_SCAN, ANSWER_DEPTH + 1), SECTION_SCAN)
         keys_jobs = {i: self._pool.submit(self.shards[i].keys, query, replace(stats, tier_last=parts[i].tier_last),
-                                          *scans, budget.remaining_s()) for i in asked}
+                                          *scans, budget.remaining_s(), synonyms=table) for i in asked}
         futures.wait(list(keys_jobs.values()), timeout=max(0.0, budget.remaining_s() * KEYS_SHARE))
         keys = {}
         for i, job in keys_jobs.items():
@@ -250,7 +270,8 @@ class ShardedSearch:
                          tier_last, filtered=bool(filter_sql(parse_query(query).filters)[0]))
         jobs = {i: self._pool.submit(self.shards[i].search, query,
                                      replace(stats, cut=cuts[i], tier_last=parts[i].tier_last), mode,
-                                     max(1.0, budget.remaining_s() * 1000.0), facets, sort) for i in keys}
+                                     max(1.0, budget.remaining_s() * 1000.0), facets, sort, synonyms=table)
+                for i in keys}
         futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
         answers: dict[int, ShardAnswer] = {}
         for i, job in jobs.items():
@@ -259,20 +280,80 @@ class ShardedSearch:
             else:
                 missing.append(self.shards[i].name)
         out = merge(query, answers, page, per_page, mode, facets=facets, sort=sort, per_site=per_site, rules=rules)
-        if missing:
-            out.partial = True
-            out.missing_shards = sorted(missing)
-            out.notes.append(f"{len(missing)} of {len(self.shards)} shards did not answer in time or are down "
-                             f"({', '.join(out.missing_shards)}): their pages are missing from these results.")
+        self._flag_missing(out, missing)
         if out.total == 0 and correct and out.suggestion and budget.remaining_s() > 0:
             fixed = self.search(out.suggestion, mode=mode, page=page, per_page=per_page,
                                 budget_ms=budget.remaining_s() * 1000.0, correct=False, facets=facets, sort=sort,
-                                per_site=per_site, rules=rules)
+                                per_site=per_site, rules=rules, synonyms=synonyms)
             if fixed.total:
                 note = f"No page holds every word of “{query}”: these are the results for “{out.suggestion}”."
                 fixed.query, fixed.suggestion, fixed.corrected = query, out.suggestion, True
                 fixed.notes.insert(0, note)
                 out = fixed
+        if out.total == 0 and not out.notes:
+            out.notes.append("No results.")
+        out.message = " ".join(out.notes + ([out.past_last_page_sentence(page + 1)] if out.past_last_page else [])) \
+            or None
+        return out
+
+
+    def _flag_missing(self, out: SearchResults, missing: list[str]) -> None:
+        """Flag ``out`` partial when shards (their names ``missing``) did not answer."""
+        if missing:
+            out.partial = True
+            out.missing_shards = sorted(missing)
+            out.notes.append(f"{len(missing)} of {len(self.shards)} shards did not answer in time or are down "
+                             f"({', '.join(out.missing_shards)}): their pages are missing from these results.")
+
+    def more_like_this(self, target: str, *, page: int = 0, per_page: int = 20,
+                       budget_ms: float = DEFAULT_BUDGET_MS, facets: bool = False, sort: str | None = None,
+                       per_site: int = 0, rules: tuple[RankingRule, ...] = ()) -> SearchResults:
+        """The pages of every shard nearest to ``target`` (a page's URL or entity generation
+        UUID, :func:`textpile.search.service.find_page`) by vector similarity, itself left
+        out, as :func:`textpile.search.service.more_like_this` ranks those of one index:
+        every shard is asked for the page (at most :data:`STATS_SHARE` of the budget), the
+        first shard holding it gives its vector and title, and every shard that answered
+        ranks its pages nearest to that vector (:mod:`textpile.search.shard_like`); they
+        are merged by similarity (:func:`merge`). A shard down or late in either round
+        leaves its pages out, flagged ``partial``. ``facets``, ``sort``, ``per_site`` and
+        ``rules`` are :meth:`search`'s.
+
+        Raises:
+            textpile.search.service.ModeError: no shard that answered holds ``target`` (the
+                message names it, and the shards that did not answer), or the shard holding
+                it has no vector for it.
+            textpile.search.results.PagingError: ``page`` or ``per_page`` is not a whole number.
+        """
+        page, per_page = result_page(page), results_per_page(per_page)
+        sort = check_sort(sort)
+        budget = Budget(budget_ms)
+        jobs = {i: self._pool.submit(shard.page, target, budget.remaining_s()) for i, shard in enumerate(self.shards)}
+        futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
+        missing = [self.shards[i].name for i, job in jobs.items() if not _answered(job)]
+        held = [(i, job.result()) for i, job in jobs.items() if _answered(job) and job.result() is not None]
+        if not held:
+            unanswered = f" ({len(missing)} of {len(self.shards)} shards did not answer: {', '.join(sorted(missing))})"
+            raise ModeError(f"{target!r}: no searchable page of the shards has that URL or entity generation UUID"
+                            + (unanswered if missing else ""))
+        owner, like = held[0]
+        if like.vector is None:
+            raise ModeError(no_vector_message(target))
+        # each shard renders the results the page may show: the first (page + 1) * per_page,
+        # all it may give when they are ordered or grouped anew
+        depth = ANSWER_DEPTH if sort or per_site or rules else min(ANSWER_DEPTH, (page + 1) * per_page)
+        like_jobs = {i: self._pool.submit(self.shards[i].like, like, like.entity_generation_id if i == owner else None,
+                                          depth, max(1.0, budget.remaining_s() * 1000.0), facets, sort)
+                     for i, job in jobs.items() if _answered(job)}
+        futures.wait(list(like_jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
+        answers: dict[int, ShardAnswer] = {}
+        for i, job in like_jobs.items():
+            if _answered(job):
+                answers[i] = job.result()
+            else:
+                missing.append(self.shards[i].name)
+        out = merge(like.title, answers, page, per_page, "semantic", facets=facets, sort=sort, per_site=per_site,
+                    rules=rules)
+        self._flag_missing(out, missing)
         if out.total == 0 and not out.notes:
             out.notes.append("No results.")
         out.message = " ".join(out.notes + ([out.past_last_page_sentence(page + 1)] if out.past_last_page else [])) \
@@ -306,6 +387,8 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
     candidates.sort(key=lambda c: ("typo" in c.explained.get("raw", {}),
                                    "features" in c.explained and not c.explained.get("raw"),
                                    -c.score, -c.bm25, c.shard, c.order))
+    if kind == "semantic":  # one index ranks its SEMANTIC_DEPTH nearest pages, each among its shard's
+        candidates = candidates[:SEMANTIC_DEPTH]
     candidates, capped = _arranged(candidates, rules, sort, per_site, per_page, page)
     out = SearchResults(query=query, page=page, per_page=per_page, mode=kind, sort=sort or "relevance",
                         results_per_site=per_site if per_site and sort != "date" else 0)
@@ -319,8 +402,8 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
     if facets:
         facts = {(i, n): PageFacts(*f) for i, a in answers.items() for n, f in enumerate(a.facts or [])}
         out.facets = count_facets(facts, query, any(a.facets_lower_bound for a in answers.values()))
-    if kind == "semantic":
-        out.total = len(candidates)
+    if kind == "semantic":  # one index's SEMANTIC_DEPTH nearest at most (each shard's are counted)
+        out.total = min(SEMANTIC_DEPTH, sum(a.total for a in answers.values()))
     else:
         out.total = sum(sum(1 for c in all_words if c.shard == i) if whole and a.fallback_any_term else a.total
                         for i, a in answers.items())
@@ -377,6 +460,8 @@ def _as_one_index(candidates: list[_Candidate], depth: int, seen: bool = False) 
         if "level" in raw(c):
             c.explained = dict(c.explained, raw={k: v for k, v in raw(c).items() if k not in ("bm25", "level")})
         kept.append(c)
+    for c in kept:  # one index's keyword stage reranked these (its proximity depth counts them)
+        c.reranked = True
     # one index's nearest pages are the best SEMANTIC_CANDIDATES by similarity of all its
     # pages, each of them among its shard's nearest (keyword candidates take their places too)
     similarities = sorted((raw(c)["semantic"] for c in candidates if "semantic" in raw(c)), reverse=True)
@@ -493,10 +578,10 @@ def _score(candidates: list[_Candidate], kind: str) -> None:
 def _proximity_as_one_index(candidates: list[_Candidate]) -> None:
     """One index measures ``proximity`` only for its first
     :data:`~textpile.search.proximity.PROXIMITY_DEPTH` keyword candidates by the keyword
-    score without it (:func:`textpile.search.rerank.rerank`; the pages only the vectors
-    found, which have no raw ``bm25``, have it measured too); the shards measured it for
-    every candidate: the others' is set to 0."""
-    keyword = [c for c in candidates if "bm25" in c.explained.get("raw", {})]
+    score without it (:func:`textpile.search.rerank.rerank`: the pages its page scans
+    found and those only a section found; the pages only the vectors found have it
+    measured too); the shards measured it for every candidate: the others' is set to 0."""
+    keyword = [c for c in candidates if c.reranked]
     without = {id(c): DEFAULT_RANKING.score({**c.features, "proximity": 0.0}) for c in keyword}
     keyword.sort(key=lambda c: (-without[id(c)], -c.bm25, c.shard, c.order))
     for c in keyword[PROXIMITY_DEPTH:]:

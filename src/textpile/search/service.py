@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import uuid as uuid_module
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -157,6 +158,18 @@ def find_page(conn: sqlite3.Connection, page: str) -> int:
     Raises:
         ModeError: no searchable page is named so.
     """
+    eg_id = _page_id(conn, page)
+    if eg_id is None:
+        raise ModeError(_not_found(page))
+    return eg_id
+
+
+def _not_found(page: str) -> str:
+    return f"{page!r}: no searchable page of this index has that URL or entity generation UUID"
+
+
+def _page_id(conn: sqlite3.Connection, page: str) -> int | None:
+    """:func:`find_page`'s generation, None when no searchable page is named so."""
     searchable = SEARCHABLE.format(eg="eg")
     try:
         key = uuid_module.UUID(page.strip()).bytes
@@ -171,9 +184,56 @@ def find_page(conn: sqlite3.Connection, page: str) -> int:
             "SELECT eg.entity_generation_id FROM entity_generation eg JOIN url u ON u.url_id = eg.url_id "
             f"WHERE u.str_url = ? AND eg.url_fragment IS ? AND {searchable} ORDER BY eg.entity_generation_id DESC",
             (url, fragment or None)).fetchone()
-    if row is None:
-        raise ModeError(f"{page!r}: no searchable page of this index has that URL or entity generation UUID")
-    return row[0]
+    return None if row is None else row[0]
+
+
+@dataclass(frozen=True)
+class LikePage:
+    """The page of a "more like this" search in its index: its generation, its vector
+    (None when the index has none for it), its title as the results' ``query`` shows it,
+    the words of the title the search runs (the snippets mark them), and the model that
+    made the vector."""
+
+    entity_generation_id: int
+    vector: np.ndarray | None
+    title: str
+    words: str
+    model: str | None = None
+
+
+def like_page(conn: sqlite3.Connection, target: str, semantic: Semantic | None = None) -> LikePage | None:
+    """The :class:`LikePage` of ``target`` (:func:`find_page`) in the index ``conn`` (its
+    vector from ``semantic``, loaded when None), None when no searchable page of it is
+    named so."""
+    eg_id = _page_id(conn, target)
+    if eg_id is None:
+        return None
+    if semantic is None:
+        semantic = Semantic(None, load_page_vectors(conn))
+    vector = semantic.vectors.vector_of(eg_id) if semantic.vectors is not None else None
+    info = page_infos(conn, [eg_id])[eg_id]
+    title = " ".join((info.title or info.headline or info.url).split())
+    # Its words only, in lower case: a title's quotes, dashes, colons or OR are no query syntax.
+    words = " ".join(_TITLE_WORD.findall(title)).lower() or title
+    return LikePage(eg_id, vector, title, words, semantic.vectors.model if vector is not None else None)
+
+
+def like_search(conn: sqlite3.Connection, like: LikePage, *, semantic: Semantic | None = None,
+                exclude: int | None = None, **options) -> SearchResults:
+    """The pages of the index ``conn`` nearest to ``like``'s vector (a page of this index or
+    of another shard), ``exclude`` (a generation of this index: the page itself) left out,
+    as :func:`more_like_this` ranks them; ``options`` are
+    :func:`textpile.search.engine.search`'s.
+
+    Raises:
+        textpile.search.results.PagingError: the page or page size is not a whole number.
+    """
+    if semantic is None:
+        semantic = Semantic(None, load_page_vectors(conn))
+    out = search(conn, like.words, reorder=_VectorRanking("semantic", semantic, query_vector=like.vector,
+                                                          exclude=exclude), **options)
+    out.query, out.mode = like.title, "semantic"
+    return out
 
 
 def more_like_this(conn: sqlite3.Connection, target: str, *, semantic: Semantic | None = None,
@@ -187,17 +247,16 @@ def more_like_this(conn: sqlite3.Connection, target: str, *, semantic: Semantic 
         textpile.search.results.PagingError: the page or page size is not a whole number.
         textpile.semantic.model.ModelError: the model's package is missing.
     """
-    eg_id = find_page(conn, target)
     if semantic is None:
         semantic = Semantic(None, load_page_vectors(conn))
-    vector = semantic.vectors.vector_of(eg_id) if semantic.vectors is not None else None
-    if vector is None:
-        raise ModeError(f"{target!r}: this index has no vector for that page (summarized without embeddings?)")
-    info = page_infos(conn, [eg_id])[eg_id]
-    title = " ".join((info.title or info.headline or info.url).split())
-    # Its words only, in lower case: a title's quotes, dashes, colons or OR are no query syntax.
-    words = " ".join(_TITLE_WORD.findall(title)).lower() or title
-    out = search(conn, words, reorder=_VectorRanking("semantic", semantic, query_vector=vector, exclude=eg_id),
-                 **options)
-    out.query, out.mode = title, "semantic"
-    return out
+    like = like_page(conn, target, semantic)
+    if like is None:
+        raise ModeError(_not_found(target))
+    if like.vector is None:
+        raise ModeError(no_vector_message(target))
+    return like_search(conn, like, semantic=semantic, exclude=like.entity_generation_id, **options)
+
+
+def no_vector_message(target: str) -> str:
+    """The error of a "more like this" search whose page has no vector."""
+    return f"{target!r}: this index has no vector for that page (summarized without embeddings?)"

@@ -18,6 +18,7 @@ served shard answer alike:
   values behind the features that are relative to the other candidates (bm25, the
   similarities), at most :data:`ANSWER_DEPTH`; the fan-out ranks them together once.
 
+"More like this" asks two more things, ``page`` and ``like`` (:mod:`textpile.search.shard_like`).
 :func:`answer_json` and :func:`answer_from_json` are the JSON form of an answer.
 """
 
@@ -35,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 
-from textpile.errors import TextpileError
+from textpile.errors import ConfigError, TextpileError
 from textpile.index.analysis import Analyzer
 from textpile.index.docids import last_section_docid
 from textpile.index.tier import TOP_TIER_PAGES
@@ -47,6 +48,7 @@ from textpile.search.plan import (fts_phrase, language_codes, language_pages, pl
                                   with_split_forms)
 from textpile.search.query import Filter, matches_subdomains, parse_query
 from textpile.search.results import ResultSection, SearchResult, SearchResults
+from textpile.search.synonyms import NO_SYNONYMS, Synonyms, synonym_table, with_synonyms
 from textpile.search.typos import nearby_words
 from textpile.search.weights import CorpusStats, plan_terms, term_documents
 from textpile.semantic.loaded import SemanticCache
@@ -64,11 +66,13 @@ class ShardError(TextpileError):
 
 
 def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, int] | None = None,
-                tier_pages: int | None = None) -> CorpusStats:
+                tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS) -> CorpusStats:
     """The shard's statistics for ``query``: its indexed pages, its pages per stemmer
     language, and ``{term: pages}`` (and phrases) for the index terms of the query
     analyzed in its stemmer languages, or in those of ``languages`` (``{language:
-    pages}`` of every shard: :func:`textpile.search.plan.language_codes`). With
+    pages}`` of every shard: :func:`textpile.search.plan.language_codes`), its items
+    joined by their ``synonyms`` (:func:`textpile.search.synonyms.with_synonyms`: the
+    members' terms are counted too, as the search will weigh them). With
     ``tier_pages`` (its first pages in docid order that one index of every shard holds in
     its first tier: :func:`tier_shares`), the same statistics of those pages
     (:attr:`CorpusStats.tier`, :attr:`CorpusStats.tier_last`).
@@ -79,7 +83,7 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
     parsed = parse_query(query)
     own = language_pages(conn)
     analyzer, codes = Analyzer(), language_codes(languages if languages else own)
-    plan = plan_query(parsed, analyzer, codes)
+    plan = with_synonyms(plan_query(parsed, analyzer, codes), synonyms, analyzer, codes)
     expressions = [plan.all_terms, plan.relaxed().all_terms]
     splits = split_candidates(analyzer, plan, codes)
     terms = plan_terms(plan)
@@ -200,8 +204,10 @@ def holds_site(hosts: frozenset[str], filters: list[Filter]) -> bool:
 
 
 def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mode: str | None = None,
-                 semantic=None, budget_ms: float = 1000.0, facets: bool = False, sort: str | None = None) -> SearchResults:
-    """``query`` searched on the shard ``conn`` with the summed ``stats``: every reranked
+                 semantic=None, budget_ms: float = 1000.0, facets: bool = False, sort: str | None = None,
+                 synonyms: Synonyms = NO_SYNONYMS) -> SearchResults:
+    """``query`` searched on the shard ``conn`` with the summed ``stats`` (and the search's
+    ``synonyms``, :mod:`textpile.search.synonyms`): every reranked
     candidate (at most :data:`ANSWER_DEPTH`) rendered, ``explained`` filled (features and
     raw values, the ``proximity`` of every candidate: the fan-out keeps it for the first
     over all shards), no "did you mean" correction (the fan-out corrects over all shards);
@@ -215,7 +221,7 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
 
     return search_pages(conn, query, mode=mode, semantic=semantic, page=0, per_page=ANSWER_DEPTH,
                         budget_ms=budget_ms, explain=True, correct=False, stats=stats, facets=facets, sort=sort,
-                        proximity_depth=None)
+                        proximity_depth=None, synonyms=synonyms)
 
 
 @dataclass
@@ -346,17 +352,17 @@ class LocalShard:
             return prior_pages(conn)
 
     def stats(self, query: str, timeout_s: float | None = None, languages: Mapping[str, int] | None = None,
-              tier_pages: int | None = None) -> CorpusStats:
+              tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS) -> CorpusStats:
         with self._connect() as conn:
-            return query_stats(conn, query, languages, tier_pages)
+            return query_stats(conn, query, languages, tier_pages, synonyms)
 
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
-             timeout_s: float | None = None) -> ScanKeys:
+             timeout_s: float | None = None, synonyms: Synonyms = NO_SYNONYMS) -> ScanKeys:
         with self._connect() as conn:
-            return scan_keys(conn, query, stats, page_scan, section_scan)
+            return scan_keys(conn, query, stats, page_scan, section_scan, synonyms)
 
     def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float, facets: bool = False,
-               sort: str | None = None) -> ShardAnswer:
+               sort: str | None = None, synonyms: Synonyms = NO_SYNONYMS) -> ShardAnswer:
         from textpile.search.service import check_mode
 
         with self._connect() as conn:
@@ -364,7 +370,25 @@ class LocalShard:
             if check_mode(mode) != "keyword":
                 semantic = self._semantic().get(conn)
             return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms,
-                                          facets=facets, sort=sort))
+                                          facets=facets, sort=sort, synonyms=synonyms))
+
+    def page(self, target: str, timeout_s: float | None = None):
+        """The :class:`textpile.search.service.LikePage` of ``target`` on this shard, None
+        when it holds no such page (:mod:`textpile.search.shard_like`)."""
+        from textpile.search.service import like_page
+
+        with self._connect() as conn:
+            return like_page(conn, target, self._semantic().get(conn, with_model=False))
+
+    def like(self, like, exclude: int | None, depth: int, budget_ms: float, facets: bool = False,
+             sort: str | None = None) -> ShardAnswer:
+        """This shard's pages nearest to ``like``'s vector, the first ``depth`` rendered
+        (:func:`textpile.search.shard_like.shard_like`)."""
+        from textpile.search.shard_like import shard_like
+
+        with self._connect() as conn:
+            return answer_of(shard_like(conn, like, self._semantic().get(conn, with_model=False), exclude,
+                                        depth=depth, budget_ms=budget_ms, facets=facets, sort=sort))
 
     def close(self) -> None:
         """Close the shard's connections: the idle ones at once, those a late search still
@@ -455,8 +479,8 @@ class RemoteShard:
             raise ShardError(f"{self.name}: the answer has no prior keys") from exc
 
     def stats(self, query: str, timeout_s: float = 5.0, languages: Mapping[str, int] | None = None,
-              tier_pages: int | None = None) -> CorpusStats:
-        params = {"op": "stats", "search": query}
+              tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS) -> CorpusStats:
+        params = {"op": "stats", "search": query, **synonyms_param(synonyms)}
         if languages:
             params["languages"] = json.dumps(dict(languages), separators=(",", ":"))
         if tier_pages is not None:
@@ -468,20 +492,46 @@ class RemoteShard:
             raise ShardError(f"{self.name}: the answer has no statistics") from exc
 
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
-             timeout_s: float = 5.0) -> ScanKeys:
+             timeout_s: float = 5.0, synonyms: Synonyms = NO_SYNONYMS) -> ScanKeys:
         doc = self._get({"op": "keys", "search": query, "page_scan": str(page_scan), "section_scan": str(section_scan),
-                         "stats": json.dumps(stats_json(stats), separators=(",", ":"))}, timeout_s)
+                         "stats": json.dumps(stats_json(stats), separators=(",", ":")),
+                         **synonyms_param(synonyms)}, timeout_s)
         try:
             return keys_from_json(doc)
         except (KeyError, TypeError, ValueError) as exc:
             raise ShardError(f"{self.name}: the answer has no scan keys") from exc
 
     def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float, facets: bool = False,
-               sort: str | None = None, timeout_s: float | None = None) -> ShardAnswer:
+               sort: str | None = None, synonyms: Synonyms = NO_SYNONYMS,
+               timeout_s: float | None = None) -> ShardAnswer:
         params = {"op": "search", "search": query, "budget_ms": f"{max(1.0, budget_ms):.0f}",
-                  "stats": json.dumps(stats_json(stats), separators=(",", ":"))}
+                  "stats": json.dumps(stats_json(stats), separators=(",", ":")), **synonyms_param(synonyms)}
         if mode:
             params["mode"] = mode
+        if facets:
+            params["facets"] = "1"
+        if sort:
+            params["sort"] = sort
+        doc = self._get(params, timeout_s if timeout_s is not None else budget_ms / 1000.0 + 1.0)
+        return answer_from_json(doc, self.name)
+
+    def page(self, target: str, timeout_s: float = 5.0):
+        from textpile.search.shard_like import like_from_json
+
+        doc = self._get({"op": "page", "like": target}, timeout_s)
+        try:
+            return like_from_json(doc)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ShardError(f"{self.name}: the answer is no page ({type(exc).__name__}: {exc})") from exc
+
+    def like(self, like, exclude: int | None, depth: int, budget_ms: float, facets: bool = False,
+             sort: str | None = None, timeout_s: float | None = None) -> ShardAnswer:
+        from textpile.search.shard_like import like_json
+
+        params = {"op": "like", "page": json.dumps(like_json(like), separators=(",", ":")), "depth": str(depth),
+                  "budget_ms": f"{max(1.0, budget_ms):.0f}"}
+        if exclude is not None:
+            params["exclude"] = str(exclude)
         if facets:
             params["facets"] = "1"
         if sort:
@@ -542,6 +592,34 @@ def _floor(doc) -> tuple[float, int, int] | None:
         TypeError, ValueError, IndexError: ``doc`` is not one.
     """
     return None if doc is None else (float(doc[0]), int(doc[1]), int(doc[2]))
+
+
+def synonyms_param(synonyms: Synonyms) -> dict[str, str]:
+    """The shard endpoint's ``synonyms`` parameter for the table ``synonyms`` (its groups
+    as a JSON list of lists, those of the query's items:
+    :func:`textpile.search.synonyms.query_synonyms`); none for the empty table."""
+    return {"synonyms": json.dumps([list(g) for g in synonyms.groups], separators=(",", ":"))} if synonyms else {}
+
+
+def synonyms_from_json(text: str | None) -> Synonyms:
+    """The synonym table of the shard endpoint's ``synonyms`` parameter (none: the empty
+    table; the served shard's own ``synonyms`` setting is not read, the searching
+    textpile's table is the search's).
+
+    Raises:
+        ShardError: ``text`` is not a JSON list of groups of words (the message names
+            the entry, as :func:`textpile.search.synonyms.synonym_table`'s).
+    """
+    if not text:
+        return NO_SYNONYMS
+    try:
+        groups = json.loads(text)
+    except ValueError as exc:
+        raise ShardError(f"synonyms: expected a JSON list of groups of words, got {text[:80]!r}") from exc
+    try:
+        return synonym_table(groups, "synonyms")
+    except ConfigError as exc:  # naming the entry
+        raise ShardError(str(exc)) from exc
 
 
 def languages_from_json(text: str) -> dict[str, int]:

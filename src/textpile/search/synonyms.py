@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from textpile.errors import ConfigError
 from textpile.index.analysis import Analyzer, fold
 from textpile.search.plan import Item, QueryPlan
+from textpile.search.query import parse_query
 
 #: The most groups a table may hold, and members per group (the server reads its table
 #: at every search; it is meant for a site's abbreviations, not a thesaurus).
@@ -82,6 +83,19 @@ def synonym_table(groups: object, where: str = "synonyms") -> Synonyms:
             by_key[key] = i
         checked.append(tuple(group))
     return Synonyms(tuple(checked), by_key)
+
+
+def query_synonyms(synonyms: Synonyms, query: str) -> Synonyms:
+    """The groups of ``synonyms`` that a positive item of ``query`` is a member of (what
+    :func:`with_synonyms` reads of the table for it), as a table; ``synonyms`` itself
+    when it is empty. A search over shards sends this part of its table to each shard
+    (:mod:`textpile.search.shards`)."""
+    if not synonyms:
+        return synonyms
+    analyzer = Analyzer()
+    wanted = sorted({synonyms.by_key[k] for k in (member_key(analyzer, t.text) for t in parse_query(query).positive_terms)
+                     if k in synonyms.by_key})
+    return synonym_table([list(synonyms.groups[g]) for g in wanted]) if wanted else NO_SYNONYMS
 
 
 def _expanded(item: Item, synonyms: Synonyms, analyzer: Analyzer, codes: Sequence[str | None]) -> list[Item]:

@@ -15,12 +15,17 @@ pages per prior key), ``op=stats`` (``search=``, ``languages=`` those of every s
 ``page_scan=``, ``section_scan=``: :mod:`textpile.search.cuts`) and ``op=search``
 (``search=``, ``stats=`` the summed statistics and the shard's cut, ``mode=``,
 ``budget_ms=``, ``facets=1``, ``sort=date``), answered in JSON; 400 naming a bad parameter.
+``op=page`` (``like=``) and ``op=like`` (``page=``, ``exclude=``) are "more like this"
+(:func:`_like_op`). ``op=stats``, ``op=keys`` and ``op=search`` take the searching textpile's synonym groups
+for the query (``synonyms=[["k8s","kubernetes"]]``; none: no synonyms): the search over
+shards uses one table, the searching textpile's, not each shard's own setting.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 
 from datasette.utils.asgi import Response
@@ -29,10 +34,11 @@ from textpile.errors import DatabaseError, TextpileError
 from textpile.search.cuts import scan_keys
 from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.fanout import ShardedSearch
-from textpile.search.shards import (LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
+from textpile.search.shards import (ANSWER_DEPTH, LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
                                     languages_from_json, origin_hosts, prior_pages, query_stats, shard_search,
-                                    stats_from_json, stats_json)
-from textpile.search.service import ModeError, check_mode
+                                    stats_from_json, stats_json, synonyms_from_json)
+from textpile.search.service import ModeError, check_mode, like_page
+from textpile.search.shard_like import like_from_json, like_json, shard_like
 from textpile.search.sorting import SortError, check_sort
 from textpile.web.access import viewable_target
 from textpile.web.settings import remote_shards, search_time_limit_ms
@@ -74,6 +80,53 @@ def sharded_search(datasette, target: SummaryDatabase) -> ShardedSearch | None:
         return router
 
 
+async def _like_op(datasette, request, target: SummaryDatabase, op: str) -> dict | Response:
+    """The answer to ``op=page`` (``like=`` a URL or entity generation UUID: the page and
+    its vector, or ``{"held": false}``) or ``op=like`` (``page=`` that answer, ``exclude=``
+    the generation to leave out, ``depth=`` the results to render, ``budget_ms=``,
+    ``facets=1``, ``sort=date``: the pages nearest to its vector), :mod:`textpile.search.shard_like`; a 400 naming a bad parameter.
+
+    Raises:
+        ShardError, SortError: a bad ``page`` or ``sort``.
+    """
+    def vectors(conn):
+        return target.semantic.get(conn, with_model=False)
+
+    if op == "page":
+        wanted = request.args.get("like", "")
+        if not wanted.strip():
+            return _bad("like: expected a page's URL or entity generation UUID")
+
+        def find():
+            conn = target.search_connection()
+            return like_json(like_page(conn, wanted, vectors(conn)))
+
+        return await asyncio.to_thread(find)
+    text = request.args.get("page", "")
+    try:
+        like = like_from_json(json.loads(text))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ShardError(f"page: expected the answer of op=page, got {text[:80]!r}") from exc
+    if like is None or like.vector is None:
+        return _bad("page: expected a page with its vector")
+    limit = search_time_limit_ms(datasette.plugin_config("textpile"))
+    numbers = {}
+    for name, default in (("budget_ms", str(limit)), ("exclude", None), ("depth", str(ANSWER_DEPTH))):
+        value = request.args.get(name) or default
+        if value is not None and (not value.isascii() or not value.isdigit()):
+            return _bad(f"{name}: expected a whole number, got {value!r}")
+        numbers[name] = None if value is None else int(value)
+    facets = request.args.get("facets") == "1"
+    sort = check_sort(request.args.get("sort") or None)
+
+    def run():
+        conn = target.search_connection()
+        return answer_json(answer_of(shard_like(conn, like, vectors(conn), numbers["exclude"], depth=numbers["depth"],
+                                                budget_ms=min(numbers["budget_ms"], limit), facets=facets, sort=sort)))
+
+    return await asyncio.to_thread(run)
+
+
 def _bad(message: str) -> Response:
     return Response.json({"ok": False, "error": message, "status": 400}, status=400)
 
@@ -88,9 +141,10 @@ async def shard_view(datasette, request):
         return Response.json({"ok": False, "error": "Permission denied", "status": 403}, status=403)
     op = request.args.get("op")
     query = request.args.get("search", "")
-    if op not in ("hosts", "priors", "stats", "keys", "search"):
-        return _bad(f"op: expected hosts, priors, stats, keys or search, got {op!r}")
+    if op not in ("hosts", "priors", "stats", "keys", "search", "page", "like"):
+        return _bad(f"op: expected hosts, priors, stats, keys, search, page or like, got {op!r}")
     try:
+        synonyms = synonyms_from_json(request.args.get("synonyms"))
         if op == "hosts":
             doc = {"hosts": sorted(await asyncio.to_thread(lambda: origin_hosts(target.search_connection())))}
         elif op == "priors":
@@ -103,7 +157,7 @@ async def shard_view(datasette, request):
                 return _bad(f"tier_pages: expected a whole number of pages, got {tier_text!r}")
             tier_pages = int(tier_text) if tier_text is not None else None
             doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query, languages,
-                                                                         tier_pages)))
+                                                                         tier_pages, synonyms)))
         elif op == "keys":
             stats = stats_from_json(request.args.get("stats", ""))
             scans = []
@@ -113,7 +167,11 @@ async def shard_view(datasette, request):
                     return _bad(f"{name}: expected a whole number from 1 to {MAX_SCAN}, got {text!r}")
                 scans.append(int(text))
             doc = keys_json(await asyncio.to_thread(lambda: scan_keys(target.search_connection(), query, stats,
-                                                                      *scans)))
+                                                                      *scans, synonyms)))
+        elif op in ("page", "like"):
+            doc = await _like_op(datasette, request, target, op)
+            if isinstance(doc, Response):
+                return doc
         else:
             stats = stats_from_json(request.args.get("stats", ""))
             mode = request.args.get("mode") or None
@@ -130,7 +188,8 @@ async def shard_view(datasette, request):
                 conn = target.search_connection()
                 semantic = target.semantic.get(conn) if check_mode(mode) != "keyword" else None
                 return answer_json(answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic,
-                                                          budget_ms=budget_ms, facets=facets, sort=sort)))
+                                                          budget_ms=budget_ms, facets=facets, sort=sort,
+                                                          synonyms=synonyms)))
 
             doc = await asyncio.to_thread(run)
     except (ShardError, ModeError, SortError) as exc:

@@ -59,17 +59,21 @@ def run_search(target: SummaryDatabase, query: str, page: int, per_page: int,
     ``target.semantic`` keeps the model and vectors between requests. ``options`` are
     :func:`textpile.search.engine.search`'s ``facets``, ``sort``, ``per_site`` and ``rules``.
     When ``datasette`` serves several shards (:mod:`textpile.web.shards`), a query searches
-    all of them as one index, with the ``options`` (a ``like`` search stays on ``target``;
-    the search over shards takes no synonyms yet).
+    all of them as one index, with the ``options`` and the ``synonyms``, and a ``like``
+    search finds its page on whichever shard holds it and its neighbours on every shard
+    (:meth:`textpile.search.fanout.ShardedSearch.more_like_this`).
 
     Raises:
         ModeError: a bad mode, or ``like`` names no page with a vector.
         textpile.semantic.model.ModelError: the model's package is missing.
         DatabaseError, sqlite3.Error: the database cannot be read.
     """
-    router = sharded_search(datasette, target) if datasette is not None and not like else None
+    router = sharded_search(datasette, target) if datasette is not None else None
+    if router is not None and like:
+        return router.more_like_this(like, page=page, per_page=per_page, budget_ms=budget_ms)
     if router is not None:
-        return router.search(query, mode=mode, page=page, per_page=per_page, budget_ms=budget_ms, **options)
+        return router.search(query, mode=mode, page=page, per_page=per_page, budget_ms=budget_ms, synonyms=synonyms,
+                             **options)
     with target.serving():  # (a replaced target stays open until this ends)
         conn = target.search_connection()
         loaded = None
