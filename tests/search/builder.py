@@ -216,3 +216,18 @@ def sharded_sites(base: Path) -> tuple[Path, list[Path]]:
         b.build_fts()
         b.close()
     return base / "one.db", [base / f"shard{i}.db" for i in range(len(SHARD_HOSTS))]
+
+
+def like_on_one_index(path, target, **options):
+    """More like ``target`` on the one index at ``path`` (its own vectors), with ``options``
+    of :func:`textpile.search.service.more_like_this`: what a search over shards must equal."""
+    from textpile.search.service import more_like_this
+    from textpile.search.shards import LocalShard
+
+    single = LocalShard.open(path)
+    try:
+        with single._connect() as conn:
+            return more_like_this(conn, target, semantic=single._semantic().get(conn, with_model=False),
+                                  budget_ms=60_000, **options)
+    finally:
+        single.close()

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from search.builder import SHARD_HOSTS as HOSTS, sharded_sites
+from search.builder import SHARD_HOSTS as HOSTS, like_on_one_index, sharded_sites
 from textpile.search.boosts import RankingRule
 from textpile.search.fanout import ShardedSearch
 from textpile.search.global_bm25 import GlobalBm25, counted_phrases, phrase_documents, phrases_of, table_totals
@@ -303,18 +303,6 @@ def test_vector_modes_merge_as_one_index(embedded, mode):
 
 
 
-def _like_one(path, target, **options):
-    from textpile.search.service import more_like_this
-
-    single = LocalShard.open(path)
-    try:
-        with single._connect() as conn:
-            return more_like_this(conn, target, semantic=single._semantic().get(conn, with_model=False),
-                                  budget_ms=60_000, **options)
-    finally:
-        single.close()
-
-
 def _page_url(h: int, n: int) -> str:
     """The URL of page ``n`` of site ``h`` of :func:`sharded_sites`."""
     return f"https://{HOSTS[h]}/{'ref' if n % 3 == 0 else 'doc'}/{n}.html"
@@ -330,7 +318,7 @@ def test_more_like_this_over_shards_ranks_as_one_index(embedded):
     with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
         for h, n in ((0, 1), (1, 4), (2, 9), (2, 0)):
             url = _page_url(h, n)
-            expected = _like_one(one, url, per_page=60)
+            expected = like_on_one_index(one, url, per_page=60)
             got = router.more_like_this(url, per_page=60, budget_ms=60_000)
             assert got.mode == expected.mode == "semantic" and not got.partial and got.missing_shards == []
             assert got.query == expected.query and got.total == expected.total == 59, url
@@ -343,13 +331,13 @@ def test_more_like_this_over_shards_ranks_as_one_index(embedded):
         second = router.more_like_this(_page_url(1, 4), page=1, per_page=10, budget_ms=60_000)
         assert first.total == second.total == 59
         assert [r.url for r in first.results + second.results] == [
-            r.url for r in _like_one(one, _page_url(1, 4), per_page=20).results]
+            r.url for r in like_on_one_index(one, _page_url(1, 4), per_page=20).results]
         conn = sqlite3.connect(paths[2])
         uuid = conn.execute("SELECT hex(entity_generation_uuid) FROM entity_generation eg JOIN url u "
                             "ON u.url_id = eg.url_id WHERE u.str_url = ?", (_page_url(2, 9),)).fetchone()[0]
         conn.close()
         by_uuid = router.more_like_this(str(__import__("uuid").UUID(uuid)), per_page=60, budget_ms=60_000)
-        assert [r.url for r in by_uuid.results] == [r.url for r in _like_one(one, _page_url(2, 9),
+        assert [r.url for r in by_uuid.results] == [r.url for r in like_on_one_index(one, _page_url(2, 9),
                                                                              per_page=60).results]
 
 
@@ -365,7 +353,7 @@ def test_more_like_this_over_shards_names_a_missing_page_and_flags_a_down_shard(
     with ShardedSearch([LocalShard.open(paths[0]), bare, LocalShard.open(paths[2])]) as router:
         got = router.more_like_this(_page_url(0, 1), per_page=60, budget_ms=60_000)
         assert got.partial and got.missing_shards == [bare.name]
-        assert [r.url for r in got.results] == [r.url for r in _like_one(one, _page_url(0, 1), per_page=60).results
+        assert [r.url for r in got.results] == [r.url for r in like_on_one_index(one, _page_url(0, 1), per_page=60).results
                                                 if HOSTS[1] not in r.url]
         like = router.shards[0].page(_page_url(0, 1))
         assert like.model and len(like.vector) > 10
@@ -381,7 +369,7 @@ def test_more_like_this_over_shards_names_a_missing_page_and_flags_a_down_shard(
         got = router.more_like_this(_page_url(0, 1), per_page=60, budget_ms=5_000)
         assert got.partial and got.missing_shards == [down.name]
         assert "1 of 3 shards did not answer in time or are down" in got.message
-        assert [r.url for r in got.results] == [r.url for r in _like_one(one, _page_url(0, 1), per_page=60).results
+        assert [r.url for r in got.results] == [r.url for r in like_on_one_index(one, _page_url(0, 1), per_page=60).results
                                                 if HOSTS[1] not in r.url]
         with pytest.raises(ModeError) as caught:  # the page may be on the shard that is down
             router.more_like_this(_page_url(1, 4), budget_ms=5_000)

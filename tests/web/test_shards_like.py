@@ -11,7 +11,7 @@ import signal
 import httpx
 import pytest
 
-from search.builder import SHARD_HOSTS, sharded_sites
+from search.builder import SHARD_HOSTS, like_on_one_index, sharded_sites
 from web.test_shards_served import _serve
 
 
@@ -33,19 +33,6 @@ def served(tmp_path_factory):
         shard.wait(60)
 
 
-def _one(one, target, **options):
-    from textpile.search.service import more_like_this
-    from textpile.search.shards import LocalShard
-
-    single = LocalShard.open(one)
-    try:
-        with single._connect() as conn:
-            return more_like_this(conn, target, semantic=single._semantic().get(conn, with_model=False),
-                                  budget_ms=60_000, **options)
-    finally:
-        single.close()
-
-
 def test_like_over_a_served_shard_ranks_as_one_index(served):
     from datasette.app import Datasette
 
@@ -59,7 +46,7 @@ def test_like_over_a_served_shard_ranks_as_one_index(served):
     asyncio.run(ds.invoke_startup())
     with ShardedSearch([LocalShard.open(paths[0]), RemoteShard(shard_url), LocalShard.open(paths[2])]) as router:
         for url in (f"https://{SHARD_HOSTS[1]}/doc/4.html", f"https://{SHARD_HOSTS[0]}/ref/3.html"):
-            expected = _one(one, url, per_page=60)
+            expected = like_on_one_index(one, url, per_page=60)
             got = router.more_like_this(url, per_page=60, budget_ms=60_000)
             assert not got.partial and got.total == expected.total == 59 and got.query == expected.query
             assert [r.url for r in got.results] == [r.url for r in expected.results], url
@@ -83,5 +70,5 @@ def test_like_over_a_served_shard_ranks_as_one_index(served):
     page = asyncio.run(ds.client.get("/search", params={"like": url, "format": "json", "per_page": "60"}))
     doc = page.json()
     assert page.status_code == 200 and doc["partial"] is True and doc["missing_shards"] == [shard_url]
-    assert [item["url"] for item in doc["list"]] == [r.url for r in _one(one, url, per_page=60).results
+    assert [item["url"] for item in doc["list"]] == [r.url for r in like_on_one_index(one, url, per_page=60).results
                                                      if SHARD_HOSTS[1] not in r.url]

@@ -508,12 +508,7 @@ class RemoteShard:
                   "stats": json.dumps(stats_json(stats), separators=(",", ":")), **synonyms_param(synonyms)}
         if mode:
             params["mode"] = mode
-        if facets:
-            params["facets"] = "1"
-        if sort:
-            params["sort"] = sort
-        doc = self._get(params, timeout_s if timeout_s is not None else budget_ms / 1000.0 + 1.0)
-        return answer_from_json(doc, self.name)
+        return self._answer(params, budget_ms, facets, sort, timeout_s)
 
     def page(self, target: str, timeout_s: float = 5.0):
         from textpile.search.shard_like import like_from_json
@@ -532,6 +527,13 @@ class RemoteShard:
                   "budget_ms": f"{max(1.0, budget_ms):.0f}"}
         if exclude is not None:
             params["exclude"] = str(exclude)
+        return self._answer(params, budget_ms, facets, sort, timeout_s)
+
+    def _answer(self, params: dict[str, str], budget_ms: float, facets: bool, sort: str | None,
+                timeout_s: float | None) -> ShardAnswer:
+        """The served shard's answer to a search or like request ``params`` with the
+        result options every one takes (facets, sort), within ``timeout_s`` (default: the
+        time budget and a second for the round trip)."""
         if facets:
             params["facets"] = "1"
         if sort:
