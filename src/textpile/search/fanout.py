@@ -272,13 +272,7 @@ class ShardedSearch:
                                      replace(stats, cut=cuts[i], tier_last=parts[i].tier_last), mode,
                                      max(1.0, budget.remaining_s() * 1000.0), facets, sort, synonyms=table)
                 for i in keys}
-        futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
-        answers: dict[int, ShardAnswer] = {}
-        for i, job in jobs.items():
-            if _answered(job):
-                answers[i] = job.result()
-            else:
-                missing.append(self.shards[i].name)
+        answers = self._answers(jobs, budget, missing)
         out = merge(query, answers, page, per_page, mode, facets=facets, sort=sort, per_site=per_site, rules=rules)
         self._flag_missing(out, missing)
         if out.total == 0 and correct and out.suggestion and budget.remaining_s() > 0:
@@ -296,6 +290,19 @@ class ShardedSearch:
             or None
         return out
 
+
+    def _answers(self, jobs: dict[int, futures.Future], budget: Budget, missing: list[str]) -> dict[int, ShardAnswer]:
+        """The answers of the shards' ``jobs`` ({shard index: job}) that came within the time
+        left (and the grace for the round trip); the names of the others are added to
+        ``missing``."""
+        futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
+        answers: dict[int, ShardAnswer] = {}
+        for i, job in jobs.items():
+            if _answered(job):
+                answers[i] = job.result()
+            else:
+                missing.append(self.shards[i].name)
+        return answers
 
     def _flag_missing(self, out: SearchResults, missing: list[str]) -> None:
         """Flag ``out`` partial when shards (their names ``missing``) did not answer."""
@@ -344,13 +351,7 @@ class ShardedSearch:
         like_jobs = {i: self._pool.submit(self.shards[i].like, like, like.entity_generation_id if i == owner else None,
                                           depth, max(1.0, budget.remaining_s() * 1000.0), facets, sort)
                      for i, job in jobs.items() if _answered(job)}
-        futures.wait(list(like_jobs.values()), timeout=max(0.0, budget.remaining_s()) + GRACE_S)
-        answers: dict[int, ShardAnswer] = {}
-        for i, job in like_jobs.items():
-            if _answered(job):
-                answers[i] = job.result()
-            else:
-                missing.append(self.shards[i].name)
+        answers = self._answers(like_jobs, budget, missing)
         out = merge(like.title, answers, page, per_page, "semantic", facets=facets, sort=sort, per_site=per_site,
                     rules=rules)
         self._flag_missing(out, missing)
