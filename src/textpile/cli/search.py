@@ -66,12 +66,17 @@ def _per_page(value: str) -> int:
     return _whole_number(value, 1, MAX_PER_PAGE)
 
 
+def _one_of(value: str, choices) -> str:
+    """``value`` when it is one of ``choices``; else the option's error naming them."""
+    if value not in choices:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def _mode(value: str) -> str:
     from textpile.search.service import MODES
 
-    if value not in MODES:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(MODES)}, got {value!r}")
-    return value
+    return _one_of(value, MODES)
 
 
 def _per_site(value: str) -> int:
@@ -83,9 +88,7 @@ def _per_site(value: str) -> int:
 def _sort(value: str) -> str:
     from textpile.search.query import SORTS
 
-    if value not in SORTS:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(SORTS)}, got {value!r}")
-    return value
+    return _one_of(value, SORTS)
 
 
 def _format(value: str) -> str:
