@@ -1,7 +1,7 @@
-"""QueryMatcher.best_anchor: the best line of anchor texts, found by the lines holding a query word."""
+"""QueryMatcher.best_anchor (the best line of anchor texts, found by the lines holding a query word) and parts_title."""
 
 from textpile.index.analysis import Analyzer
-from textpile.search.features import QueryMatcher
+from textpile.search.features import NO_MATCH, QueryMatcher
 from textpile.search.plan import plan_query
 from textpile.search.query import parse_query
 
@@ -22,3 +22,17 @@ def test_best_anchor_is_the_best_line():
     for text in [lines, "index\nindex", "creat\nindex\ncreat index", "reindex\ncreatindex"]:
         per_line = max(m.match(line).cover * m.match(line).precision for line in text.split("\n"))
         assert m.best_anchor(text) == per_line
+
+
+def test_parts_title_reads_a_variant_by_its_parts_only_when_a_part_is_a_query_word():
+    title = "ThreadPoolExecutor Class"
+    held = matcher("thread pool").parts_title(title, None, "en")
+    assert (held.cover, held.precision, held.complete) == (1.0, 0.5, True)  # thread pool executor class
+    # "class" is no part: read by parts the title holds it as its own line does (cover 1.0
+    # there), so the parts reading is left out
+    m = matcher("class")
+    assert m.parts_title(title, None, "en") == NO_MATCH
+    assert m.best_line(Analyzer().analyze(title, "en"), Analyzer().analyze(title, None))[0].cover == 1.0
+    # a part and a plain word: read by parts
+    both = matcher("pool class").parts_title(title, None, "en")
+    assert (both.cover, both.precision) == (1.0, 0.5)

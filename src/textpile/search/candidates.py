@@ -345,8 +345,15 @@ def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str,
     if floor is not None:
         found = [r for r in found if scores[r[0]] > floor[0] or (r[1] <= floor[1] and r[0] <= floor[2])]
     found.sort(key=lambda r: (-scores[r[0]], r[1]))
-    return [SectionHit(*row[1:8], scores[row[0]], *section_terms(analyzer, row[4], row[3], row[8]))
-            for row in found[:limit]]
+    analyzed: dict[tuple[str, str | None, str | None], tuple[str, str, str, str]] = {}  # headings repeat
+    hits = []
+    for row in found[:limit]:
+        key = (row[4], row[3], row[8])
+        terms = analyzed.get(key)
+        if terms is None:
+            terms = analyzed[key] = section_terms(analyzer, row[4], row[3], row[8])
+        hits.append(SectionHit(*row[1:8], scores[row[0]], *terms))
+    return hits
 
 
 def section_rows(conn: sqlite3.Connection, docids: list[int], filter_sql: str = "", filter_params: list | None = None,

@@ -687,8 +687,8 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
                          + (list(typo[1].values()) if typo is not None else []))  # close words marked too
     out.results = [_result(s, hit, texts[s.info.entity_generation_id], maker) for s, hit in with_sections]
     linked: set[str] = set()
-    for s, result in reversed(list(zip(shown, out.results))):  # the link follows a site's last result
-        site = site_of(s)
+    for result in reversed(out.results):  # the link follows a site's last result
+        site = result.site
         if (page, site) in capped and site not in linked:
             linked.add(site)
             result.more_from_site = refine(out.query, "site", [f"site:{site}"])

@@ -119,6 +119,7 @@ class QueryMatcher:
         self._stemmed = _Compiled(stemmed, joined)
         self._unstemmed = _Compiled(unstemmed, joined_plain)
         self._seen: dict[tuple[str, bool], Match] = {}
+        self._parts_seen: dict[tuple[str, str | None], Match] = {}  # parts_title's match of a title variant
 
     def match(self, terms: str, *, unstemmed: bool = False) -> Match:
         """Coverage and precision of a field given as space-separated analyzed terms
@@ -155,12 +156,25 @@ class QueryMatcher:
         """The best match among a page's title variants (as in ``search_page.title_terms``)
         read with their CamelCase words as parts (:meth:`Analyzer.split_terms`): a title
         "ThreadPoolExecutor Class" holds ``thread pool``. NO_MATCH when no variant has a
-        CamelCase word."""
+        CamelCase word, and a variant none of whose parts is a query term counts as
+        NO_MATCH: read by parts it holds no query word that its line of
+        ``search_page.title_terms`` (the variant analyzed in ``language``, the page's
+        stemmer language) does not hold in the same order, so its cover is at most that
+        line's (what :meth:`best_line` saw). Each variant is read once per query (a site's
+        pages share their title's site-name part)."""
         best = NO_MATCH
         for text in title_variants(title, headline):
             if text.islower() or not any(c.isupper() for w in text.split() for c in w[1:]):
                 continue
-            m = self.match(" ".join(self._analyzer.split_terms(text, language)))
+            key = (text, language)
+            m = self._parts_seen.get(key)
+            if m is None:
+                parts = self._analyzer.camel_parts(text, language).split()
+                if any(p in self._stemmed.term_set for p in parts):
+                    m = self.match(" ".join(self._analyzer.split_terms(text, language)))
+                else:
+                    m = NO_MATCH
+                self._parts_seen[key] = m
             if (m.exact, m.cover, m.precision) > (best.exact, best.cover, best.precision):
                 best = m
         return best
@@ -209,6 +223,7 @@ class _Compiled:
         #: cannot match (rules out most fields at once).
         self.terms = tuple(sorted({t for alts in (*alternatives, *joined) for a in alts for t in a if t},
                                   key=len, reverse=True))
+        self.term_set = frozenset(self.terms)
 
     def inside(self, text: str) -> bool:
         """Whether some term of the requirements occurs in ``text`` (as a substring)."""
