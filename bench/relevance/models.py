@@ -3,6 +3,7 @@
     python bench/relevance/models.py --work DIR [--data-dir bench/data] [--sites ...]
         [--classes everyday,natural] [--candidate-sections] [--page-text full|no-headings]
         --tokenizer tokenizer.json [--scales 0.5,1,1.5] [--max-tokens 256] [--records F]
+    python bench/relevance/models.py --report F
 
 Reads the relevance benchmark's sites and summaries (``--data-dir``, read only: run
 ``python bench/relevance`` first; the summaries are used as they are, even when made by
@@ -321,12 +322,12 @@ def timed_embed(embedder, texts: list[str], batch: int = 256, cache: Path | None
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, required=True, help="where the summary copies and results go")
+    parser.add_argument("--work", type=Path, help="where the summary copies and results go")
     parser.add_argument("--data-dir", type=Path, default=HERE.parent / "data")
     parser.add_argument("--sites", default=",".join(SITE_NAMES))
     parser.add_argument("--classes", default=",".join(CLASSES))
     parser.add_argument("--per-class", type=int, default=100)
-    parser.add_argument("--tokenizer", type=Path, required=True, help="all-MiniLM-L6-v2's tokenizer.json")
+    parser.add_argument("--tokenizer", type=Path, help="all-MiniLM-L6-v2's tokenizer.json")
     parser.add_argument("--candidate-sections", default="",
                         help="comma-separated sites whose sections the candidate embeds too ('all': every site)")
     parser.add_argument("--page-text", choices=("full", "no-headings"), default="full",
@@ -335,14 +336,20 @@ def main() -> int:
     parser.add_argument("--scales", type=lambda v: [float(x) for x in v.split(",")], default=[1.0],
                         help="comma-separated scales of the candidate's similarities in the fusion")
     parser.add_argument("--fp32-weights", type=Path, help="all-MiniLM-L6-v2's model.safetensors (fp32 check)")
+    parser.add_argument("--report", type=Path, help="only print the tables of an earlier run's --records file")
     parser.add_argument("--records", type=Path, help="write every query's ranks here (JSON)")
     args = parser.parse_args()
+    if args.report is not None:
+        report(args.report)
+        return 0
     wanted = [s.strip() for s in args.sites.split(",") if s.strip()]
     classes = {c.strip() for c in args.classes.split(",") if c.strip()}
     own_sections = set(SITE_NAMES) if args.candidate_sections == "all" else \
         {s.strip() for s in args.candidate_sections.split(",") if s.strip()}
     args.work.mkdir(parents=True, exist_ok=True)
 
+    if args.tokenizer is None or args.work is None:
+        parser.error("--work and --tokenizer (all-MiniLM-L6-v2's tokenizer.json) are needed")
     before = rss_mib()
     t0 = time.process_time()
     wordllama = load_embedder()
@@ -436,6 +443,7 @@ def main() -> int:
     load_after = os.getloadavg()
     names = list(dict.fromkeys(n for (n, _, _) in scores))
     print_table(scores, names)
+    print_held_out(scores, names)
     print("\ncost (process CPU s / items; one intra-op thread for the ONNX model):")
     for (model, what), (cpu, n) in sorted(cost.items()):
         print(f"  {model:<24} {what:<8} {n:>7} {cpu:9.1f} s  {1000 * cpu / max(n, 1):8.3f} ms each")
@@ -445,6 +453,43 @@ def main() -> int:
     if args.records:
         args.records.write_text(json.dumps(records, indent=0))
     return 0
+
+
+def print_held_out(scores, names: list[str]) -> None:
+    """Per site, the scale of the candidate's hybrid that does best (MRR@10, everyday and
+    natural together) on the other sites, and that scale's MRR@10 on the site beside
+    wordllama's hybrid: a check that the chosen scale is not fitted on the site judged."""
+    scaled = [n for n in names if n.startswith("minilm-hybrid-x")]
+    if len(scaled) < 2 or "wordllama-hybrid" not in names:
+        return
+    sites = sorted({s for (_, s, _) in scores})
+
+    def rows(name, chosen):
+        return [r for (n, s, _), v in scores.items() if n == name and s in chosen for r in v]
+
+    print("\nleave one site out (scale chosen on the other sites): MRR@10 / success@1, everyday + natural")
+    held_out = defaultdict(list)
+    for site in sites:
+        others = [s for s in sites if s != site]
+        best = max(scaled, key=lambda n: np.mean([r[0] for r in rows(n, others)]))
+        for label, name in (("wordllama-hybrid", "wordllama-hybrid"), ("minilm-hybrid", best)):
+            held_out[label] += rows(name, [site])
+        w, m = rows("wordllama-hybrid", [site]), rows(best, [site])
+        print(f"  {site:<11} {len(w):>4}  wordllama-hybrid {np.mean([r[0] for r in w]):.3f} "
+              f"{np.mean([r[1] for r in w]):.3f}   {best} {np.mean([r[0] for r in m]):.3f} "
+              f"{np.mean([r[1] for r in m]):.3f}")
+    for label, v in held_out.items():
+        print(f"  all {label}: {np.mean([r[0] for r in v]):.3f} {np.mean([r[1] for r in v]):.3f} ({len(v)} queries)")
+
+
+def report(records_path: Path) -> None:
+    """The tables of a run from its ``--records`` file."""
+    scores = defaultdict(list)
+    for r in json.loads(records_path.read_text()):
+        scores[(r["system"], r["site"], r["class"])].append((r["rr"], 1.0 if r["rr"] == 1.0 else 0.0))
+    names = list(dict.fromkeys(n for (n, _, _) in scores))
+    print_table(scores, names)
+    print_held_out(scores, names)
 
 
 def print_table(scores, names: list[str]) -> None:
