@@ -66,6 +66,35 @@ def count_all(conn: sqlite3.Connection, members: list[int]) -> None:
     _drop_temp(conn)
 
 
+_LINK_LISTS_SQL = """
+SELECT eg.entity_generation_id, eg.url_id, l.links_size, l.links_packed FROM json_each(?) j
+JOIN entity_generation eg ON eg.entity_generation_id = j.value
+JOIN link_list l ON l.entity_generation_id = eg.entity_generation_id
+"""
+
+
+def _without_same_links(conn: sqlite3.Connection, leaving: list[int], entering: list[int]) -> tuple[list[int], list[int]]:
+    """``leaving`` and ``entering`` (generation ids) without the pairs of a leaving and an
+    entering generation of one URL with the same stored link list (``link_list``, the same
+    bytes): what such a page counts in the link tables depends on its URL and its links
+    alone, so the two cancel out (a page that changed its text but not its links; 222 of
+    the 1,000 pages changed by the growth benchmark at 100,000 pages). Reading their links
+    costs about 0.5 ms a page."""
+    if not leaving or not entering:
+        return leaving, entering
+    old: dict[tuple, list[int]] = {}
+    for eg, url, size, packed in conn.execute(_LINK_LISTS_SQL, (json.dumps(leaving),)):
+        old.setdefault((url, size, packed), []).append(eg)
+    same: set[int] = set()
+    for eg, url, size, packed in conn.execute(_LINK_LISTS_SQL, (json.dumps(entering),)):
+        match = old.get((url, size, packed))
+        if match:
+            same.update((match.pop(), eg))
+    if not same:
+        return leaving, entering
+    return [eg for eg in leaving if eg not in same], [eg for eg in entering if eg not in same]
+
+
 class LinkChanges:
     """What the pages leaving and entering the index change in the link counts: computed
     first (:meth:`of`), read for the URLs whose pages must be indexed again
@@ -91,6 +120,7 @@ class LinkChanges:
         per_target: dict[int, int] = {}
         per_url: dict[int, tuple[int, int]] = {}
         target_urls: dict[int, int] = {}
+        leaving, entering = _without_same_links(conn, leaving, entering)
         for sources, sign in ((leaving, -1), (entering, 1)):
             if not sources:
                 continue

@@ -374,9 +374,10 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
         # a page whose search_index values stay counts no term as deleted or inserted (nor below)
         counted = [r for r in batch if not kept.get(r.entity_generation_id, _NOTHING_KEPT).values]
         changes.page_rows([r.search_row for r in counted], [r.language for r in counted], -1)
-    for batch in _chunks(leaving):
-        changes.full_text_rows(batch, -1)
-        fulltext.delete(conn, batch)
+    for batch in _chunks(leaving):  # each page's text read once, for its delete and its words' counts
+        source = fulltext.source_rows(conn, batch)
+        changes.full_text_rows(source, -1)
+        fulltext.delete_rows(conn, source)
     entered_docids: dict[int, int] = {}
     for batch in _rows_of(conn, analyzer, new, _Boilerplate(partial(headings.after, conn=conn)), relinked):
         for rows in batch:
@@ -386,8 +387,9 @@ def _update(conn: sqlite3.Connection, page: Callable[[], None], total: Callable[
         counted = [r for r in batch if not kept.get(r.entity_generation_id, _NOTHING_KEPT).values]
         changes.page_rows([r.search_row for r in counted], [r.language for r in counted], 1)
     for batch in _chunks(entering):
-        fulltext.insert(conn, batch)
-        changes.full_text_rows(batch, 1)
+        source = fulltext.source_rows(conn, batch)
+        fulltext.insert_rows(conn, source)
+        changes.full_text_rows(source, 1)
     pages += len(entering) - len(leaving)
     new_end = tier_end(conn, pages, top_tier_pages)
     enter, leave = moved_pages(conn, old_end, new_end, set(new))

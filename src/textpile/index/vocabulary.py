@@ -68,6 +68,8 @@ class VocabularyChanges:
                          f"{_COUNTING}, tokenize=\"{_WORD_TOKENIZER}\")")
         self._insert = {table: f"INSERT INTO temp.{table}(rowid, {', '.join(SEARCH_COLUMNS)}) "
                                f"VALUES (?{', ?' * len(SEARCH_COLUMNS)})" for table in self._TABLES[:2]}
+        self._insert.update({table: f"INSERT INTO temp.{table}(rowid, {', '.join(FULL_TEXT_COLUMNS)}) "
+                                    f"VALUES (?{', ?' * len(FULL_TEXT_COLUMNS)})" for table in self._TABLES[2:]})
 
     def page_rows(self, search_rows: list[tuple], languages: list[str | None], sign: int) -> None:
         """Count the search_index rows ``search_rows`` (docid first) of pages analyzed in
@@ -77,14 +79,12 @@ class VocabularyChanges:
         for language in languages:
             self.languages[language] = self.languages.get(language, 0) + sign
 
-    def full_text_rows(self, generation_ids: list[int], sign: int) -> None:
-        """Count the full_text_entity_index rows of ``generation_ids`` as deleted (``sign``
-        -1) or inserted (+1), read from its content view."""
+    def full_text_rows(self, rows: list[tuple], sign: int) -> None:
+        """Count the full_text_entity_index rows ``rows`` (entity_generation_id, then the
+        values of :data:`textpile.index.fulltext.COLUMNS`: :func:`textpile.index.fulltext.source_rows`)
+        as deleted (``sign`` -1) or inserted (+1)."""
         table = "index_words_minus" if sign < 0 else "index_words_plus"
-        self.conn.execute(
-            f"INSERT INTO temp.{table}(rowid, {', '.join(FULL_TEXT_COLUMNS)}) "
-            f"SELECT entity_generation_id, {', '.join(FULL_TEXT_COLUMNS)} FROM full_text_entity_source "
-            "WHERE entity_generation_id IN (SELECT value FROM json_each(?))", (json.dumps(generation_ids),))
+        self.conn.executemany(self._insert[table], [(r[0], *r[2:]) for r in rows])
 
     def _counts(self, table: str) -> dict[str, int]:
         self.conn.execute("DROP TABLE IF EXISTS temp.index_changes_vocab")
