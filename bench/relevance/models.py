@@ -91,6 +91,29 @@ def rss_mib() -> float:
     return 0.0
 
 
+def mean_pooled(tokenizer, hidden_states, texts: list[str], dimensions: int, batch: int) -> np.ndarray:
+    """L2-normalized mean over the real tokens of ``hidden_states(ids, mask)`` (batch x tokens x
+    dimensions) for each text: (len(texts), dimensions) float32, texts batched by length."""
+    out = np.zeros((len(texts), dimensions), dtype=np.float32)
+    if not texts:
+        return out
+    encodings = tokenizer.encode_batch_fast([(t or "")[:CANDIDATE_CHARS] for t in texts])
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), batch):
+        chosen = order[start:start + batch]
+        width = max(len(encodings[i].ids) for i in chosen)
+        ids = np.zeros((len(chosen), width), dtype=np.int64)
+        mask = np.zeros((len(chosen), width), dtype=np.float32)
+        for row, i in enumerate(chosen):
+            ids[row, :len(encodings[i].ids)] = encodings[i].ids
+            mask[row, :len(encodings[i].ids)] = 1
+        hidden = hidden_states(ids, mask)
+        out[chosen] = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return out
+
+
 class OnnxEmbedder:
     """A sentence-transformers model exported to ONNX: WordPiece tokens (with [CLS] and
     [SEP], at most ``max_tokens``), the mean of the last hidden states over the real
@@ -111,30 +134,14 @@ class OnnxEmbedder:
         self.tokenizer.enable_truncation(max_tokens)
         self.name, self.dimensions, self.batch = name, dimensions, batch
 
+    def _hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feed = {"input_ids": ids, "attention_mask": mask.astype(np.int64)}
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        return self.session.run(None, feed)[0]
+
     def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self.tokenizer.encode_batch_fast([(t or "")[:CANDIDATE_CHARS] for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch):
-            chosen = order[start:start + self.batch]
-            width = max(len(encodings[i].ids) for i in chosen)
-            ids = np.zeros((len(chosen), width), dtype=np.int64)
-            mask = np.zeros((len(chosen), width), dtype=np.int64)
-            for row, i in enumerate(chosen):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
-                mask[row, :n] = 1
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self.inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self.session.run(None, feed)[0]
-            pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-            out[chosen] = pooled
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-        return out
+        return mean_pooled(self.tokenizer, self._hidden, texts, self.dimensions, self.batch)
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
@@ -206,22 +213,7 @@ class NumpyBert:
         return x.astype(np.float32)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch_fast([(t or "")[:CANDIDATE_CHARS] for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch):
-            chosen = order[start:start + self.batch]
-            width = max(len(encodings[i].ids) for i in chosen)
-            ids = np.zeros((len(chosen), width), dtype=np.int64)
-            mask = np.zeros((len(chosen), width), dtype=np.float32)
-            for row, i in enumerate(chosen):
-                ids[row, :len(encodings[i].ids)] = encodings[i].ids
-                mask[row, :len(encodings[i].ids)] = 1
-            hidden = self._encode(ids, mask)
-            out[chosen] = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-        return out
+        return mean_pooled(self.tokenizer, self._encode, texts, self.dimensions, self.batch)
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
