@@ -24,11 +24,11 @@ from textpile.store.database import SUMMARY_SCHEMA_VERSION, extension_sql, schem
 
 COLUMNS = ("text_pile_id", "any", "title", "description", "text", "secondary_text", "big_headlines",
            "small_headlines", "code_text", "quote_text")
-_INSERT_SQL = (f"INSERT INTO full_text_entity_index(rowid, {', '.join(COLUMNS)}) "
-               f"SELECT entity_generation_id, {', '.join(COLUMNS)} FROM full_text_entity_source "
-               "WHERE entity_generation_id IN (SELECT value FROM json_each(?)) ORDER BY entity_generation_id")
+#: The columns of the index that hold words (all but the text pile's id).
+WORD_COLUMNS = COLUMNS[1:]
 _SOURCE_SQL = (f"SELECT entity_generation_id, {', '.join(COLUMNS)} FROM full_text_entity_source "
                "WHERE entity_generation_id IN (SELECT value FROM json_each(?)) ORDER BY entity_generation_id")
+_INSERT_SQL = f"INSERT INTO full_text_entity_index(rowid, {', '.join(COLUMNS)}) {_SOURCE_SQL}"
 _INSERT_ROW_SQL = f"INSERT INTO full_text_entity_index(rowid, {', '.join(COLUMNS)}) VALUES (?{', ?' * len(COLUMNS)})"
 _DELETE_ROW_SQL = (f"INSERT INTO full_text_entity_index(full_text_entity_index, rowid, {', '.join(COLUMNS)}) "
                    f"VALUES ('delete', ?{', ?' * len(COLUMNS)})")

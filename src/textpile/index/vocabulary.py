@@ -16,13 +16,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from textpile.index.fulltext import WORD_COLUMNS  # the columns of full_text_entity_index that hold words
 from textpile.index.schema import SEARCH_COLUMNS
 
 #: Words shorter than this are not in search_word.
 MIN_WORD_LENGTH = 3
-#: The columns of full_text_entity_index (and its content view) that hold words.
-FULL_TEXT_COLUMNS = ("any", "title", "description", "text", "secondary_text", "big_headlines", "small_headlines",
-                     "code_text", "quote_text")
 #: The tokenizers of search_index and full_text_entity_index (schemas/summary/*.sql).
 _TERM_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* M*'"
 _WORD_TOKENIZER = "unicode61 remove_diacritics 2"
@@ -64,12 +62,12 @@ class VocabularyChanges:
             conn.execute(f"CREATE VIRTUAL TABLE temp.{table} USING fts5({', '.join(SEARCH_COLUMNS)}, "
                          f"{_COUNTING}, tokenize=\"{_TERM_TOKENIZER}\")")
         for table in self._TABLES[2:]:
-            conn.execute(f"CREATE VIRTUAL TABLE temp.{table} USING fts5({', '.join(FULL_TEXT_COLUMNS)}, "
+            conn.execute(f"CREATE VIRTUAL TABLE temp.{table} USING fts5({', '.join(WORD_COLUMNS)}, "
                          f"{_COUNTING}, tokenize=\"{_WORD_TOKENIZER}\")")
         self._insert = {table: f"INSERT INTO temp.{table}(rowid, {', '.join(SEARCH_COLUMNS)}) "
                                f"VALUES (?{', ?' * len(SEARCH_COLUMNS)})" for table in self._TABLES[:2]}
-        self._insert.update({table: f"INSERT INTO temp.{table}(rowid, {', '.join(FULL_TEXT_COLUMNS)}) "
-                                    f"VALUES (?{', ?' * len(FULL_TEXT_COLUMNS)})" for table in self._TABLES[2:]})
+        self._insert.update({table: f"INSERT INTO temp.{table}(rowid, {', '.join(WORD_COLUMNS)}) "
+                                    f"VALUES (?{', ?' * len(WORD_COLUMNS)})" for table in self._TABLES[2:]})
 
     def page_rows(self, search_rows: list[tuple], languages: list[str | None], sign: int) -> None:
         """Count the search_index rows ``search_rows`` (docid first) of pages analyzed in
@@ -84,7 +82,7 @@ class VocabularyChanges:
         values of :data:`textpile.index.fulltext.COLUMNS`: :func:`textpile.index.fulltext.source_rows`)
         as deleted (``sign`` -1) or inserted (+1)."""
         table = "index_words_minus" if sign < 0 else "index_words_plus"
-        self.conn.executemany(self._insert[table], [(r[0], *r[2:]) for r in rows])
+        self.conn.executemany(self._insert[table], [(r[0], *r[2:]) for r in rows])  # the id, then WORD_COLUMNS
 
     def _counts(self, table: str) -> dict[str, int]:
         self.conn.execute("DROP TABLE IF EXISTS temp.index_changes_vocab")
