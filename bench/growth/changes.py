@@ -23,6 +23,11 @@ from textpile.store.urls import intern_url
 from corpus import _TABLES
 
 _TEXT_RUN = re.compile(r"<(\w*)[^<>]*>([^<>]{3,})(?=<)")
+#: A link element, its start tag to its end tag (its text may be inside other elements).
+_LINK = re.compile(r"<a\b[^<>]*>.*?</a\s*>", re.IGNORECASE | re.DOTALL)
+#: The host of an absolute or scheme-relative URL in an href, src or action attribute.
+_ATTRIBUTE_HOST = re.compile(r"""(\b(?:href|src|action)\s*=\s*["']?\s*(?:[A-Za-z][A-Za-z0-9+.-]*:)?//)([^/"'\s<>:?#]+)""",
+                             re.IGNORECASE)
 _LATEST_HTML = """
 SELECT ft.text FROM url u JOIN file f ON f.url_id = u.url_id JOIN file_text ft ON ft.file_id = f.file_id
 WHERE u.str_url = ? ORDER BY f.file_id DESC LIMIT 1
@@ -31,18 +36,34 @@ WHERE u.str_url = ? ORDER BY f.file_id DESC LIMIT 1
 
 def _changed_html(html: str, seed: int) -> str:
     """``html`` with about one text run (between tags) in eight put through letter swap
-    ``seed``; the texts of links stay (an edit of a page rarely renames its links)."""
+    ``seed``; the texts of links stay, also inside other elements of a link (``<a><code>``:
+    an edit of a page rarely renames its links)."""
     table = _TABLES[seed % 16]
+    links = [m.span() for m in _LINK.finditer(html)]
     count = [0]
+    link = [0]  # the first link that does not end before the current text run
+
+    def in_link(position: int) -> bool:
+        while link[0] < len(links) and links[link[0]][1] <= position:
+            link[0] += 1
+        return link[0] < len(links) and links[link[0]][0] <= position
 
     def swap(m: re.Match) -> str:
         count[0] += 1
-        if m.group(1).lower() == "a" or (count[0] + seed) % 8:
+        if in_link(m.start(2)) or (count[0] + seed) % 8:
             return m.group()
         tag_end = m.start(2) - m.start()
         return m.group()[:tag_end] + m.group(2).translate(table)
 
     return _TEXT_RUN.sub(swap, html)
+
+
+def _in_copy(html: str, copy: int) -> str:
+    """``html`` with the host of each URL in its links (href, src and action attributes)
+    put on copy ``copy``'s origins, as the corpus builder names them
+    (``c<copy>-<host with dashes>.example``, :mod:`corpus`): a changed page of copy k links
+    where its copy in the corpus links. Link texts stay as they are."""
+    return _ATTRIBUTE_HOST.sub(lambda m: f"{m.group(1)}c{copy}-{m.group(2).lower().replace('.', '-')}.example", html)
 
 
 def pick(corpus: Path, share: float, offset: int) -> list[tuple[str, str]]:
@@ -77,7 +98,7 @@ def write_changes(corpus: Path, origins: dict[str, list], crawler_db: Path, *, c
             t += 1
             html = None
             if kind == "changed":
-                source_db, source_origin, _copy = origins[str_origin]
+                source_db, source_origin, copy = origins[str_origin]
                 crawler = Path(source_db).with_name("crawler.db")
                 if str(crawler) not in sources:
                     sources[str(crawler)] = sqlite3.connect(f"file:{crawler}?mode=ro", uri=True)
@@ -87,7 +108,7 @@ def write_changes(corpus: Path, origins: dict[str, list], crawler_db: Path, *, c
                     counts["without_html"] += 1
                     continue
                 text = row[0] if isinstance(row[0], str) else bytes(row[0]).decode("utf-8", "replace")
-                html = _changed_html(text.replace(source_origin, str_origin), seed)
+                html = _changed_html(_in_copy(text, copy), seed)
             url_id = intern_url(conn, str_url)
             exit_code, status = (20, 200) if html is not None else (44, 404)
             cl = conn.execute("INSERT INTO crawl_log(agent_id, url_id, crawl_type, crawl_uuid, time_started_unix_utc,"
