@@ -65,6 +65,9 @@ def test_results_are_in_url_order_a_chunk_to_a_row_group(tmp_path):
         [f for f in chunk for _ in range(page_of.get(f, 0) % 4)] for chunk in chunks]
     assert _groups(batch / "scrape_section.parquet") == [
         [f for f in chunk if f in page_of for _ in range(3)] for chunk in chunks]
+    for name in ("scrape_file", "scrape_link", "scrape_section"):  # RESULTS_COMPRESSION
+        metadata = pq.ParquetFile(batch / f"{name}.parquet").metadata
+        assert {metadata.row_group(0).column(c).compression for c in range(metadata.num_columns)} == {"LZ4"}
 
 
 def test_integration_reads_each_row_group_once(tmp_path, monkeypatch):
