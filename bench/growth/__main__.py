@@ -1,7 +1,7 @@
 """Growth benchmark: what a run costs at 10K, 100K and 300K pages, beside a full rebuild.
 
     python bench/growth [--sizes 10000,100000,300000] [--data-dir DIR] [--sources DB,...]
-                        [--changed 0.01] [--gone 0.001] [--before-src OLD/src] [--systems ...]
+                        [--changed 0.01] [--gone 0.001] [--repeat 3] [--before-src OLD/src]
 
 Per size, a corpus of real pages replicated with varied text (corpus.py, built once and
 cached under ``--data-dir``; the sources default to the relevance benchmark's summarized
@@ -15,9 +15,14 @@ step, each step a process of its own (step.py) on the system's own copy:
 2. ``publish-1``: the first published copy;
 3. ``nothing``: ``textpile summarize`` with nothing new to summarize (for this and the
    summarize steps below, the index update's own CPU seconds are printed apart);
-4. ``change``: ``textpile summarize`` of the crawl of changes;
+4. ``change``: ``textpile summarize`` of the crawl of changes; with ``--repeat N`` also
+   ``change-2`` .. ``change-N``, the same run on copies of the state before it (a run's CPU
+   time varies by 10-20% on a shared machine: the ratio below takes the median);
 5. ``change+rebuild``: the same crawl summarized into a copy of the state before it with
-   ``--rebuild-index`` (the same run, the index rebuilt whole: what step 4 is compared to);
+   ``--rebuild-index`` (the same run, the index rebuilt whole: what step 4 is compared to).
+   Every copy is opened once by a summarize with nothing new before its run (not printed),
+   as the working file was by step 3: a writer checks a file no textpile writer closed
+   (``PRAGMA quick_check``, about 4 CPU-s at 100K), and a daily run does not;
 6. ``publish``: the published copy brought up to date after step 4;
 
 and search latency (the library call's CPU time per query, p50/p99) after steps 1, 3 and
@@ -41,6 +46,7 @@ import http.server
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -164,6 +170,8 @@ def main() -> int:
     parser.add_argument("--relevance-data", type=Path, default=HERE.parent / "data")
     parser.add_argument("--changed", type=float, default=0.01)
     parser.add_argument("--gone", type=float, default=0.001)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the change step (default 3; the ratio "
+                        "takes their median)")
     parser.add_argument("--before-src", help="another checkout's src/ to run beside this one")
     parser.add_argument("--crawl-sizes", default="100000", help="crawler databases to crawl 10 requests into ('' none)")
     parser.add_argument("--crawl-site", type=Path, help="a folder of HTML to serve for the crawl (default: the "
@@ -199,21 +207,27 @@ def main() -> int:
                 ("search-2", lambda f: (f / "summary.db", queries)),
                 ("copy", None),
                 ("change", lambda f: (f / "summary.db", paths["changes"])),
+                *((f"change-{k}", functools.partial(lambda k, f: (f / f"repeat-{k}" / "summary.db", paths["changes"]), k))
+                  for k in range(2, args.repeat + 1)),
                 ("change+rebuild", lambda f: (f / "rebuild" / "summary.db", paths["changes"])),
                 ("search-3", lambda f: (f / "summary.db", queries)),
                 ("publish", lambda f: (f / "summary.db", f / "published" / "summary.db"))]
         for step, arguments in plan:
             for system in systems:
                 folder = work[system["name"]]
-                if step == "copy":  # the state before the change, for the run that rebuilds the index whole
-                    (folder / "rebuild").mkdir(exist_ok=True)
-                    shutil.copy(folder / "summary.db", folder / "rebuild" / "summary.db")
+                if step == "copy":  # the state before the change, for the repeats and the run that rebuilds
+                    for name in ("rebuild", *(f"repeat-{k}" for k in range(2, args.repeat + 1))):
+                        (folder / name).mkdir(exist_ok=True)
+                        shutil.copy(folder / "summary.db", folder / name / "summary.db")
+                        run_step(system, folder, "summarize", folder / name / "summary.db", paths["empty"])
                     continue
-                kind = step.split("-")[0] if step.startswith(("search", "publish")) else step
+                kind = step.split("-")[0] if step.startswith(("search", "publish", "change-")) else step
                 command = {"rebuild": "summarize-rebuild", "search": "search", "publish": "publish", "nothing": "summarize",
                            "change": "summarize", "change+rebuild": "summarize-rebuild"}[kind]
                 figures = run_step(system, folder, command, *arguments(folder))
                 rows.append((size, system["name"], step, figures))
+                if step.startswith("change-"):  # the repeat's copy is not needed any more
+                    shutil.rmtree(folder / f"repeat-{step.split('-')[1]}")
                 print(f"{size:>7} {system['name']:<16} {step:<15} {figures['cpu_s']:8.2f} CPU-s "
                       f"{_mb(figures['write_bytes']):>10} MB written {_mb(figures['disk_peak_extra']):>9} MB disk "
                       f"{figures['peak_rss_kib'] / 1024:7.0f} MiB"
@@ -261,10 +275,12 @@ def main() -> int:
               f"{f['wall_s']:.1f} | {search} | {f['load']:.1f} |")
     for size, name in dict.fromkeys((size, name) for size, name, _step, _f in rows):
         cpu = {step: f["cpu_s"] for s2, n2, step, f in rows if (s2, n2) == (size, name)}
-        if "change" in cpu and cpu.get("change+rebuild"):
-            print(f"{size:,} {name}: the change run is {cpu['change'] / cpu['change+rebuild']:.1%} of the same run "
-                  f"with --rebuild-index" + (f", {cpu['change'] / cpu['rebuild']:.1%} of a rebuild with nothing new"
-                                             if cpu.get("rebuild") else ""))
+        runs = [c for step, c in cpu.items() if step == "change" or step.startswith("change-")]
+        if runs and cpu.get("change+rebuild"):
+            change = statistics.median(runs)
+            print(f"{size:,} {name}: the change run ({', '.join(f'{c:.2f}' for c in runs)} CPU-s, median {change:.2f}) is "
+                  f"{change / cpu['change+rebuild']:.1%} of the same run with --rebuild-index"
+                  + (f", {change / cpu['rebuild']:.1%} of a rebuild with nothing new" if cpu.get("rebuild") else ""))
     return 0
 
 
