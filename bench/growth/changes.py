@@ -20,7 +20,7 @@ from textpile.store.mimetypes import intern_mimetype
 from textpile.store.searchable import searchable
 from textpile.store.urls import intern_url
 
-from corpus import _TABLES
+from corpus import _TABLES, copy_host
 
 _TEXT_RUN = re.compile(r"<(\w*)[^<>]*>([^<>]{3,})(?=<)")
 #: A link element, its start tag to its end tag (its text may be inside other elements).
@@ -60,10 +60,9 @@ def _changed_html(html: str, seed: int) -> str:
 
 def _in_copy(html: str, copy: int) -> str:
     """``html`` with the host of each URL in its links (href, src and action attributes)
-    put on copy ``copy``'s origins, as the corpus builder names them
-    (``c<copy>-<host with dashes>.example``, :mod:`corpus`): a changed page of copy k links
-    where its copy in the corpus links. Link texts stay as they are."""
-    return _ATTRIBUTE_HOST.sub(lambda m: f"{m.group(1)}c{copy}-{m.group(2).lower().replace('.', '-')}.example", html)
+    put on copy ``copy``'s origins, as the corpus builder names them (:func:`corpus.copy_host`):
+    a changed page of copy k links where its copy in the corpus links. Link texts stay as they are."""
+    return _ATTRIBUTE_HOST.sub(lambda m: m.group(1) + copy_host(m.group(2), copy), html)
 
 
 def pick(corpus: Path, share: float, offset: int) -> list[tuple[str, str]]:

@@ -54,6 +54,11 @@ def vary(text: str, copy: int) -> str:
     return "\n".join(lines)
 
 
+def copy_host(host: str | None, copy: int) -> str:
+    """The host that ``host`` (None: an origin without one) has in copy ``copy`` of the corpus."""
+    return f"c{copy}-{(host or 'nohost').lower().replace('.', '-')}.example"
+
+
 class _Copier:
     """Copies of one source database into the target connection (the source attached as ``src``)."""
 
@@ -102,7 +107,7 @@ class _Copier:
         out = {}
         for old, port, scheme, host, str_origin in self.conn.execute(
                 "SELECT origin_id, port, scheme, host, str_origin FROM src.origin").fetchall():
-            new_host = f"c{copy}-{(host or 'nohost').replace('.', '-')}.example"
+            new_host = copy_host(host, copy)
             new_str = str_origin.replace(f"//{host}", f"//{new_host}", 1) if host else f"{scheme}://{new_host}"
             self.conn.execute("INSERT OR IGNORE INTO origin(port, scheme, host, str_origin) VALUES (?, ?, ?, ?)",
                               (port, scheme, new_host, new_str))

@@ -80,4 +80,3 @@ def delete_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     command with their values, which are those they were inserted with (a generation's
     text pile and description never change)."""
     conn.executemany(_DELETE_ROW_SQL, rows)
-
