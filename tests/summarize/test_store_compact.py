@@ -17,7 +17,8 @@ from textpile.store.gen2_piles import register_functions
 from textpile.store.links import FLAG_COLUMNS, LinkStore, store_links
 import textpile.store.links as links_module
 from textpile.store.text_piles import (
-    GEN1_FIELDS, PACKED_FIELDS, Gen2Lines, TextPileStoreError, decode_field, encode_field, store_gen1,
+    GEN1_FIELDS, PACKED_FIELDS, SPAN_COLUMNS, Gen2Lines, TextPileStoreError, decode_field, encode_field, pack_spans,
+    read_gen1, store_gen1,
 )
 from textpile.index.update import update_search_index
 from textpile.summarize.scrape.document import scrape_document
@@ -118,6 +119,29 @@ def test_plain_sql_inserts_into_the_view(tmp_path):
                      " small_headlines, code_text, quote_text) VALUES (x'01', 'other', '', '', '', '', '')")
         assert conn.execute("SELECT * FROM text_pile").fetchall() == [(1, b"\x01", "a\nb", "", "a", "", "", "")]
         assert stored_spans(conn) == [(1, None, '["a\\nb"]', '[""]', '["a"]', '[""]', '[""]', '[""]')]
+
+
+
+def test_piles_read_in_python_as_the_view_gives_them(tmp_path):
+    """read_gen1 (the index update's reader) gives each field as the text_pile view does: a
+    scraped page's spans, a plain SQL client's literal fields, and spans whose Gen2 text is
+    not stored (NULL in the view, so group_concat leaves them out)."""
+    with closing(open_summary_db(tmp_path / "s.db")) as conn:
+        scraped, _, _, fields = _store_page(conn)
+        conn.execute("INSERT INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines,"
+                     " small_headlines, code_text, quote_text) VALUES (x'01', 'a\nb', '', 'ü', '', '', '')")
+        literal = conn.execute("SELECT text_pile_id FROM text_pile_gen1 WHERE blake2b512_digest = x'01'").fetchone()[0]
+        spans = ['["x",[0,4],"y"]', '[[2,3]]', '[]', '["h"]', '[[0,1]]', '[]']
+        orphan = conn.execute(
+            f"INSERT INTO text_pile_gen1(blake2b512_digest, text_pile_v0_2_id, {', '.join(SPAN_COLUMNS)}) "
+            f"VALUES (x'02', NULL{', ?' * len(SPAN_COLUMNS)})", pack_spans(spans)).lastrowid
+        ids = [scraped, literal, orphan]
+        view = {row[0]: tuple(row[1:]) for row in conn.execute(
+            f"SELECT text_pile_id, {', '.join(GEN1_FIELDS)} FROM text_pile")}
+        assert read_gen1(conn, ids + [999]) == view  # a pile not stored is left out
+        assert view[scraped] == tuple(fields)
+        assert view[literal] == ("a\nb", "", "ü", "", "", "")
+        assert view[orphan] == ("x\ny", "", "", "h", "", "")
 
 
 OLD_LINK_SUMMARY = (
