@@ -160,20 +160,28 @@ def _store_text_piles(conn: sqlite3.Connection, s: dict) -> tuple[int, int]:
     return tp1, tp2
 
 
-def _store_links(links_store: LinkStore, interner: _Interner, generation_id: int, links: list[dict],
+#: The columns of scrape_link.parquet that :meth:`textpile.store.links.LinkStore.store`
+#: takes, in its order (the target URL first, as a str_url to intern).
+LINK_VALUES = ("to_url", "fragment", "rel_nofollow", "rel_me", "rel_tag", *LOCATION_FLAGS, "contains_headline",
+               "destination_type", "link_locality", "html_tag_name", "text")
+#: The columns of scrape_section.parquet that section_summary takes after the generation's id.
+SECTION_VALUES = ("section_index", "anchor", "title", "level", "start_offset", "end_offset")
+
+
+def _store_links(links_store: LinkStore, interner: _Interner, generation_id: int, links: list[tuple],
                  result: IntegrationReport) -> None:
+    """Store the generation's ``links`` (tuples of :data:`LINK_VALUES`); a link whose URL
+    cannot be interned is skipped and counted."""
     rows = []
     for link in links:
         try:
-            to_url_id = interner.url(link["to_url"])
+            to_url_id = interner.url(link[0])
         except UrlError as exc:
             result.links_skipped += 1
             if len(result.skipped_link_examples) < 5:
                 result.skipped_link_examples.append(str(exc))
             continue
-        rows.append((to_url_id, link["fragment"], link["rel_nofollow"], link["rel_me"], link["rel_tag"],
-                     *(link[f] for f in LOCATION_FLAGS), link["contains_headline"], link["destination_type"],
-                     link["link_locality"], link["html_tag_name"], link["text"]))
+        rows.append((to_url_id, *link[1:]))
     links_store.store(generation_id, rows)
 
 
@@ -373,10 +381,9 @@ def _write_generations(conn: sqlite3.Connection, generations: list[dict], scrape
                 (gen_id, s["time_created_unix_utc"], s["time_updated_unix_utc"], s["primary_language"], s["title"],
                  s["primary_headline"], s["description"], s["indexiness"]))
             _store_page_rows(conn, gen_id, interner.origin_of(url_id), s)
-            _store_links(links_store, interner, gen_id, links.rows(g["file_id"]), result)
+            _store_links(links_store, interner, gen_id, links.values(g["file_id"], LINK_VALUES), result)
             conn.executemany(
                 "INSERT INTO section_summary(entity_generation_id, section_index, anchor, title, level,"
                 " start_offset, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(gen_id, row["section_index"], row["anchor"], row["title"], row["level"], row["start_offset"],
-                  row["end_offset"]) for row in sections.rows(g["file_id"])])
+                [(gen_id, *row) for row in sections.values(g["file_id"], SECTION_VALUES)])
     return generation_ids, touched
