@@ -1,7 +1,8 @@
 """Growth benchmark: what a run costs at 10K, 100K and 300K pages, beside a full rebuild.
 
     python bench/growth [--sizes 10000,100000,300000] [--data-dir DIR] [--sources DB,...]
-                        [--changed 0.01] [--gone 0.001] [--repeat 3] [--before-src OLD/src]
+                        [--changed 0.01] [--gone 0.001] [--repeat 3] [--rebuild-repeat 3]
+                        [--before-src OLD/src]
 
 Per size, a corpus of real pages replicated with varied text (corpus.py, built once and
 cached under ``--data-dir``; the sources default to the relevance benchmark's summarized
@@ -19,7 +20,11 @@ step, each step a process of its own (step.py) on the system's own copy:
    ``change-2`` .. ``change-N``, the same run on copies of the state before it (a run's CPU
    time varies by 10-20% on a shared machine: the ratio below takes the median);
 5. ``change+rebuild``: the same crawl summarized into a copy of the state before it with
-   ``--rebuild-index`` (the same run, the index rebuilt whole: what step 4 is compared to).
+   ``--rebuild-index`` (the same run, the index rebuilt whole: what step 4 is compared to);
+   with ``--rebuild-repeat N`` also ``change+rebuild-2`` .. ``change+rebuild-N`` on copies
+   of their own, and the ratio takes the median of these too (a run of minutes varies as
+   much: 297 and 308 CPU-s for the same work at 100K on two days of one machine, 272 and
+   337 for the rebuild of step 1).
    Every copy is opened once by a summarize with nothing new before its run (not printed),
    as the working file was by step 3: a writer checks a file no textpile writer closed
    (``PRAGMA quick_check``, about 4 CPU-s at 100K), and a daily run does not;
@@ -170,6 +175,8 @@ def main() -> int:
     parser.add_argument("--relevance-data", type=Path, default=HERE.parent / "data")
     parser.add_argument("--changed", type=float, default=0.01)
     parser.add_argument("--gone", type=float, default=0.001)
+    parser.add_argument("--rebuild-repeat", type=int, default=3,
+                        help="runs of the change+rebuild step (default 3; the ratio takes their median)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of the change step (default 3; the ratio "
                         "takes their median)")
     parser.add_argument("--before-src", help="another checkout's src/ to run beside this one")
@@ -209,30 +216,37 @@ def main() -> int:
                 ("change", lambda f: (f / "summary.db", paths["changes"])),
                 *((f"change-{k}", functools.partial(lambda k, f: (f / f"repeat-{k}" / "summary.db", paths["changes"]), k))
                   for k in range(2, args.repeat + 1)),
-                ("change+rebuild", lambda f: (f / "rebuild" / "summary.db", paths["changes"])),
+                *((f"change+rebuild{'' if k == 1 else f'-{k}'}",
+                   functools.partial(lambda k, f: (f / f"rebuild-{k}" / "summary.db", paths["changes"]), k))
+                  for k in range(1, args.rebuild_repeat + 1)),
                 ("search-3", lambda f: (f / "summary.db", queries)),
                 ("publish", lambda f: (f / "summary.db", f / "published" / "summary.db"))]
         for step, arguments in plan:
             for system in systems:
                 folder = work[system["name"]]
-                if step == "copy":  # the state before the change, for the repeats and the run that rebuilds
-                    for name in ("rebuild", *(f"repeat-{k}" for k in range(2, args.repeat + 1))):
-                        (folder / name).mkdir(exist_ok=True)
-                        shutil.copy(folder / "summary.db", folder / name / "summary.db")
-                        run_step(system, folder, "summarize", folder / name / "summary.db", paths["empty"])
+                if step == "copy":  # the state before the change, for the repeats and the runs that rebuild
+                    (folder / "before").mkdir(exist_ok=True)
+                    shutil.copy(folder / "summary.db", folder / "before" / "summary.db")
                     continue
-                kind = step.split("-")[0] if step.startswith(("search", "publish", "change-")) else step
+                copy = arguments(folder)[0].parent if arguments(folder)[0].parent != folder else None
+                if copy is not None:  # made just before its run (one copy on disk at a time), vouched for
+                    copy.mkdir(exist_ok=True)
+                    shutil.copy(folder / "before" / "summary.db", copy / "summary.db")
+                    run_step(system, folder, "summarize", copy / "summary.db", paths["empty"])
+                kind = step.split("-")[0] if step.startswith(("search", "publish", "change-", "change+rebuild-")) else step
                 command = {"rebuild": "summarize-rebuild", "search": "search", "publish": "publish", "nothing": "summarize",
                            "change": "summarize", "change+rebuild": "summarize-rebuild"}[kind]
                 figures = run_step(system, folder, command, *arguments(folder))
                 rows.append((size, system["name"], step, figures))
-                if step.startswith("change-"):  # the repeat's copy is not needed any more
-                    shutil.rmtree(folder / f"repeat-{step.split('-')[1]}")
+                if copy is not None:  # not needed any more
+                    shutil.rmtree(copy)
                 print(f"{size:>7} {system['name']:<16} {step:<15} {figures['cpu_s']:8.2f} CPU-s "
                       f"{_mb(figures['write_bytes']):>10} MB written {_mb(figures['disk_peak_extra']):>9} MB disk "
                       f"{figures['peak_rss_kib'] / 1024:7.0f} MiB"
                       + (f"  p50 {figures['p50_ms']:.1f} p99 {figures['p99_ms']:.1f} ms" if 'p50_ms' in figures else "")
                       + f"  load {figures['load']:.1f}", flush=True)
+        for folder in work.values():
+            shutil.rmtree(folder / "before", ignore_errors=True)
     crawl_sizes = [int(x) for x in args.crawl_sizes.split(",") if x.strip()]
     if crawl_sizes:
         site = args.crawl_site or next((args.relevance_data / "debs" / "sphinx-doc").glob("usr/share/doc/*/html"))
@@ -276,10 +290,12 @@ def main() -> int:
     for size, name in dict.fromkeys((size, name) for size, name, _step, _f in rows):
         cpu = {step: f["cpu_s"] for s2, n2, step, f in rows if (s2, n2) == (size, name)}
         runs = [c for step, c in cpu.items() if step == "change" or step.startswith("change-")]
-        if runs and cpu.get("change+rebuild"):
-            change = statistics.median(runs)
+        rebuilds = [c for step, c in cpu.items() if step.startswith("change+rebuild")]
+        if runs and rebuilds:
+            change, rebuilt = statistics.median(runs), statistics.median(rebuilds)
             print(f"{size:,} {name}: the change run ({', '.join(f'{c:.2f}' for c in runs)} CPU-s, median {change:.2f}) is "
-                  f"{change / cpu['change+rebuild']:.1%} of the same run with --rebuild-index"
+                  f"{change / rebuilt:.1%} of the same run with --rebuild-index "
+                  f"({', '.join(f'{c:.2f}' for c in rebuilds)} CPU-s, median {rebuilt:.2f})"
                   + (f", {change / cpu['rebuild']:.1%} of a rebuild with nothing new" if cpu.get("rebuild") else ""))
     return 0
 
