@@ -22,7 +22,8 @@ step, each step a process of its own (step.py) on the system's own copy:
 5. ``change+rebuild``: the same crawl summarized into a copy of the state before it with
    ``--rebuild-index`` (the same run, the index rebuilt whole: what step 4 is compared to);
    with ``--rebuild-repeat N`` also ``change+rebuild-2`` .. ``change+rebuild-N`` on copies
-   of their own, and the ratio takes the median of these too (a run of minutes varies as
+   of their own, taking turns with the repeats of step 4, and the ratio takes the median of
+   these too (a run of minutes varies as
    much: 297 and 308 CPU-s for the same work at 100K on two days of one machine, 272 and
    337 for the rebuild of step 1).
    Every copy is opened once by a summarize with nothing new before its run (not printed),
@@ -214,13 +215,17 @@ def main() -> int:
                 ("search-2", lambda f: (f / "summary.db", queries)),
                 ("copy", None),
                 ("change", lambda f: (f / "summary.db", paths["changes"])),
-                *((f"change-{k}", functools.partial(lambda k, f: (f / f"repeat-{k}" / "summary.db", paths["changes"]), k))
-                  for k in range(2, args.repeat + 1)),
-                *((f"change+rebuild{'' if k == 1 else f'-{k}'}",
-                   functools.partial(lambda k, f: (f / f"rebuild-{k}" / "summary.db", paths["changes"]), k))
-                  for k in range(1, args.rebuild_repeat + 1)),
+                # the repeats of both runs alternate: a machine that slows down or speeds up over
+                # minutes moves both medians alike
+                *sorted([*((f"change-{k}", k, functools.partial(
+                              lambda k, f: (f / f"repeat-{k}" / "summary.db", paths["changes"]), k))
+                           for k in range(2, args.repeat + 1)),
+                         *((f"change+rebuild{'' if k == 1 else f'-{k}'}", k + 0.5, functools.partial(
+                              lambda k, f: (f / f"rebuild-{k}" / "summary.db", paths["changes"]), k))
+                           for k in range(1, args.rebuild_repeat + 1))], key=lambda run: run[1]),
                 ("search-3", lambda f: (f / "summary.db", queries)),
                 ("publish", lambda f: (f / "summary.db", f / "published" / "summary.db"))]
+        plan = [(run[0], run[-1]) for run in plan]  # (step, its arguments)
         for step, arguments in plan:
             for system in systems:
                 folder = work[system["name"]]
