@@ -238,6 +238,12 @@ def main() -> int:
                     copy.mkdir(exist_ok=True)
                     shutil.copy(folder / "before" / "summary.db", copy / "summary.db")
                     run_step(system, folder, "summarize", copy / "summary.db", paths["empty"])
+                    # the copy's dirty pages written out first, as a daily run finds its file: at 300K
+                    # the two runs right after a 7 GB copy (most of the 24 GiB of memory page cache
+                    # then) cost 65 and 69 CPU-s, the first change run on the working file 46; their
+                    # scraping workers, which never read the copy, took 50% more too, so the machine
+                    # may have slowed down instead (not told apart yet)
+                    os.sync()
                 kind = step.split("-")[0] if step.startswith(("search", "publish", "change-", "change+rebuild-")) else step
                 command = {"rebuild": "summarize-rebuild", "search": "search", "publish": "publish", "nothing": "summarize",
                            "change": "summarize", "change+rebuild": "summarize-rebuild"}[kind]
