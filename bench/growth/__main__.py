@@ -23,9 +23,8 @@ step, each step a process of its own (step.py) on the system's own copy:
    ``--rebuild-index`` (the same run, the index rebuilt whole: what step 4 is compared to);
    with ``--rebuild-repeat N`` also ``change+rebuild-2`` .. ``change+rebuild-N`` on copies
    of their own, taking turns with the repeats of step 4, and the ratio takes the median of
-   these too (a run of minutes varies as
-   much: 297 and 308 CPU-s for the same work at 100K on two days of one machine, 272 and
-   337 for the rebuild of step 1).
+   these too (a run of minutes varies as much: 297 to 391 CPU-s for the same work at 100K
+   on one day of one machine).
    Every copy is opened once by a summarize with nothing new before its run (not printed),
    as the working file was by step 3: a writer checks a file no textpile writer closed
    (``PRAGMA quick_check``, about 4 CPU-s at 100K), and a daily run does not;
@@ -233,7 +232,8 @@ def main() -> int:
                     (folder / "before").mkdir(exist_ok=True)
                     shutil.copy(folder / "summary.db", folder / "before" / "summary.db")
                     continue
-                copy = arguments(folder)[0].parent if arguments(folder)[0].parent != folder else None
+                given = arguments(folder)
+                copy = given[0].parent if given[0].parent != folder else None  # a repeat's own folder
                 if copy is not None:  # made just before its run (one copy on disk at a time), vouched for
                     copy.mkdir(exist_ok=True)
                     shutil.copy(folder / "before" / "summary.db", copy / "summary.db")
@@ -247,7 +247,7 @@ def main() -> int:
                 kind = step.split("-")[0] if step.startswith(("search", "publish", "change-", "change+rebuild-")) else step
                 command = {"rebuild": "summarize-rebuild", "search": "search", "publish": "publish", "nothing": "summarize",
                            "change": "summarize", "change+rebuild": "summarize-rebuild"}[kind]
-                figures = run_step(system, folder, command, *arguments(folder))
+                figures = run_step(system, folder, command, *given)
                 rows.append((size, system["name"], step, figures))
                 if copy is not None:  # not needed any more
                     shutil.rmtree(copy)
