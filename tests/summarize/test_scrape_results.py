@@ -1,7 +1,8 @@
-"""Scrape results come in the order integration reads them (by URL, then time), a chunk
-to a row group, and integration reads them back a row group at a time, each once (its
-memory holds one chunk's results, not the batch's); results in any other order, such as
-an older textpile's file_id order, give the same summary."""
+"""Scrape results come in the order integration reads them (by URL, then time), whole
+chunks to a row group (RESULTS_GROUP_FILES files; two chunks here), and integration reads
+them back a row group at a time, each once (its memory holds one row group's results, not
+the batch's); results in any other order, such as an older textpile's file_id order, give
+the same summary."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from textpile.errors import TextpileError
 from textpile.store.gen2_piles import register_functions
 from textpile.summarize.pipeline import integrate_staged, scrape_staged, stage_crawl_log
+from textpile.summarize import scrape_stage
 from textpile.summarize.scrape_stage import CHUNK_FILES, ScrapedRows
 from textpile.summarize.staging import batch_dirs
 
@@ -21,6 +23,14 @@ from .summary_fixtures import CrawlerRows, page, semantic_dump
 BASE = "http://site.test"
 PAGES = 2 * CHUNK_FILES + 3
 RESULTS = ("scrape_file", "scrape_link", "scrape_section")
+#: Files per row group in these tests: two chunks (the batch's 20 files: chunks of 8, 8
+#: and 4, row groups of 16 and 4).
+GROUP_FILES = 2 * CHUNK_FILES
+
+
+@pytest.fixture(autouse=True)
+def two_chunks_a_row_group(monkeypatch):
+    monkeypatch.setattr(scrape_stage, "RESULTS_GROUP_FILES", GROUP_FILES)
 
 
 def build_crawler_db(path):
@@ -52,13 +62,14 @@ def _groups(path):
             for g in range(parquet.num_row_groups)]
 
 
-def test_results_are_in_url_order_a_chunk_to_a_row_group(tmp_path):
+def test_results_are_in_url_order_whole_chunks_to_a_row_group(tmp_path):
     batch = _scraped_batch(tmp_path)
     urls = {row["file_id"]: row["str_url"] for row in pq.read_table(batch / "file.parquet").to_pylist()}
     by_url = sorted(urls, key=urls.get)
     assert [urls[f] for f in by_url[:3]] == [f"{BASE}/notes.txt", f"{BASE}/p00.html", f"{BASE}/p01.html"]
     assert by_url != sorted(urls)  # crawled (file ids given) in another order
-    chunks = [by_url[i:i + CHUNK_FILES] for i in range(0, len(by_url), CHUNK_FILES)]
+    chunks = [by_url[i:i + GROUP_FILES] for i in range(0, len(by_url), GROUP_FILES)]
+    assert [len(c) for c in chunks] == [16, 4]
     assert _groups(batch / "scrape_file.parquet") == chunks
     page_of = {f: int(urls[f][-7:-5]) for f in by_url[1:]}  # .../pNN.html
     assert _groups(batch / "scrape_link.parquet") == [
@@ -78,7 +89,8 @@ def test_integration_reads_each_row_group_once(tmp_path, monkeypatch):
                         lambda self, i, **kw: read.append((self.reader.metadata.num_columns, i, kw.get("columns")))
                         or real(self, i, **kw))
     integrate_staged(tmp_path / "s.db", tmp_path / "stage", progress=False)
-    groups = -(-(PAGES + 1) // CHUNK_FILES)
+    groups = -(-(PAGES + 1) // GROUP_FILES)
+    assert groups == 2
     whole = sorted((columns, i) for columns, i, picked in read if picked is None)
     # scrape_section, scrape_file and scrape_link (7, 23 and 27 columns): each group once
     assert whole == [(n, i) for n in (7, 23, 27) for i in range(groups)]

@@ -13,7 +13,6 @@ index would count it.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 from textpile.index.fulltext import WORD_COLUMNS  # the columns of full_text_entity_index that hold words
@@ -112,12 +111,22 @@ class VocabularyChanges:
             self.conn.execute(f"DROP TABLE temp.{table}")
 
     def _add(self, table: str, key: str, rows: list[tuple[str, int]]) -> None:
+        """Add the counts of ``rows`` ((key, change) pairs, each key once) to ``table`` in
+        one statement, through a temporary table of the changes (an upsert per pair from
+        Python took about twice as long for the 42,514 changes of the growth benchmark's
+        1% at 100K), then check that none fell below 0 and drop those at 0."""
         count = "docs" if table != "search_language" else "pages"
-        self.conn.executemany(f"INSERT INTO {table}({key}, {count}) VALUES (?, ?) "
-                              f"ON CONFLICT({key}) DO UPDATE SET {count} = {count} + excluded.{count}", rows)
-        keys = json.dumps([k for k, _ in rows])
-        if self.conn.execute(f"SELECT count(*) FROM {table} WHERE {key} IN (SELECT value FROM json_each(?)) "
-                             f"AND {count} < 0", (keys,)).fetchone()[0]:
+        self.conn.execute("DROP TABLE IF EXISTS temp.vocabulary_change")
+        self.conn.execute("CREATE TEMP TABLE vocabulary_change (key TEXT PRIMARY KEY, change INTEGER NOT NULL) "
+                          "WITHOUT ROWID")
+        self.conn.executemany("INSERT INTO temp.vocabulary_change(key, change) VALUES (?, ?)", rows)
+        # the names are the schema's (table, key and count column), not input; "WHERE true"
+        # tells SQLite's parser that ON CONFLICT belongs to the INSERT, not to a join
+        self.conn.execute(f"INSERT INTO {table}({key}, {count}) SELECT key, change FROM temp.vocabulary_change "
+                          f"WHERE true ON CONFLICT({key}) DO UPDATE SET {count} = {count} + excluded.{count}")
+        if self.conn.execute(f"SELECT count(*) FROM temp.vocabulary_change JOIN {table} ON {key} = key "
+                             f"WHERE {count} < 0").fetchone()[0]:
             raise sqlite3.IntegrityError(f"the counts of {table} do not match the search index")
-        self.conn.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT value FROM json_each(?)) AND {count} = 0",
-                          (keys,))
+        self.conn.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT key FROM temp.vocabulary_change) "
+                          f"AND {count} = 0")
+        self.conn.execute("DROP TABLE temp.vocabulary_change")

@@ -30,7 +30,10 @@ Source: unobtanium-documentation.txt, pages "Summarizing", "Entity Generation",
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -248,14 +251,8 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> Integrat
     conn.isolation_level = None
     conn.execute("BEGIN IMMEDIATE")
     try:
-        integrated = export_integrated(conn, [r[0] for r in crawl_rows])
-        prior = export_prior(conn, sorted({r[1] for r in crawl_rows}))
-        con = decide_batch(batch_dir, prior, integrated)
-        try:
-            _write_batch(conn, con, batch_dir, result)
-        finally:
-            con.close()
-        result.crawls_skipped = len(crawl_rows) - result.crawls_integrated
+        with _collections_paused():
+            _integrate_locked(conn, batch_dir, crawl_rows, result)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # SQLite rolls back by itself after SQLITE_FULL or an I/O error
@@ -264,6 +261,36 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> Integrat
     finally:
         conn.isolation_level = saved_isolation
     return result
+
+
+@contextmanager
+def _collections_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while inside (as it was, after). A batch
+    makes hundreds of thousands of tuples, lists and dicts (a link's values, a row's) that
+    their reference counts free, yet a collection starts whenever 700 more are made than
+    freed: of the 0.4-0.6 CPU-s that collections took in the growth benchmark's 1% run at
+    100K, 0.2 were inside integration. Paused there, the whole run left fewer than 1,000
+    objects in reference cycles for the next collection."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _integrate_locked(conn: sqlite3.Connection, batch_dir: Path, crawl_rows: list[tuple],
+                      result: IntegrationReport) -> None:
+    """The writes of :func:`integrate_batch`, inside its transaction."""
+    integrated = export_integrated(conn, [r[0] for r in crawl_rows])
+    prior = export_prior(conn, sorted({r[1] for r in crawl_rows}))
+    con = decide_batch(batch_dir, prior, integrated)
+    try:
+        _write_batch(conn, con, batch_dir, result)
+    finally:
+        con.close()
+    result.crawls_skipped = len(crawl_rows) - result.crawls_integrated
 
 
 def _write_batch(conn: sqlite3.Connection, con: duckdb.DuckDBPyConnection, batch_dir: Path,
