@@ -81,6 +81,21 @@ def test_results_are_in_url_order_whole_chunks_to_a_row_group(tmp_path):
         assert {metadata.row_group(0).column(c).compression for c in range(metadata.num_columns)} == {"LZ4"}
 
 
+def test_a_row_group_ends_early_when_its_texts_are_long(tmp_path, monkeypatch):
+    """Results whose texts reach RESULTS_GROUP_TEXT_CHARS are written before the row group
+    has RESULTS_GROUP_FILES files: here every chunk (each page's text is longer than the
+    bound) is a row group of its own, and integration reads the same summary."""
+    whole = _scraped_batch(tmp_path, "whole")
+    monkeypatch.setattr(scrape_stage, "RESULTS_GROUP_TEXT_CHARS", 1)
+    early = _scraped_batch(tmp_path, "early")
+    ids = [f for group in _groups(whole / "scrape_file.parquet") for f in group]
+    assert [len(g) for g in _groups(whole / "scrape_file.parquet")] == [16, 4]
+    assert _groups(early / "scrape_file.parquet") == [ids[i:i + CHUNK_FILES] for i in range(0, len(ids), CHUNK_FILES)]
+    integrate_staged(tmp_path / "whole.db", tmp_path / "whole", progress=False)
+    integrate_staged(tmp_path / "early.db", tmp_path / "early", progress=False)
+    assert _content(tmp_path / "early.db") == _content(tmp_path / "whole.db")
+
+
 def test_integration_reads_each_row_group_once(tmp_path, monkeypatch):
     batch = _scraped_batch(tmp_path)
     read = []

@@ -150,12 +150,16 @@ RESULTS_COMPRESSION = "lz4"
 #: Files per chunk handed to a scraping worker (about 0.2 s of work on documentation pages).
 CHUNK_FILES = 8
 #: Files per row group of the scrape-result files (whole chunks: a row group is written
-#: once this many files' rows are at hand, and at the end). A row group costs Arrow a
-#: table, column chunks with their statistics and a write call whatever its rows: the
-#: results of the growth benchmark's 1,000 changed pages at 100K are written in 0.30-0.40
-#: CPU-s in row groups of 64 files against 0.53-0.59 in row groups of one chunk (8 files);
-#: 64 files of documentation pages are about 0.7 MB of results in memory.
+#: once this many files' rows are at hand, or :data:`RESULTS_GROUP_TEXT_CHARS` of their
+#: texts, and at the end). A row group costs Arrow a table, column chunks with their
+#: statistics and a write call whatever its rows: the results of the growth benchmark's
+#: 1,000 changed pages at 100K are written in 0.30-0.40 CPU-s in row groups of 64 files
+#: against 0.53-0.59 in row groups of one chunk (8 files); 64 files of documentation pages
+#: are about 2 MB of results.
 RESULTS_GROUP_FILES = 64
+#: Characters of Gen2 text after which the results at hand are written as a row group
+#: before :data:`RESULTS_GROUP_FILES` files are (pages of megabytes of text).
+RESULTS_GROUP_TEXT_CHARS = 16 * 1024 * 1024
 
 
 def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = None) -> tuple[int, int, int, int]:
@@ -163,9 +167,9 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
 
     The files go in chunks of :data:`CHUNK_FILES` through ``pool`` (None: a pool of its
     own, one worker per CPU) and their rows are written a row group of
-    :data:`RESULTS_GROUP_FILES` files (whole chunks) at a time, so memory holds one row
-    group of staged texts, one of results and the chunks in flight, never every result of
-    the batch. The row groups of the three files hold the same files, in the order of the
+    :data:`RESULTS_GROUP_FILES` files (whole chunks; fewer when their texts reach
+    :data:`RESULTS_GROUP_TEXT_CHARS`) at a time, so memory holds one row group of staged
+    texts, one of results and the chunks in flight, never every result of the batch. The row groups of the three files hold the same files, in the order of the
     staged texts; integration reads them back a row group at a time (:class:`ScrapedRows`).
     The three Parquet files appear when the whole batch is scraped (written to temporary
     files, then renamed; an interrupted batch leaves none).
@@ -187,7 +191,7 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
     writers = [pq.ParquetWriter(path, schema, compression=RESULTS_COMPRESSION)
                for path, (_, schema) in zip(temporary, tables)]
     held: list[dict[str, list] | None] = [None] * len(tables)  # the rows of the next row group of each file
-    held_files = 0
+    held_files = held_text = 0
 
     def write_held() -> None:
         for writer, (_, schema), columns in zip(writers, tables, held):
@@ -204,9 +208,10 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
                     for name, values in columns.items():
                         held[i][name].extend(values)
             held_files += chunk.file_count
-            if held_files >= RESULTS_GROUP_FILES:
+            held_text += sum(len(text) for text in chunk.files["gen2_text"] if text is not None)
+            if held_files >= RESULTS_GROUP_FILES or held_text >= RESULTS_GROUP_TEXT_CHARS:
                 write_held()
-                held_files = 0
+                held_files = held_text = 0
             files += chunk.file_count
             links += chunk.link_count
             noindex += chunk.noindex
@@ -229,8 +234,8 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
 class ScrapedRows:
     """The rows of one scrape-result Parquet file (``scrape_file``, ``scrape_link`` or
     ``scrape_section`` of a batch) given out by file_id, reading a row group (the rows of
-    :data:`RESULTS_GROUP_FILES` files, :func:`scrape_batch`) when a file in it is asked for and keeping only the last
-    one read: memory holds one row group's results, never the batch's. Asked for in the order
+    up to :data:`RESULTS_GROUP_FILES` files, :func:`scrape_batch`) when a file in it is
+    asked for and keeping only the last one read: memory holds one row group's results, never the batch's. Asked for in the order
     written (integration's order: :func:`textpile.summarize.staging.write_batch`), each row
     group is read once; any other order gives the same rows, reading row groups again.
     The file_id column is read once, on opening.
