@@ -78,7 +78,9 @@ def print_examples(published_db: Path, queries: tuple[str, ...] = EXAMPLE_QUERIE
     from textpile.store.database import connect
 
     found = 0
-    prefix = f"{_command_prefix()} search -s {shlex.quote(_shown_path(published_db))}"
+    # the counts and first results printed are keyword mode's: the command says so, so that it
+    # prints them again (the default mode, hybrid, adds the pages nearest in meaning)
+    prefix = f"{_command_prefix()} search --mode keyword -s {shlex.quote(_shown_path(published_db))}"
     conn = connect(published_db, read_only=True)
     try:
         for query in queries:
