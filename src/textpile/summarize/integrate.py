@@ -30,10 +30,7 @@ Source: unobtanium-documentation.txt, pages "Summarizing", "Entity Generation",
 
 from __future__ import annotations
 
-import gc
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +38,7 @@ import duckdb
 import pyarrow as pa
 
 from textpile.errors import TextpileError
+from textpile.gc_pause import collections_paused
 from textpile.ids import uuid7_bytes
 from textpile.store.gen2_piles import store_gen2
 from textpile.store.links import LinkStore
@@ -251,7 +249,10 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> Integrat
     conn.isolation_level = None
     conn.execute("BEGIN IMMEDIATE")
     try:
-        with _collections_paused():
+        # the collector paused: 0.2 of the 0.4-0.6 CPU-s of collections in the growth
+        # benchmark's 1% run at 100K were inside integration (the run then left fewer than
+        # 1,000 objects in reference cycles for the next collection)
+        with collections_paused():
             _integrate_locked(conn, batch_dir, crawl_rows, result)
         conn.execute("COMMIT")
     except BaseException:
@@ -261,23 +262,6 @@ def integrate_batch(conn: sqlite3.Connection, batch_dir: str | Path) -> Integrat
     finally:
         conn.isolation_level = saved_isolation
     return result
-
-
-@contextmanager
-def _collections_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while inside (as it was, after). A batch
-    makes hundreds of thousands of tuples, lists and dicts (a link's values, a row's) that
-    their reference counts free, yet a collection starts whenever 700 more are made than
-    freed: of the 0.4-0.6 CPU-s that collections took in the growth benchmark's 1% run at
-    100K, 0.2 were inside integration. Paused there, the whole run left fewer than 1,000
-    objects in reference cycles for the next collection."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _integrate_locked(conn: sqlite3.Connection, batch_dir: Path, crawl_rows: list[tuple],

@@ -9,12 +9,12 @@ main content decision works on what the walk collected
 
 from __future__ import annotations
 
-import gc
 import re
 import time
 
 from lxml import etree
 
+from textpile.gc_pause import collections_paused
 from textpile.store.mimetypes import HTML_TYPES, parse_media_type
 from textpile.store.urls import parse_url
 from textpile.summarize.scrape import description as desc
@@ -139,17 +139,10 @@ def scrape_document(
         ValueError: ``mime_type`` is neither HTML nor text.
     """
     # The scrape makes some 100,000 short-lived objects per documentation page and frees
-    # them without cycles when it returns: the cyclic garbage collector, triggered every 700
-    # allocations, found nothing to free and took 5-10% of the CPU. It is paused for the
-    # page (and restored as it was); a cycle made meanwhile waits for the next collection.
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
+    # them without cycles when it returns: the cyclic garbage collector found nothing to
+    # free and took 5-10% of the CPU. It is paused for the page.
+    with collections_paused():
         return _scrape_document(body, url, mime_type, last_modified_unix_utc, now_unix_utc, last_modified_source)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _scrape_document(body: str, url: str, mime_type: str, last_modified_unix_utc: int | None,
