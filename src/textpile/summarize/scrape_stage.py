@@ -29,7 +29,7 @@ from textpile.store.mimetypes import TEXT_TYPES
 from textpile.summarize.interrupts import duckdb_interrupts
 from textpile.summarize.scrape.result import LOCATION_FLAGS
 from textpile.summarize.scrape_pool import ScrapePool
-from textpile.summarize.scrape_rows import FILE_COLUMNS, LINK_COLUMNS, SECTION_COLUMNS, scrape_chunk
+from textpile.summarize.scrape_rows import FILE_COLUMNS, LINK_COLUMNS, SECTION_COLUMNS, ScrapedChunk, scrape_chunk
 from textpile.summarize.staging import table_path, temporary_path
 
 # The tables the workers' columns become: the same names, in the same order, as
@@ -190,28 +190,24 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
     files = links = noindex = errors = 0
     writers = [pq.ParquetWriter(path, schema, compression=RESULTS_COMPRESSION)
                for path, (_, schema) in zip(temporary, tables)]
-    held: list[dict[str, list] | None] = [None] * len(tables)  # the rows of the next row group of each file
-    held_files = held_text = 0
+    held: list[ScrapedChunk] = []  # the chunks of the next row group
 
     def write_held() -> None:
-        for writer, (_, schema), columns in zip(writers, tables, held):
-            if columns is not None and columns["file_id"]:
+        for writer, (_, schema), part in zip(writers, tables, ("files", "links", "sections")):
+            parts = [getattr(chunk, part) for chunk in held]
+            if any(p["file_id"] for p in parts):
+                columns = {name: [v for p in parts for v in p[name]] for name in parts[0]}
                 writer.write_table(pa.Table.from_pydict(columns, schema=schema))
-        held[:] = [None] * len(tables)
+        held.clear()
+
+    def held_text() -> int:
+        return sum(len(text) for chunk in held for text in chunk.files["gen2_text"] if text is not None)
 
     try:
         for chunk in pool.map(scrape_chunk, iter_files_to_scrape(batch_dir, CHUNK_FILES)):
-            for i, columns in enumerate((chunk.files, chunk.links, chunk.sections)):
-                if held[i] is None:
-                    held[i] = {name: list(values) for name, values in columns.items()}
-                else:
-                    for name, values in columns.items():
-                        held[i][name].extend(values)
-            held_files += chunk.file_count
-            held_text += sum(len(text) for text in chunk.files["gen2_text"] if text is not None)
-            if held_files >= RESULTS_GROUP_FILES or held_text >= RESULTS_GROUP_TEXT_CHARS:
+            held.append(chunk)
+            if sum(c.file_count for c in held) >= RESULTS_GROUP_FILES or held_text() >= RESULTS_GROUP_TEXT_CHARS:
                 write_held()
-                held_files = held_text = 0
             files += chunk.file_count
             links += chunk.link_count
             noindex += chunk.noindex
