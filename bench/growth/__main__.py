@@ -125,6 +125,16 @@ def run_step(system: dict, folder: Path, step: str, *args: Path) -> dict:
     return figures
 
 
+def _pages(figures: dict) -> str:
+    """A publish's pages: written into the published copy / read from the working
+    database (of the database's pages), e.g. ``25,161 / 25,413 (556,194)``; '' for other
+    steps. Bytes written (``/proc/self/io``) count pages as they are dirtied in the page
+    cache, so they also depend on what was still dirty from the runs before."""
+    if figures.get("pages_copied") is None:
+        return ""
+    return f"{figures['pages_copied']:,} / {figures['pages_read']:,} ({figures['pages']:,})"
+
+
 def prepare(size: int, data: Path, sources: list[Path], changed: float, gone: float, log=print) -> dict[str, Path]:
     """The corpus, its crawl of changes and an empty crawler database for ``size`` (cached)."""
     corpus, origins = data / f"corpus-{size}.db", data / f"corpus-{size}.origins.json"
@@ -255,6 +265,7 @@ def main() -> int:
                       f"{_mb(figures['write_bytes']):>10} MB written {_mb(figures['disk_peak_extra']):>9} MB disk "
                       f"{figures['peak_rss_kib'] / 1024:7.0f} MiB"
                       + (f"  p50 {figures['p50_ms']:.1f} p99 {figures['p99_ms']:.1f} ms" if 'p50_ms' in figures else "")
+                      + (f"  {_pages(figures)} pages written / read" if _pages(figures) else "")
                       + f"  load {figures['load']:.1f}", flush=True)
         for folder in work.values():
             shutil.rmtree(folder / "before", ignore_errors=True)
@@ -290,14 +301,14 @@ def main() -> int:
                               f"{figures['wall_s']:6.1f} s  load {figures['load']:.1f}", flush=True)
     print()
     print("| pages | system | step | CPU-s | of it the step's process | of it the index | MB written | MB read "
-          "| peak MB disk | peak RSS MiB | wall s | search p50/p99 ms | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| peak MB disk | peak RSS MiB | wall s | search p50/p99 ms | pages written / read (of) | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for size, name, step, f in rows:
         search = f"{f['p50_ms']:.1f} / {f['p99_ms']:.1f}" if "p50_ms" in f else ""
         index = f"{f['index_cpu_s']:.2f}" if f.get("index_cpu_s") is not None else ""
         print(f"| {size:,} | {name} | {step} | {f['cpu_s']:.2f} | {f['step_cpu_s']:.2f} | {index} | {_mb(f['write_bytes'])} | "
               f"{_mb(f['read_bytes'])} | {_mb(f['disk_peak_extra'])} | {f['peak_rss_kib'] / 1024:.0f} | "
-              f"{f['wall_s']:.1f} | {search} | {f['load']:.1f} |")
+              f"{f['wall_s']:.1f} | {search} | {_pages(f)} | {f['load']:.1f} |")
     for size, name in dict.fromkeys((size, name) for size, name, _step, _f in rows):
         cpu = {step: f["cpu_s"] for s2, n2, step, f in rows if (s2, n2) == (size, name)}
         runs = [c for step, c in cpu.items() if step == "change" or step.startswith("change-")]
