@@ -37,7 +37,9 @@ replicated, crawler_corpus.py) and a crawl run of 10 requests into it (``textpil
 database (before: a VACUUM of the whole file at its end). Printed per step: CPU seconds of
 the step's whole process tree, imports included (step.py: its scraping workers and the
 forkserver they come from are sampled with bench/proctree.py; before, their CPU, about
-6-10 ms per page scraped, was not counted), bytes written and read (``/proc/self/io``), the peak RSS of its largest process, the peak
+6-10 ms per page scraped, was not counted), bytes written and read (``/proc/self/io``: page-cache
+folios dirtied and read whole, more than the write calls on files read cold, see ``_pages``; a
+publish's row also names its pages written and read), the peak RSS of its largest process, the peak
 disk the system's folder took (its files summed every 0.1 s, temporary staging files
 included) over what it held before, wall seconds, and the load average.
 """
@@ -128,8 +130,14 @@ def run_step(system: dict, folder: Path, step: str, *args: Path) -> dict:
 def _pages(figures: dict) -> str:
     """A publish's pages: written into the published copy / read from the working
     database (of the database's pages), e.g. ``25,161 / 25,413 (556,194)``; '' for other
-    steps. Bytes written (``/proc/self/io``) count pages as they are dirtied in the page
-    cache, so they also depend on what was still dirty from the runs before."""
+    steps. The pages say what the publish wrote; the bytes written column
+    (``/proc/self/io``) counts page-cache folios as writes dirty them, which is more than
+    was written on files read cold (our reading: readahead brings them in as large
+    folios, ext4 on Linux 6.18, and a 4 KiB write counts its whole folio). Measured: the
+    100K publish after a change, its two files put out of the cache first (as this
+    benchmark's earlier runs do), counted 979 MB written for 194 MB of write calls (its
+    WAL and checkpoint, strace) and 211 MB that reached the device (/proc/diskstats, synced
+    before and after); with its files cached, 212 MB counted."""
     if figures.get("pages_copied") is None:
         return ""
     return f"{figures['pages_copied']:,} / {figures['pages_read']:,} ({figures['pages']:,})"
