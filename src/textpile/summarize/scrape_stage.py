@@ -169,8 +169,9 @@ def scrape_batch(batch_dir: Path, *, on_file=None, pool: ScrapePool | None = Non
     own, one worker per CPU) and their rows are written a row group of
     :data:`RESULTS_GROUP_FILES` files (whole chunks; fewer when their texts reach
     :data:`RESULTS_GROUP_TEXT_CHARS`) at a time, so memory holds one row group of staged
-    texts, one of results and the chunks in flight, never every result of the batch. The row groups of the three files hold the same files, in the order of the
-    staged texts; integration reads them back a row group at a time (:class:`ScrapedRows`).
+    texts, one of results and the chunks in flight, never every result of the batch. The
+    row groups of the three files hold the same files, in the order of the staged texts;
+    integration reads them back a row group at a time (:class:`ScrapedRows`).
     The three Parquet files appear when the whole batch is scraped (written to temporary
     files, then renamed; an interrupted batch leaves none).
     A file whose scraping raises is recorded with its error message in ``scrape_error``
@@ -231,9 +232,10 @@ class ScrapedRows:
     """The rows of one scrape-result Parquet file (``scrape_file``, ``scrape_link`` or
     ``scrape_section`` of a batch) given out by file_id, reading a row group (the rows of
     up to :data:`RESULTS_GROUP_FILES` files, :func:`scrape_batch`) when a file in it is
-    asked for and keeping only the last one read: memory holds one row group's results, never the batch's. Asked for in the order
-    written (integration's order: :func:`textpile.summarize.staging.write_batch`), each row
-    group is read once; any other order gives the same rows, reading row groups again.
+    asked for and keeping only the last one read: memory holds one row group's results,
+    never the batch's. Asked for in the order written (integration's order:
+    :func:`textpile.summarize.staging.write_batch`), each row group is read once; any other
+    order gives the same rows, reading row groups again.
     The file_id column is read once, on opening.
 
     Raises:
