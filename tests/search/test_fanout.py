@@ -303,6 +303,49 @@ def test_vector_modes_merge_as_one_index(embedded, mode):
 
 
 
+def test_hybrid_over_shards_keeps_and_counts_one_index_pages(embedded):
+    """The hybrid mode over three shards lists one index's whole ranking and counts its
+    total: a page that holds no query word and is at the floor of similarity against the
+    best page of every shard is dropped, as one index drops it (its shard measured it
+    against its own, lower best: "vacuum index" listed 34 pages against 33), and the
+    total is the keyword scans' counts summed, at least the pages ranked (it was every
+    shard's own ranked list summed: 56 to 60 against 30 to 52)."""
+    one, paths = embedded
+    single = LocalShard.open(one)
+    queries = ("vacuum", "vacuum index", "index table", "how do I back up a replica", "make the database file smaller",
+               "keep a copy on another machine", "stop the crawler from reading some pages")
+    totals = []
+    with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
+        for query in queries:
+            with single._connect() as conn:
+                expected = search_pages(conn, query, mode="hybrid", per_page=100, budget_ms=60_000,
+                                        semantic=single._semantic().get(conn))
+            got = router.search(query, mode="hybrid", per_page=100, budget_ms=60_000)
+            assert got.mode == expected.mode == "hybrid" and not got.partial
+            assert [r.url for r in got.results] == [r.url for r in expected.results], query
+            assert (got.total, got.total_is_lower_bound) == (expected.total, expected.total_is_lower_bound), query
+            totals.append(got.total)
+    single.close()
+    assert totals == [52, 33, 46, 32, 30, 30, 34]
+
+
+def test_a_shard_answer_carries_its_keyword_count_through_json():
+    """A served shard's answer (its JSON document) keeps the pages its keyword scans counted;
+    an answer without it (an older server) has None, and a count that is no whole number
+    is an error naming the shard."""
+    from textpile.search.shards import ShardAnswer, ShardError, answer_from_json, answer_json
+
+    answer = ShardAnswer([], [], total=40, mode="hybrid", keyword_total=31)
+    doc = answer_json(answer)
+    assert doc["keyword_total"] == 31
+    assert answer_from_json(doc, "s1") == answer
+    del doc["keyword_total"]
+    assert answer_from_json(doc, "s1").keyword_total is None
+    for bad in ("31", 3.5, True):
+        with pytest.raises(ShardError, match="^http://shard.test: the answer is no shard answer "):
+            answer_from_json({**doc, "keyword_total": bad}, "http://shard.test")
+
+
 def _page_url(h: int, n: int) -> str:
     """The URL of page ``n`` of site ``h`` of :func:`sharded_sites`."""
     return f"https://{HOSTS[h]}/{'ref' if n % 3 == 0 else 'doc'}/{n}.html"

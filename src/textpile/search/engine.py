@@ -669,6 +669,7 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
         scored, capped = group_by_site(scored, per_page, per_site, pages=page + 1)
         out.results_per_site = per_site
     out.total = max(found.total, len(scored))
+    out.keyword_total = found.total
     out.total_is_lower_bound = found.total_is_lower_bound
     out.fallback_any_term = found.partial
     if found.partial and found.parts_only:

@@ -23,9 +23,11 @@ budget (:mod:`textpile.search.budget`):
 5. **merge**: the candidates of all shards are ranked once, with the features that are
    relative to the other candidates made anew over all of them: ``bm25`` divided by the
    best candidate's of every shard, and in hybrid mode ``semantic`` and ``passage`` (the
-   similarity less the best of every shard: :mod:`textpile.search.hybrid`); the semantic
-   mode ranks by similarity. The keyword and hybrid weights are those of
-   :mod:`textpile.search.rank`.
+   similarity less the best of every shard: :mod:`textpile.search.hybrid`), and the pages
+   one index drops (no query word, at the floor of similarity against that best) dropped;
+   the semantic mode ranks by similarity. The keyword and hybrid weights are those of
+   :mod:`textpile.search.rank`. The total is the shards' keyword counts summed (in
+   hybrid mode at least the pages ranked, as one index counts).
 
 "More like this" (:meth:`ShardedSearch.more_like_this`) finds the page on whichever
 shard holds it, and every shard ranks its pages nearest to that page's vector
@@ -383,6 +385,8 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
     if kind != "semantic":
         candidates = _as_one_index(candidates, max(RERANK_DEPTH, (page + 1) * per_page), seen=sort == "date")
     _score(candidates, kind)
+    if kind == "hybrid":
+        candidates = _above_floor(candidates)
     # pages found through close words only after the others; in date order, the pages the
     # scan saw (no raw values) after those reranked, as one index appends them
     candidates.sort(key=lambda c: ("typo" in c.explained.get("raw", {}),
@@ -390,6 +394,7 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
                                    -c.score, -c.bm25, c.shard, c.order))
     if kind == "semantic":  # one index ranks its SEMANTIC_DEPTH nearest pages, each among its shard's
         candidates = candidates[:SEMANTIC_DEPTH]
+    ranked = len(candidates)
     candidates, capped = _arranged(candidates, rules, sort, per_site, per_page, page)
     out = SearchResults(query=query, page=page, per_page=per_page, mode=kind, sort=sort or "relevance",
                         results_per_site=per_site if per_site and sort != "date" else 0)
@@ -405,9 +410,13 @@ def merge(query: str, answers: dict[int, ShardAnswer], page: int, per_page: int,
         out.facets = count_facets(facts, query, any(a.facets_lower_bound for a in answers.values()))
     if kind == "semantic":  # one index's SEMANTIC_DEPTH nearest at most (each shard's are counted)
         out.total = min(SEMANTIC_DEPTH, sum(a.total for a in answers.values()))
-    else:
-        out.total = sum(sum(1 for c in all_words if c.shard == i) if whole and a.fallback_any_term else a.total
-                        for i, a in answers.items())
+    else:  # the keyword scans' counts; in hybrid mode at least the pages ranked, as one index counts
+        keyword = (a.keyword_total if kind == "hybrid" and a.keyword_total is not None else a.total
+                   for a in answers.values())
+        out.total = sum(sum(1 for c in all_words if c.shard == i) if whole and a.fallback_any_term else counted
+                        for (i, a), counted in zip(answers.items(), keyword))
+        if kind == "hybrid":
+            out.total = max(out.total, ranked)
     out.total_is_lower_bound = any(a.total_is_lower_bound for a in answers.values()
                                    if not (whole and a.fallback_any_term))
     out.fallback_any_term = not whole and any(a.fallback_any_term for a in answers.values())
@@ -574,6 +583,15 @@ def _score(candidates: list[_Candidate], kind: str) -> None:
     for c in candidates:
         if "features" in c.explained:
             c.score = ranking.score(c.features)
+
+
+def _above_floor(candidates: list[_Candidate]) -> list[_Candidate]:
+    """The hybrid ``candidates`` one index keeps (:func:`textpile.search.hybrid.hybrid_ranking`):
+    without the pages that hold none of the query's words and whose page similarity is at
+    the floor, :data:`~textpile.search.hybrid.SEMANTIC_FLOOR` or more below the best of
+    every shard (a shard measured it against its own best, which may be lower)."""
+    return [c for c in candidates if "features" not in c.explained or c.explained.get("held", 0.0) > 0
+            or c.features.get("semantic", 0.0) > -SEMANTIC_FLOOR]
 
 
 def _proximity_as_one_index(candidates: list[_Candidate]) -> None:

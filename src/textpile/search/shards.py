@@ -244,6 +244,9 @@ class ShardAnswer:
     #: more pages match than these
     facts: list[list] | None = None
     facets_lower_bound: bool = False
+    #: the pages its keyword scans counted (:attr:`SearchResults.keyword_total`); None
+    #: from a server of an older textpile (``total`` stands for it)
+    keyword_total: int | None = None
 
 
 def answer_of(results: SearchResults) -> ShardAnswer:
@@ -254,7 +257,7 @@ def answer_of(results: SearchResults) -> ShardAnswer:
     return ShardAnswer(list(results.results), list(results.explained or []), results.total,
                        results.total_is_lower_bound, results.fallback_any_term, results.timed_out,
                        list(results.notes), results.suggestion, results.mode, results.mode_note, facts,
-                       results.facets is not None and results.facets.lower_bound)
+                       results.facets is not None and results.facets.lower_bound, results.keyword_total)
 
 
 def keys_json(keys: ScanKeys) -> dict:
@@ -301,7 +304,10 @@ def answer_from_json(doc, shard: str) -> ShardAnswer:
         explained = [dict(e) for e in doc["explained"]]
         rest = {k: doc[k] for k in ("total", "total_is_lower_bound", "fallback_any_term", "timed_out", "notes",
                                     "suggestion", "mode", "mode_note", "facts", "facets_lower_bound")}
-        return ShardAnswer(results, explained, **rest)
+        keyword_total = doc.get("keyword_total")
+        if keyword_total is not None and (not isinstance(keyword_total, int) or isinstance(keyword_total, bool)):
+            raise TypeError(f"keyword_total {keyword_total!r} is no whole number")
+        return ShardAnswer(results, explained, **rest, keyword_total=keyword_total)
     except (KeyError, TypeError, ValueError) as exc:
         raise ShardError(f"{shard}: the answer is no shard answer ({type(exc).__name__}: {exc})") from exc
 
