@@ -32,10 +32,10 @@ def test_near_expression_pairs_every_form_the_index_holds():
 
 def test_a_scan_is_chosen_when_the_rarer_words_are_on_few_pages():
     pairs = [(("date",), ("format",)), (("dat",), ("format",))]
-    docs = {"date": 300, "dat": 500, "format": 2000}
-    # 300 + 500 pages to scan against 40 per candidate and form pair
-    assert scan_is_cheaper(pairs, docs, 10) is True  # 800 <= 800
-    assert scan_is_cheaper(pairs, docs, 9) is False  # 800 > 720
+    docs = {"date": 6000, "dat": 14000, "format": 90000}
+    # 6,000 + 14,000 pages to scan against 1,000 per candidate and form pair
+    assert scan_is_cheaper(pairs, docs, 10) is True  # 20,000 <= 20,000
+    assert scan_is_cheaper(pairs, docs, 9) is False  # 20,000 > 18,000
 
 
 def test_shares_weigh_each_pair_by_its_smaller_word(tmp_path, monkeypatch):
@@ -78,3 +78,26 @@ def test_only_the_first_candidates_by_the_score_without_it_are_measured(tmp_path
         ("https://d.example/types.html", 0.0), ("https://d.example/functions.html", 0.0)]
     every = search(conn, "date formatting", explain=True, proximity_depth=None)
     assert every.explained == measured.explained
+
+
+def test_held_shares_count_only_the_pages_asked_for(tmp_path):
+    """held_shares scans each requirement over the docid range the pages span: a page in
+    that range that was not asked for (b, between a and d, holding every word) gets
+    nothing, and each page asked for gets the weights of the requirements it holds."""
+    from textpile.search.candidates import held_shares, page_docids
+
+    conn = summarized_site(tmp_path, {
+        f"https://p.example/{name}.html": html_page(name.upper(), f"<p>{text} {FILLER}</p>")
+        for name, text in (("a", "Rotate the log."), ("b", "Rotate log files."), ("c", "Nothing of it."),
+                           ("d", "Files and a log."))})
+    ids = dict(conn.execute("SELECT u.str_url, eg.entity_generation_id FROM entity_generation eg "
+                            "JOIN url u ON u.url_id = eg.url_id"))
+    plan = QueryPlan(requirements=[[Item(w, False, ((t,),))] for w, t in
+                                   (("rotate", "rotat"), ("log", "log"), ("files", "file"))])
+    a, b, c, d = (ids[f"https://p.example/{p}.html"] for p in "abcd")
+    docids = {eg: docid for docid, eg in page_docids(conn, [a, b, c, d]).items()}
+    asked = [a, c, d]
+    assert min(docids[p] for p in asked) < docids[b] < max(docids[p] for p in asked)
+    assert held_shares(conn, plan, [0.5, 0.2, 0.3], asked) == {a: 0.7, c: 0.0, d: 0.5}
+    assert held_shares(conn, plan, [0.5, 0.2, 0.3], [b]) == {b: 1.0}
+    assert held_shares(conn, plan, [0.5, 0.2, 0.3], []) == {}

@@ -284,20 +284,28 @@ def page_docids(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
 def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[int]) -> dict[int, float]:
     """``{entity_generation_id: share}`` for the pages ``ids``: the sum of ``weights`` (one
     per requirement of ``plan``, a :class:`textpile.search.plan.QueryPlan`) of the
-    requirements each page holds; one FTS5 lookup per requirement, of these pages'
-    docids only. A page without a search_index row holds nothing."""
+    requirements each page holds; one FTS5 scan per requirement over the docid range
+    these pages span. A page without a search_index row holds nothing.
+
+    A scan of the range, not a lookup of each docid (``rowid IN (...)``): FTS5 evaluates
+    the whole expression again for every docid of such a list, which for a requirement of
+    several forms (an identifier's stemmed, unstemmed and split forms) cost more than
+    reading its document lists once: 6.8-7.6 against 1.8-2.2 ms per call (the hybrid
+    mode's 30 nearest pages, 197 calls of the speed benchmark's queries at 100,000 pages),
+    the same shares."""
     if not ids:
         return {}
     docids = page_docids(conn, ids)
     out = dict.fromkeys(ids, 0.0)
     if not docids:
         return out
-    marks = ", ".join("?" * len(docids))
+    first, last = min(docids), max(docids)
     for i, weight in enumerate(weights):
         match = plan.subset([i])
-        for docid, in conn.execute(f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid IN ({marks})",
-                                   [match, *docids]):
-            out[docids[docid]] += weight
+        for docid, in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid BETWEEN ? AND ?",
+                                   [match, first, last]):
+            if docid in docids:
+                out[docids[docid]] += weight
     return out
 
 

@@ -16,8 +16,8 @@ Its cost is bounded by the candidates: the rerank measures it only for the first
 :data:`PROXIMITY_DEPTH` candidates by the score without it, a word's split forms
 (``backend`` -> ``back end``) are left out, and each pair costs one FTS5 statement, either
 a lookup of those candidates' docids or, when the pair's rarer words are on fewer pages
-than that lookup is worth (:data:`SCAN_DOCS_PER_LOOKUP`), a scan of every page holding
-the pair close together.
+than that lookup is worth (:data:`SCAN_DOCS_PER_LOOKUP`), a scan of the pages holding
+the pair close together within the docid range the candidates span.
 
 Source: term proximity as a ranking signal (Tao and Zhai, "An exploration of proximity
 measures in information retrieval", SIGIR 2007; Büttcher, Clarke and Lushman 2006); the
@@ -43,12 +43,15 @@ MAX_FORMS = 16
 #: keep the whole gain: everyday + natural MRR@10 hybrid 0.703 and keyword 0.603, as with
 #: every candidate (and with 15, 20, 30 or 50); leaving one site out 0.700 and 0.601.
 PROXIMITY_DEPTH = 10
-#: A NEAR scan of the whole index costs about as much per page holding the pair's rarer
-#: word as a lookup of one candidate's docid costs per form pair, over this many pages
-#: (measured on the 10,000-page speed corpus: 0.49 ms per 1,000 such pages, 0.023 ms per
-#: candidate and form pair, i.e. 47; rounded down so that a scan is chosen only when
-#: clearly cheaper).
-SCAN_DOCS_PER_LOOKUP = 40
+#: A NEAR scan of the candidates' docid range costs about as much per page holding the
+#: pair's rarer word as a lookup of one candidate's docid costs per form pair, over this
+#: many pages. A lookup (``rowid IN (...)``) makes FTS5 evaluate the whole NEAR expression
+#: again for each docid; on the speed benchmark's queries at 100,000 pages in hybrid mode
+#: (692 pairs over about 20 candidates) the lookups cost 1,371 ms, the scans 313 ms, the
+#: choice with 1,000 here 329 ms and with 40 (the value before, measured on 10,000 pages
+#: with scans of the whole index) 1,097 ms; above 1,000 a lookup is kept as the bound for
+#: words on most pages.
+SCAN_DOCS_PER_LOOKUP = 1000
 
 
 def form_pairs(first: list[Item], second: list[Item],
@@ -126,8 +129,9 @@ def proximity_shares(conn: sqlite3.Connection, core: QueryPlan, weights: list[fl
         forms = form_pairs(first, second, indexed)
         if not forms:
             continue
-        if scan_is_cheaper(forms, indexed, len(docids)):
-            rows = conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ?", [_near(forms, window)])
+        if scan_is_cheaper(forms, indexed, len(docids)):  # over the docids the pages span
+            rows = conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid BETWEEN ? AND ?",
+                                [_near(forms, window), min(docids), max(docids)])
         else:
             rows = conn.execute(f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid IN ({marks})",
                                 [_near(forms, window), *docids])
