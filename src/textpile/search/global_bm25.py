@@ -227,7 +227,7 @@ class GlobalBm25:
         phrases = phrases_of(expression)
         local = phrase_documents(self.conn, phrases, self.table)
         sizes = row_tokens(self.conn, docids, self.table)
-        marks = ", ".join("?" * len(docids))
+        wanted, first, last = set(docids), min(docids), max(docids)
         scores: dict[str, dict[int, float]] = {}  # phrase -> {docid: its global score}
         for phrase in sorted(set(phrases)):
             hits_here = local.get(phrase, 0)
@@ -237,9 +237,14 @@ class GlobalBm25:
             hits = self.phrases.get(phrase, hits_here)
             idf_here, idf = fts5_idf(self.local_rows, hits_here), fts5_idf(self.rows, hits)
             table = self.table
+            # the docid range the scan spans, not a lookup of each docid: FTS5 evaluates the
+            # expression again for every docid of rowid IN (...) (search/candidates.py,
+            # held_shares); the scan's docids are its first matches in docid order
             for docid, score in self.conn.execute(
                     f"SELECT rowid, -bm25({table}, {self.weights}) FROM {table} "
-                    f"WHERE {table} MATCH ? AND rowid IN ({marks})", [phrase, *docids]):
+                    f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?", [phrase, first, last]):
+                if docid not in wanted:
+                    continue
                 size = sizes.get(docid, 0)
                 x = min(score / idf_here, K1 + 1 - 1e-9)
                 k_here = K1 * (1 - B + B * size / self.local_avgdl)
