@@ -313,7 +313,8 @@ def test_hybrid_over_shards_keeps_and_counts_one_index_pages(embedded):
     one, paths = embedded
     single = LocalShard.open(one)
     queries = ("vacuum", "vacuum index", "index table", "how do I back up a replica", "make the database file smaller",
-               "keep a copy on another machine", "stop the crawler from reading some pages")
+               "keep a copy on another machine", "stop the crawler from reading some pages",
+               f"site:{HOSTS[0]}", "lang:en")  # without words: the pages listed are counted
     totals = []
     with ShardedSearch([LocalShard.open(p) for p in paths]) as router:
         for query in queries:
@@ -326,7 +327,7 @@ def test_hybrid_over_shards_keeps_and_counts_one_index_pages(embedded):
             assert (got.total, got.total_is_lower_bound) == (expected.total, expected.total_is_lower_bound), query
             totals.append(got.total)
     single.close()
-    assert totals == [52, 33, 46, 32, 30, 30, 34]
+    assert totals == [52, 33, 46, 32, 30, 30, 34, 20, 60]
 
 
 def test_a_shard_answer_carries_its_keyword_count_through_json():

@@ -118,8 +118,9 @@ class SearchResults:
     results_per_site: int = 0
     #: the pages the keyword scans counted as holding the query's words (``total`` in the
     #: keyword mode; the hybrid mode's ``total`` is at least the pages it ranked): what a
-    #: search over shards sums (:mod:`textpile.search.fanout`); not in the JSON API
-    keyword_total: int = 0
+    #: search over shards sums (:mod:`textpile.search.fanout`); None when no scan counted
+    #: them (a query without words: ``total`` counts the pages listed); not in the JSON API
+    keyword_total: int | None = None
     #: with ``explain`` and facets: the facts of the pages the facets count (a search over
     #: shards counts every shard's together: :mod:`textpile.search.fanout`)
     page_facts: list[PageFacts] | None = None
