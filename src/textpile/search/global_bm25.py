@@ -252,8 +252,13 @@ class GlobalBm25:
                 k = K1 * (1 - B + B * size / self.avgdl)
                 scores[phrase][docid] = idf * f * (K1 + 1) / (f + k)
         out = []
+        distinct = sorted(scores)
+        counted_for: dict[tuple[bool, ...], list[int]] = {}  # which phrases a row holds -> those counted
         for docid, _ in scanned:
-            counted = counted_phrases(expression, lambda p: docid in scores[p])
+            held = tuple(docid in scores[p] for p in distinct)
+            counted = counted_for.get(held)
+            if counted is None:  # the expression parsed once per pattern of held phrases, not per row
+                counted = counted_for[held] = counted_phrases(expression, lambda p: docid in scores[p])
             # rounded: the same row scored on two shards differs in its last bits (another path
             # to the same value), which would break one index's ties between equal rows
             out.append((docid, float(f"{sum(scores[phrases[i]][docid] for i in counted):.{DIGITS}g}")))
