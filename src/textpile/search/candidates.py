@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from textpile.index.analysis import Analyzer
@@ -299,14 +299,19 @@ def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[
     out = dict.fromkeys(ids, 0.0)
     if not docids:
         return out
-    first, last = min(docids), max(docids)
     for i, weight in enumerate(weights):
-        match = plan.subset([i])
-        for docid, in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid BETWEEN ? AND ?",
-                                   [match, first, last]):
-            if docid in docids:
-                out[docids[docid]] += weight
+        for docid in matching_docids(conn, plan.subset([i]), docids):
+            out[docids[docid]] += weight
     return out
+
+
+def matching_docids(conn: sqlite3.Connection, match: str, docids: Mapping[int, int]) -> Iterator[int]:
+    """Those of ``docids`` (search_index rowids) whose row matches ``match``, read by one
+    scan of the docid range they span (see :func:`held_shares` for why not a lookup)."""
+    for docid, in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid BETWEEN ? AND ?",
+                               [match, min(docids), max(docids)]):
+        if docid in docids:
+            yield docid
 
 
 def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], scan: int,

@@ -31,7 +31,7 @@ import itertools
 import sqlite3
 from collections.abc import Mapping
 
-from textpile.search.candidates import page_docids
+from textpile.search.candidates import matching_docids, page_docids
 from textpile.search.plan import Alternative, Item, QueryPlan, fts_phrase
 
 #: Terms at most between the two words of a pair (FTS5 ``NEAR(a b, N)``).
@@ -130,12 +130,11 @@ def proximity_shares(conn: sqlite3.Connection, core: QueryPlan, weights: list[fl
         if not forms:
             continue
         if scan_is_cheaper(forms, indexed, len(docids)):  # over the docids the pages span
-            rows = conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid BETWEEN ? AND ?",
-                                [_near(forms, window), min(docids), max(docids)])
+            found = matching_docids(conn, _near(forms, window), docids)
         else:
-            rows = conn.execute(f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid IN ({marks})",
-                                [_near(forms, window), *docids])
-        for docid, in rows:
-            if docid in docids:
-                out[docids[docid]] += weight / total
+            found = (docid for docid, in conn.execute(
+                f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid IN ({marks})",
+                [_near(forms, window), *docids]))
+        for docid in found:
+            out[docids[docid]] += weight / total
     return out
