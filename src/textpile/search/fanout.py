@@ -13,7 +13,9 @@ budget (:mod:`textpile.search.budget`):
    (:mod:`textpile.index.tier`: its first pages in prior order, from the shards' pages
    per prior key, kept :data:`HOSTS_TTL_S`), each shard counts the same of its part of
    the tier, so that a scan one index ends in its tier is scored with the tier's
-   statistics (:class:`textpile.search.global_bm25.TieredBm25`);
+   statistics (:class:`textpile.search.global_bm25.TieredBm25`). What of this depends
+   only on a shard's content (where its part of the tier ends, the rows and tokens up to
+   there, phrase counts) the shard keeps between searches (:mod:`textpile.search.shard_memo`);
 3. **cut**: the routed shards give their first matching pages and sections, and the
    scans of one index are cut from them (:mod:`textpile.search.cuts`), at most
    :data:`KEYS_SHARE` of the time left;

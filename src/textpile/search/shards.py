@@ -10,7 +10,8 @@ served shard answer alike:
   to the shards holding the site);
 * ``stats`` (:func:`query_stats`): the shard's page count and, for each index term of
   the query as the shard plans it, the pages holding it; the search sums them over the
-  shards (:class:`textpile.search.weights.CorpusStats`);
+  shards (:class:`textpile.search.weights.CorpusStats`); what depends only on the
+  shard's content is kept between searches (:mod:`textpile.search.shard_memo`);
 * ``keys`` (:func:`textpile.search.cuts.scan_keys`): the shard's first matching pages
   and sections, to cut the scans together as one index would;
 * ``search`` (:func:`shard_search`): the query searched with those summed statistics and its cut,
@@ -43,11 +44,12 @@ from textpile.index.tier import TOP_TIER_PAGES
 from textpile.search.candidates import LAST_ROWID, search_tiers
 from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.cuts import PRIOR_KEY_SHIFT, ScanCut, ScanKeys, scan_keys
-from textpile.search.global_bm25 import SECTION_TABLE, phrase_documents, phrases_of, rows_up_to, table_totals
+from textpile.search.global_bm25 import SECTION_TABLE, phrases_of, table_totals
 from textpile.search.plan import (fts_phrase, language_codes, language_pages, plan_query, split_candidates,
                                   with_split_forms)
 from textpile.search.query import Filter, matches_subdomains, parse_query
 from textpile.search.results import ResultSection, SearchResult, SearchResults
+from textpile.search.shard_memo import ShardMemo
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, synonym_table, with_synonyms
 from textpile.search.typos import nearby_words
 from textpile.search.weights import CorpusStats, plan_terms, term_documents
@@ -66,7 +68,8 @@ class ShardError(TextpileError):
 
 
 def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, int] | None = None,
-                tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS) -> CorpusStats:
+                tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS,
+                memo: ShardMemo | None = None) -> CorpusStats:
     """The shard's statistics for ``query``: its indexed pages, its pages per stemmer
     language, and ``{term: pages}`` (and phrases) for the index terms of the query
     analyzed in its stemmer languages, or in those of ``languages`` (``{language:
@@ -75,7 +78,9 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
     members' terms are counted too, as the search will weigh them). With
     ``tier_pages`` (its first pages in docid order that one index of every shard holds in
     its first tier: :func:`tier_shares`), the same statistics of those pages
-    (:attr:`CorpusStats.tier`, :attr:`CorpusStats.tier_last`).
+    (:attr:`CorpusStats.tier`, :attr:`CorpusStats.tier_last`). ``memo``: the counts kept
+    for this shard's content between searches (:mod:`textpile.search.shard_memo`; none:
+    everything counted for this call).
 
     Raises:
         sqlite3.Error: database problems.
@@ -100,12 +105,13 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
     phrases = sorted({p for e in expressions for p in phrases_of(e)})
     rows, tokens = table_totals(conn)
     sections, section_tokens = table_totals(conn, SECTION_TABLE)
+    memo = memo if memo is not None else ShardMemo(max_phrases=0)
     tier, tier_last = None, None
     if tier_pages is not None:
-        tier_last, tier = tier_stats(conn, tier_pages, phrases)
-    return CorpusStats(search_tiers(conn).pages, term_documents(conn, terms), tokens, phrase_documents(conn, phrases),
-                       sections, section_tokens, phrase_documents(conn, phrases, SECTION_TABLE), own,
-                       tier=tier, tier_last=tier_last)
+        tier_last, tier = tier_stats(conn, tier_pages, phrases, memo)
+    return CorpusStats(search_tiers(conn).pages, term_documents(conn, terms), tokens,
+                       memo.phrase_documents(conn, phrases), sections, section_tokens,
+                       memo.phrase_documents(conn, phrases, SECTION_TABLE), own, tier=tier, tier_last=tier_last)
 
 
 def prior_pages(conn: sqlite3.Connection) -> dict[int, int]:
@@ -133,20 +139,27 @@ def tier_shares(priors: Mapping[int, Mapping[int, int]], top: int = TOP_TIER_PAG
     return out
 
 
-def tier_stats(conn: sqlite3.Connection, tier_pages: int, phrases: list[str]) -> tuple[int, CorpusStats]:
+def tier_stats(conn: sqlite3.Connection, tier_pages: int, phrases: list[str],
+               memo: ShardMemo | None = None) -> tuple[int, CorpusStats]:
     """The shard's last page docid among its first ``tier_pages`` pages (0: none) and the
     statistics of those pages and their sections: rows, tokens and rows holding each
-    of the quoted ``phrases`` (what one index's first tier counts of them)."""
-    last = 0
-    if tier_pages > 0:
-        row = conn.execute("SELECT docid FROM search_page ORDER BY docid LIMIT 1 OFFSET ?",
-                           (tier_pages - 1,)).fetchone()
-        last = row[0] if row is not None else LAST_ROWID
+    of the quoted ``phrases`` (what one index's first tier counts of them); ``memo`` as
+    in :func:`query_stats`."""
+    memo = memo if memo is not None else ShardMemo(max_phrases=0)
+    last = memo.kept(("tier_last", tier_pages), lambda: _tier_last(conn, tier_pages))
     section_last = last_section_docid(last) if last else 0
-    pages, tokens = rows_up_to(conn, last)
-    sections, section_tokens = rows_up_to(conn, section_last, SECTION_TABLE)
-    return last, CorpusStats(pages, {}, tokens, phrase_documents(conn, phrases, last=last), sections, section_tokens,
-                             phrase_documents(conn, phrases, SECTION_TABLE, last=section_last))
+    pages, tokens = memo.rows_up_to(conn, last)
+    sections, section_tokens = memo.rows_up_to(conn, section_last, SECTION_TABLE)
+    return last, CorpusStats(pages, {}, tokens, memo.phrase_documents(conn, phrases, last=last), sections,
+                             section_tokens, memo.phrase_documents(conn, phrases, SECTION_TABLE, last=section_last))
+
+
+def _tier_last(conn: sqlite3.Connection, tier_pages: int) -> int:
+    """The shard's last page docid among its first ``tier_pages`` pages (0: none)."""
+    if tier_pages <= 0:
+        return 0
+    row = conn.execute("SELECT docid FROM search_page ORDER BY docid LIMIT 1 OFFSET ?", (tier_pages - 1,)).fetchone()
+    return row[0] if row is not None else LAST_ROWID
 
 
 def summed_stats(parts: list[CorpusStats]) -> CorpusStats:
@@ -315,14 +328,18 @@ def answer_from_json(doc, shard: str) -> ShardAnswer:
 class LocalShard:
     """A summary database searched in this process. ``connect`` yields a read-only search
     connection (a pool of them by default: :meth:`open`); ``semantic`` keeps the page
-    vectors and model of the vector modes between searches."""
+    vectors and model of the vector modes between searches; ``memo`` gives the
+    statistics kept for the file's current content (:mod:`textpile.search.shard_memo`;
+    none: each search counts them)."""
 
     def __init__(self, name: str, connect: Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]],
-                 semantic: Callable[[], SemanticCache] | None = None) -> None:
+                 semantic: Callable[[], SemanticCache] | None = None,
+                 memo: Callable[[], ShardMemo] | None = None) -> None:
         self.name = name
         self._connect = connect
         cache = SemanticCache()
         self._semantic = semantic if semantic is not None else (lambda: cache)
+        self._memo = memo if memo is not None else (lambda: None)
 
     @classmethod
     def open(cls, path: str | Path) -> "LocalShard":
@@ -345,8 +362,9 @@ class LocalShard:
             limit_search_connection(conn).execute("PRAGMA busy_timeout=10000")
             return conn
 
-        shard = cls(str(path), partial(pool.connection, open_one))
-        shard._pool = pool
+        watch = _ContentWatch(open_one)
+        shard = cls(str(path), partial(pool.connection, open_one), memo=watch.memo)
+        shard._pool, shard._watch = pool, watch
         return shard
 
     def hosts(self, timeout_s: float | None = None) -> frozenset[str]:
@@ -359,8 +377,9 @@ class LocalShard:
 
     def stats(self, query: str, timeout_s: float | None = None, languages: Mapping[str, int] | None = None,
               tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS) -> CorpusStats:
+        memo = self._memo()
         with self._connect() as conn:
-            return query_stats(conn, query, languages, tier_pages, synonyms)
+            return query_stats(conn, query, languages, tier_pages, synonyms, memo)
 
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
              timeout_s: float | None = None, synonyms: Synonyms = NO_SYNONYMS) -> ScanKeys:
@@ -404,6 +423,43 @@ class LocalShard:
         pool = getattr(self, "_pool", None)
         if pool is not None:
             pool.close()
+        watch = getattr(self, "_watch", None)
+        if watch is not None:
+            watch.close()
+
+
+class _ContentWatch:
+    """The :class:`ShardMemo` of a file's current content: a new one whenever ``PRAGMA
+    data_version`` of a connection kept for watching (``open_one()``) changed, that is,
+    another connection committed to the file (a publish writes it in place). Thread-safe."""
+
+    def __init__(self, open_one: Callable[[], sqlite3.Connection]) -> None:
+        self._open_one = open_one
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._version: int | None = None
+        self._memo = ShardMemo()
+
+    def memo(self) -> ShardMemo:
+        """The memo of the file's content now.
+
+        Raises:
+            sqlite3.Error: the file cannot be read.
+        """
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._open_one()
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            if self._version is not None and version != self._version:
+                self._memo = ShardMemo()
+            self._version = version
+            return self._memo
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 class _ConnectionPool:

@@ -60,7 +60,7 @@ def _local_shard(datasette, name: str) -> LocalShard:
     def connect():
         yield current().search_connection()
 
-    return LocalShard(name, connect, semantic=lambda: current().semantic)
+    return LocalShard(name, connect, semantic=lambda: current().semantic, memo=lambda: current().shard_memo)
 
 
 def sharded_search(datasette, target: SummaryDatabase) -> ShardedSearch | None:
@@ -157,7 +157,7 @@ async def shard_view(datasette, request):
                 return _bad(f"tier_pages: expected a whole number of pages, got {tier_text!r}")
             tier_pages = int(tier_text) if tier_text is not None else None
             doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query, languages,
-                                                                         tier_pages, synonyms)))
+                                                                         tier_pages, synonyms, target.shard_memo)))
         elif op == "keys":
             stats = stats_from_json(request.args.get("stats", ""))
             scans = []

@@ -41,6 +41,7 @@ from pathlib import Path
 from datasette.database import Database, QueryInterrupted
 
 from textpile.search.limits import limit_search_connection
+from textpile.search.shard_memo import ShardMemo
 from textpile.semantic.loaded import SemanticCache
 from textpile.store.database import map_for_reading, sqlite_uri
 from textpile.store.gen2_piles import register_functions
@@ -102,6 +103,7 @@ class SummaryDatabase(Database):
         self._search: dict[int, sqlite3.Connection] = {}  # by thread
         self._prepared: dict[int, sqlite3.Connection] = {}  # by thread, see execute_fn
         self._semantic = semantic if semantic is not None else SemanticCache()
+        self._shard_memo = ShardMemo()
         self._watch: sqlite3.Connection | None = None  # reads PRAGMA data_version
         self._data_version: int | None = None
         self._watch_lock = threading.Lock()
@@ -123,13 +125,28 @@ class SummaryDatabase(Database):
         the vectors loaded anew when another connection changed the file's content since
         the last look (a publish: ``PRAGMA data_version`` on a connection kept for it)."""
         with self._watch_lock:
-            if self._watch is None:
-                self._watch = self.connect()
-            version = self._watch.execute("PRAGMA data_version").fetchone()[0]
-            if self._data_version is not None and version != self._data_version:
-                self._semantic = self._semantic.for_new_content()
-            self._data_version = version
+            self._follow_content()
             return self._semantic
+
+    @property
+    def shard_memo(self) -> ShardMemo:
+        """The statistics a search over shards keeps for this file's content
+        (:mod:`textpile.search.shard_memo`), a new one when the content changed (as
+        :attr:`semantic`)."""
+        with self._watch_lock:
+            self._follow_content()
+            return self._shard_memo
+
+    def _follow_content(self) -> None:
+        """Start :attr:`semantic` and :attr:`shard_memo` anew when another connection
+        changed the file since the last look; the caller holds ``_watch_lock``."""
+        if self._watch is None:
+            self._watch = self.connect()
+        version = self._watch.execute("PRAGMA data_version").fetchone()[0]
+        if self._data_version is not None and version != self._data_version:
+            self._semantic = self._semantic.for_new_content()
+            self._shard_memo = ShardMemo()
+        self._data_version = version
 
     def connect(self, write=False):
         """A new read-only connection to the file (also when ``write``: textpile serves

@@ -1,0 +1,87 @@
+"""What a shard's statistics round counts again for every query though it depends only on
+the shard's content, kept between searches.
+
+A search over shards (:mod:`textpile.search.fanout`) asks each shard for its statistics
+of the query (:func:`textpile.search.shards.query_stats`). Part of that answer is the
+same for every query until the shard's file changes: where the shard's part of one
+index's first tier ends and the rows and tokens up to there (the row sizes of thousands
+of pages and sections, read and decoded each time), and, for a phrase, the rows holding
+it (up to that docid, or in the whole table: FTS5 reads the phrase's whole document list
+to count them). On the relevance benchmark's 3 shards these were 11% of a search's CPU
+(py-spy, 1,110 keyword queries).
+
+A :class:`ShardMemo` keeps them for one content of one file: its owner makes a new one
+when the content may have changed (``PRAGMA data_version`` of a connection kept for
+watching changed, as :class:`textpile.web.state.SummaryDatabase` and
+:meth:`textpile.search.shards.LocalShard.open` watch it). At most :data:`MAX_PHRASES` phrase
+counts are kept, the least recently used dropped first. Thread-safe; a value two
+threads count at once is counted twice, never wrong.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+from textpile.search.global_bm25 import TABLE, phrase_documents, rows_up_to
+
+#: Phrase counts kept per shard (about 100 bytes each).
+MAX_PHRASES = 20_000
+
+
+class ShardMemo:
+    """The query-independent statistics of one shard's content (module docstring)."""
+
+    def __init__(self, max_phrases: int = MAX_PHRASES) -> None:
+        if max_phrases < 0:
+            raise ValueError(f"max_phrases: expected 0 or more, got {max_phrases}")
+        self._lock = threading.Lock()
+        self._max = max_phrases
+        self._phrases: OrderedDict[tuple[str, str, int | None], int] = OrderedDict()
+        self._kept: dict[tuple, object] = {}
+
+    def kept(self, key: tuple, compute: Callable[[], object]) -> object:
+        """The value kept under ``key``, ``compute()`` the first time (its exceptions
+        raised, nothing kept)."""
+        with self._lock:
+            if key in self._kept:
+                return self._kept[key]
+        value = compute()
+        with self._lock:
+            self._kept[key] = value
+        return value
+
+    def rows_up_to(self, conn: sqlite3.Connection, last: int, table: str = TABLE) -> tuple[int, int]:
+        """:func:`textpile.search.global_bm25.rows_up_to`, kept.
+
+        Raises:
+            sqlite3.Error: database problems.
+        """
+        return self.kept(("rows_up_to", table, last), lambda: rows_up_to(conn, last, table))
+
+    def phrase_documents(self, conn: sqlite3.Connection, phrases: list[str], table: str = TABLE,
+                         last: int | None = None) -> dict[str, int]:
+        """:func:`textpile.search.global_bm25.phrase_documents`, each phrase's count kept.
+
+        Raises:
+            sqlite3.Error: database problems.
+        """
+        out: dict[str, int] = {}
+        with self._lock:
+            for p in set(phrases):
+                key = (table, p, last)
+                if key in self._phrases:
+                    self._phrases.move_to_end(key)
+                    out[p] = self._phrases[key]
+        missing = sorted(set(phrases) - set(out))
+        if missing:
+            counted = phrase_documents(conn, missing, table, last)
+            out.update(counted)
+            with self._lock:
+                for p, n in counted.items():
+                    self._phrases[(table, p, last)] = n
+                while len(self._phrases) > self._max:
+                    self._phrases.popitem(last=False)
+        return out
