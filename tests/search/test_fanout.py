@@ -5,6 +5,7 @@ gives partial results, never an error."""
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import sqlite3
 
@@ -87,6 +88,31 @@ def test_global_bm25_with_own_statistics_is_fts5_bm25(corpus):
     for (_, a), (_, b) in zip(mine, fts5):
         assert a == pytest.approx(b, rel=1e-9)
     conn.close()
+
+
+def test_a_shard_scores_its_scans_only_with_every_shard_statistics(corpus):
+    """The pages and sections a shard scans are scored by GlobalBm25 over every shard:
+    the scans themselves run no FTS5 bm25 (its own scores would be thrown away), and the
+    search still ranks as one index."""
+    one, paths = corpus
+    statements: list[str] = []
+    shards = [LocalShard.open(p) for p in paths]
+    try:
+        for shard in shards:  # one pooled connection each, traced
+            with shard._connect() as conn:
+                conn.set_trace_callback(statements.append)
+        with ShardedSearch(shards) as router:
+            for query in ("vacuum index", "checkpoint journal lock", "trigger"):
+                got = router.search(query, mode="keyword", per_page=10, budget_ms=60_000)
+                assert [r.url for r in got.results] == [r.url for r in _one(one, query, per_page=10).results]
+    finally:
+        for shard in shards:
+            shard.close()
+    # (the pages' scans: these pages have no sections, whose scans are scored the same way)
+    scans = [s for s in statements if re.search(r"FROM search_index(_top)? WHERE .* LIMIT", s)]
+    rescored = [s for s in statements if re.search(r"bm25\(search_index, .* BETWEEN", s)]
+    assert scans and rescored  # the shards scanned, and scored what they scanned
+    assert [s for s in scans if "bm25(" in s] == []
 
 
 def test_counted_phrases_follow_fts5():

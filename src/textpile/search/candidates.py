@@ -142,7 +142,7 @@ def _unscored_scan(conn: sqlite3.Connection, table: str, match: str, scan: int,
 
 def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, score_match: str | None,
                 weights: tuple[float, ...], scan: int, whole: int, top: int, top_rows: int,
-                last: int = LAST_ROWID, postings: int | None = None) -> list[tuple[int, float]]:
+                last: int = LAST_ROWID, postings: int | None = None, scored: bool = True) -> list[tuple[int, float]]:
     """The first ``scan`` matches of ``match`` in prior order (up to docid ``last``), with their bm25 scores,
     from ``tables`` (the whole index and its first tier) of ``whole`` rows, the
     ``top_rows`` with a docid up to ``top`` (0: none) being in the first tier.
@@ -153,19 +153,21 @@ def tiered_scan(conn: sqlite3.Connection, tables: tuple[str, str], match: str, s
     only when bm25 would read at most :data:`SCORE_POSTINGS` list entries
     (:func:`expression_postings`, in proportion to the rows of the table scanned); else
     its matches come unscored, in prior order: those of the first tier keep their
-    scores, those after it follow with score 0."""
-    if postings is None:  # given: over every shard
+    scores, those after it follow with score 0. Not ``scored``: the same matches, every
+    one unscored (a shard whose scans are scored again with every shard's statistics:
+    FTS5's bm25 would read each phrase's whole document list for scores thrown away)."""
+    if scored and postings is None:  # given: over every shard
         postings = expression_postings(conn, score_match or match)
     scanned: list[tuple[int, float]] = []
     full_table, top_table = tables
     if top:
-        if postings * top_rows / max(whole, 1) <= SCORE_POSTINGS:
+        if scored and postings * top_rows / max(whole, 1) <= SCORE_POSTINGS:
             scanned = _scored_scan(conn, top_table, match, score_match, weights, scan, last=last)
         else:
             scanned = _unscored_scan(conn, top_table, match, scan, last=last)
         if len(scanned) >= scan or last <= top:
             return scanned
-    if postings <= SCORE_POSTINGS:
+    if scored and postings <= SCORE_POSTINGS:
         return _scored_scan(conn, full_table, match, score_match, weights, scan, last=last)
     return scanned + _unscored_scan(conn, full_table, match, scan - len(scanned), after=top, last=last)
 
@@ -215,7 +217,7 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
         postings = expression_postings(conn, score_match or match, every_shard)
         rescore = rescore if postings <= SCORE_POSTINGS else None
     scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
-                          tiers.pages, tiers.last_docid, tiers.top_pages, last, postings)
+                          tiers.pages, tiers.last_docid, tiers.top_pages, last, postings, scored=rescore is None)
     complete = len(scanned) < scan
     if rescore is not None:
         scanned = rescore(scanned, score_match or match)
@@ -327,7 +329,8 @@ def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, 
         postings = expression_postings(conn, match, every_shard)
         rescore = rescore if postings <= SCORE_POSTINGS else None
     scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
-                          tiers.sections, tiers.last_section_docid, tiers.top_sections, last, postings)
+                          tiers.sections, tiers.last_section_docid, tiers.top_sections, last, postings,
+                          scored=rescore is None)
     if rescore is not None:
         scanned = rescore(scanned, match)
     scanned.sort(key=lambda r: (-r[1], r[0]))
