@@ -373,6 +373,90 @@ def test_a_shard_answer_carries_its_keyword_count_through_json():
             answer_from_json({**doc, "keyword_total": bad}, "http://shard.test")
 
 
+def _snippets(results) -> list[tuple]:
+    return [(r.url, r.snippet_html, r.snippet_text, r.description) for r in results]
+
+
+class _Counting:
+    """A local shard that records the snippet sources it is asked to render, and can be
+    down for rendering (``render_down``)."""
+
+    def __init__(self, shard: LocalShard, render_down: bool = False) -> None:
+        self._shard, self.rendered, self.render_down = shard, [], render_down
+        self.name = shard.name
+
+    def __getattr__(self, name):
+        return getattr(self._shard, name)
+
+    def render(self, words, sources, timeout_s=None):
+        from textpile.search.shards import ShardError
+
+        if self.render_down:
+            raise ShardError(f"{self.name}: connection refused")
+        self.rendered.append(len(sources))
+        return self._shard.render(words, sources, timeout_s)
+
+
+def test_shards_make_the_snippets_of_the_results_shown_only(corpus):
+    """A shard answers its candidates without snippets (each with its source, the answer
+    with the words they mark); the shards holding the results shown make those snippets
+    alone, and they are one index's."""
+    one, paths = corpus
+    shards = [_Counting(LocalShard.open(p)) for p in paths]
+    with ShardedSearch(shards) as router:
+        stats = shards[0].stats("vacuum index")
+        answer = shards[0].search("vacuum index", stats, "keyword", 60_000)
+        assert len(answer.results) == 14 and answer.snippet_words == [["vacuum", "vacuum"], ["index", "index"]]
+        assert {(r.snippet_html, r.snippet_text) for r in answer.results} == {("", "")}
+        assert all(r.snippet_source is not None and r.snippet_source.text_pile_id is not None for r in answer.results)
+        for query, per_page in (("vacuum index", 10), ("checkpoint journal lock", 5), ("site:" + HOSTS[1], 3),
+                                ("trigger", 20)):
+            for s in shards:
+                s.rendered.clear()
+            got = router.search(query, mode="keyword", per_page=per_page, budget_ms=60_000)
+            expected = _one(one, query, per_page=per_page)
+            assert _snippets(got.results) == _snippets(expected.results) and len(got.results) == per_page, query
+            assert all(r.snippet_html and r.snippet_source is None for r in got.results)
+            assert sum(sum(s.rendered) for s in shards) == per_page, query  # each shown result once, no other
+            assert not got.partial
+
+
+def test_a_shard_that_cannot_make_its_snippets_leaves_them_out_flagged_partial(corpus):
+    one, paths = corpus
+    shards = [_Counting(LocalShard.open(p), render_down=i == 1) for i, p in enumerate(paths)]
+    with ShardedSearch(shards) as router:
+        got = router.search("vacuum index", mode="keyword", per_page=20, budget_ms=60_000)
+    expected = _one(one, "vacuum index", per_page=20)
+    assert [r.url for r in got.results] == [r.url for r in expected.results]  # every page, none missing
+    lacking = [r for r in got.results if HOSTS[1] in r.url]
+    assert lacking and all(r.snippet_html == "" for r in lacking)
+    assert all(r.snippet_html for r in got.results if HOSTS[1] not in r.url)
+    assert got.partial and got.missing_shards == [str(paths[1])]
+    assert f"{len(lacking)} results lack their snippet: {paths[1]} did not answer in time or is down." in got.message
+
+
+def test_snippet_sources_and_words_go_through_json():
+    from textpile.search.render import SnippetSource
+    from textpile.search.results import SearchResult
+    from textpile.search.shards import ShardAnswer, ShardError, answer_from_json, answer_json
+
+    result = SearchResult("T", "https://a.test/x#s", "", "", snippet_source=SnippetSource(7, 3, 4, 10, 90))
+    answer = ShardAnswer([result], [{}], total=1, snippet_words=[["vacuum"], ["index", "indexes"]])
+    doc = answer_json(answer)
+    assert doc["results"][0]["snippet_source"] == {"entity_generation_id": 7, "text_pile_id": 3,
+                                                   "text_pile_v0_2_id": 4, "start": 10, "end": 90}
+    assert answer_from_json(doc, "s1") == answer
+    for bad in ({"entity_generation_id": "7", "text_pile_id": 3, "text_pile_v0_2_id": 4, "start": 10, "end": 90},
+                {"entity_generation_id": 7}, [7, 3, 4, 10, 90],
+                {"entity_generation_id": None, "text_pile_id": 3, "text_pile_v0_2_id": 4, "start": 1, "end": 9}):
+        broken = {**doc, "results": [{**doc["results"][0], "snippet_source": bad}]}
+        with pytest.raises(ShardError, match="^s1: the answer is no shard answer .*snippet_source"):
+            answer_from_json(broken, "s1")
+    for bad in ("vacuum", [["vacuum"], "index"], [[1]]):
+        with pytest.raises(ShardError, match="^s1: the answer is no shard answer .*snippet words"):
+            answer_from_json({**doc, "snippet_words": bad}, "s1")
+
+
 def _page_url(h: int, n: int) -> str:
     """The URL of page ``n`` of site ``h`` of :func:`sharded_sites`."""
     return f"https://{HOSTS[h]}/{'ref' if n % 3 == 0 else 'doc'}/{n}.html"

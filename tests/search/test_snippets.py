@@ -72,7 +72,7 @@ def test_snippet_texts_are_the_text_pile_view_text_in_both_layouts(tmp_path):
     import sqlite3
 
     from search.fixture_site import html_page, summarized_site
-    from textpile.search.engine import _main_texts
+    from textpile.search.render import _main_texts
 
     conn = summarized_site(tmp_path, {
         "https://a.example/one": html_page("One", "<p>First paragraph.</p><p>Second one, é and 漢字.</p>"),

@@ -5,6 +5,7 @@ budget, never an error."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -119,6 +120,40 @@ def test_a_served_shard_searches_with_the_synonym_groups_sent(servers):
     assert r.json()["error"] == "synonyms[0]: expected a list of 2 to 20 words or phrases, got ['wal']"
 
 
+def test_a_served_shard_makes_the_snippets_of_its_results_shown(servers):
+    """The served shard's results shown come with their snippets (asked for after the
+    merge, op=render): the same as one index of every shard's pages gives; bad render
+    requests are 400s naming the parameter."""
+    from textpile.search.service import search_pages
+    from textpile.search.shards import LocalShard
+
+    shard, shard_url, base, paths = servers
+    one = LocalShard.open(paths[0].parent / "one.db")
+    try:
+        for query in ("vacuum index", "checkpoint journal lock"):
+            status, doc, _ = _search(base, query)
+            with one._connect() as conn:
+                expected = search_pages(conn, query, mode="keyword", per_page=60, budget_ms=60_000)
+            assert status == 200 and not doc["partial"]
+            assert [(i["url"], i["snippet"], i["snippet_text"], i["description"]) for i in doc["list"]] == \
+                [(r.url, r.snippet_html, r.snippet_text, r.description) for r in expected.results]
+            assert any(SHARD_HOSTS[1] in i["url"] and "<mark>" in i["snippet"] for i in doc["list"]), query
+    finally:
+        one.close()
+    endpoint = shard_url + "/-/textpile/shard"
+    source = {"entity_generation_id": 1, "text_pile_id": 1, "text_pile_v0_2_id": None, "start": None, "end": None}
+    r = httpx.get(endpoint, params={"op": "render", "words": '[["vacuum"]]', "sources": json.dumps([source])},
+                  timeout=60)
+    assert r.status_code == 200 and len(r.json()["snippets"]) == 1
+    for params, named in (({"words": "[[1]]", "sources": json.dumps([source])}, "words: "),
+                          ({"words": "{", "sources": json.dumps([source])}, "words: "),
+                          ({"words": "[]", "sources": "[]"}, "sources: "),
+                          ({"words": "[]", "sources": json.dumps([source] * 101)}, "sources: "),
+                          ({"words": "[]", "sources": json.dumps([{**source, "start": "x"}])}, "sources: ")):
+        r = httpx.get(endpoint, params={"op": "render", **params}, timeout=60)
+        assert r.status_code == 400 and r.json()["error"].startswith(named), (params, r.text)
+
+
 def test_a_stopped_then_killed_shard_gives_partial_answers_in_time(servers):
     shard, shard_url, base, paths = servers
     shard.send_signal(signal.SIGSTOP)  # late: the kernel accepts, nobody answers
@@ -136,3 +171,4 @@ def test_a_stopped_then_killed_shard_gives_partial_answers_in_time(servers):
         assert "did not answer in time or are down" in doc["message"]
         # within the budget and its grace, on a loaded machine (never the HTTP client's 60 s)
         assert took < BUDGET_MS / 1000 + 8
+

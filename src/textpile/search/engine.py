@@ -32,7 +32,6 @@ filters lists the pages that satisfy them, most linked first.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import sqlite3
@@ -59,14 +58,12 @@ from textpile.search.rerank import Found, Rescorer, known_pairs, rerank
 from textpile.search.results import (DEFAULT_PER_PAGE, ResultSection, SearchResult, SearchResults, result_page,
                                      results_per_page)
 from textpile.search.sorting import by_date, check_sort, with_seen
-from textpile.search.snippets import (SNIPPET_SCAN, SnippetMaker, TextReader, leading_text, marked_to_html,
-                                      marked_to_text, text_reader)
+from textpile.search.render import Snippet, SnippetSource, render_snippets, with_snippet
 from textpile.search.spelling import did_you_mean
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, with_synonyms
 from textpile.search.typos import below_exact, typo_candidates
 from textpile.search.weights import CorpusStats, core_plan, document_frequencies, requirement_weights
-from textpile.store.gen2_piles import PackedText, ensure_functions, has_packed_texts, has_table, packed_texts
-from textpile.store.text_piles import MainText, decode_field, main_text_readers
+from textpile.store.gen2_piles import ensure_functions
 
 #: Candidate pages reranked by their features (deeper result pages rerank more). The
 #: relevance benchmark gives the same MRR@10, success@1 and NDCG@10 overall (0.951 /
@@ -341,108 +338,42 @@ def _phrase_form(analyzer: Analyzer, item: Item) -> str | None:
     return " ".join(parts)
 
 
-def _texts(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None]]) -> dict[int, TextReader]:
-    """The text each shown result's snippet comes from, as a :data:`TextReader` (read
-    only as far as its snippet needs, at most :data:`SNIPPET_SCAN` characters): its
-    section's part of the Gen2 text, else the start of its main text (else of its
-    secondary text); two queries for the whole page of results."""
-    out: dict[int, TextReader] = {}
-    spans: dict[tuple[int, int, int], list[int]] = {}  # (pile, start, length) -> the results showing it
-    for s, hit in shown:
-        if hit is not None and s.info.text_pile_v0_2_id is not None:
-            span = (s.info.text_pile_v0_2_id, hit.start + 1, min(max(hit.end - hit.start, 0), SNIPPET_SCAN))
-            spans.setdefault(span, []).append(s.info.entity_generation_id)
-    packed = has_packed_texts(conn)
-    if spans and packed:  # each text inflated only as far as its snippets read (textpile.store.gen2_piles)
-        texts = packed_texts(conn, [pile for pile, _, _ in spans])
-        for span in sorted(spans):
-            pile, start, length = span
-            if pile in texts and length and texts[pile].text(start - 1, 1):
-                read = functools.partial(_read_part, texts[pile], start - 1, length)
-                out.update((eg_id, read) for eg_id in spans[span])
-    elif spans:
-        values = ", ".join("(?, ?, ?)" for _ in spans)
-        for pile, start, length, text in conn.execute(
-                f"WITH want(pile, start, length) AS (VALUES {values}) "
-                "SELECT want.pile, want.start, want.length, substr(g.text, want.start, want.length) FROM want "
-                "JOIN text_pile_v0_2 g ON g.text_pile_id = want.pile", [v for span in spans for v in span]):
-            if text:
-                out.update((eg_id, text_reader(text)) for eg_id in spans[(pile, start, length)])
-    piles: dict[int, list[int]] = {}  # text pile -> the results reading it (generations may share one)
-    for s, _ in shown:
-        if s.info.entity_generation_id not in out and s.info.text_pile_id is not None:
-            piles.setdefault(s.info.text_pile_id, []).append(s.info.entity_generation_id)
-    if piles:
-        if packed:
-            readers = ((pile, functools.partial(_read_main, main)) for pile, main in main_text_readers(conn, list(piles)))
-        else:
-            readers = ((pile, text_reader(text[:SNIPPET_SCAN])) for pile, text in _main_texts(conn, list(piles)))
-        for pile, read in readers:
-            for eg_id in piles[pile]:
-                out[eg_id] = read
-    for s, _ in shown:
-        out.setdefault(s.info.entity_generation_id, text_reader(""))
-    return out
+def _results(conn: sqlite3.Connection, shown: list[tuple[Scored, SectionHit | None]], words: list[list[str]],
+             snippets: bool = True) -> list[SearchResult]:
+    """The results of the ``shown`` candidates (each with the section it links to), with
+    their snippets marking ``words`` (:mod:`textpile.search.render`), or without them but
+    with their ``snippet_source`` when not ``snippets`` (a shard's candidates)."""
+    sources = [SnippetSource(s.info.entity_generation_id, s.info.text_pile_id, s.info.text_pile_v0_2_id,
+                             hit.start if hit is not None else None, hit.end if hit is not None else None)
+               for s, hit in shown]
+    made = render_snippets(conn, words, sources) if snippets else [None] * len(sources)
+    return [_result(s, hit, source, snippet) for (s, hit), source, snippet in zip(shown, sources, made)]
 
 
-def _read_part(text: PackedText, start: int, length: int, chars: int) -> str:
-    """The first ``chars`` code points of the part of ``text`` at ``start``, ``length`` long."""
-    return text.text(start, min(chars, length))
-
-
-def _read_main(main: MainText, chars: int) -> str:
-    """The first ``chars`` code points of ``main``, at most :data:`SNIPPET_SCAN`."""
-    return main.prefix(min(chars, SNIPPET_SCAN))
-
-
-def _main_texts(conn: sqlite3.Connection, piles: list[int]):
-    """Yield ``(text_pile_id, text)`` for ``piles``: each pile's main text, else its
-    secondary text, its first :data:`SNIPPET_SCAN` characters. Read as the ``text_pile``
-    view computes it (:func:`decode_field`) but each Gen2 text once, as bytes (the view
-    reads it again for every span of a field, and decodes all of it); a database of the
-    older layout, where ``text_pile`` is a table, is read from that table. (A database
-    with packed Gen2 texts is read by :func:`textpile.store.text_piles.main_text_readers`.)"""
-    marks = ", ".join("?" * len(piles))
-    if has_table(conn, "text_pile_gen1"):
-        for pile, text_spans, secondary_spans, gen2 in conn.execute(
-                "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, CAST(g2.text AS BLOB) "
-                "FROM text_pile_gen1 g1 LEFT JOIN text_pile_v0_2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
-                f"WHERE g1.text_pile_id IN ({marks})", piles):
-            yield pile, (decode_field(text_spans, gen2, SNIPPET_SCAN)
-                         or decode_field(secondary_spans, gen2, SNIPPET_SCAN))[:SNIPPET_SCAN]
-        return
-    yield from conn.execute(
-        "SELECT text_pile_id, CASE WHEN text != '' THEN substr(text, 1, ?) ELSE substr(secondary_text, 1, ?) END "
-        f"FROM text_pile WHERE text_pile_id IN ({marks})", [SNIPPET_SCAN, SNIPPET_SCAN, *piles])
-
-
-def _result(s: Scored, hit: SectionHit | None, text: TextReader, maker: SnippetMaker) -> SearchResult:
+def _result(s: Scored, hit: SectionHit | None, source: SnippetSource, snippet: Snippet | None) -> SearchResult:
     info = s.info
     page_url = _page_url(info)
-    marked = maker.snippet(text)
-    if marked is not None:
-        snippet_html, snippet_text = marked_to_html(marked), marked_to_text(marked)
-    else:
-        snippet_text = leading_text(text)
-        snippet_html = marked_to_html(snippet_text)
     others = [h for h in s.sections if h is not hit and h.anchor is not None and h.level > 1][:MAX_RESULT_SECTIONS]
-    return SearchResult(
+    result = SearchResult(
         title=_nonempty(info.title) or _nonempty(info.headline) or page_url,
         url=page_url + (f"#{hit.anchor}" if hit is not None else ""),
-        description=_nonempty(info.description) or snippet_text,
-        snippet_html=snippet_html,
+        description=_nonempty(info.description) or "",
+        snippet_html="",
         language=_nonempty(info.language),
         time_updated_unix_utc=info.time_updated,
         time_created_unix_utc=info.time_created,
         entity_generation_uuid=(str(uuid.UUID(bytes=info.uuid))
                                 if isinstance(info.uuid, bytes) and len(info.uuid) == 16 else None),
-        snippet_text=snippet_text,
         score=float(s.score),
         page_url=page_url,
         site=site_of(s),
         section_title=hit.title if hit is not None else None,
         sections=[ResultSection(h.title, info.url + "#" + h.anchor) for h in others],
+        snippet_source=source,
     )
+    if snippet is not None:
+        with_snippet(result, snippet)
+    return result
 
 
 def _time_limit_note(budget: Budget) -> str:
@@ -451,7 +382,7 @@ def _time_limit_note(budget: Budget) -> str:
 
 
 def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, page: int, per_page: int,
-            budget: Budget, facets: bool = False) -> None:
+            budget: Budget, facets: bool = False, snippets: bool = True) -> None:
     """A query without words: pages passing its filters and exclusions, most linked
     first (newest first with ``out.sort`` date, undated last); with ``facets``, the
     facets of the first :data:`PAGE_SCAN` of them. When ``budget`` is spent while they
@@ -489,10 +420,9 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, out: SearchResults, p
         out.notes.append(_time_limit_note(budget))
     conn.set_progress_handler(None, 0)  # what follows is bounded by the page size
     infos = page_infos(conn, ids)
-    maker = SnippetMaker([])
     scored = [Scored(infos[i], {"title_cover": 0.0, "section_cover": 0.0}) for i in ids if i in infos]
-    texts = _texts(conn, [(s, None) for s in scored])
-    out.results = [_result(s, None, texts[s.info.entity_generation_id], maker) for s in scored]
+    out.results = _results(conn, [(s, None) for s in scored], [], snippets)
+    out.snippet_words = None if snippets else []
 
 
 def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int = DEFAULT_PER_PAGE,
@@ -501,7 +431,8 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
            reorder: Reorder | None = None, correct: bool = True, facets: bool = False,
            sort: str | None = None, per_site: int = 0, typos: bool = True,
            rules: tuple[RankingRule, ...] = (), synonyms: Synonyms = NO_SYNONYMS,
-           stats: CorpusStats | None = None, proximity_depth: int | None = PROXIMITY_DEPTH) -> SearchResults:
+           stats: CorpusStats | None = None, proximity_depth: int | None = PROXIMITY_DEPTH,
+           snippets: bool = True) -> SearchResults:
     """Run ``query`` (textpile's query language) against the summary database ``conn``.
 
     ``page`` counts from 0 (0..1000), ``per_page`` is 1..100 (default 20): a whole
@@ -518,7 +449,10 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     counts summed over every shard, :mod:`textpile.search.fanout`) instead of this
     index's own. ``proximity_depth``: the candidates whose ``proximity`` feature is
     measured (:func:`textpile.search.rerank.rerank`), None for every one (a shard's
-    answer: the fan-out keeps it for the first over all shards). Any query string is
+    answer: the fan-out keeps it for the first over all shards). Not ``snippets``: the
+    results come without snippets, each with its ``snippet_source``, and ``snippet_words``
+    set (a shard's answer: the fan-out makes the snippets of the results it shows,
+    :mod:`textpile.search.render`). Any query string is
     valid: problems (nothing searchable, a cut-off query, partial matches, the budget) are explained in
     ``message``; this never raises for the query's content.
 
@@ -548,7 +482,7 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
     with budget.installed(conn):
         if not plan.requirements:
             if parsed.excluded or parsed.filters:
-                _browse(conn, parsed, out, page, per_page, budget, facets)
+                _browse(conn, parsed, out, page, per_page, budget, facets, snippets)
                 notes.extend(out.notes)
             else:
                 notes.append("Nothing to search for: type some words." if not parsed.positive_terms
@@ -558,11 +492,12 @@ def search(conn: sqlite3.Connection, query: str, *, page: int = 0, per_page: int
                 return out
         else:
             _ranked_search(conn, parsed, plan, analyzer, codes, ranking, budget, out, page, per_page, notes, explain,
-                           reorder, stats, facets, per_site, typos, rules, proximity_depth)
+                           reorder, stats, facets, per_site, typos, rules, proximity_depth, snippets)
     if out.total == 0 and correct and out.suggestion and not out.timed_out and budget.remaining_s() > 0:
         fixed = search(conn, out.suggestion, page=page, per_page=per_page, budget_ms=budget.remaining_s() * 1000.0,
                        ranking=ranking, explain=explain, reorder=reorder, correct=False, facets=facets, sort=sort,
-                       per_site=per_site, typos=typos, rules=rules, synonyms=synonyms, stats=stats, proximity_depth=proximity_depth)
+                       per_site=per_site, typos=typos, rules=rules, synonyms=synonyms, stats=stats,
+                       proximity_depth=proximity_depth, snippets=snippets)
         if fixed.total:
             fixed.query, fixed.suggestion, fixed.corrected = echoed, out.suggestion, True
             note = f"No page holds every word of “{echoed}”: these are the results for “{out.suggestion}”."
@@ -606,7 +541,8 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
                    budget: Budget, out: SearchResults, page: int, per_page: int, notes: list[str],
                    explain: bool = False, reorder: Reorder | None = None, stats: CorpusStats | None = None,
                    facets: bool = False, per_site: int = 0, typos: bool = True,
-                   rules: tuple[RankingRule, ...] = (), proximity_depth: int | None = PROXIMITY_DEPTH) -> None:
+                   rules: tuple[RankingRule, ...] = (), proximity_depth: int | None = PROXIMITY_DEPTH,
+                   snippets: bool = True) -> None:
     found = Found(seen=[] if facets or out.sort == "date" else None)
     depth = min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page))
     if stats is not None and stats.cut is not None and stats.cut.depth is not None:
@@ -683,10 +619,9 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
                           "raw": dict(s.raw)} for s in scored]
     shown = scored[page * per_page:(page + 1) * per_page]
     with_sections = [(s, _shown_section(s)) for s in shown]
-    texts = _texts(conn, with_sections)
-    maker = SnippetMaker(_snippet_words(conn, plan, analyzer)
-                         + (list(typo[1].values()) if typo is not None else []))  # close words marked too
-    out.results = [_result(s, hit, texts[s.info.entity_generation_id], maker) for s, hit in with_sections]
+    words = _snippet_words(conn, plan, analyzer) + (list(typo[1].values()) if typo is not None else [])  # close words too
+    out.results = _results(conn, with_sections, words, snippets)
+    out.snippet_words = None if snippets else words
     linked: set[str] = set()
     for result in reversed(out.results):  # the link follows a site's last result
         site = result.site

@@ -29,7 +29,11 @@ budget (:mod:`textpile.search.budget`):
    one index drops (no query word, at the floor of similarity against that best) dropped;
    the semantic mode ranks by similarity. The keyword and hybrid weights are those of
    :mod:`textpile.search.rank`. The total is the shards' keyword counts summed (in
-   hybrid mode at least the pages ranked, as one index counts).
+   hybrid mode at least the pages ranked, as one index counts);
+6. **render**: the shards holding the results shown make their snippets (the shards'
+   candidates come without them: a shard answers 30 to 100 for the 10 shown), in the
+   time left (:mod:`textpile.search.render`); results a shard did not render in time
+   are shown without a snippet, the answer flagged ``partial``.
 
 "More like this" (:meth:`ShardedSearch.more_like_this`) finds the page on whichever
 shard holds it, and every shard ranks its pages nearest to that page's vector
@@ -78,6 +82,7 @@ from textpile.search.query import parse_query
 from textpile.search.proximity import PROXIMITY_DEPTH
 from textpile.search.rank import DEFAULT_RANKING, HYBRID_RANKING
 from textpile.search.rerank import SECTION_PAGES
+from textpile.search.render import with_snippet
 from textpile.search.results import SearchResult, SearchResults, result_page, results_per_page
 from textpile.search.service import ModeError, check_mode, no_vector_message
 from textpile.search.shards import ANSWER_DEPTH, ShardAnswer, holds_site, summed_stats, tier_shares
@@ -133,7 +138,7 @@ class _Candidate:
 class ShardedSearch:
     """Search ``shards`` (objects with ``name``, ``hosts(timeout_s)``, ``priors(timeout_s)``,
     ``stats(query, timeout_s, ...)``, ``keys(...)``, ``search(query, stats, mode, budget_ms, ...)``,
-    ``page(target, timeout_s)``, ``like(like, exclude, depth, budget_ms, ...)`` and ``close()``:
+    ``render(words, sources, timeout_s)``, ``page(target, timeout_s)``, ``like(like, exclude, depth, budget_ms, ...)`` and ``close()``:
     :class:`textpile.search.shards.LocalShard`, :class:`~textpile.search.shards.RemoteShard`)
     as one index. Thread-safe; keeps a pool of threads until :meth:`close`."""
 
@@ -278,7 +283,8 @@ class ShardedSearch:
                 for i in keys}
         answers = self._answers(jobs, budget, missing)
         out = merge(query, answers, page, per_page, mode, facets=facets, sort=sort, per_site=per_site, rules=rules)
-        self._flag_missing(out, missing)
+        unrendered = self._render(out, answers, budget)
+        self._flag_missing(out, missing, unrendered)
         if out.total == 0 and correct and out.suggestion and budget.remaining_s() > 0:
             fixed = self.search(out.suggestion, mode=mode, page=page, per_page=per_page,
                                 budget_ms=budget.remaining_s() * 1000.0, correct=False, facets=facets, sort=sort,
@@ -308,13 +314,43 @@ class ShardedSearch:
                 missing.append(self.shards[i].name)
         return answers
 
-    def _flag_missing(self, out: SearchResults, missing: list[str]) -> None:
-        """Flag ``out`` partial when shards (their names ``missing``) did not answer."""
+    def _render(self, out: SearchResults, answers: dict[int, ShardAnswer], budget: Budget) -> dict[str, int]:
+        """Make the snippets of ``out``'s results that came without them: each shard those
+        of its own (:meth:`render`, with the words of its answer), in parallel, within the
+        time left and the grace for the round trip. Returns ``{shard name: results left
+        without a snippet}`` of the shards that did not answer in time or are down."""
+        owner = {id(r): i for i, a in answers.items() for r in a.results}
+        wanted: dict[int, list[SearchResult]] = {}
+        for r in out.results:
+            if r.snippet_source is not None:
+                wanted.setdefault(owner[id(r)], []).append(r)
+        timeout_s = max(0.0, budget.remaining_s()) + GRACE_S
+        jobs = {i: self._pool.submit(self.shards[i].render, answers[i].snippet_words or [],
+                                     [r.snippet_source for r in rs], timeout_s) for i, rs in wanted.items()}
+        futures.wait(list(jobs.values()), timeout=timeout_s)
+        unrendered = {}
+        for i, job in jobs.items():
+            if _answered(job):
+                for r, snippet in zip(wanted[i], job.result()):
+                    with_snippet(r, snippet)
+            else:
+                unrendered[self.shards[i].name] = len(wanted[i])
+        return unrendered
+
+    def _flag_missing(self, out: SearchResults, missing: list[str], unrendered: dict[str, int] | None = None) -> None:
+        """Flag ``out`` partial when shards (their names ``missing``) did not answer, or
+        did not make the snippets of their results shown (``unrendered``: {name: results})."""
         if missing:
-            out.partial = True
-            out.missing_shards = sorted(missing)
             out.notes.append(f"{len(missing)} of {len(self.shards)} shards did not answer in time or are down "
-                             f"({', '.join(out.missing_shards)}): their pages are missing from these results.")
+                             f"({', '.join(sorted(missing))}): their pages are missing from these results.")
+        if unrendered:
+            lacking = sum(unrendered.values())
+            out.notes.append(f"{lacking} {'result lacks its' if lacking == 1 else 'results lack their'} snippet: "
+                             f"{', '.join(sorted(unrendered))} did not answer in time or "
+                             f"{'is' if len(unrendered) == 1 else 'are'} down.")
+        if missing or unrendered:
+            out.partial = True
+            out.missing_shards = sorted(set(missing) | set(unrendered or ()))
 
     def more_like_this(self, target: str, *, page: int = 0, per_page: int = 20,
                        budget_ms: float = DEFAULT_BUDGET_MS, facets: bool = False, sort: str | None = None,

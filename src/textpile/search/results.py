@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from textpile.errors import TextpileError
 from textpile.search.facets import Facets, PageFacts
+from textpile.search.render import SnippetSource
 
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
@@ -68,6 +69,10 @@ class SearchResult:
     sections: list[ResultSection] = field(default_factory=list)
     site: str = ""
     more_from_site: str | None = None
+    #: where the snippet is read from while it is not made yet (a shard's candidate: the
+    #: search over shards asks for the snippets of the results it shows,
+    #: :mod:`textpile.search.render`); None once made; not in the JSON API
+    snippet_source: SnippetSource | None = None
 
 
 @dataclass
@@ -124,6 +129,9 @@ class SearchResults:
     #: with ``explain`` and facets: the facts of the pages the facets count (a search over
     #: shards counts every shard's together: :mod:`textpile.search.fanout`)
     page_facts: list[PageFacts] | None = None
+    #: the word forms the snippets mark, per requirement, when the results' snippets are
+    #: not made yet (``snippet_source``); not in the JSON API
+    snippet_words: list[list[str]] | None = None
 
     @property
     def partial_matches(self) -> bool:

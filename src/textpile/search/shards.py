@@ -15,9 +15,12 @@ served shard answer alike:
 * ``keys`` (:func:`textpile.search.cuts.scan_keys`): the shard's first matching pages
   and sections, to cut the scans together as one index would;
 * ``search`` (:func:`shard_search`): the query searched with those summed statistics and its cut,
-  every reranked candidate rendered (snippet and all) with its features and the raw
-  values behind the features that are relative to the other candidates (bm25, the
-  similarities), at most :data:`ANSWER_DEPTH`; the fan-out ranks them together once.
+  every reranked candidate rendered without its snippet (where the snippet is read
+  from instead, and the words it marks) with its features and the raw values behind
+  the features that are relative to the other candidates (bm25, the similarities), at
+  most :data:`ANSWER_DEPTH`; the fan-out ranks them together once;
+* ``render`` (:func:`textpile.search.render.render_snippets`): the snippets of the
+  results the fan-out shows, from their sources.
 
 "More like this" asks two more things, ``page`` and ``like`` (:mod:`textpile.search.shard_like`).
 :func:`answer_json` and :func:`answer_from_json` are the JSON form of an answer.
@@ -48,6 +51,7 @@ from textpile.search.global_bm25 import SECTION_TABLE, phrases_of, table_totals
 from textpile.search.plan import (fts_phrase, language_codes, language_pages, plan_query, split_candidates,
                                   with_split_forms)
 from textpile.search.query import Filter, matches_subdomains, parse_query
+from textpile.search.render import Snippet, SnippetSource, render_snippets
 from textpile.search.results import ResultSection, SearchResult, SearchResults
 from textpile.search.shard_memo import ShardMemo
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, synonym_table, with_synonyms
@@ -58,6 +62,11 @@ from textpile.semantic.loaded import SemanticCache
 #: Candidates a shard renders and returns, at most (a search reranks 30 to 75 of them
 #: for a first page; the fan-out shows results up to this depth).
 ANSWER_DEPTH = 100
+#: The fields of a snippet source's JSON object.
+SOURCE_FIELDS = frozenset({"entity_generation_id", "text_pile_id", "text_pile_v0_2_id", "start", "end"})
+#: Requirements whose words a snippet marks, at most, in a shard request (a query has at
+#: most 64 words: textpile.search.query).
+MAX_WORD_GROUPS = 200
 #: The path of the shard endpoint of a served textpile.
 SHARD_PATH = "/-/textpile/shard"
 
@@ -234,7 +243,7 @@ def shard_search(conn: sqlite3.Connection, query: str, stats: CorpusStats, *, mo
 
     return search_pages(conn, query, mode=mode, semantic=semantic, page=0, per_page=ANSWER_DEPTH,
                         budget_ms=budget_ms, explain=True, correct=False, stats=stats, facets=facets, sort=sort,
-                        proximity_depth=None, synonyms=synonyms)
+                        proximity_depth=None, synonyms=synonyms, snippets=False)
 
 
 @dataclass
@@ -260,6 +269,9 @@ class ShardAnswer:
     #: the pages its keyword scans counted (:attr:`SearchResults.keyword_total`); None
     #: from a server of an older textpile (``total`` stands for it)
     keyword_total: int | None = None
+    #: the word forms the results' snippets mark (:attr:`SearchResults.snippet_words`),
+    #: None when the results come with their snippets (a server of an older textpile)
+    snippet_words: list[list[str]] | None = None
 
 
 def answer_of(results: SearchResults) -> ShardAnswer:
@@ -270,7 +282,8 @@ def answer_of(results: SearchResults) -> ShardAnswer:
     return ShardAnswer(list(results.results), list(results.explained or []), results.total,
                        results.total_is_lower_bound, results.fallback_any_term, results.timed_out,
                        list(results.notes), results.suggestion, results.mode, results.mode_note, facts,
-                       results.facets is not None and results.facets.lower_bound, results.keyword_total)
+                       results.facets is not None and results.facets.lower_bound, results.keyword_total,
+                       results.snippet_words)
 
 
 def keys_json(keys: ScanKeys) -> dict:
@@ -313,6 +326,8 @@ def answer_from_json(doc, shard: str) -> ShardAnswer:
         for item in doc["results"]:
             item = dict(item)
             item["sections"] = [ResultSection(**s) for s in item.get("sections", [])]
+            if item.get("snippet_source") is not None:
+                item["snippet_source"] = source_from_json(item["snippet_source"])
             results.append(SearchResult(**item))
         explained = [dict(e) for e in doc["explained"]]
         rest = {k: doc[k] for k in ("total", "total_is_lower_bound", "fallback_any_term", "timed_out", "notes",
@@ -320,9 +335,44 @@ def answer_from_json(doc, shard: str) -> ShardAnswer:
         keyword_total = doc.get("keyword_total")
         if keyword_total is not None and (not isinstance(keyword_total, int) or isinstance(keyword_total, bool)):
             raise TypeError(f"keyword_total {keyword_total!r} is no whole number")
-        return ShardAnswer(results, explained, **rest, keyword_total=keyword_total)
+        words = doc.get("snippet_words")
+        if words is not None:
+            words = words_from_json(words)
+        return ShardAnswer(results, explained, **rest, keyword_total=keyword_total, snippet_words=words)
     except (KeyError, TypeError, ValueError) as exc:
         raise ShardError(f"{shard}: the answer is no shard answer ({type(exc).__name__}: {exc})") from exc
+
+
+def source_from_json(doc) -> SnippetSource:
+    """The :class:`SnippetSource` of its JSON object (``dataclasses.asdict``'s).
+
+    Raises:
+        KeyError, TypeError, ValueError: ``doc`` is not one.
+    """
+    def whole(value, name: str, empty: bool = True) -> int | None:
+        if value is None and empty:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"snippet_source {name} {value!r} is no whole number")
+        return value
+
+    if not isinstance(doc, dict) or set(doc) != SOURCE_FIELDS:
+        raise ValueError(f"snippet_source {doc!r}: expected the fields {', '.join(sorted(SOURCE_FIELDS))}")
+    return SnippetSource(whole(doc["entity_generation_id"], "entity_generation_id", empty=False),
+                         *(whole(doc[name], name) for name in ("text_pile_id", "text_pile_v0_2_id", "start", "end")))
+
+
+def words_from_json(doc) -> list[list[str]]:
+    """The snippet words (a list of lists of strings, at most :data:`MAX_WORD_GROUPS`) of
+    their JSON document.
+
+    Raises:
+        TypeError, ValueError: ``doc`` is not one.
+    """
+    if not isinstance(doc, list) or len(doc) > MAX_WORD_GROUPS or \
+            not all(isinstance(forms, list) and all(isinstance(f, str) for f in forms) for forms in doc):
+        raise ValueError(f"snippet words: expected at most {MAX_WORD_GROUPS} lists of strings")
+    return [list(forms) for forms in doc]
 
 
 class LocalShard:
@@ -396,6 +446,12 @@ class LocalShard:
                 semantic = self._semantic().get(conn)
             return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms,
                                           facets=facets, sort=sort, synonyms=synonyms))
+
+    def render(self, words: list[list[str]], sources: list[SnippetSource],
+               timeout_s: float | None = None) -> list[Snippet]:
+        """The snippets of ``sources`` marking ``words`` (:func:`render_snippets`)."""
+        with self._connect() as conn:
+            return render_snippets(conn, words, sources)
 
     def page(self, target: str, timeout_s: float | None = None):
         """The :class:`textpile.search.service.LikePage` of ``target`` on this shard, None
@@ -571,6 +627,17 @@ class RemoteShard:
         if mode:
             params["mode"] = mode
         return self._answer(params, budget_ms, facets, sort, timeout_s)
+
+    def render(self, words: list[list[str]], sources: list[SnippetSource], timeout_s: float = 5.0) -> list[Snippet]:
+        doc = self._get({"op": "render", "words": json.dumps(words, separators=(",", ":")),
+                         "sources": json.dumps([asdict(s) for s in sources], separators=(",", ":"))}, timeout_s)
+        try:
+            snippets = [Snippet(str(html), str(text)) for html, text in doc["snippets"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ShardError(f"{self.name}: the answer has no snippets") from exc
+        if len(snippets) != len(sources):
+            raise ShardError(f"{self.name}: {len(snippets)} snippets for {len(sources)} results")
+        return snippets
 
     def page(self, target: str, timeout_s: float = 5.0):
         from textpile.search.shard_like import like_from_json

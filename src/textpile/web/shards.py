@@ -15,6 +15,8 @@ pages per prior key), ``op=stats`` (``search=``, ``languages=`` those of every s
 ``page_scan=``, ``section_scan=``: :mod:`textpile.search.cuts`) and ``op=search``
 (``search=``, ``stats=`` the summed statistics and the shard's cut, ``mode=``,
 ``budget_ms=``, ``facets=1``, ``sort=date``), answered in JSON; 400 naming a bad parameter.
+``op=render`` (``words=`` the snippet words of a search's answer, ``sources=`` the snippet
+sources of up to 100 of its results) answers their snippets, in order.
 ``op=page`` (``like=``) and ``op=like`` (``page=``, ``exclude=``) are "more like this"
 (:func:`_like_op`). ``op=stats``, ``op=keys`` and ``op=search`` take the searching textpile's synonym groups
 for the query (``synonyms=[["k8s","kubernetes"]]``; none: no synonyms): the search over
@@ -34,9 +36,11 @@ from textpile.errors import DatabaseError, TextpileError
 from textpile.search.cuts import scan_keys
 from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.fanout import ShardedSearch
+from textpile.search.render import MAX_RENDER, SnippetSource, render_snippets
 from textpile.search.shards import (ANSWER_DEPTH, LocalShard, RemoteShard, ShardError, answer_json, answer_of, keys_json,
                                     languages_from_json, origin_hosts, prior_pages, query_stats, shard_search,
-                                    stats_from_json, stats_json, synonyms_from_json)
+                                    source_from_json, stats_from_json, stats_json, synonyms_from_json,
+                                    words_from_json)
 from textpile.search.service import ModeError, check_mode, like_page
 from textpile.search.shard_like import like_from_json, like_json, shard_like
 from textpile.search.sorting import SortError, check_sort
@@ -127,6 +131,26 @@ async def _like_op(datasette, request, target: SummaryDatabase, op: str) -> dict
     return await asyncio.to_thread(run)
 
 
+def _render_params(request) -> tuple[list[list[str]], list[SnippetSource]]:
+    """The ``words`` and ``sources`` of ``op=render``.
+
+    Raises:
+        ShardError: either is missing or malformed (the message names it).
+    """
+    try:
+        words = words_from_json(json.loads(request.args.get("words", "")))
+    except ValueError as exc:
+        raise ShardError(f"words: expected the snippet words of a search's answer (lists of strings): {exc}") from exc
+    try:
+        doc = json.loads(request.args.get("sources", ""))
+        if not isinstance(doc, list) or not 0 < len(doc) <= MAX_RENDER:
+            raise ValueError(f"expected 1 to {MAX_RENDER} sources")
+        sources = [source_from_json(item) for item in doc]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ShardError(f"sources: expected the snippet sources of a search's results: {exc}") from exc
+    return words, sources
+
+
 def _bad(message: str) -> Response:
     return Response.json({"ok": False, "error": message, "status": 400}, status=400)
 
@@ -141,8 +165,8 @@ async def shard_view(datasette, request):
         return Response.json({"ok": False, "error": "Permission denied", "status": 403}, status=403)
     op = request.args.get("op")
     query = request.args.get("search", "")
-    if op not in ("hosts", "priors", "stats", "keys", "search", "page", "like"):
-        return _bad(f"op: expected hosts, priors, stats, keys, search, page or like, got {op!r}")
+    if op not in ("hosts", "priors", "stats", "keys", "search", "render", "page", "like"):
+        return _bad(f"op: expected hosts, priors, stats, keys, search, render, page or like, got {op!r}")
     try:
         synonyms = synonyms_from_json(request.args.get("synonyms"))
         if op == "hosts":
@@ -168,6 +192,10 @@ async def shard_view(datasette, request):
                 scans.append(int(text))
             doc = keys_json(await asyncio.to_thread(lambda: scan_keys(target.search_connection(), query, stats,
                                                                       *scans, synonyms)))
+        elif op == "render":
+            words, sources = _render_params(request)
+            snippets = await asyncio.to_thread(lambda: render_snippets(target.search_connection(), words, sources))
+            doc = {"snippets": [[s.html, s.text] for s in snippets]}
         elif op in ("page", "like"):
             doc = await _like_op(datasette, request, target, op)
             if isinstance(doc, Response):
