@@ -218,6 +218,49 @@ def test_a_misspelled_word_finds_over_shards_what_it_finds_in_one_index(corpus):
     assert got.message == expected.message == "Pages holding close words follow (“checkpoinnt”: checkpoint)."
 
 
+class _StatsAsked:
+    """A local shard that records the ``near`` of each statistics request."""
+
+    def __init__(self, shard: LocalShard) -> None:
+        self._shard, self.near = shard, []
+        self.name = shard.name
+
+    def __getattr__(self, name):
+        return getattr(self._shard, name)
+
+    def stats(self, *args, **options):
+        self.near.append(options.get("near", True))
+        return self._shard.stats(*args, **options)
+
+
+def test_shards_count_close_words_only_when_typo_tolerance_runs(corpus):
+    """The close words of typo tolerance (each shard's vocabulary searched, their pages
+    counted) are asked for only when few pages of all the shards hold every word: a
+    second statistics round then; otherwise one round without them."""
+    one, paths = corpus
+    shards = [_StatsAsked(LocalShard.open(p)) for p in paths]
+    with ShardedSearch(shards) as router:
+        for query, rounds in (("vacuum index", [False]), ("checkpoinnt", [False, True]),
+                              ("checkpoint journal lock", [False, True])):  # (few pages hold all three)
+            for s in shards:
+                s.near.clear()
+            got = router.search(query, mode="keyword", budget_ms=60_000)
+            expected = _one(one, query)
+            assert [(r.url, round(r.score, 9)) for r in got.results] == \
+                [(r.url, round(r.score, 9)) for r in expected.results], query
+            assert got.message == expected.message and got.total == expected.total, query
+            assert [s.near for s in shards] == [rounds] * 3, query
+    shard = LocalShard.open(paths[0])
+    try:
+        with shard._connect() as conn:
+            with_close = query_stats(conn, "checkpoinnt")
+            without = query_stats(conn, "checkpoinnt", near=False)
+    finally:
+        shard.close()
+    assert with_close.terms == {"checkpoint": 4} and with_close.phrases['"checkpoint"'] == 4
+    assert without.terms == {} and '"checkpoint"' not in without.phrases
+
+
 class _UnderRef:
     """A ranking rule's criterium: the URL's path starts with /ref/."""
 

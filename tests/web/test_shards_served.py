@@ -76,6 +76,12 @@ def test_shards_answer_one_search_and_each_is_explored(servers):
     r = httpx.get(shard_url + "/-/textpile/shard", params={"op": "hosts"}, timeout=60)
     assert r.json() == {"hosts": [SHARD_HOSTS[1]]}
     assert httpx.get(shard_url + "/-/textpile/shard", params={"op": "nothing"}, timeout=60).status_code == 400
+    # statistics without the close words of typo tolerance (near=0), and a bad near
+    stats = [httpx.get(shard_url + "/-/textpile/shard", params={"op": "stats", "search": "checkpoinnt", **near},
+                       timeout=60).json() for near in ({}, {"near": "0"})]
+    assert stats[0]["terms"] == {"checkpoint": stats[0]["phrases"]['"checkpoint"']} and stats[1]["terms"] == {}
+    r = httpx.get(shard_url + "/-/textpile/shard", params={"op": "stats", "search": "x", "near": "yes"}, timeout=60)
+    assert r.status_code == 400 and r.json()["error"] == "near: expected 0 or 1, got 'yes'"
 
 
 SYNONYMS = [["compact", "vacuum"], ["wal", "journal", "checkpoint"]]

@@ -15,7 +15,11 @@ budget (:mod:`textpile.search.budget`):
    the tier, so that a scan one index ends in its tier is scored with the tier's
    statistics (:class:`textpile.search.global_bm25.TieredBm25`). What of this depends
    only on a shard's content (where its part of the tier ends, the rows and tokens up to
-   there, phrase counts) the shard keeps between searches (:mod:`textpile.search.shard_memo`);
+   there, phrase counts) the shard keeps between searches (:mod:`textpile.search.shard_memo`).
+   The close words of typo tolerance (each shard's vocabulary searched, their pages
+   counted) are asked for in a second round after the cut, only when fewer than
+   :data:`~textpile.search.engine.PARTIAL_BELOW` pages of all the shards hold every word
+   (only then does a search look for them);
 3. **cut**: the routed shards give their first matching pages and sections, and the
    scans of one index are cut from them (:mod:`textpile.search.cuts`), at most
    :data:`KEYS_SHARE` of the time left;
@@ -238,29 +242,13 @@ class ShardedSearch:
         table = query_synonyms(synonyms, query)
         # statistics: from every shard (rarity is the whole index's), within STATS_SHARE
         tier = self._tier_shares(max(0.001, budget.remaining_s() * STATS_SHARE))
-        stats_jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), None, tier.get(i),
-                                           synonyms=table)
-                      for i in range(len(self.shards))}
-        futures.wait(list(stats_jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
         parts: dict[int, CorpusStats] = {}
-        for i, job in stats_jobs.items():
-            if _answered(job):
-                parts[i] = job.result()
-            elif i in routed:
-                missing.append(self.shards[i].name)
+        self._stats_round(query, range(len(self.shards)), None, tier, table, budget, parts, routed, missing)
         languages = summed_stats(list(parts.values())).languages
-        again = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages, tier.get(i),
-                                      synonyms=table)
-                 for i, part in parts.items() if language_codes(part.languages) != language_codes(languages)}
-        if again:  # a shard without some language of the others: its counts of their stems too
-            futures.wait(list(again.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
-            for i, job in again.items():
-                if _answered(job):
-                    parts[i] = job.result()
-                else:
-                    del parts[i]
-                    if i in routed:
-                        missing.append(self.shards[i].name)
+        # a shard without some language of the others: its counts of their stems too
+        self._stats_round(query, [i for i, part in parts.items()
+                                  if language_codes(part.languages) != language_codes(languages)],
+                          languages, tier, table, budget, parts, routed, missing)
         stats = summed_stats(list(parts.values()))
         asked = [i for i in routed if i in parts]
         # cuts: each shard's part of one index's scans (textpile.search.cuts)
@@ -277,6 +265,10 @@ class ShardedSearch:
         tier_last = {i: parts[i].tier_last for i in keys} if stats.tier is not None else None
         cuts = cut_scans(keys, *scans, SECTION_DEPTH, min(MAX_CANDIDATES, max(RERANK_DEPTH, (page + 1) * per_page)),
                          tier_last, filtered=bool(filter_sql(parse_query(query).filters)[0]))
+        if any(cut.few for cut in cuts.values()):  # typo tolerance runs: the close words' counts too
+            self._stats_round(query, list(parts), languages, tier, table, budget, parts, routed, missing, near=True)
+            stats = summed_stats(list(parts.values()))
+            keys = {i: k for i, k in keys.items() if i in parts}
         jobs = {i: self._pool.submit(self.shards[i].search, query,
                                      replace(stats, cut=cuts[i], tier_last=parts[i].tier_last), mode,
                                      max(1.0, budget.remaining_s() * 1000.0), facets, sort, synonyms=table)
@@ -300,6 +292,28 @@ class ShardedSearch:
             or None
         return out
 
+
+    def _stats_round(self, query: str, asked, languages: dict[str, int] | None, tier: dict[int, int],
+                     synonyms: Synonyms, budget: Budget, parts: dict[int, CorpusStats], routed: list[int],
+                     missing: list[str], near: bool = False) -> None:
+        """Ask the shards ``asked`` for their statistics of ``query`` (analyzed in
+        ``languages``, or each in its own; with their part of one index's first tier,
+        ``tier``; with the close words of typo tolerance when ``near``) within
+        :data:`STATS_SHARE` of the time left, into ``parts`` ({shard: statistics}); a shard
+        that does not answer leaves ``parts``, and is added to ``missing`` when the query
+        is ``routed`` to it."""
+        jobs = {i: self._pool.submit(self.shards[i].stats, query, budget.remaining_s(), languages, tier.get(i),
+                                     synonyms=synonyms, near=near) for i in asked}
+        if not jobs:
+            return
+        futures.wait(list(jobs.values()), timeout=max(0.0, budget.remaining_s() * STATS_SHARE))
+        for i, job in jobs.items():
+            if _answered(job):
+                parts[i] = job.result()
+            else:
+                parts.pop(i, None)
+                if i in routed:
+                    missing.append(self.shards[i].name)
 
     def _answers(self, jobs: dict[int, futures.Future], budget: Budget, missing: list[str]) -> dict[int, ShardAnswer]:
         """The answers of the shards' ``jobs`` ({shard index: job}) that came within the time

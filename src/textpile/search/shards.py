@@ -78,7 +78,7 @@ class ShardError(TextpileError):
 
 def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, int] | None = None,
                 tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS,
-                memo: ShardMemo | None = None) -> CorpusStats:
+                memo: ShardMemo | None = None, near: bool = True) -> CorpusStats:
     """The shard's statistics for ``query``: its indexed pages, its pages per stemmer
     language, and ``{term: pages}`` (and phrases) for the index terms of the query
     analyzed in its stemmer languages, or in those of ``languages`` (``{language:
@@ -89,7 +89,9 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
     its first tier: :func:`tier_shares`), the same statistics of those pages
     (:attr:`CorpusStats.tier`, :attr:`CorpusStats.tier_last`). ``memo``: the counts kept
     for this shard's content between searches (:mod:`textpile.search.shard_memo`; none:
-    everything counted for this call).
+    everything counted for this call). ``near``: the close words of typo tolerance in
+    this shard's vocabulary are counted too (a search over shards asks for them only when
+    few pages of all the shards hold every word: only then does typo tolerance run).
 
     Raises:
         sqlite3.Error: database problems.
@@ -105,7 +107,7 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
         split = with_split_forms(plan, splits, {pair for pairs in splits.values() for pair in pairs})
         expressions.append(split.all_terms)
         terms = plan_terms(split)
-    near = [(i, w) for i, r in enumerate(plan.requirements) if len(r) == 1 and not r[0].phrase
+    near = [(i, w) for i, r in enumerate(plan.requirements) if near and len(r) == 1 and not r[0].phrase
             for w in nearby_words(conn, r[0].text)]  # the close words of typo tolerance, any shard's
     if near:
         extra = {fts_phrase(a) for _, w in near for a in analyzer.query_alternatives(w, codes)}
@@ -426,10 +428,10 @@ class LocalShard:
             return prior_pages(conn)
 
     def stats(self, query: str, timeout_s: float | None = None, languages: Mapping[str, int] | None = None,
-              tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS) -> CorpusStats:
+              tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS, near: bool = True) -> CorpusStats:
         memo = self._memo()
         with self._connect() as conn:
-            return query_stats(conn, query, languages, tier_pages, synonyms, memo)
+            return query_stats(conn, query, languages, tier_pages, synonyms, memo, near)
 
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
              timeout_s: float | None = None, synonyms: Synonyms = NO_SYNONYMS) -> ScanKeys:
@@ -597,8 +599,10 @@ class RemoteShard:
             raise ShardError(f"{self.name}: the answer has no prior keys") from exc
 
     def stats(self, query: str, timeout_s: float = 5.0, languages: Mapping[str, int] | None = None,
-              tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS) -> CorpusStats:
+              tier_pages: int | None = None, synonyms: Synonyms = NO_SYNONYMS, near: bool = True) -> CorpusStats:
         params = {"op": "stats", "search": query, **synonyms_param(synonyms)}
+        if not near:
+            params["near"] = "0"
         if languages:
             params["languages"] = json.dumps(dict(languages), separators=(",", ":"))
         if tier_pages is not None:

@@ -11,7 +11,8 @@ summary database's object and closed with it.
 ``/-/textpile/shard`` is what another textpile asks this one, as a shard, about its
 first summary database (:mod:`textpile.search.shards`): ``op=hosts``, ``op=priors`` (its
 pages per prior key), ``op=stats`` (``search=``, ``languages=`` those of every shard,
-``tier_pages=`` its pages in one index's first tier), ``op=keys`` (``search=``, ``stats=`` the summed statistics,
+``tier_pages=`` its pages in one index's first tier, ``near=0`` without the close words of
+typo tolerance), ``op=keys`` (``search=``, ``stats=`` the summed statistics,
 ``page_scan=``, ``section_scan=``: :mod:`textpile.search.cuts`) and ``op=search``
 (``search=``, ``stats=`` the summed statistics and the shard's cut, ``mode=``,
 ``budget_ms=``, ``facets=1``, ``sort=date``), answered in JSON; 400 naming a bad parameter.
@@ -180,8 +181,12 @@ async def shard_view(datasette, request):
             if tier_text is not None and (not tier_text.isascii() or not tier_text.isdigit()):
                 return _bad(f"tier_pages: expected a whole number of pages, got {tier_text!r}")
             tier_pages = int(tier_text) if tier_text is not None else None
+            near = request.args.get("near", "1")
+            if near not in ("0", "1"):
+                return _bad(f"near: expected 0 or 1, got {near!r}")
             doc = stats_json(await asyncio.to_thread(lambda: query_stats(target.search_connection(), query, languages,
-                                                                         tier_pages, synonyms, target.shard_memo)))
+                                                                         tier_pages, synonyms, target.shard_memo,
+                                                                         near == "1")))
         elif op == "keys":
             stats = stats_from_json(request.args.get("stats", ""))
             scans = []
