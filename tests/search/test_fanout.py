@@ -810,3 +810,46 @@ def test_proximity_is_kept_for_one_index_first_candidates_those_found_by_a_secti
                             for n in range(PROXIMITY_DEPTH + 1)], vector_only], 30)
     _score(kept, "hybrid")
     assert not vector_only.reranked and vector_only.features["proximity"] == 1.0
+
+
+def test_a_shard_scans_and_scores_its_sections_once_for_both_statistics(tmp_path):
+    """The cut round scores a shard's first matching sections with every shard's
+    statistics and with those of one index's first tier: one scan of the sections and
+    one read of each phrase's scores serve both, and each gives what it gives alone."""
+    from search.fixture_site import html_page, summarized_site
+    from textpile.index.update import update_index
+    from textpile.search.candidates import scored_sections, search_tiers, sections_scored_by
+    from textpile.search.global_bm25 import section_rescorer
+
+    filler = "Other words fill this paragraph so that the section is of an ordinary length. "
+    site = {}
+    for i in range(30):
+        links = "".join(f'<a href="https://a.example/p{j}">page {j}</a> ' for j in range(i))
+        sections = "".join(f'<h2 id="s{k}">Heron {"nest" if (i + k) % 3 else "flight"} {k}</h2>'
+                           f"<p>The heron {'nests' if k % 2 else 'flies'} here. {filler * (1 + (i + k) % 3)}</p>"
+                           for k in range(3))
+        site[f"https://a.example/p{i}"] = html_page(f"Page {i}", f"<h1>Page {i}</h1><p>{links}</p>{sections}")
+    summarized_site(tmp_path, site).close()
+    conn = sqlite3.connect(tmp_path / "summary.db")
+    update_index(conn, rebuild=True, top_tier_pages=10)
+    conn.close()
+    conn = sqlite3.connect(f"file:{tmp_path / 'summary.db'}?mode=ro", uri=True)
+    stats = query_stats(conn, "heron flight", None, 12)  # one index's first tier: 12 of its pages here
+    assert stats.tier is not None and stats.tier.sections > 0 and stats.sections > 60
+    weights, expr, tiers = DEFAULT_RANKING.section_columns, '"heron" AND "flight"', search_tiers(conn)
+    scorers = [section_rescorer(conn, stats, weights, in_tier) for in_tier in (False, True)]
+    statements: dict[str, list[str]] = {"alone": [], "together": []}
+    conn.set_trace_callback(statements["alone"].append)
+    alone = [scored_sections(conn, expr, weights, 300, tiers, rescore=r, every_shard=d) for r, d in scorers]
+    conn.set_trace_callback(statements["together"].append)
+    together = sections_scored_by(conn, expr, weights, 300, scorers, tiers)
+    conn.set_trace_callback(None)
+    assert together == alone and len(together[0]) > 20 and together[0] != together[1]
+    scans, reads = {}, {}
+    for name, traced in statements.items():
+        scans[name] = [s for s in traced if s.startswith("SELECT rowid FROM section_search_index")]
+        reads[name] = [s for s in traced if "-bm25(section_search_index" in s and "BETWEEN" in s]
+    # the scan (the first tier's matches, then the others) and each phrase's scores once
+    assert len(scans["together"]) == 2 and scans["alone"] == scans["together"] * 2
+    assert len(reads["together"]) == 2 and reads["alone"] == reads["together"] * 2
+    conn.close()

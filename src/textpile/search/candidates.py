@@ -324,17 +324,39 @@ def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     ``rescore`` when given (:class:`textpile.search.global_bm25.GlobalBm25` of
     section_search_index) and ``every_shard`` (as :func:`page_candidates`) says one
     index would score them."""
-    postings = None
-    if every_shard is not None:
-        postings = expression_postings(conn, match, every_shard)
-        rescore = rescore if postings <= SCORE_POSTINGS else None
-    scanned = tiered_scan(conn, ("section_search_index", "section_search_index_top"), match, None, weights, scan,
-                          tiers.sections, tiers.last_section_docid, tiers.top_sections, last, postings,
-                          scored=rescore is None)
-    if rescore is not None:
-        scanned = rescore(scanned, match)
-    scanned.sort(key=lambda r: (-r[1], r[0]))
-    return scanned
+    return sections_scored_by(conn, match, weights, scan, [(rescore, every_shard)], tiers, last)[0]
+
+
+def sections_scored_by(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], scan: int,
+                       scorers: list[tuple], tiers: Tiers = NO_TIERS, last: int = LAST_ROWID) -> list[list[tuple[int, float]]]:
+    """:func:`scored_sections` for each of ``scorers`` (``(rescore, every_shard)``
+    pairs), in order, scanning the sections once where they can share the scan (every
+    scan has the same sections: the first matches in prior order; a rescored one ignores
+    the scan's scores), and the phrases' scores of the rows once
+    (:meth:`textpile.search.global_bm25.GlobalBm25.__call__`'s ``shared``)."""
+    planned = []
+    for rescore, every_shard in scorers:
+        postings = expression_postings(conn, match, every_shard) if every_shard is not None else None
+        planned.append((rescore if postings is None or postings <= SCORE_POSTINGS else None, postings))
+    tables = ("section_search_index", "section_search_index_top")
+    scans: dict[object, list[tuple[int, float]]] = {}
+    for rescore, postings in planned:  # scored scans first: a rescored scorer takes any scan
+        if rescore is None and postings not in scans:
+            scans[postings] = tiered_scan(conn, tables, match, None, weights, scan, tiers.sections,
+                                          tiers.last_section_docid, tiers.top_sections, last, postings)
+    shared: dict = {}
+    out = []
+    for rescore, postings in planned:
+        if rescore is None:
+            scanned = list(scans[postings])
+        else:
+            if not scans:
+                scans["unscored"] = tiered_scan(conn, tables, match, None, weights, scan, tiers.sections,
+                                                tiers.last_section_docid, tiers.top_sections, last, scored=False)
+            scanned = rescore(next(iter(scans.values())), match, shared)
+        scanned.sort(key=lambda r: (-r[1], r[0]))
+        out.append(scanned)
+    return out
 
 
 def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str, weights: tuple[float, ...],

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
 from textpile.index.docids import SECTIONS_PER_PAGE, last_section_docid
-from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, SECTION_SPARE, match_docids, scored_sections, search_tiers,
-                                        section_rows)
+from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, SECTION_SPARE, match_docids, search_tiers, section_rows,
+                                        sections_scored_by)
 from textpile.search.global_bm25 import section_rescorer
 from textpile.search.budget import Budget
 from textpile.search.engine import PARTIAL_BELOW, search_plan
@@ -152,11 +152,10 @@ def _section_keys(conn: sqlite3.Connection, expr: str, stats: CorpusStats, scan:
     """``(docid, bm25 over every shard, section_summary_id)`` of the first ``scan``
     sections matching ``expr`` in prior order (id -1: not searchable, or failing the
     filters), and their bm25 over one index's first tier (``stats.tier``; empty without one)."""
-    scored = []
-    for in_tier in (False, True) if stats.tier is not None and stats.tier.sections else (False,):
-        rescore, docs = section_rescorer(conn, stats, DEFAULT_RANKING.section_columns, in_tier)
-        scored.append(dict(scored_sections(conn, expr, DEFAULT_RANKING.section_columns, scan, search_tiers(conn),
-                                           rescore=rescore, every_shard=docs)))
+    scorers = [section_rescorer(conn, stats, DEFAULT_RANKING.section_columns, in_tier)
+               for in_tier in ((False, True) if stats.tier is not None and stats.tier.sections else (False,))]
+    scored = [dict(rows) for rows in sections_scored_by(conn, expr, DEFAULT_RANKING.section_columns, scan, scorers,
+                                                        search_tiers(conn))]
     ids = {row[0]: row[1] for row in section_rows(conn, list(scored[0]), fsql, fparams, FILTER_JOINS if fsql else "")}
     rows = sorted((d, score, ids.get(d, -1)) for d, score in scored[0].items())
     return rows, [scored[1][d] for d, _, _ in rows] if len(scored) > 1 else []

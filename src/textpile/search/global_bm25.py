@@ -215,8 +215,12 @@ class GlobalBm25:
         self.local_avgdl = local_tokens / self.local_rows if self.local_rows else 1.0
         self.avgdl = tokens / pages if pages and tokens else self.local_avgdl
 
-    def __call__(self, scanned: list[tuple[int, float]], expression: str | None) -> list[tuple[int, float]]:
+    def __call__(self, scanned: list[tuple[int, float]], expression: str | None,
+                 shared: dict | None = None) -> list[tuple[int, float]]:
         """``scanned`` ((docid, local score)) with the global bm25 of ``expression``.
+        ``shared``: what the shard's own table says of the phrases (their rows, each
+        one's score of the rows in the scan's range), kept there for another scoring of
+        the same rows with other statistics (one index's first tier's).
 
         Raises:
             sqlite3.Error: database problems (an interrupted statement: the time budget).
@@ -224,8 +228,12 @@ class GlobalBm25:
         docids = [d for d, _ in scanned]
         if not docids or not expression:
             return scanned
+        shared = shared if shared is not None else {}
         phrases = phrases_of(expression)
-        local = phrase_documents(self.conn, phrases, self.table)
+        key = ("rows", self.table, expression)
+        if key not in shared:
+            shared[key] = phrase_documents(self.conn, phrases, self.table)
+        local = shared[key]
         sizes = row_tokens(self.conn, docids, self.table)
         wanted, first, last = set(docids), min(docids), max(docids)
         scores: dict[str, dict[int, float]] = {}  # phrase -> {docid: its global score}
@@ -236,13 +244,7 @@ class GlobalBm25:
                 continue  # no page of this shard holds it
             hits = self.phrases.get(phrase, hits_here)
             idf_here, idf = fts5_idf(self.local_rows, hits_here), fts5_idf(self.rows, hits)
-            table = self.table
-            # the docid range the scan spans, not a lookup of each docid: FTS5 evaluates the
-            # expression again for every docid of rowid IN (...) (search/candidates.py,
-            # held_shares); the scan's docids are its first matches in docid order
-            for docid, score in self.conn.execute(
-                    f"SELECT rowid, -bm25({table}, {self.weights}) FROM {table} "
-                    f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?", [phrase, first, last]):
+            for docid, score in self._phrase_scores(phrase, first, last, shared):
                 if docid not in wanted:
                     continue
                 size = sizes.get(docid, 0)
@@ -263,6 +265,20 @@ class GlobalBm25:
             # to the same value), which would break one index's ties between equal rows
             out.append((docid, float(f"{sum(scores[phrases[i]][docid] for i in counted):.{DIGITS}g}")))
         return out
+
+    def _phrase_scores(self, phrase: str, first: int, last: int, shared: dict) -> list[tuple[int, float]]:
+        """``(rowid, FTS5's bm25 of ``phrase`` alone)`` of the table's rows holding it from
+        docid ``first`` to ``last`` (kept in ``shared``): the docid range the scan spans,
+        not a lookup of each docid: FTS5 evaluates the expression again for every docid of
+        rowid IN (...) (search/candidates.py, held_shares); the scan's docids are its
+        first matches in docid order."""
+        key = ("scores", self.table, self.weights, phrase, first, last)
+        if key not in shared:
+            table = self.table
+            shared[key] = self.conn.execute(
+                f"SELECT rowid, -bm25({table}, {self.weights}) FROM {table} "
+                f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?", [phrase, first, last]).fetchall()
+        return shared[key]
 
 
 def tier_postings(terms: Mapping[str, int], share: float) -> dict[str, float]:
@@ -300,19 +316,21 @@ class TieredBm25:
         #: {term: pages} deciding whether one index scores the scan (its first tier's share)
         self.docs = tier_postings(stats.terms, top / rows if rows else 1.0)
 
-    def __call__(self, scanned: list[tuple[int, float]], expression: str | None) -> list[tuple[int, float]]:
-        """``scanned`` ((docid, local score)) with one index's bm25 of ``expression``.
+    def __call__(self, scanned: list[tuple[int, float]], expression: str | None,
+                 shared: dict | None = None) -> list[tuple[int, float]]:
+        """``scanned`` ((docid, local score)) with one index's bm25 of ``expression``
+        (``shared`` as :meth:`GlobalBm25.__call__`'s).
 
         Raises:
             sqlite3.Error: database problems.
         """
         if self.tier is None:
-            return self.whole(scanned, expression)
+            return self.whole(scanned, expression, shared)
         if self.in_tier:
-            return self.tier(scanned, expression)
+            return self.tier(scanned, expression, shared)
         if expression_postings(self.conn, expression or "", self.terms) <= SCORE_POSTINGS:
-            return self.whole(scanned, expression)
-        scores = dict(self.tier([r for r in scanned if r[0] <= self.tier_last], expression))
+            return self.whole(scanned, expression, shared)
+        scores = dict(self.tier([r for r in scanned if r[0] <= self.tier_last], expression, shared))
         return [(docid, scores.get(docid, 0.0)) for docid, _ in scanned]
 
 
