@@ -192,6 +192,17 @@ _SHARD_WORDS = ("index vacuum table column query planner journal checkpoint lock
                 "replica shard token stem rank score snippet crawl robots sitemap feed origin host cache page").split()
 
 
+def word_site(path: str | Path, pages: int, word: str) -> None:
+    """Write ``pages`` pages of one site into the summary database ``path``, each holding
+    ``word`` (in its path, title and text) and "page"."""
+    b = SummaryBuilder(path)
+    for i in range(pages):
+        b.add_page(f"https://a.example/{word}/{i}", title=f"{word.title()} page {i}", lang="en",
+                   text=f"The {word} of page {i} with ordinary words around it.")
+    b.build_fts()
+    b.close()
+
+
 def sharded_sites(base: Path) -> tuple[Path, list[Path]]:
     """Write 60 pages of three sites (:data:`SHARD_HOSTS`, 20 each) into one index
     (``base/one.db``) and, split by site, into three shards (``base/shard0.db`` ..

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from search.builder import SummaryBuilder, sharded_sites
+from search.builder import sharded_sites, word_site
 from textpile.index.update import update_index
 from textpile.publish import publish
 from textpile.search.shard_memo import ShardMemo
@@ -113,18 +113,9 @@ def test_phrase_counts_kept_are_bounded_least_recent_first(corpus):
         ShardMemo(max_phrases=-1)
 
 
-def _site(path, pages: int, word: str) -> None:
-    b = SummaryBuilder(path)
-    for i in range(pages):
-        b.add_page(f"https://a.example/{word}/{i}", title=f"{word.title()} page {i}", lang="en",
-                   text=f"The {word} of page {i} with ordinary words around it.")
-    b.build_fts()
-    b.close()
-
-
 def test_a_served_shard_counts_again_after_a_publish_in_place(tmp_path):
     for n, word in ((3, "alpha"), (5, "beta")):
-        _site(tmp_path / f"{word}.db", n, word)
+        word_site(tmp_path / f"{word}.db", n, word)
     work, served = tmp_path / "summary.db", tmp_path / "published" / "summary.db"
     shutil.copy(tmp_path / "alpha.db", work)
     assert publish(work, served).whole

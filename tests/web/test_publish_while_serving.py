@@ -7,25 +7,16 @@ from __future__ import annotations
 import shutil
 import threading
 
-from search.builder import SummaryBuilder
+from search.builder import word_site
 from textpile.publish import publish
 from textpile.web.app import build_datasette
 from web.client import get
 
 
-def _site(path, pages: int, word: str) -> None:
-    b = SummaryBuilder(path)
-    for i in range(pages):
-        b.add_page(f"https://a.example/{word}/{i}", title=f"{word.title()} page {i}", lang="en",
-                   text=f"The {word} of page {i} with ordinary words around it.")
-    b.build_fts()
-    b.close()
-
-
 def test_searches_during_in_place_publishes_see_one_whole_state_and_no_error(tmp_path):
     states = {}
     for n, word in ((3, "alpha"), (5, "beta"), (7, "gamma")):
-        _site(tmp_path / f"{word}.db", n, word)
+        word_site(tmp_path / f"{word}.db", n, word)
         states[word] = n
     work, served = tmp_path / "summary.db", tmp_path / "published" / "summary.db"
     shutil.copy(tmp_path / "alpha.db", work)
