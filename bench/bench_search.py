@@ -1,7 +1,7 @@
 """Benchmark: query latency of textpile's search at 100K pages, beside its stage one, bare FTS5 and tantivy.
 
     python bench/bench_search.py [--pages 100000] [--data-dir bench/data] [--queries 600]
-                                 [--systems textpile,textpile+facets,suggest]
+                                 [--systems textpile,textpile+facets,suggest] [--shards 3]
 
 The corpus is the relevance benchmark's first six documentation sites (:data:`CORPUS_SITES`;
 ``python bench/relevance`` builds and caches them; the sites added later are left out, so
@@ -19,8 +19,11 @@ asks for a p99 at most 1.2x that of the call without), and "suggest", search as 
 of each query while being typed (its first two thirds: :class:`Suggest`; target p99 <= 20
 ms), and "textpile hybrid", the default search mode (vectors, passages and the fused
 ranking: issue 29 asks for a p99 <= 50 ms) on a copy of the corpus embedded by textpile's
-own code (built on first use and cached beside it; about 10 CPU-minutes at 100K pages).
-``--systems`` runs only the ones named.
+own code (built on first use and cached beside it; about 10 CPU-minutes at 100K pages),
+and "textpile shards", the same pages split into ``--shards`` summary databases by copy
+(each copy's origins in one shard, as a site is; built once, side by side, and cached)
+searched as one index (:class:`textpile.search.fanout.ShardedSearch`, in this process: its
+CPU time is every shard's). ``--systems`` runs only the ones named.
 
 Queries: the relevance benchmark's judged queries (sampled), plus "the", common two-word
 queries and a pasted 64-word paragraph. For each query the four systems run in turn
@@ -59,6 +62,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import zlib  # noqa: E402
 from collections import defaultdict  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from contextlib import closing  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -74,10 +78,12 @@ from textpile.search import engine  # noqa: E402
 from textpile.index.analysis import Analyzer  # noqa: E402
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget  # noqa: E402
 from textpile.search.engine import search  # noqa: E402
+from textpile.search.fanout import ShardedSearch  # noqa: E402
 from textpile.search.plan import index_languages, plan_query  # noqa: E402
 from textpile.search.query import parse_query  # noqa: E402
 from textpile.search.rank import DEFAULT_RANKING  # noqa: E402
 from textpile.search.service import search_pages  # noqa: E402
+from textpile.search.shards import LocalShard  # noqa: E402
 from textpile.search.suggest import suggest  # noqa: E402
 from textpile.semantic.embed import embed_summary  # noqa: E402
 from textpile.semantic.loaded import Semantic  # noqa: E402
@@ -113,27 +119,37 @@ def _vary(text: str | None, copy: int) -> str | None:
     return _WORD.sub(swap, text)
 
 
-def build_corpus(target: Path, sources: list[Path], pages: int, log=print) -> None:
-    """Write ``pages`` searchable pages into a new summary database ``target``."""
+def build_corpus(target: Path, sources: list[Path], pages: int, log=print, shard: tuple[int, int] | None = None) -> None:
+    """Write ``pages`` searchable pages into a new summary database ``target``; with
+    ``shard`` ``(k, n)``, only the copies ``c`` with ``c % n == k`` of those pages (each
+    copy's origins in one shard, as sites are: the ``n`` shards hold the pages of the
+    one corpus of ``pages``)."""
     tmp = target.with_suffix(".building")
     for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
         p.unlink(missing_ok=True)
     out = open_summary_db(tmp)
-    total_source = 0
+    per_source = []
     for src in sources:
         with sqlite3.connect(f"file:{src}?mode=ro", uri=True) as c:
-            total_source += c.execute("SELECT count(*) FROM search_page").fetchone()[0]
+            per_source.append(c.execute("SELECT count(*) FROM search_page").fetchone()[0])
+    total_source = sum(per_source)
     copies = -(-pages // total_source)
-    log(f"== building {pages} pages from {total_source} real pages ({copies} copies) into {target}")
-    written = 0
+    part = f" (shard {shard[0] + 1} of {shard[1]}: copy c when c % {shard[1]} = {shard[0]})" if shard else ""
+    log(f"== building {pages} pages from {total_source} real pages ({copies} copies){part} into {target}")
+    written = total = 0
     started = time.monotonic()
     out.execute("PRAGMA synchronous = OFF")
     for copy in range(copies):
-        for src in sources:
-            if written >= pages:
+        for src, count in zip(sources, per_source):
+            if total >= pages:
                 break
-            written += _copy_site(out, src, copy, pages - written)
-            out.commit()
+            if shard is None or copy % shard[1] == shard[0]:
+                n = _copy_site(out, src, copy, pages - total)
+                written += n
+                out.commit()
+            else:
+                n = min(count, pages - total)  # what the one corpus holds of it
+            total += n
         log(f"   copy {copy + 1}/{copies}: {written} pages ({time.monotonic() - started:.0f} s)")
     log("== rebuilding the search index (textpile's own code)")
     t0 = time.monotonic()
@@ -329,6 +345,34 @@ class TextpileHybrid:
         return len(search_pages(self.conn, text, mode="hybrid", semantic=self.semantic).results)
 
 
+def shard_corpora(db: Path, sources: list[Path], pages: int, shards: int, log=print) -> list[Path]:
+    """The corpus of ``db`` split into ``shards`` summary databases, by copy (each copy's
+    origins in one shard: :func:`build_corpus`), built once (side by side, a process per
+    core) and cached beside it."""
+    paths = [db.with_name(f"{db.stem}-shard{k + 1}of{shards}.db") for k in range(shards)]
+    todo = [(k, p) for k, p in enumerate(paths) if not p.exists()]
+    if todo:
+        t0 = time.monotonic()
+        with ProcessPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
+            for job in [pool.submit(build_corpus, p, sources, pages, print, (k, shards)) for k, p in todo]:
+                job.result()
+        log(f"   {len(todo)} shards built in {time.monotonic() - t0:.0f} s")
+    return paths
+
+
+class TextpileShards:
+    """textpile's search over shards (:class:`textpile.search.fanout.ShardedSearch`), the
+    corpus split by copy (:func:`shard_corpora`), in this process: every shard's
+    statistics, cut, search and snippets; 20 results, as :class:`Textpile`. The CPU time
+    is that of every shard's work (their threads are this process')."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.router = ShardedSearch([LocalShard.open(p) for p in paths])
+
+    def search(self, text: str) -> int:
+        return len(self.router.search(text, mode="keyword", per_page=20).results)
+
+
 def embedded_corpus(db: Path, log=print) -> Path:
     """The corpus ``db`` with its vectors (built once and cached beside it): a copy of it
     embedded by textpile's own code (:func:`textpile.semantic.embed.embed_summary`: page
@@ -372,6 +416,7 @@ def main() -> int:
                         help="rebuild the cached corpus' search index with the current code first")
     parser.add_argument("--build-only", action="store_true", help="build (or reindex) the corpus, then stop")
     parser.add_argument("--systems", default="", help="only these systems (comma-separated names as printed)")
+    parser.add_argument("--shards", type=int, default=3, help="shards of 'textpile shards' (the corpus split by copy)")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     sources = [data_dir / "index" / name / "summary.db" for name in CORPUS_SITES]
@@ -398,7 +443,8 @@ def main() -> int:
               "tantivy+shown": lambda: Tantivy(db, folder / f"tantivy-shown-{args.pages}", shown=True),
               "tantivy AND": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", partial=False),
               "tantivy old": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", old=True),
-              "textpile hybrid": lambda: TextpileHybrid(embedded_corpus(db))}
+              "textpile hybrid": lambda: TextpileHybrid(embedded_corpus(db)),
+              "textpile shards": lambda: TextpileShards(shard_corpora(db, sources, args.pages, args.shards))}
     chosen = [n.strip() for n in args.systems.split(",") if n.strip()] or list(makers)
     unknown = [n for n in chosen if n not in makers]
     if unknown:
