@@ -146,6 +146,18 @@ def test_a_served_shard_makes_the_snippets_of_its_results_shown(servers):
             assert any(SHARD_HOSTS[1] in i["url"] and "<mark>" in i["snippet"] for i in doc["list"]), query
     finally:
         one.close()
+    # more results than one request carries: asked in several, the same snippets as in process
+    from textpile.search.shards import RENDER_PER_REQUEST, RemoteShard
+
+    remote, local = RemoteShard(shard_url), LocalShard.open(paths[1])
+    try:
+        answer = remote.search("vacuum", remote.stats("vacuum"), "keyword", 60_000)
+        sources = [r.snippet_source for r in answer.results] * 4
+        assert len(sources) > 2 * RENDER_PER_REQUEST and all(sources)
+        made = remote.render(answer.snippet_words, sources)
+        assert made == local.render(answer.snippet_words, sources) and all("<mark>" in m.html for m in made)
+    finally:
+        local.close()
     endpoint = shard_url + "/-/textpile/shard"
     source = {"entity_generation_id": 1, "text_pile_id": 1, "text_pile_v0_2_id": None, "start": None, "end": None}
     r = httpx.get(endpoint, params={"op": "render", "words": '[["vacuum"]]', "sources": json.dumps([source])},

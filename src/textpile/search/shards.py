@@ -62,6 +62,8 @@ from textpile.semantic.loaded import SemanticCache
 #: Candidates a shard renders and returns, at most (a search reranks 30 to 75 of them
 #: for a first page; the fan-out shows results up to this depth).
 ANSWER_DEPTH = 100
+#: Snippet sources a served shard is asked to render per request, at most.
+RENDER_PER_REQUEST = 25
 #: The fields of a snippet source's JSON object.
 SOURCE_FIELDS = frozenset({"entity_generation_id", "text_pile_id", "text_pile_v0_2_id", "start", "end"})
 #: Requirements whose words a snippet marks, at most, in a shard request (a query has at
@@ -633,15 +635,21 @@ class RemoteShard:
         return self._answer(params, budget_ms, facets, sort, timeout_s)
 
     def render(self, words: list[list[str]], sources: list[SnippetSource], timeout_s: float = 5.0) -> list[Snippet]:
-        doc = self._get({"op": "render", "words": json.dumps(words, separators=(",", ":")),
-                         "sources": json.dumps([asdict(s) for s in sources], separators=(",", ":"))}, timeout_s)
-        try:
-            snippets = [Snippet(str(html), str(text)) for html, text in doc["snippets"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ShardError(f"{self.name}: the answer has no snippets") from exc
-        if len(snippets) != len(sources):
-            raise ShardError(f"{self.name}: {len(snippets)} snippets for {len(sources)} results")
-        return snippets
+        """The snippets of ``sources`` (in requests of at most :data:`RENDER_PER_REQUEST`:
+        a request's address stays within what HTTP servers take, 16 KiB for Uvicorn's h11)."""
+        out: list[Snippet] = []
+        for start in range(0, len(sources), RENDER_PER_REQUEST):
+            chunk = sources[start:start + RENDER_PER_REQUEST]
+            doc = self._get({"op": "render", "words": json.dumps(words, separators=(",", ":")),
+                             "sources": json.dumps([asdict(s) for s in chunk], separators=(",", ":"))}, timeout_s)
+            try:
+                snippets = [Snippet(str(html), str(text)) for html, text in doc["snippets"]]
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ShardError(f"{self.name}: the answer has no snippets") from exc
+            if len(snippets) != len(chunk):
+                raise ShardError(f"{self.name}: {len(snippets)} snippets for {len(chunk)} results")
+            out += snippets
+        return out
 
     def page(self, target: str, timeout_s: float = 5.0):
         from textpile.search.shard_like import like_from_json
