@@ -131,3 +131,18 @@ def test_a_served_shard_counts_again_after_a_publish_in_place(tmp_path):
     assert second["tier_last"] == first["tier_last"]  # the same tier end: only new counts tell the new content
     assert (second["pages"], second["phrases"]['"alpha"'], second["tier"]["pages"],
             second["tier"]["phrases"]['"alpha"']) == (5, 0, 2, 0)
+
+
+def test_values_kept_are_bounded_least_recent_first(monkeypatch):
+    """A served shard is asked for any tier share: what is kept per share stays bounded."""
+    import textpile.search.shard_memo as shard_memo
+
+    monkeypatch.setattr(shard_memo, "MAX_KEPT", 3)
+    memo, computed = ShardMemo(), []
+
+    def value(n):
+        return memo.kept(("tier_last", n), lambda: computed.append(n) or n * 10)
+
+    assert [value(n) for n in (1, 2, 3, 1, 4)] == [10, 20, 30, 10, 40]  # 2, the least recent, dropped for 4
+    assert computed == [1, 2, 3, 4]
+    assert [value(n) for n in (1, 3, 4, 2)] == [10, 30, 40, 20] and computed == [1, 2, 3, 4, 2]

@@ -14,8 +14,9 @@ A :class:`ShardMemo` keeps them for one content of one file: its owner makes a n
 when the content may have changed (``PRAGMA data_version`` of a connection kept for
 watching changed, as :class:`textpile.web.state.SummaryDatabase` and
 :meth:`textpile.search.shards.LocalShard.open` watch it). At most :data:`MAX_PHRASES` phrase
-counts are kept, the least recently used dropped first. Thread-safe; a value two
-threads count at once is counted twice, never wrong.
+counts and :data:`MAX_KEPT` other values (a tier's end and sizes per tier share: a served
+shard is asked for any share) are kept, the least recently used dropped first.
+Thread-safe; a value two threads count at once is counted twice, never wrong.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from textpile.search.global_bm25 import TABLE, phrase_documents, rows_up_to
 
 #: Phrase counts kept per shard (about 100 bytes each).
 MAX_PHRASES = 20_000
+#: Other values kept per shard.
+MAX_KEPT = 256
 
 
 class ShardMemo:
@@ -40,17 +43,20 @@ class ShardMemo:
         self._lock = threading.Lock()
         self._max = max_phrases
         self._phrases: OrderedDict[tuple[str, str, int | None], int] = OrderedDict()
-        self._kept: dict[tuple, object] = {}
+        self._kept: OrderedDict[tuple, object] = OrderedDict()
 
     def kept(self, key: tuple, compute: Callable[[], object]) -> object:
         """The value kept under ``key``, ``compute()`` the first time (its exceptions
         raised, nothing kept)."""
         with self._lock:
             if key in self._kept:
+                self._kept.move_to_end(key)
                 return self._kept[key]
         value = compute()
         with self._lock:
             self._kept[key] = value
+            while len(self._kept) > MAX_KEPT:
+                self._kept.popitem(last=False)
         return value
 
     def rows_up_to(self, conn: sqlite3.Connection, last: int, table: str = TABLE) -> tuple[int, int]:
