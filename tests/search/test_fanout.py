@@ -853,3 +853,14 @@ def test_a_shard_scans_and_scores_its_sections_once_for_both_statistics(tmp_path
     assert len(scans["together"]) == 2 and scans["alone"] == scans["together"] * 2
     assert len(reads["together"]) == 2 and reads["alone"] == reads["together"] * 2
     conn.close()
+
+
+def test_a_shard_missing_in_two_rounds_is_one_shard_missing(corpus):
+    from textpile.search.results import SearchResults
+
+    with ShardedSearch([LocalShard.open(p) for p in corpus[1]]) as router:
+        out = SearchResults(query="q", page=0, per_page=10)
+        router._flag_missing(out, ["s2", "s2"], {})
+    assert out.partial and out.missing_shards == ["s2"]
+    assert out.notes == ["1 of 3 shards did not answer in time or are down (s2): their pages are missing from these "
+                         "results."]

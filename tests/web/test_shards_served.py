@@ -172,6 +172,44 @@ def test_a_served_shard_makes_the_snippets_of_its_results_shown(servers):
         assert r.status_code == 400 and r.json()["error"].startswith(named), (params, r.text)
 
 
+def test_a_served_shard_answers_hostile_numbers_with_400s_naming_them(servers):
+    """Numbers SQLite cannot hold, JSON infinities, deep nesting: 400s naming the
+    parameter, never a 500; a first tier share above the shard's pages is every page."""
+    shard, shard_url, base, paths = servers
+    endpoint = shard_url + "/-/textpile/shard"
+
+    def get(**params):
+        return httpx.get(endpoint, params=params, timeout=60)
+
+    whole = get(op="stats", search="vacuum").json()
+    for share in ("21", "5000", "9" * 18):  # the shard holds 20 pages
+        r = get(op="stats", search="vacuum", tier_pages=share)
+        assert r.status_code == 200 and r.json()["tier"]["pages"] == 20, share
+        assert r.json()["tier"]["phrases"] == whole["phrases"] and r.json()["tier_last"] > 0
+    source = {"entity_generation_id": 1, "text_pile_id": 2**63, "text_pile_v0_2_id": None, "start": None, "end": None}
+    stats = json.dumps(whole)
+    bad = [({"op": "stats", "search": "x", "tier_pages": "9" * 5000}, "tier_pages: "),
+           ({"op": "stats", "search": "x", "languages": '{"en": Infinity}'}, "languages: "),
+           ({"op": "stats", "search": "x", "languages": '{"en": 1.5}'}, "languages: "),
+           ({"op": "render", "words": "[]", "sources": json.dumps([source])}, "sources: "),
+           ({"op": "search", "search": "x", "stats": stats.replace('"pages": 20', '"pages": Infinity')}, "stats: "),
+           ({"op": "search", "search": "x", "stats": stats.replace('"pages": 20', '"pages": -5')}, "stats: "),
+           ({"op": "search", "search": "x", "stats": '{"tier":' * 1500 + "1" + "}" * 1500}, "stats: "),
+           ({"op": "search", "search": "x", "budget_ms": "9" * 40, "stats": stats}, "budget_ms: "),
+           ({"op": "keys", "search": "x", "page_scan": "9" * 40, "section_scan": "1", "stats": stats}, "page_scan: ")]
+    assert '"pages": 20' in stats
+    for params, named in bad:
+        r = get(**params)
+        assert r.status_code == 400 and r.json()["error"].startswith(named), (params, r.text[:300])
+    cut = {"last_page": 10**30, "last_section": 0, "cut_pages": True, "section_floor": None, "depth": None,
+           "few": None, "level_last": [], "level_section_last": [], "level_section_floor": []}
+    r = get(op="search", search="vacuum", stats=json.dumps({**whole, "cut": cut}))
+    assert r.status_code == 400 and r.json()["error"].startswith("stats: ")
+    # counts that disagree (a phrase on more pages than there are): scored, not a 500
+    r = get(op="search", search="vacuum", stats=stats.replace('"pages": 20', '"pages": 1'))
+    assert r.status_code == 200 and r.json()["results"]
+
+
 def test_a_stopped_then_killed_shard_gives_partial_answers_in_time(servers):
     shard, shard_url, base, paths = servers
     shard.send_signal(signal.SIGSTOP)  # late: the kernel accepts, nobody answers

@@ -354,9 +354,10 @@ class ShardedSearch:
     def _flag_missing(self, out: SearchResults, missing: list[str], unrendered: dict[str, int] | None = None) -> None:
         """Flag ``out`` partial when shards (their names ``missing``) did not answer, or
         did not make the snippets of their results shown (``unrendered``: {name: results})."""
+        missing = sorted(set(missing))  # (a shard may miss several rounds)
         if missing:
             out.notes.append(f"{len(missing)} of {len(self.shards)} shards did not answer in time or are down "
-                             f"({', '.join(sorted(missing))}): their pages are missing from these results.")
+                             f"({', '.join(missing)}): their pages are missing from these results.")
         if unrendered:
             lacking = sum(unrendered.values())
             out.notes.append(f"{lacking} {'result lacks its' if lacking == 1 else 'results lack their'} snippet: "

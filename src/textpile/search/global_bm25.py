@@ -48,7 +48,8 @@ SECTION_TABLE = "section_search_index"
 
 def fts5_idf(rows: int, hits: int) -> float:
     """FTS5's IDF of a phrase ``hits`` of ``rows`` rows hold (module docstring)."""
-    value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows > 0 else 0.0
+    ratio = (rows - hits + 0.5) / (hits + 0.5) if rows > 0 and hits >= 0 else 0.0
+    value = math.log(ratio) if ratio > 0.0 else 0.0  # (more rows holding it than rows: stale counts)
     return value if value > 0.0 else MIN_IDF
 
 

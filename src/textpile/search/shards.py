@@ -171,8 +171,11 @@ def _tier_last(conn: sqlite3.Connection, tier_pages: int) -> int:
     """The shard's last page docid among its first ``tier_pages`` pages (0: none)."""
     if tier_pages <= 0:
         return 0
-    row = conn.execute("SELECT docid FROM search_page ORDER BY docid LIMIT 1 OFFSET ?", (tier_pages - 1,)).fetchone()
-    return row[0] if row is not None else LAST_ROWID
+    row = conn.execute("SELECT docid FROM search_page ORDER BY docid LIMIT 1 OFFSET ?",
+                       (min(tier_pages, LAST_ROWID) - 1,)).fetchone()
+    if row is None:  # every page of the shard (a share asked of more pages than it holds)
+        row = conn.execute("SELECT coalesce(max(docid), 0) FROM search_page").fetchone()
+    return row[0]
 
 
 def summed_stats(parts: list[CorpusStats]) -> CorpusStats:
@@ -356,9 +359,10 @@ def source_from_json(doc) -> SnippetSource:
     def whole(value, name: str, empty: bool = True) -> int | None:
         if value is None and empty:
             return None
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"snippet_source {name} {value!r} is no whole number")
-        return value
+        try:
+            return whole_number(value)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"snippet_source {name}: {exc}") from exc
 
     if not isinstance(doc, dict) or set(doc) != SOURCE_FIELDS:
         raise ValueError(f"snippet_source {doc!r}: expected the fields {', '.join(sorted(SOURCE_FIELDS))}")
@@ -694,7 +698,7 @@ def stats_from_json(text: str) -> CorpusStats:
     """
     try:
         return _stats_of(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
         raise ShardError(f"stats: expected {{\"pages\": N, \"terms\": {{term: N}}, \"tokens\": N, "
                          f"\"phrases\": {{phrase: N}}, \"sections\": N, \"section_tokens\": N, "
                          f"\"section_phrases\": {{phrase: N}}, \"languages\": {{language: N}}}}, "
@@ -710,22 +714,39 @@ def _stats_of(doc: dict) -> CorpusStats:
     cut = doc.get("cut")
     if cut is not None:
         floor = cut["section_floor"]
-        cut = ScanCut(int(cut["last_page"]), int(cut["last_section"]), bool(cut["cut_pages"]),
+        cut = ScanCut(whole_number(cut["last_page"]), whole_number(cut["last_section"]), bool(cut["cut_pages"]),
                       _floor(floor),
-                      None if cut["depth"] is None else min(MAX_CANDIDATES, int(cut["depth"])),
+                      None if cut["depth"] is None else min(MAX_CANDIDATES, whole_number(cut["depth"])),
                       None if cut["few"] is None else bool(cut["few"]),
-                      tuple(int(d) for d in cut["level_last"]), tuple(int(d) for d in cut["level_section_last"]),
+                      tuple(whole_number(d) for d in cut["level_last"]),
+                      tuple(whole_number(d) for d in cut["level_section_last"]),
                       tuple(_floor(f) for f in cut["level_section_floor"]),
                       bool(cut.get("tier_pages", False)), bool(cut.get("tier_sections", False)),
                       tuple(bool(t) for t in cut.get("level_tier", ())),
                       tuple(bool(t) for t in cut.get("level_section_tier", ())),
-                      None if cut.get("levels") is None else int(cut["levels"]))
+                      None if cut.get("levels") is None else whole_number(cut["levels"]))
     tier = _stats_of(doc["tier"]) if doc.get("tier") is not None else None
-    tier_last = int(doc["tier_last"]) if doc.get("tier_last") is not None else None
-    return CorpusStats(int(doc["pages"]), {str(t): int(n) for t, n in doc["terms"].items()}, int(doc["tokens"]),
-                       {str(p): int(n) for p, n in doc["phrases"].items()}, int(doc["sections"]),
-                       int(doc["section_tokens"]), {str(p): int(n) for p, n in doc["section_phrases"].items()},
-                       {str(code): int(n) for code, n in doc["languages"].items()}, cut, tier, tier_last)
+    tier_last = whole_number(doc["tier_last"]) if doc.get("tier_last") is not None else None
+    def counts(mapping) -> dict[str, int]:
+        return {str(key): whole_number(n) for key, n in mapping.items()}
+
+    return CorpusStats(whole_number(doc["pages"]), counts(doc["terms"]), whole_number(doc["tokens"]),
+                       counts(doc["phrases"]), whole_number(doc["sections"]), whole_number(doc["section_tokens"]),
+                       counts(doc["section_phrases"]), counts(doc["languages"]), cut, tier, tier_last)
+
+
+def whole_number(value) -> int:
+    """``value`` when it is a whole number SQLite can store and a count or docid can be:
+    0 to 2**63 - 1 (a JSON ``true``, ``1.5`` or ``1e3`` is none).
+
+    Raises:
+        TypeError, ValueError: it is not.
+    """
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{value!r} is no whole number")
+    if not 0 <= value <= LAST_ROWID:
+        raise ValueError(f"{value} is not from 0 to {LAST_ROWID}")
+    return value
 
 
 def _floor(doc) -> tuple[float, int, int] | None:
@@ -734,7 +755,7 @@ def _floor(doc) -> tuple[float, int, int] | None:
     Raises:
         TypeError, ValueError, IndexError: ``doc`` is not one.
     """
-    return None if doc is None else (float(doc[0]), int(doc[1]), int(doc[2]))
+    return None if doc is None else (float(doc[0]), whole_number(doc[1]), whole_number(doc[2]))
 
 
 def synonyms_param(synonyms: Synonyms) -> dict[str, str]:
@@ -772,6 +793,6 @@ def languages_from_json(text: str) -> dict[str, int]:
         ShardError: ``text`` is not ``{"language": N}``.
     """
     try:
-        return {str(code): int(n) for code, n in json.loads(text).items()}
-    except (ValueError, TypeError, AttributeError) as exc:
+        return {str(code): whole_number(n) for code, n in json.loads(text).items()}
+    except (ValueError, TypeError, AttributeError, RecursionError) as exc:
         raise ShardError(f"languages: expected {{\"language\": pages}}, got {text[:80]!r}") from exc

@@ -118,9 +118,9 @@ async def _like_op(datasette, request, target: SummaryDatabase, op: str) -> dict
     numbers = {}
     for name, default in (("budget_ms", str(limit)), ("exclude", None), ("depth", str(ANSWER_DEPTH))):
         value = request.args.get(name) or default
-        if value is not None and (not value.isascii() or not value.isdigit()):
-            return _bad(f"{name}: expected a whole number, got {value!r}")
-        numbers[name] = None if value is None else int(value)
+        if value is not None and _whole(value) is None:
+            return _bad(f"{name}: expected a whole number, got {value[:80]!r}")
+        numbers[name] = None if value is None else _whole(value)
     facets = request.args.get("facets") == "1"
     sort = check_sort(request.args.get("sort") or None)
 
@@ -152,6 +152,12 @@ def _render_params(request) -> tuple[list[list[str]], list[SnippetSource]]:
     return words, sources
 
 
+def _whole(text: str) -> int | None:
+    """The whole number ``text`` writes in ASCII digits, at most 18 of them (any count of
+    pages or milliseconds; SQLite's integers end at 2**63); None when it is none."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
 def _bad(message: str) -> Response:
     return Response.json({"ok": False, "error": message, "status": 400}, status=400)
 
@@ -178,9 +184,9 @@ async def shard_view(datasette, request):
             text = request.args.get("languages")
             languages = languages_from_json(text) if text else None
             tier_text = request.args.get("tier_pages")
-            if tier_text is not None and (not tier_text.isascii() or not tier_text.isdigit()):
-                return _bad(f"tier_pages: expected a whole number of pages, got {tier_text!r}")
-            tier_pages = int(tier_text) if tier_text is not None else None
+            tier_pages = _whole(tier_text) if tier_text is not None else None
+            if tier_text is not None and tier_pages is None:
+                return _bad(f"tier_pages: expected a whole number of pages, got {tier_text[:80]!r}")
             near = request.args.get("near", "1")
             if near not in ("0", "1"):
                 return _bad(f"near: expected 0 or 1, got {near!r}")
@@ -192,9 +198,10 @@ async def shard_view(datasette, request):
             scans = []
             for name in ("page_scan", "section_scan"):
                 text = request.args.get(name, "")
-                if not text.isascii() or not text.isdigit() or not 0 < int(text) <= MAX_SCAN:
-                    return _bad(f"{name}: expected a whole number from 1 to {MAX_SCAN}, got {text!r}")
-                scans.append(int(text))
+                number = _whole(text)
+                if number is None or not 0 < number <= MAX_SCAN:
+                    return _bad(f"{name}: expected a whole number from 1 to {MAX_SCAN}, got {text[:80]!r}")
+                scans.append(number)
             doc = keys_json(await asyncio.to_thread(lambda: scan_keys(target.search_connection(), query, stats,
                                                                       *scans, synonyms)))
         elif op == "render":
@@ -211,9 +218,9 @@ async def shard_view(datasette, request):
             check_mode(mode)  # None: the default mode, quiet on an index without vectors
             limit = search_time_limit_ms(datasette.plugin_config("textpile"))
             budget_text = request.args.get("budget_ms") or str(limit)
-            if not budget_text.isascii() or not budget_text.isdigit():
-                return _bad(f"budget_ms: expected a whole number of milliseconds, got {budget_text!r}")
-            budget_ms = min(int(budget_text), limit)
+            if _whole(budget_text) is None:
+                return _bad(f"budget_ms: expected a whole number of milliseconds, got {budget_text[:80]!r}")
+            budget_ms = min(_whole(budget_text), limit)
             facets = request.args.get("facets") == "1"
             sort = check_sort(request.args.get("sort") or None)
 
