@@ -115,6 +115,31 @@ def test_a_shard_scores_its_scans_only_with_every_shard_statistics(corpus):
     assert [s for s in scans if "bm25(" in s] == []
 
 
+def test_global_bm25_scores_the_scanned_rows_only(corpus):
+    """Every other row of a phrase's range scored (a scan's rows among others holding its
+    phrases): FTS5's bm25 of each of them, and FTS5 asked to score those rows alone."""
+    _, paths = corpus
+    conn = sqlite3.connect(paths[1])
+    weights = DEFAULT_RANKING.page_columns
+    expression = '"vacuum" AND ("index" OR "tabl")'
+    rows, tokens = table_totals(conn)
+    marks = ", ".join(repr(float(w)) for w in weights)
+    fts5 = conn.execute(f"SELECT rowid, -bm25(search_index, {marks}) FROM search_index WHERE search_index MATCH ? "
+                        "ORDER BY rowid", [expression]).fetchall()[::2]
+    assert len(fts5) >= 3
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    mine = GlobalBm25(conn, rows, tokens, phrase_documents(conn, phrases_of(expression)), weights)(
+        [(d, 0.0) for d, _ in fts5], expression)
+    conn.set_trace_callback(None)
+    assert [d for d, _ in mine] == [d for d, _ in fts5]
+    for (_, a), (_, b) in zip(mine, fts5):
+        assert a == pytest.approx(b, rel=1e-9)
+    reads = [s for s in statements if "-bm25(search_index" in s]
+    assert len(reads) == 3 and all(f"+rowid IN ({', '.join(str(d) for d, _ in fts5)})" in s for s in reads)
+    conn.close()
+
+
 def test_counted_phrases_follow_fts5():
     holds = {'"a"', '"b"'}.__contains__
     # an AND group that fails counts none of its phrases; OR keeps the branches that match

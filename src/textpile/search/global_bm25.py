@@ -236,7 +236,7 @@ class GlobalBm25:
             shared[key] = phrase_documents(self.conn, phrases, self.table)
         local = shared[key]
         sizes = row_tokens(self.conn, docids, self.table)
-        wanted, first, last = set(docids), min(docids), max(docids)
+        ordered = sorted(set(docids))
         scores: dict[str, dict[int, float]] = {}  # phrase -> {docid: its global score}
         for phrase in sorted(set(phrases)):
             hits_here = local.get(phrase, 0)
@@ -245,9 +245,7 @@ class GlobalBm25:
                 continue  # no page of this shard holds it
             hits = self.phrases.get(phrase, hits_here)
             idf_here, idf = fts5_idf(self.local_rows, hits_here), fts5_idf(self.rows, hits)
-            for docid, score in self._phrase_scores(phrase, first, last, shared):
-                if docid not in wanted:
-                    continue
+            for docid, score in self._phrase_scores(phrase, ordered, shared):
                 size = sizes.get(docid, 0)
                 x = min(score / idf_here, K1 + 1 - 1e-9)
                 k_here = K1 * (1 - B + B * size / self.local_avgdl)
@@ -267,18 +265,23 @@ class GlobalBm25:
             out.append((docid, float(f"{sum(scores[phrases[i]][docid] for i in counted):.{DIGITS}g}")))
         return out
 
-    def _phrase_scores(self, phrase: str, first: int, last: int, shared: dict) -> list[tuple[int, float]]:
-        """``(rowid, FTS5's bm25 of ``phrase`` alone)`` of the table's rows holding it from
-        docid ``first`` to ``last`` (kept in ``shared``): the docid range the scan spans,
-        not a lookup of each docid: FTS5 evaluates the expression again for every docid of
-        rowid IN (...) (search/candidates.py, held_shares); the scan's docids are its
-        first matches in docid order."""
-        key = ("scores", self.table, self.weights, phrase, first, last)
+    def _phrase_scores(self, phrase: str, docids: list[int], shared: dict) -> list[tuple[int, float]]:
+        """``(rowid, FTS5's bm25 of ``phrase`` alone)`` of the rows ``docids`` (sorted)
+        holding it (kept in ``shared``). The statement reads the phrase's rows over the
+        docid range the scan spans (not a lookup of each docid: FTS5 evaluates the
+        expression again for every docid of a ``rowid IN (...)`` it is given, and its bm25
+        then counts the phrase's rows each time) and keeps the scan's rows with ``+rowid IN
+        (...)``, which SQLite checks on the rows FTS5 gives (the ``+`` keeps it from FTS5),
+        so that bm25 is computed for those rows only: a phrase common in the range (the
+        sections of the pages between two a scan found) holds ten times the scan's rows."""
+        key = ("scores", self.table, self.weights, phrase, tuple(docids))
         if key not in shared:
             table = self.table
+            marks = ", ".join("?" * len(docids))
             shared[key] = self.conn.execute(
                 f"SELECT rowid, -bm25({table}, {self.weights}) FROM {table} "
-                f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?", [phrase, first, last]).fetchall()
+                f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN ({marks})",
+                [phrase, docids[0], docids[-1], *docids]).fetchall()
         return shared[key]
 
 
