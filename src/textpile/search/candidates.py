@@ -308,15 +308,25 @@ def held_shares(conn: sqlite3.Connection, plan, weights: list[float], ids: list[
 
 
 def matching_docids(conn: sqlite3.Connection, match: str, docids: Mapping[int, int]) -> Iterator[int]:
-    """Those of ``docids`` (search_index rowids) whose row matches ``match``, read by one
-    scan of the docid range they span (see :func:`held_shares` for why not a lookup), the
-    others in the range left out by SQLite (``+rowid IN``: checked on the rows FTS5 gives,
-    as :class:`textpile.search.global_bm25.GlobalBm25` reads phrases)."""
-    ordered = sorted(docids)
-    marks = ", ".join("?" * len(ordered))
-    for docid, in conn.execute("SELECT rowid FROM search_index WHERE search_index MATCH ? AND rowid BETWEEN ? AND ? "
-                               f"AND +rowid IN ({marks})", [match, ordered[0], ordered[-1], *ordered]):
+    """Those of ``docids`` (search_index rowids) whose row matches ``match``
+    (:func:`among_rows`: one scan of the docid range they span, see :func:`held_shares`
+    for why not a lookup)."""
+    among, params = among_rows(sorted(docids))
+    for docid, in conn.execute(f"SELECT rowid FROM search_index WHERE search_index MATCH ? AND {among}",
+                               [match, *params]):
         yield docid
+
+
+def among_rows(docids: list[int]) -> tuple[str, list[int]]:
+    """The condition (and its parameters) keeping the rows ``docids`` (sorted, at least
+    one) of an FTS5 MATCH: FTS5 reads the docid range they span (a ``rowid IN (...)`` it
+    is given makes it evaluate the expression, and bm25 count the phrase's rows, again for
+    every docid), and SQLite leaves out the others with ``+rowid IN (...)`` on the rows
+    FTS5 gives (the ``+`` keeps that condition from FTS5), before the select list's
+    ``bm25()`` is computed: a phrase common in the range (the sections of the pages
+    between two a scan found) holds ten times the rows asked for."""
+    marks = ", ".join("?" * len(docids))
+    return f"rowid BETWEEN ? AND ? AND +rowid IN ({marks})", [docids[0], docids[-1], *docids]
 
 
 def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], scan: int,

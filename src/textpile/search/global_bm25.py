@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from textpile.index.docids import last_section_docid
-from textpile.search.candidates import SCORE_POSTINGS, expression_postings
+from textpile.search.candidates import SCORE_POSTINGS, among_rows, expression_postings
 
 if TYPE_CHECKING:
     from textpile.search.weights import CorpusStats
@@ -267,21 +267,14 @@ class GlobalBm25:
 
     def _phrase_scores(self, phrase: str, docids: list[int], shared: dict) -> list[tuple[int, float]]:
         """``(rowid, FTS5's bm25 of ``phrase`` alone)`` of the rows ``docids`` (sorted)
-        holding it (kept in ``shared``). The statement reads the phrase's rows over the
-        docid range the scan spans (not a lookup of each docid: FTS5 evaluates the
-        expression again for every docid of a ``rowid IN (...)`` it is given, and its bm25
-        then counts the phrase's rows each time) and keeps the scan's rows with ``+rowid IN
-        (...)``, which SQLite checks on the rows FTS5 gives (the ``+`` keeps it from FTS5),
-        so that bm25 is computed for those rows only: a phrase common in the range (the
-        sections of the pages between two a scan found) holds ten times the scan's rows."""
+        holding it (:func:`textpile.search.candidates.among_rows`), kept in ``shared``."""
         key = ("scores", self.table, self.weights, phrase, tuple(docids))
         if key not in shared:
             table = self.table
-            marks = ", ".join("?" * len(docids))
+            among, params = among_rows(docids)
             shared[key] = self.conn.execute(
-                f"SELECT rowid, -bm25({table}, {self.weights}) FROM {table} "
-                f"WHERE {table} MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN ({marks})",
-                [phrase, docids[0], docids[-1], *docids]).fetchall()
+                f"SELECT rowid, -bm25({table}, {self.weights}) FROM {table} WHERE {table} MATCH ? AND {among}",
+                [phrase, *params]).fetchall()
         return shared[key]
 
 
