@@ -4,11 +4,12 @@ the views, inserts into the view, and moving a database whose text_pile_v0_2 is 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
 import zlib
-from contextlib import closing
+from contextlib import ExitStack, closing
 
 import deflate
 import pytest
@@ -222,26 +223,69 @@ def test_a_packed_text_gives_exact_parts_inflating_only_what_they_need(monkeypat
     assert PackedText(b"plain", 5).text(1, 3) == "lai"  # kept as it is
 
 
-def test_parts_and_main_texts_read_as_the_views_do(tmp_path):
+@pytest.mark.parametrize("stream", [False, True])
+def test_parts_and_main_texts_read_as_the_views_do(tmp_path, monkeypatch, stream):
+    from textpile.store import gen2_piles, text_piles
     from textpile.store.gen2_piles import has_packed_texts, packed_texts
     from textpile.store.text_piles import main_text_readers
 
-    with closing(open_summary_db(tmp_path / "s.db")) as conn:
+    if stream:  # every value read from its row in parts, the spans a few bytes at a time (elements cut anywhere)
+        for module in (gen2_piles, text_piles):
+            monkeypatch.setattr(module, "STREAM_BYTES", 0)
+        monkeypatch.setattr(gen2_piles, "READ_BYTES", 5)
+        monkeypatch.setattr(text_piles, "SPANS_READ_BYTES", 3)
+    with closing(open_summary_db(tmp_path / "s.db")) as conn, ExitStack() as opened:
         gen1_id, gen2_id, g1, g2 = _store_page(conn)
         conn.execute("INSERT INTO text_pile(blake2b512_digest, text, secondary_text, big_headlines, small_headlines,"
                      " code_text, quote_text) VALUES (x'07', '', 'only secondary', '', '', '', '')")
+        conn.commit()
         assert has_packed_texts(conn)
-        texts = packed_texts(conn, [gen2_id, 999, gen2_id])
+        texts = packed_texts(conn, [gen2_id, 999, gen2_id], opened)
         assert list(texts) == [gen2_id]  # a pile that does not exist gives nothing
+        assert isinstance(texts[gen2_id].packed, sqlite3.Blob) is stream
         assert [texts[gen2_id].text(0, 30), texts[gen2_id].text(100, 500), texts[gen2_id].text(10**6, 5)] == [
             g2.text[:30], g2.text[100:600], ""]
         for chars in (1, 50, 10**6):
-            assert {pile: r.prefix(chars) for pile, r in main_text_readers(conn, [gen1_id, gen1_id + 1])} == {
+            assert {pile: r.prefix(chars) for pile, r in main_text_readers(conn, [gen1_id, gen1_id + 1], opened)} == {
                 gen1_id: g1.text[:chars], gen1_id + 1: "only secondary"[:chars]}
         # one reader asked for more and more (as a snippet does) reads on where it stopped
-        reader = dict(main_text_readers(conn, [gen1_id, gen1_id + 1]))
+        reader = dict(main_text_readers(conn, [gen1_id, gen1_id + 1], opened))
         assert [reader[gen1_id].prefix(n) for n in (5, 80, 3, 10**6)] == [g1.text[:5], g1.text[:80], g1.text[:3], g1.text]
         assert [reader[gen1_id + 1].prefix(n) for n in (4, 100)] == ["only", "only secondary"]
+    if stream:  # the handles are closed with the stack
+        with pytest.raises(sqlite3.ProgrammingError):
+            texts[gen2_id].packed.read(1)
+
+
+def test_streamed_spans_are_read_only_as_far_as_the_text_asked_for_needs(tmp_path, monkeypatch):
+    from textpile.store import gen2_piles, text_piles
+    from textpile.store.text_piles import main_text_readers
+
+    monkeypatch.setattr(gen2_piles, "STREAM_BYTES", 0)
+    monkeypatch.setattr(text_piles, "STREAM_BYTES", 0)
+    with closing(open_summary_db(tmp_path / "s.db")) as conn, ExitStack() as opened:
+        long_id = gen2_piles.store_gen2(conn, b"\x01" * 64, LONGER, b"", b"")
+        lines, at = [], 0
+        for line in LONGER.encode().split(b"\n"):
+            lines.append([at, len(line)])
+            at += len(line) + 1
+        spans = json.dumps(["Grüße zuerst 🍵", *lines])
+        conn.execute("INSERT INTO text_pile_gen1(blake2b512_digest, text_pile_v0_2_id, text_spans, secondary_text_spans,"
+                     " big_headlines_spans_packed, big_headlines_spans_size, small_headlines_spans_packed,"
+                     " small_headlines_spans_size, code_text_spans_packed, code_text_spans_size, quote_text_spans_packed,"
+                     " quote_text_spans_size) VALUES (x'01', ?, ?, '[]', x'', 0, x'', 0, x'', 0, x'', 0)", (long_id, spans))
+        conn.commit()
+        ((pile, reader),) = main_text_readers(conn, [1], opened)
+        expected = "Grüße zuerst 🍵\n" + LONGER
+        assert reader.prefix(2000) == expected[:2000]
+        field = reader._main
+        assert field._read <= 2 * text_piles.SPANS_READ_BYTES < len(spans) // 10  # the spans' start only
+        assert field._text._run.at <= 2 * gen2_piles.READ_BYTES  # and the packed text's
+        assert reader.prefix(len(expected) + 5) == expected  # then all of it, exactly
+        monkeypatch.setattr(text_piles, "SPANS_READ_BYTES", 3)  # every element and code point cut somewhere
+        ((pile, reader),) = main_text_readers(conn, [1], opened)
+        assert [reader.prefix(n) for n in (1, 16, 3000, len(expected))] == [
+            expected[:1], expected[:16], expected[:3000], expected]
 
 
 # --- restart points: long texts read from the nearest point before a part ------------
@@ -302,7 +346,7 @@ def test_stored_gen2_texts_keep_their_restart_points_and_read_back_through_the_v
         assert conn.execute("SELECT text_pile_id, text, metadata, segmentation_cache FROM text_pile_v0_2 ORDER BY 1"
                             ).fetchall() == [(long_id, LONGER, b"meta", b""), (short_id, "short", b"m", b"cache")]
         deep = len(LONGER) - 2000
-        texts = packed_texts(conn, [long_id, short_id])
+        texts = packed_texts(conn, [long_id, short_id], ExitStack())
         assert [texts[long_id].text(deep, 500), texts[long_id].text(0, 9), texts[short_id].text(1, 3)] == [
             LONGER[deep:deep + 500], LONGER[:9], "hor"]
 

@@ -11,7 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from contextlib import closing
+from contextlib import ExitStack, closing
 
 import pytest
 
@@ -137,7 +137,7 @@ def test_an_older_layout_reads_as_it_is_when_opened_read_only(tmp_path):
         piles, link_rows = _texts_and_links(conn)
         assert [row[2:] for row in piles] == [tuple(fields), ("Only in Gen1", "", "", "", "", "")]
         assert link_rows == rows
-        assert {pile: r.prefix(20) for pile, r in main_text_readers(conn, [5, 6])} == {5: fields[0][:20], 6: "Only in Gen1"}
+        assert {pile: r.prefix(20) for pile, r in main_text_readers(conn, [5, 6], ExitStack())} == {5: fields[0][:20], 6: "Only in Gen1"}
         assert conn.execute("SELECT 1 FROM pragma_table_info('text_pile_gen1') WHERE name = 'text_spans'").fetchone()
 
 
@@ -163,7 +163,7 @@ def test_an_older_layout_is_moved_when_opened_for_writing(tmp_path, plain_ids, c
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         references = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'entity_generation'").fetchone()[0]
         assert 'REFERENCES "text_pile_gen1"(text_pile_id)' in references or "REFERENCES text_pile_gen1(" in references
-        assert {pile: r.prefix(20) for pile, r in main_text_readers(conn, [5, 6])} == {5: fields[0][:20], 6: "Only in Gen1"}
+        assert {pile: r.prefix(20) for pile, r in main_text_readers(conn, [5, 6], ExitStack())} == {5: fields[0][:20], 6: "Only in Gen1"}
         store = LinkStore(conn)
         assert store.next_id == 6  # new links run on
         assert store.store(2, []) == 0

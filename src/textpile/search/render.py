@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -68,25 +69,27 @@ def render_snippets(conn: sqlite3.Connection, words: list[list[str]], sources: l
     Raises:
         sqlite3.Error: database problems.
     """
-    texts = _texts(conn, sources)
     maker = SnippetMaker(words)
     out = []
-    for source in sources:
-        text = texts[source.entity_generation_id]
-        marked = maker.snippet(text)
-        if marked is not None:
-            out.append(Snippet(marked_to_html(marked), marked_to_text(marked)))
-        else:
-            lead = leading_text(text)
-            out.append(Snippet(marked_to_html(lead), lead))
+    with ExitStack() as opened:  # the long texts read in parts (textpile.store.gen2_piles.STREAM_BYTES)
+        texts = _texts(conn, sources, opened)
+        for source in sources:
+            text = texts[source.entity_generation_id]
+            marked = maker.snippet(text)
+            if marked is not None:
+                out.append(Snippet(marked_to_html(marked), marked_to_text(marked)))
+            else:
+                lead = leading_text(text)
+                out.append(Snippet(marked_to_html(lead), lead))
     return out
 
 
-def _texts(conn: sqlite3.Connection, sources: list[SnippetSource]) -> dict[int, TextReader]:
+def _texts(conn: sqlite3.Connection, sources: list[SnippetSource], opened: ExitStack) -> dict[int, TextReader]:
     """{entity_generation_id: the text its snippet comes from}, as a :data:`TextReader`
     (read only as far as its snippet needs, at most :data:`SNIPPET_SCAN` characters): its
     section's part of the Gen2 text, else the start of its main text (else of its
-    secondary text); two queries for the whole page of results."""
+    secondary text); two queries for the whole page of results (a long text is read
+    through a handle on its row that ``opened`` closes)."""
     out: dict[int, TextReader] = {}
     spans: dict[tuple[int, int, int], list[int]] = {}  # (pile, start, length) -> the results showing it
     for source in sources:
@@ -96,7 +99,7 @@ def _texts(conn: sqlite3.Connection, sources: list[SnippetSource]) -> dict[int, 
             spans.setdefault(span, []).append(source.entity_generation_id)
     packed = has_packed_texts(conn)
     if spans and packed:  # each text inflated only as far as its snippets read (textpile.store.gen2_piles)
-        texts = packed_texts(conn, [pile for pile, _, _ in spans])
+        texts = packed_texts(conn, [pile for pile, _, _ in spans], opened)
         for span in sorted(spans):
             pile, start, length = span
             if pile in texts and length and texts[pile].text(start - 1, 1):
@@ -116,7 +119,8 @@ def _texts(conn: sqlite3.Connection, sources: list[SnippetSource]) -> dict[int, 
             piles.setdefault(source.text_pile_id, []).append(source.entity_generation_id)
     if piles:
         if packed:
-            readers = ((pile, functools.partial(_read_main, main)) for pile, main in main_text_readers(conn, list(piles)))
+            readers = ((pile, functools.partial(_read_main, main))
+                       for pile, main in main_text_readers(conn, list(piles), opened))
         else:
             readers = ((pile, text_reader(text[:SNIPPET_SCAN])) for pile, text in _main_texts(conn, list(piles)))
         for pile, read in readers:

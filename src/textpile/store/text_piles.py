@@ -39,12 +39,15 @@ back exactly (:class:`TextPileStoreError`).
 
 from __future__ import annotations
 
+import codecs
+import functools
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 
 from textpile.errors import DatabaseError
-from textpile.store.gen2_piles import PackedText, pack, restart_points, unpack
+from textpile.store.gen2_piles import STREAM_BYTES, PackedText, open_blob, pack, restart_points, unpack
 
 #: The Gen1 fields, in the seed's (and the digest's) order.
 GEN1_FIELDS = ("text", "secondary_text", "big_headlines", "small_headlines", "code_text", "quote_text")
@@ -149,25 +152,58 @@ class FieldPrefix:
     decoded from its start only as far as asked: :meth:`prefix` parses the spans, and
     inflates the text, that the code points asked for need, and a later call for more
     goes on from there (a snippet reads a page's first part, and the rest only when the
-    query's words are not all in it; a long page's spans run to thousands)."""
+    query's words are not all in it; a long page's spans run to thousands). ``spans`` is
+    the JSON text, or a handle on it in its row (:func:`textpile.store.gen2_piles.open_blob`),
+    read :data:`SPANS_READ_BYTES` at a time as the parsing needs.
 
-    def __init__(self, spans: str, gen2_text: PackedText | None) -> None:
-        self._spans = spans
-        self._at = spans.index("[") + 1  # where the next element of the JSON array starts
+    Raises (from :meth:`prefix`):
+        ValueError: the spans are no JSON array of strings and [start, length] pairs.
+    """
+
+    def __init__(self, spans: str | sqlite3.Blob, gen2_text: PackedText | None) -> None:
+        if isinstance(spans, str):
+            self._spans, self._blob = spans, None
+        else:
+            self._spans, self._blob, self._read, self._decoder = "", spans, 0, codecs.getincrementaldecoder("utf-8")()
+            self._at = 0
+            while "[" not in self._spans and self._read_more():
+                pass
+        self._at = self._spans.find("[") + 1  # where the next element of the JSON array starts
+        if not self._at:
+            raise ValueError(f"spans {self._spans[:40]!r}: no JSON array")
         self._text = gen2_text
         self._parts: list[str] = []
         self._count = 0  # code points of the parts read, with the line breaks between them
 
+    def _read_more(self) -> bool:
+        """Read the next part of streamed spans (what was parsed is let go); False at their end."""
+        if self._blob is None:
+            return False
+        data = self._blob[self._read:self._read + SPANS_READ_BYTES]
+        self._read += len(data)
+        self._spans = self._spans[self._at:] + self._decoder.decode(data, final=not data)
+        self._at = 0
+        if not data:
+            self._blob = None
+        return bool(data)
+
     def _next_element(self) -> str | list[int] | None:
         """The next element of the spans array, None after the last."""
-        spans, at = self._spans, self._at
-        while spans[at] in " \n\t\r,":
-            at += 1
-        if spans[at] == "]":
-            self._at = at
-            return None
-        element, self._at = _JSON.raw_decode(spans, at)
-        return element
+        while True:
+            spans, at = self._spans, self._at
+            try:
+                while spans[at] in " \n\t\r,":
+                    at += 1
+                if spans[at] == "]":
+                    self._at = at
+                    return None
+                element, self._at = _JSON.raw_decode(spans, at)
+                return element
+            except (IndexError, json.JSONDecodeError):
+                # the end of what was read: a part of streamed spans cuts an element
+                self._at = at
+                if not self._read_more():
+                    raise ValueError(f"spans: no JSON array of text elements and spans at {at}") from None
 
     def prefix(self, chars: int) -> str:
         """The field's first ``chars`` code points (all of it when it is shorter):
@@ -191,13 +227,18 @@ class FieldPrefix:
 
 #: Parses one JSON value at a time (the spans of :class:`FieldPrefix`).
 _JSON = json.JSONDecoder()
+#: Bytes of streamed spans read at a time (:class:`FieldPrefix`).
+SPANS_READ_BYTES = 8192
 
 
 class MainText:
     """A Gen1 pile's main text, else (when that is empty) its secondary text, as the
-    ``text_pile`` view gives them, read from its start as far as asked (:class:`FieldPrefix`)."""
+    ``text_pile`` view gives them, read from its start as far as asked (:class:`FieldPrefix`).
+    ``secondary_spans`` is the JSON, or a function giving a handle on it, called only when
+    the main text is empty."""
 
-    def __init__(self, text_spans: str, secondary_spans: str, gen2_text: PackedText | None) -> None:
+    def __init__(self, text_spans: str | sqlite3.Blob, secondary_spans: str | Callable[[], sqlite3.Blob],
+                 gen2_text: PackedText | None) -> None:
         self._main = FieldPrefix(text_spans, gen2_text)
         self._secondary = secondary_spans
         self._gen2_text = gen2_text
@@ -205,22 +246,40 @@ class MainText:
     def prefix(self, chars: int) -> str:
         """The first ``chars`` code points (``chars`` >= 1 tells an empty main text)."""
         got = self._main.prefix(chars)
-        if not got and chars > 0 and isinstance(self._secondary, str):
-            self._main = FieldPrefix(self._secondary, self._gen2_text)  # the main text is empty
+        if not got and chars > 0 and self._secondary is not None:
+            secondary = self._secondary if isinstance(self._secondary, str) else self._secondary()
+            self._main = FieldPrefix(secondary, self._gen2_text)  # the main text is empty
             self._secondary = None
             got = self._main.prefix(chars)
         return got
 
 
-def main_text_readers(conn: sqlite3.Connection, piles: Sequence[int]) -> Iterator[tuple[int, MainText]]:
+def main_text_readers(conn: sqlite3.Connection, piles: Sequence[int],
+                      opened: ExitStack) -> Iterator[tuple[int, MainText]]:
     """Yield ``(text_pile_id, reader)`` for the Gen1 ``piles``: a :class:`MainText` of
-    each pile, reading each packed Gen2 text once and only as far as its reader is asked.
-    Needs ``text_pile_gen2`` (:func:`textpile.store.gen2_piles.has_packed_texts`)."""
+    each pile, reading each packed Gen2 text once and only as far as its reader is asked;
+    a pile whose packed Gen2 text is longer than
+    :data:`textpile.store.gen2_piles.STREAM_BYTES` has it and its spans read from their rows
+    as far as needed, through handles that ``opened`` closes. Needs ``text_pile_gen2``
+    (:func:`textpile.store.gen2_piles.has_packed_texts`).
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
     marks = ", ".join("?" * len(piles))
-    rows = conn.execute(
-        "SELECT g1.text_pile_id, g1.text_spans, g1.secondary_text_spans, g2.text_pile_id, g2.text_packed, g2.text_size "
-        "FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
-        f"WHERE g1.text_pile_id IN ({marks})", list(piles)).fetchall()
+    big = "length(g2.text_packed) > ?"  # a BLOB's length: its row's header, not its bytes
+    rows = []
+    for pile, text_spans, secondary_spans, gen2, packed, size, streamed in conn.execute(
+            f"SELECT g1.text_pile_id, CASE WHEN {big} THEN NULL ELSE g1.text_spans END,"
+            f" CASE WHEN {big} THEN NULL ELSE g1.secondary_text_spans END, g2.text_pile_id,"
+            f" CASE WHEN {big} THEN NULL ELSE g2.text_packed END, g2.text_size, coalesce({big}, 0) "
+            "FROM text_pile_gen1 g1 LEFT JOIN text_pile_gen2 g2 ON g2.text_pile_id = g1.text_pile_v0_2_id "
+            f"WHERE g1.text_pile_id IN ({marks})", [STREAM_BYTES] * 4 + list(piles)):
+        if streamed:  # opened while the statement runs: the handles read the rows it read
+            text_spans = open_blob(conn, "text_pile_gen1", "text_spans", pile, opened)
+            secondary_spans = functools.partial(open_blob, conn, "text_pile_gen1", "secondary_text_spans", pile, opened)
+            packed = open_blob(conn, "text_pile_gen2", "text_packed", gen2, opened)
+        rows.append((pile, text_spans, secondary_spans, gen2, packed, size))
     points = restart_points(conn, [row[3] for row in rows if row[3] is not None])
     for pile, text_spans, secondary_spans, gen2, packed, size in rows:
         text = PackedText(packed, size, points.get(gen2, ())) if packed is not None else None
