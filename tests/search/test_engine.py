@@ -134,6 +134,21 @@ def test_result_fields_and_fallbacks(db):
     assert q.snippet_html == "The quokka is a small <mark>marsupial</mark>."
 
 
+def test_a_snippet_shows_and_marks_the_query_words_that_are_no_stop_words(tmp_path):
+    b = SummaryBuilder(tmp_path / "s.db")
+    start = "To the shop and to the park: how the day went for the two of us, as it was to the end of it. "
+    later = "At last the kettle was cleaned with vinegar, and the kettle shone."
+    b.add_page("https://a.example/kettle", title="A day out", text=start * 3 + later)
+    b.build_fts()
+    [r] = search(b.conn, "how to clean the kettle").results
+    # the window of the content words, not of "to the ... how the ... to the" at the start,
+    # and only they are marked
+    assert r.snippet_html == ("…for the two of us, as it was to the end of it. At last the <mark>kettle</mark> was "
+                              "<mark>cleaned</mark> with vinegar, and the <mark>kettle</mark> shone.")
+    [r] = search(b.conn, "to the").results  # a query of stop words only: they are its words
+    assert r.snippet_html.startswith("<mark>To the</mark> shop and <mark>to the</mark> park: how <mark>the</mark> day")
+
+
 def test_markup_in_pages_is_escaped(db):
     conn, _ = db
     [x] = search(conn, "marmalade").results

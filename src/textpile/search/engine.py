@@ -62,7 +62,7 @@ from textpile.search.render import Snippet, SnippetSource, render_snippets, with
 from textpile.search.spelling import did_you_mean
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, with_synonyms
 from textpile.search.typos import below_exact, typo_candidates
-from textpile.search.weights import CorpusStats, core_plan, document_frequencies, requirement_weights
+from textpile.search.weights import CorpusStats, core_indexes, core_plan, document_frequencies, requirement_weights
 from textpile.store.gen2_piles import ensure_functions
 
 #: Candidate pages reranked by their features (deeper result pages rerank more). The
@@ -300,10 +300,13 @@ SNIPPET_WORDS = 10
 
 def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer) -> list[list[str]]:
     """The word forms snippets mark, per requirement (:class:`SnippetMaker`): its words
-    as typed and their analyzed terms; for a query of more than :data:`SNIPPET_WORDS`
-    requirements, only the rarest ones (by :func:`_document_frequencies`): a snippet of a
-    pasted paragraph shows where its telling words are, not every ``the``."""
-    requirements = list(range(len(plan.requirements)))
+    as typed and their analyzed terms; not the stop words of a query that has other
+    words (:func:`textpile.search.weights.core_indexes`: as they earn a page no credit,
+    they neither choose the part of its text shown nor are marked in it); for a query of
+    more than :data:`SNIPPET_WORDS` such requirements, only the rarest ones (by
+    :func:`_document_frequencies`): a snippet of a pasted paragraph shows where its
+    telling words are."""
+    requirements = core_indexes(plan)
     if len(requirements) > SNIPPET_WORDS:
         frequencies = document_frequencies(conn, plan)
         requirements = sorted(sorted(requirements, key=lambda i: (not frequencies[i], frequencies[i], i))[:SNIPPET_WORDS])
