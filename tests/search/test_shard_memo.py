@@ -7,6 +7,8 @@ import shutil
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from search.builder import sharded_sites, word_site
 from textpile.index.update import update_index
@@ -146,3 +148,86 @@ def test_values_kept_are_bounded_least_recent_first(monkeypatch):
     assert [value(n) for n in (1, 2, 3, 1, 4)] == [10, 20, 30, 10, 40]  # 2, the least recent, dropped for 4
     assert computed == [1, 2, 3, 4]
     assert [value(n) for n in (1, 3, 4, 2)] == [10, 30, 40, 20] and computed == [1, 2, 3, 4, 2]
+
+
+def test_a_value_being_computed_is_waited_for_not_computed_again():
+    """The first searches after a shard opens arrive together: one computes a value, the
+    others wait for it (and compute it themselves when that failed)."""
+    import threading
+
+    for fails in (False, True):
+        memo, entered, gate, computed, got = ShardMemo(), threading.Event(), threading.Event(), [], {}
+
+        def first():
+            entered.set()
+            gate.wait()
+            computed.append("first")
+            if fails:
+                raise RuntimeError("interrupted")
+            return 1
+
+        def second():
+            computed.append("second")
+            return 2
+
+        def ask(name, compute):
+            try:
+                got[name] = memo.kept(("rows_up_to", "search_index", 7), compute)
+            except RuntimeError as exc:
+                got[name] = str(exc)
+
+        a = threading.Thread(target=ask, args=("a", first), daemon=True)
+        a.start()
+        entered.wait()  # a is computing
+        b = threading.Thread(target=ask, args=("b", second), daemon=True)
+        b.start()
+        b.join(0.5)
+        try:
+            assert b.is_alive() and computed == []  # b waits for a's value
+        finally:
+            gate.set()
+        a.join()
+        b.join()
+        if fails:
+            assert computed == ["first", "second"] and got == {"a": "interrupted", "b": 2}
+        else:
+            assert computed == ["first"] and got == {"a": 1, "b": 1}
+        assert memo._computing == {}
+
+
+def _sqlite_varint(value: int) -> bytes:
+    """SQLite's varint (sqlite3PutVarint) of ``value``: big-endian groups of 7 bits, the
+    ninth byte (values of 57 bits or more) with 8."""
+    if value >= 1 << 56:
+        low = value & 0xFF
+        value >>= 8
+        return bytes(0x80 | ((value >> (7 * n)) & 0x7F) for n in range(7, -1, -1)) + bytes([low])
+    groups = [value & 0x7F]
+    value >>= 7
+    while value:
+        groups.append(0x80 | (value & 0x7F))
+        value >>= 7
+    return bytes(reversed(groups))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 300), st.integers(0, (1 << 64) - 1)), max_size=40))
+def test_varints_are_summed_as_decoded_one_by_one(values):
+    from textpile.search.global_bm25 import varint_sum, varints
+
+    data = b"".join(_sqlite_varint(v) for v in values)
+    assert varints(data) == values
+    assert varint_sum(data) == sum(values)
+
+
+def test_a_tier_s_rows_and_tokens_are_its_row_sizes_summed(corpus, tmp_path):
+    from textpile.search.global_bm25 import rows_up_to, varints
+
+    with sqlite3.connect(_tiered_copy(corpus[1][0], tmp_path)) as conn:
+        for table in ("search_index",):  # (the sections table's row sizes are read by the same statements)
+            sizes = conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall()
+            assert len(sizes) == 20
+            for last in (0, sizes[0][0], sizes[len(sizes) // 3][0], sizes[-2][0], sizes[-1][0], 1 << 62):
+                kept = [sum(varints(sz)) for docid, sz in sizes if docid <= last]
+                assert rows_up_to(conn, last, table) == (len(kept), sum(kept))
+    conn.close()

@@ -16,7 +16,8 @@ watching changed, as :class:`textpile.web.state.SummaryDatabase` and
 :meth:`textpile.search.shards.LocalShard.open` watch it). At most :data:`MAX_PHRASES` phrase
 counts and :data:`MAX_KEPT` other values (a tier's end and sizes per tier share: a served
 shard is asked for any share) are kept, the least recently used dropped first.
-Thread-safe; a value two threads count at once is counted twice, never wrong.
+Thread-safe; a value of :meth:`kept` is computed by one thread while others asking for it
+wait; a phrase count two threads count at once is counted twice, never wrong.
 """
 
 from __future__ import annotations
@@ -44,20 +45,41 @@ class ShardMemo:
         self._max = max_phrases
         self._phrases: OrderedDict[tuple[str, str, int | None], int] = OrderedDict()
         self._kept: OrderedDict[tuple, object] = OrderedDict()
+        self._computing: dict[tuple, threading.Event] = {}  # the values being computed, set when done
 
     def kept(self, key: tuple, compute: Callable[[], object]) -> object:
         """The value kept under ``key``, ``compute()`` the first time (its exceptions
-        raised, nothing kept)."""
-        with self._lock:
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key]
-        value = compute()
-        with self._lock:
-            self._kept[key] = value
-            while len(self._kept) > MAX_KEPT:
-                self._kept.popitem(last=False)
-        return value
+        raised, nothing kept). A caller asking for a value another thread is computing
+        waits for it instead of computing it too (the first searches after a shard opens
+        or changes arrive together: each computing the row sizes of a tier again, on
+        the same cores, made all of them late), and computes it itself when that one
+        failed.
+
+        Raises:
+            whatever ``compute`` raises.
+        """
+        while True:
+            with self._lock:
+                if key in self._kept:
+                    self._kept.move_to_end(key)
+                    return self._kept[key]
+                computing = self._computing.get(key)
+                if computing is None:
+                    computing = self._computing[key] = threading.Event()
+                    break
+            computing.wait()  # then kept (or failed: then computed here)
+        try:
+            value = compute()
+            with self._lock:
+                self._kept[key] = value
+                while len(self._kept) > MAX_KEPT:
+                    self._kept.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                if self._computing.get(key) is computing:
+                    del self._computing[key]
+            computing.set()
 
     def rows_up_to(self, conn: sqlite3.Connection, last: int, table: str = TABLE) -> tuple[int, int]:
         """:func:`textpile.search.global_bm25.rows_up_to`, kept.
