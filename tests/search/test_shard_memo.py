@@ -231,3 +231,28 @@ def test_a_tier_s_rows_and_tokens_are_its_row_sizes_summed(corpus, tmp_path):
                 kept = [sum(varints(sz)) for docid, sz in sizes if docid <= last]
                 assert rows_up_to(conn, last, table) == (len(kept), sum(kept))
     conn.close()
+
+
+def test_a_shard_s_rounds_after_the_statistics_use_its_kept_counts_too(corpus, tmp_path):
+    """The cut and search rounds score with every shard's statistics (GlobalBm25), which
+    needs the shard's own totals and phrase counts: the ones the statistics round kept."""
+    from textpile.search.fanout import ShardedSearch
+
+    shards = [LocalShard.open(_tiered_copy(path, tmp_path / str(n))) for n, path in enumerate(corpus[1])
+              if (tmp_path / str(n)).mkdir() is None]
+    try:
+        router = ShardedSearch(shards)
+        first = router.search(QUERY, mode="keyword")
+        statements: list[str] = []
+        for shard in shards:
+            with shard._connect() as conn:
+                conn.set_trace_callback(statements.append)
+        again = router.search(QUERY, mode="keyword")
+        assert [r.url for r in again.results] == [r.url for r in first.results] and first.total > 0
+        assert [s for s in statements if "_data WHERE id = 1" in s or s.startswith("SELECT count(*)")] == []
+        assert any("-bm25(" in s for s in statements)  # (the rounds ran: scored with FTS5 per phrase)
+    finally:
+        for shard in shards:
+            with shard._connect() as conn:
+                conn.set_trace_callback(None)
+            shard.close()

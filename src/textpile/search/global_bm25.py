@@ -32,6 +32,7 @@ from textpile.index.docids import last_section_docid
 from textpile.search.candidates import SCORE_POSTINGS, among_rows, expression_postings
 
 if TYPE_CHECKING:
+    from textpile.search.shard_memo import ShardMemo
     from textpile.search.weights import CorpusStats
 
 #: FTS5's bm25 parameters (fts5_aux.c).
@@ -240,13 +241,14 @@ class GlobalBm25:
     column ``weights``, as FTS5's bm25 of one index of every shard would."""
 
     def __init__(self, conn: sqlite3.Connection, pages: int, tokens: int, phrases: Mapping[str, int],
-                 weights: tuple[float, ...], table: str = TABLE) -> None:
+                 weights: tuple[float, ...], table: str = TABLE, memo: ShardMemo | None = None) -> None:
         self.conn = conn
         self.table = table
         self.rows, self.tokens = pages, tokens
         self.phrases = phrases
         self.weights = ", ".join(repr(float(w)) for w in weights)
-        self.local_rows, local_tokens = table_totals(conn, table)
+        self.memo = memo  # the shard's own counts, kept between searches (its totals, its phrases' rows)
+        self.local_rows, local_tokens = table_totals(conn, table) if memo is None else memo.table_totals(conn, table)
         self.local_avgdl = local_tokens / self.local_rows if self.local_rows else 1.0
         self.avgdl = tokens / pages if pages and tokens else self.local_avgdl
 
@@ -267,7 +269,8 @@ class GlobalBm25:
         phrases = phrases_of(expression)
         key = ("rows", self.table, expression)
         if key not in shared:
-            shared[key] = phrase_documents(self.conn, phrases, self.table)
+            shared[key] = phrase_documents(self.conn, phrases, self.table) if self.memo is None else \
+                self.memo.phrase_documents(self.conn, phrases, self.table)
         local = shared[key]
         sizes = row_tokens(self.conn, docids, self.table)
         ordered = sorted(set(docids))
@@ -334,8 +337,8 @@ class TieredBm25:
 
         def bm25(of: CorpusStats) -> GlobalBm25:
             if sections:
-                return GlobalBm25(conn, of.sections, of.section_tokens, of.section_phrases, weights, table)
-            return GlobalBm25(conn, of.pages, of.tokens, of.phrases, weights, table)
+                return GlobalBm25(conn, of.sections, of.section_tokens, of.section_phrases, weights, table, stats.memo)
+            return GlobalBm25(conn, of.pages, of.tokens, of.phrases, weights, table, stats.memo)
 
         self.conn, self.terms, self.in_tier = conn, stats.terms, in_tier
         self.whole = bm25(stats)

@@ -27,7 +27,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from textpile.search.global_bm25 import TABLE, phrase_documents, rows_up_to
+from textpile.search.global_bm25 import TABLE, phrase_documents, rows_up_to, table_totals
 
 #: Phrase counts kept per shard (about 100 bytes each).
 MAX_PHRASES = 20_000
@@ -80,6 +80,14 @@ class ShardMemo:
                 if self._computing.get(key) is computing:
                     del self._computing[key]
             computing.set()
+
+    def table_totals(self, conn: sqlite3.Connection, table: str = TABLE) -> tuple[int, int]:
+        """:func:`textpile.search.global_bm25.table_totals`, kept.
+
+        Raises:
+            sqlite3.Error: database problems.
+        """
+        return self.kept(("table_totals", table), lambda: table_totals(conn, table))
 
     def rows_up_to(self, conn: sqlite3.Connection, last: int, table: str = TABLE) -> tuple[int, int]:
         """:func:`textpile.search.global_bm25.rows_up_to`, kept.

@@ -36,7 +36,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -47,7 +47,7 @@ from textpile.index.tier import TOP_TIER_PAGES
 from textpile.search.candidates import LAST_ROWID, search_tiers
 from textpile.search.engine import MAX_CANDIDATES
 from textpile.search.cuts import PRIOR_KEY_SHIFT, ScanCut, ScanKeys, scan_keys
-from textpile.search.global_bm25 import SECTION_TABLE, phrases_of, table_totals
+from textpile.search.global_bm25 import SECTION_TABLE, phrases_of
 from textpile.search.plan import (fts_phrase, language_codes, language_pages, plan_query, split_candidates,
                                   with_split_forms)
 from textpile.search.query import Filter, matches_subdomains, parse_query
@@ -116,9 +116,9 @@ def query_stats(conn: sqlite3.Connection, query: str, languages: Mapping[str, in
         expressions.append(" OR ".join(sorted(extra)))
         terms = sorted(set(terms) | {t for _, w in near for a in analyzer.query_alternatives(w, codes) for t in a})
     phrases = sorted({p for e in expressions for p in phrases_of(e)})
-    rows, tokens = table_totals(conn)
-    sections, section_tokens = table_totals(conn, SECTION_TABLE)
     memo = memo if memo is not None else ShardMemo(max_phrases=0)
+    rows, tokens = memo.table_totals(conn)
+    sections, section_tokens = memo.table_totals(conn, SECTION_TABLE)
     tier, tier_last = None, None
     if tier_pages is not None:
         tier_last, tier = tier_stats(conn, tier_pages, phrases, memo)
@@ -442,7 +442,7 @@ class LocalShard:
     def keys(self, query: str, stats: CorpusStats, page_scan: int, section_scan: int,
              timeout_s: float | None = None, synonyms: Synonyms = NO_SYNONYMS) -> ScanKeys:
         with self._connect() as conn:
-            return scan_keys(conn, query, stats, page_scan, section_scan, synonyms)
+            return scan_keys(conn, query, replace(stats, memo=self._memo()), page_scan, section_scan, synonyms)
 
     def search(self, query: str, stats: CorpusStats, mode: str | None, budget_ms: float, facets: bool = False,
                sort: str | None = None, synonyms: Synonyms = NO_SYNONYMS) -> ShardAnswer:
@@ -452,8 +452,8 @@ class LocalShard:
             semantic = None
             if check_mode(mode) != "keyword":
                 semantic = self._semantic().get(conn)
-            return answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic, budget_ms=budget_ms,
-                                          facets=facets, sort=sort, synonyms=synonyms))
+            return answer_of(shard_search(conn, query, replace(stats, memo=self._memo()), mode=mode, semantic=semantic,
+                                          budget_ms=budget_ms, facets=facets, sort=sort, synonyms=synonyms))
 
     def render(self, words: list[list[str]], sources: list[SnippetSource],
                timeout_s: float | None = None) -> list[Snippet]:

@@ -36,6 +36,7 @@ from textpile.search.plan import QueryPlan
 
 if TYPE_CHECKING:
     from textpile.search.cuts import ScanCut
+    from textpile.search.shard_memo import ShardMemo
 
 #: English function words that say nothing of what is searched for (module docstring).
 STOP_WORDS = frozenset("""
@@ -100,6 +101,9 @@ class CorpusStats:
     #: a shard's last page docid in it (0: none of its pages; None: no first tier)
     tier: CorpusStats | None = None
     tier_last: int | None = None
+    #: a shard's own counts kept between searches (:class:`textpile.search.shard_memo.ShardMemo`),
+    #: given by the shard to its rounds in its process; never sent, never compared
+    memo: ShardMemo | None = field(default=None, compare=False, repr=False)
 
 
 def plan_terms(plan: QueryPlan) -> list[str]:

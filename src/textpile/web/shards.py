@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import sqlite3
+from dataclasses import replace
 
 from datasette.utils.asgi import Response
 
@@ -202,8 +203,8 @@ async def shard_view(datasette, request):
                 if number is None or not 0 < number <= MAX_SCAN:
                     return _bad(f"{name}: expected a whole number from 1 to {MAX_SCAN}, got {text[:80]!r}")
                 scans.append(number)
-            doc = keys_json(await asyncio.to_thread(lambda: scan_keys(target.search_connection(), query, stats,
-                                                                      *scans, synonyms)))
+            doc = keys_json(await asyncio.to_thread(lambda: scan_keys(
+                target.search_connection(), query, replace(stats, memo=target.shard_memo), *scans, synonyms)))
         elif op == "render":
             words, sources = _render_params(request)
             snippets = await asyncio.to_thread(lambda: render_snippets(target.search_connection(), words, sources))
@@ -227,7 +228,8 @@ async def shard_view(datasette, request):
             def run():
                 conn = target.search_connection()
                 semantic = target.semantic.get(conn) if check_mode(mode) != "keyword" else None
-                return answer_json(answer_of(shard_search(conn, query, stats, mode=mode, semantic=semantic,
+                return answer_json(answer_of(shard_search(conn, query, replace(stats, memo=target.shard_memo),
+                                                          mode=mode, semantic=semantic,
                                                           budget_ms=budget_ms, facets=facets, sort=sort,
                                                           synonyms=synonyms)))
 
