@@ -220,6 +220,20 @@ def test_varints_are_summed_as_decoded_one_by_one(values):
     assert varint_sum(data) == sum(values)
 
 
+def test_many_long_varints_are_summed_without_overflow():
+    from textpile.search.global_bm25 import varint_sum, varints
+
+    data = (b"\xff" * 7 + b"\x7f") * 200  # 200 varints of 2**56 - 1 (a damaged row size): above 64 bits summed
+    assert varint_sum(data) == sum(varints(data)) == 200 * (2**56 - 1)
+
+
+def test_a_value_asked_for_while_computing_it_is_an_error_not_a_wait():
+    memo = ShardMemo()
+    with pytest.raises(RuntimeError, match="asked for while computing it"):
+        memo.kept(("k",), lambda: memo.kept(("k",), lambda: 1))
+    assert memo.kept(("k",), lambda: 2) == 2 and memo._computing == {}
+
+
 def test_a_tier_s_rows_and_tokens_are_its_row_sizes_summed(corpus, tmp_path):
     from textpile.search.global_bm25 import rows_up_to, varints
 

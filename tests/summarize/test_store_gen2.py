@@ -282,6 +282,14 @@ def test_streamed_spans_are_read_only_as_far_as_the_text_asked_for_needs(tmp_pat
         assert field._read <= 2 * text_piles.SPANS_READ_BYTES < len(spans) // 10  # the spans' start only
         assert field._text._run.at <= 2 * gen2_piles.READ_BYTES  # and the packed text's
         assert reader.prefix(len(expected) + 5) == expected  # then all of it, exactly
+        conn.execute("UPDATE text_pile_gen1 SET secondary_text_spans = CAST(x'5b22ff225d' AS TEXT) WHERE text_pile_id = 1")
+        conn.execute("UPDATE text_pile_gen1 SET text_spans = '[]' WHERE text_pile_id = 1")  # to the secondary text
+        conn.commit()
+        ((pile, reader),) = main_text_readers(conn, [1], opened)
+        with pytest.raises(sqlite3.DataError, match="could not decode to UTF-8"):  # as a TEXT read whole: an sqlite3.Error
+            reader.prefix(10)
+        conn.execute("UPDATE text_pile_gen1 SET text_spans = ? WHERE text_pile_id = 1", (spans,))
+        conn.commit()
         monkeypatch.setattr(text_piles, "SPANS_READ_BYTES", 3)  # every element and code point cut somewhere
         ((pile, reader),) = main_text_readers(conn, [1], opened)
         assert [reader.prefix(n) for n in (1, 16, 3000, len(expected))] == [

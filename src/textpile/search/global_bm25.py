@@ -220,7 +220,9 @@ def varint_sum(data: bytes) -> int:
     following = ends[np.searchsorted(ends, at)] - at
     if int(following.max()) >= 8:
         return sum(varints(data))
-    return int(((array & 0x7F).astype(np.int64) << (7 * following)).sum())
+    bits = (array & 0x7F).astype(np.uint64)
+    # each shift's bytes summed apart (in 64 bits: exact below 10**17 bytes), shifted as Python integers
+    return sum(int(bits[following == k].sum()) << (7 * k) for k in range(int(following.max()) + 1))
 
 
 def row_tokens(conn: sqlite3.Connection, docids: list[int], table: str = TABLE) -> dict[int, int]:

@@ -45,7 +45,8 @@ class ShardMemo:
         self._max = max_phrases
         self._phrases: OrderedDict[tuple[str, str, int | None], int] = OrderedDict()
         self._kept: OrderedDict[tuple, object] = OrderedDict()
-        self._computing: dict[tuple, threading.Event] = {}  # the values being computed, set when done
+        #: the values being computed: set when done, and the thread computing each
+        self._computing: dict[tuple, tuple[threading.Event, int]] = {}
 
     def kept(self, key: tuple, compute: Callable[[], object]) -> object:
         """The value kept under ``key``, ``compute()`` the first time (its exceptions
@@ -56,6 +57,7 @@ class ShardMemo:
         failed.
 
         Raises:
+            RuntimeError: ``compute`` asked for ``key`` itself (it would wait for itself).
             whatever ``compute`` raises.
         """
         while True:
@@ -63,10 +65,13 @@ class ShardMemo:
                 if key in self._kept:
                     self._kept.move_to_end(key)
                     return self._kept[key]
-                computing = self._computing.get(key)
+                computing, owner = self._computing.get(key, (None, None))
                 if computing is None:
-                    computing = self._computing[key] = threading.Event()
+                    computing = threading.Event()
+                    self._computing[key] = (computing, threading.get_ident())
                     break
+                if owner == threading.get_ident():
+                    raise RuntimeError(f"{key!r}: asked for while computing it")
             computing.wait()  # then kept (or failed: then computed here)
         try:
             value = compute()
@@ -77,7 +82,7 @@ class ShardMemo:
             return value
         finally:
             with self._lock:
-                if self._computing.get(key) is computing:
+                if self._computing.get(key, (None,))[0] is computing:
                     del self._computing[key]
             computing.set()
 

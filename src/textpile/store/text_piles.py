@@ -158,6 +158,7 @@ class FieldPrefix:
 
     Raises (from :meth:`prefix`):
         ValueError: the spans are no JSON array of strings and [start, length] pairs.
+        sqlite3.DataError: streamed spans that are no UTF-8.
     """
 
     def __init__(self, spans: str | sqlite3.Blob, gen2_text: PackedText | None) -> None:
@@ -181,7 +182,12 @@ class FieldPrefix:
             return False
         data = self._blob[self._read:self._read + SPANS_READ_BYTES]
         self._read += len(data)
-        self._spans = self._spans[self._at:] + self._decoder.decode(data, final=not data)
+        try:
+            text = self._decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:  # as sqlite3 reports a TEXT value read whole
+            raise sqlite3.DataError(f"spans: could not decode to UTF-8 ({exc.reason} at byte "
+                                    f"{self._read - len(data) + exc.start})") from None
+        self._spans = self._spans[self._at:] + text
         self._at = 0
         if not data:
             self._blob = None
