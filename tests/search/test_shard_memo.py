@@ -270,3 +270,102 @@ def test_a_shard_s_rounds_after_the_statistics_use_its_kept_counts_too(corpus, t
             with shard._connect() as conn:
                 conn.set_trace_callback(None)
             shard.close()
+
+
+def test_a_handed_value_is_taken_once_and_the_oldest_dropped_first(monkeypatch):
+    monkeypatch.setattr("textpile.search.shard_memo.MAX_HANDED", 2)
+    memo = ShardMemo()
+    memo.hand(("pages", '"a"', 300), [1, 2])
+    assert memo.take(("pages", '"a"', 300)) == [1, 2]
+    assert memo.take(("pages", '"a"', 300)) is None  # a later search of the same words scans again
+    for n in range(3):
+        memo.hand(("pages", f'"{n}"', 300), [n])
+    assert [memo.take(("pages", f'"{n}"', 300)) for n in range(3)] == [None, [1], [2]]
+
+
+def _rounds_traced(shards: list[LocalShard], router, query: str):
+    """``router.search(query)`` with the statements each shard's search round ran."""
+    rounds: dict[str, list[str]] = {}
+    searches = {}
+    for shard in shards:
+        searches[shard.name] = shard.search
+
+        def search(*args, _shard=shard, **kwargs):
+            with _shard._connect() as conn:  # the shard's one pooled connection
+                statements: list[str] = []
+                conn.set_trace_callback(statements.append)
+            try:
+                return searches[_shard.name](*args, **kwargs)
+            finally:
+                conn.set_trace_callback(None)
+                rounds[_shard.name] = statements
+
+        shard.search = search
+    try:
+        return router.search(query, mode="keyword", per_page=20), rounds
+    finally:
+        for shard in shards:
+            shard.search = searches[shard.name]
+
+
+@pytest.fixture(scope="module")
+def heron_shards(tmp_path_factory):
+    """Three shards (a, b, c.example) of 20 pages with three sections each, every
+    shard with a first tier of 8 pages."""
+    from search.fixture_site import html_page, summarized_site
+
+    filler = "Other words fill this paragraph so that the section is of an ordinary length. "
+    paths = []
+    for h, host in enumerate("abc"):
+        folder = tmp_path_factory.mktemp(f"heron-{host}")
+        site = {}
+        for i in range(20):
+            links = "".join(f'<a href="https://{host}.example/p{j}">page {j}</a> ' for j in range(i))
+            sections = "".join(f'<h2 id="s{k}">Heron {"nest" if (i + k + h) % 3 else "flight"} {k}</h2>'
+                               f"<p>The heron {'nests' if k % 2 else 'flies'} here. "
+                               f"{filler * (1 + (i + k) % 3)}</p>" for k in range(3))
+            site[f"https://{host}.example/p{i}"] = html_page(f"Page {i}", f"<h1>Page {i}</h1><p>{links}</p>{sections}")
+        summarized_site(folder, site).close()
+        with sqlite3.connect(folder / "summary.db") as conn:
+            update_index(conn, rebuild=True, top_tier_pages=8)
+        conn.close()
+        paths.append(folder / "summary.db")
+    return paths
+
+
+def _page_scan(statement: str) -> bool:
+    """Whether ``statement`` scans the pages of search_index (or its first tier) in prior order."""
+    return statement.startswith("SELECT rowid FROM search_index") and " AND rowid > " in statement
+
+
+@pytest.mark.parametrize("score_postings", [30_000, 1], ids=["rescored", "unscored by every shard"])
+def test_the_search_round_takes_the_scans_of_the_cut_round(heron_shards, score_postings, monkeypatch):
+    """The cut round's first matches (pages, sections with their scores: over every
+    shard, or unscored when bm25 would read too many postings) are handed on to the
+    search round of the same search, which scans and scores those sections no more; the
+    answer is the one of a search that scans them again."""
+    from textpile.search.fanout import ShardedSearch
+
+    monkeypatch.setattr("textpile.search.candidates.SCORE_POSTINGS", score_postings)
+    monkeypatch.setattr("textpile.search.global_bm25.SCORE_POSTINGS", score_postings)
+    shards = [LocalShard.open(path) for path in heron_shards]
+    try:
+        router = ShardedSearch(shards)
+        handed, rounds = _rounds_traced(shards, router, "heron flight")
+        monkeypatch.setattr("textpile.search.shard_memo.MAX_HANDED", 0)  # nothing held: every round scans
+        scanned, scanning_rounds = _rounds_traced(shards, router, "heron flight")
+        assert handed.total == scanned.total == 60 and not handed.partial
+        assert [(r.url, r.score, r.snippet_html) for r in handed.results] == \
+            [(r.url, r.score, r.snippet_html) for r in scanned.results]
+        assert sum("#s" in r.url for r in handed.results) >= 10  # results linking to their sections
+        assert len(rounds) == len(shards)
+        for name, statements in rounds.items():
+            assert [s for s in statements if "section_search_index MATCH" in s] == []
+            # without the hand-off the same round scans them
+            assert [s for s in scanning_rounds[name] if "section_search_index MATCH" in s]
+            if score_postings > 1:  # pages rescored: their scan handed on too
+                assert [s for s in statements if _page_scan(s)] == []
+                assert [s for s in scanning_rounds[name] if _page_scan(s)]
+    finally:
+        for shard in shards:
+            shard.close()

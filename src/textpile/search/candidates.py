@@ -17,10 +17,14 @@ import re
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textpile.index.analysis import Analyzer
 from textpile.index.pages import section_terms
 from textpile.store.searchable import SEARCHABLE
+
+if TYPE_CHECKING:
+    from textpile.search.shard_memo import ShardMemo
 
 _SEARCHABLE = SEARCHABLE.format(eg="eg")
 #: The joins the SQL of a query's filters (:func:`textpile.search.filters.filter_sql`) needs.
@@ -177,7 +181,8 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
                     score_match: str | None = None, tiers: Tiers = NO_TIERS,
                     rescore=None, seen: list[int] | None = None,
                     last: int = LAST_ROWID,
-                    every_shard: Mapping[str, int] | None = None) -> tuple[list[tuple[int, float]], int, bool]:
+                    every_shard: Mapping[str, int] | None = None,
+                    handoff: ShardMemo | None = None) -> tuple[list[tuple[int, float]], int, bool]:
     """The best ``limit`` of the first ``scan`` pages (in prior order) matching ``match``
     (an FTS5 expression over search_index), as ``(entity_generation_id, score)`` best
     first, how many matches the scan saw (stale rows found among the best not counted),
@@ -201,7 +206,10 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     ``last``: the last docid scanned (a shard's part of one index's scan over shards:
     :mod:`textpile.search.cuts`); ``every_shard``: ``{term: pages}`` of every shard,
     which decide, as in one index of them, whether the scan is scored (then by
-    ``rescore``) or not (:func:`tiered_scan`)."""
+    ``rescore``) or not (:func:`tiered_scan`). ``handoff``: a shard's
+    :class:`~textpile.search.shard_memo.ShardMemo`, holding the first ``scan`` matches
+    of ``match`` when the search's cut round scanned them (:func:`hand_pages`): a scan
+    rescored takes its rows from there (those up to ``last``) instead of scanning again."""
     if filter_sql:  # the filters decide which rows count: join them into the scan
         sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
                "JOIN search_page sp ON sp.docid = si.rowid "
@@ -216,8 +224,12 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     if every_shard is not None:
         postings = expression_postings(conn, score_match or match, every_shard)
         rescore = rescore if postings <= SCORE_POSTINGS else None
-    scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
-                          tiers.pages, tiers.last_docid, tiers.top_pages, last, postings, scored=rescore is None)
+    handed = handoff.take(("pages", match, scan)) if handoff is not None and rescore is not None else None
+    if handed is not None:  # the first matches in prior order: those up to last are this scan's
+        scanned = [(docid, 0.0) for docid in handed if docid <= last][:scan]
+    else:
+        scanned = tiered_scan(conn, ("search_index", "search_index_top"), match, score_match, weights, scan,
+                              tiers.pages, tiers.last_docid, tiers.top_pages, last, postings, scored=rescore is None)
     complete = len(scanned) < scan
     if rescore is not None:
         scanned = rescore(scanned, score_match or match)
@@ -232,13 +244,17 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
 
 
 def match_docids(conn: sqlite3.Connection, match: str, scan: int, filter_sql: str = "",
-                 filter_params: list | None = None) -> list[int]:
+                 filter_params: list | None = None, handoff: ShardMemo | None = None) -> list[int]:
     """The docids of the first ``scan`` pages matching ``match`` in prior order, as
     :func:`page_candidates` scans them: index rows, or with filters the searchable
-    generations passing them."""
+    generations passing them. ``handoff``: the index rows are handed on there to the
+    same search's :func:`page_candidates` (a shard's cut round, :mod:`textpile.search.cuts`)."""
     if not filter_sql:
-        return [docid for docid, in conn.execute(
+        docids = [docid for docid, in conn.execute(
             "SELECT rowid FROM search_index WHERE search_index MATCH ? LIMIT ?", [match, scan])]
+        if handoff is not None:
+            handoff.hand(("pages", match, scan), docids)
+        return docids
     return [docid for docid, in conn.execute(
         "SELECT si.rowid FROM search_index si JOIN search_page sp ON sp.docid = si.rowid "
         f"JOIN entity_generation eg ON eg.entity_generation_id = sp.entity_generation_id {FILTER_JOINS}"
@@ -331,26 +347,49 @@ def among_rows(docids: list[int]) -> tuple[str, list[int]]:
 
 def scored_sections(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], scan: int,
                     tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None,
-                    every_shard: Mapping[str, int] | None = None) -> list[tuple[int, float]]:
+                    every_shard: Mapping[str, int] | None = None,
+                    handoff: ShardMemo | None = None) -> list[tuple[int, float]]:
     """The first ``scan`` sections (up to docid ``last``, in their pages' prior order)
     matching ``match`` as ``(docid, bm25)``, best first (ties by docid), scored by
     ``rescore`` when given (:class:`textpile.search.global_bm25.GlobalBm25` of
     section_search_index) and ``every_shard`` (as :func:`page_candidates`) says one
-    index would score them."""
-    return sections_scored_by(conn, match, weights, scan, [(rescore, every_shard)], tiers, last)[0]
+    index would score them; ``handoff`` as :func:`sections_scored_by`'s (taking)."""
+    return sections_scored_by(conn, match, weights, scan, [(rescore, every_shard)], tiers, last, handoff)[0]
 
 
 def sections_scored_by(conn: sqlite3.Connection, match: str, weights: tuple[float, ...], scan: int,
-                       scorers: list[tuple], tiers: Tiers = NO_TIERS, last: int = LAST_ROWID) -> list[list[tuple[int, float]]]:
+                       scorers: list[tuple], tiers: Tiers = NO_TIERS, last: int = LAST_ROWID,
+                       handoff: ShardMemo | None = None, hand: bool = False) -> list[list[tuple[int, float]]]:
     """:func:`scored_sections` for each of ``scorers`` (``(rescore, every_shard)``
     pairs), in order, scanning the sections once where they can share the scan (every
     scan has the same sections: the first matches in prior order; a rescored one ignores
     the scan's scores), and the phrases' scores of the rows once
-    (:meth:`textpile.search.global_bm25.GlobalBm25.__call__`'s ``shared``)."""
+    (:meth:`textpile.search.global_bm25.GlobalBm25.__call__`'s ``shared``).
+
+    ``handoff`` (a shard's :class:`~textpile.search.shard_memo.ShardMemo`): with ``hand``
+    (a search's cut round, scanning to the end), each scan's rows with their scores are
+    handed on there; without, a scan whose rows the same search's cut round handed on
+    (the same expression, scan, weights, tiers and statistics:
+    :meth:`textpile.search.global_bm25.TieredBm25.fingerprint`, or the postings that
+    left it unscored by every shard's statistics) takes those up to ``last`` instead
+    of scanning and scoring them again: its rows are a prefix of the cut round's, and
+    a row's score depends neither on the others scanned nor on ``last``
+    (:func:`tiered_scan` with more postings than :data:`SCORE_POSTINGS` scores the
+    first tier's rows in it, each the same at any ``last``). A scan of one index (no
+    ``every_shard``) is not handed on."""
     planned = []
     for rescore, every_shard in scorers:
         postings = expression_postings(conn, match, every_shard) if every_shard is not None else None
         planned.append((rescore if postings is None or postings <= SCORE_POSTINGS else None, postings))
+    if handoff is not None:
+        keys = [("sections", match, weights, scan, tiers, rescore.fingerprint(match)) if rescore is not None else
+                ("sections", match, weights, scan, tiers, "scanned", postings)
+                if postings is not None and postings > SCORE_POSTINGS else None for rescore, postings in planned]
+        if not hand:
+            taken = [handoff.take(key) if key is not None else None for key in keys]
+            if all(rows is not None for rows in taken):  # every scan: handed on by the cut round
+                return [sorted([r for r in rows if r[0] <= last][:scan], key=lambda r: (-r[1], r[0]))
+                        for rows in taken]
     tables = ("section_search_index", "section_search_index_top")
     scans: dict[object, list[tuple[int, float]]] = {}
     for rescore, postings in planned:  # scored scans first: a rescored scorer takes any scan
@@ -367,6 +406,8 @@ def sections_scored_by(conn: sqlite3.Connection, match: str, weights: tuple[floa
                 scans["unscored"] = tiered_scan(conn, tables, match, None, weights, scan, tiers.sections,
                                                 tiers.last_section_docid, tiers.top_sections, last, scored=False)
             scanned = rescore(next(iter(scans.values())), match, shared)
+        if handoff is not None and hand and keys[len(out)] is not None:
+            handoff.hand(keys[len(out)], list(scanned))  # in prior order
         scanned.sort(key=lambda r: (-r[1], r[0]))
         out.append(scanned)
     return out
@@ -376,17 +417,18 @@ def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str,
                        limit: int, scan: int, filter_sql: str = "", filter_params: list | None = None,
                        tiers: Tiers = NO_TIERS, last: int = LAST_ROWID, rescore=None,
                        floor: tuple[float, int, int] | None = None,
-                       every_shard: Mapping[str, int] | None = None) -> list[SectionHit]:
+                       every_shard: Mapping[str, int] | None = None,
+                       handoff: ShardMemo | None = None) -> list[SectionHit]:
     """The best ``limit`` of the first ``scan`` sections (in their pages' prior order)
     matching ``match`` (over section_search_index, its first tier first as in
     :func:`page_candidates`), best first; only sections of searchable generations (and,
     with filters, of pages passing them). ``analyzer`` analyzes the titles and anchor
     names of the ``limit`` returned (the rerank's strings). ``last``, ``rescore``,
-    ``every_shard``: as :func:`scored_sections`; ``floor`` ``(score, section_summary_id, docid)``: only sections
+    ``every_shard``, ``handoff``: as :func:`scored_sections`; ``floor`` ``(score, section_summary_id, docid)``: only sections
     scoring above ``score``, or equal to it with an id up to the given one (a shard's
     part of the best sections of one index: :mod:`textpile.search.cuts`)."""
     joins = FILTER_JOINS if filter_sql else ""
-    scanned = scored_sections(conn, match, weights, scan, tiers, last, rescore, every_shard)
+    scanned = scored_sections(conn, match, weights, scan, tiers, last, rescore, every_shard, handoff)
     if floor is not None:
         scanned = [r for r in scanned if r[1] >= floor[0]]
     if not filter_sql:

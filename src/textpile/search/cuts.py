@@ -118,7 +118,10 @@ def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_sca
     """The first ``page_scan`` pages and ``section_scan`` sections of the shard ``conn``
     matching ``query`` (its items joined by their ``synonyms``) as its search with the
     summed ``stats`` will scan them (:func:`textpile.search.engine.search_plan`), the
-    sections with their bm25 over every shard; empty for a query without words.
+    sections with their bm25 over every shard; empty for a query without words. The
+    scans (pages without filters, sections with their scores) are handed on to the
+    search round through the shard's memo (``stats.memo``, when given:
+    :meth:`textpile.search.shard_memo.ShardMemo.hand`).
 
     Raises:
         sqlite3.Error: database problems.
@@ -131,7 +134,7 @@ def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_sca
     _, core, _ = search_plan(conn, plan, analyzer, codes, stats)
     expr = core.all_terms
     fsql, fparams = filter_sql(parsed.filters)
-    pages = match_docids(conn, expr, page_scan, fsql, fparams)
+    pages = match_docids(conn, expr, page_scan, fsql, fparams, stats.memo)
     sections, section_tier = _section_keys(conn, expr, stats, section_scan, fsql, fparams)
     levels, level_sections, level_section_tier = [], [], []
     relaxed = core.relaxed()
@@ -140,7 +143,7 @@ def scan_keys(conn: sqlite3.Connection, query: str, stats: CorpusStats, page_sca
         for m, level in partial_levels(conn, relaxed, Budget(float("inf")), fsql, fparams, every_part, stats.terms):
             if n > 6 and not (every_part and m == n):
                 break  # the rarest words: each shard's own k
-            levels.append(match_docids(conn, level, page_scan, fsql, fparams))
+            levels.append(match_docids(conn, level, page_scan, fsql, fparams, stats.memo))
             rows, tier = _section_keys(conn, level, stats, section_scan, fsql, fparams)
             level_sections.append(rows)
             level_section_tier.append(tier)
@@ -155,7 +158,7 @@ def _section_keys(conn: sqlite3.Connection, expr: str, stats: CorpusStats, scan:
     scorers = [section_rescorer(conn, stats, DEFAULT_RANKING.section_columns, in_tier)
                for in_tier in ((False, True) if stats.tier is not None and stats.tier.sections else (False,))]
     scored = [dict(rows) for rows in sections_scored_by(conn, expr, DEFAULT_RANKING.section_columns, scan, scorers,
-                                                        search_tiers(conn))]
+                                                        search_tiers(conn), handoff=stats.memo, hand=True)]
     ids = {row[0]: row[1] for row in section_rows(conn, list(scored[0]), fsql, fparams, FILTER_JOINS if fsql else "")}
     rows = sorted((d, score, ids.get(d, -1)) for d, score in scored[0].items())
     return rows, [scored[1][d] for d, _, _ in rows] if len(scored) > 1 else []

@@ -141,6 +141,7 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
                                                       cut is not None and cut.tier_sections)
     expr = plan.all_terms
     scan = max(PAGE_SCAN, depth + 1)  # one more than the page needs: is there more?
+    handoff = stats.memo if cut is not None else None  # the cut round's scans of this search
     with budget.guard():
         tiers = search_tiers(conn)
         if fsql:
@@ -152,7 +153,7 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                score_match=score_expr, tiers=tiers, rescore=rescore, seen=found.seen,
                                                last=cut.last_page if cut is not None else LAST_ROWID,
-                                               every_shard=docs)
+                                               every_shard=docs, handoff=handoff)
     complete = complete and not (cut is not None and cut.cut_pages)  # the scan over every shard was cut
     found.add_pages(rows, 1.0)
     found.total, found.total_is_lower_bound = seen, not complete
@@ -161,7 +162,7 @@ def _candidates(conn: sqlite3.Connection, plan: QueryPlan, parsed: ParsedQuery, 
         found.add_sections(section_candidates(
             conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH, SECTION_SCAN, fsql, fparams, tiers=tiers,
             last=cut.last_section if cut is not None else LAST_ROWID, rescore=rescore_sections,
-            floor=cut.section_floor if cut is not None else None, every_shard=section_docs), 1.0)
+            floor=cut.section_floor if cut is not None else None, every_shard=section_docs, handoff=handoff), 1.0)
     relaxed = plan.relaxed()
     few = len(rows) < PARTIAL_BELOW if cut is None or cut.few is None else cut.few
     if len(relaxed.requirements) > 1 and few:
@@ -210,11 +211,13 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
             rows, seen, complete = page_candidates(conn, expr, ranking.page_columns, depth, scan, fsql, fparams,
                                                    tiers=tiers, rescore=rescore, seen=found.seen,
                                                    every_shard=every_shard,
-                                                   last=_level_cut(cut, "level_last", level, LAST_ROWID))
+                                                   last=_level_cut(cut, "level_last", level, LAST_ROWID),
+                                                   handoff=stats.memo if stats is not None and cut is not None else None)
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
                                       fsql, fparams, tiers=tiers, rescore=rescore_sections, every_shard=section_docs,
                                       last=_level_cut(cut, "level_section_last", level, LAST_ROWID),
-                                      floor=_level_cut(cut, "level_section_floor", level, None))
+                                      floor=_level_cut(cut, "level_section_floor", level, None),
+                                      handoff=section_stats.memo if cut is not None else None)
         before = len(found.pages)
         if n > 6 and not (every_part and m == n):  # the level of the k rarest words (3.)
             found.rarest.update(eg_id for eg_id, _ in rows if eg_id not in found.pages)

@@ -304,6 +304,13 @@ class GlobalBm25:
             out.append((docid, float(f"{sum(scores[phrases[i]][docid] for i in counted):.{DIGITS}g}")))
         return out
 
+    def fingerprint(self, expression: str | None) -> tuple:
+        """What this scorer's scores of ``expression`` depend on besides the shard's own
+        table: the table, the weights and the statistics of the expression's phrases.
+        Two scorers with equal fingerprints give every row the same score."""
+        phrases = sorted(set(phrases_of(expression)))
+        return self.table, self.weights, self.rows, self.tokens, tuple(self.phrases.get(p) for p in phrases)
+
     def _phrase_scores(self, phrase: str, docids: list[int], shared: dict) -> list[tuple[int, float]]:
         """``(rowid, FTS5's bm25 of ``phrase`` alone)`` of the rows ``docids`` (sorted)
         holding it (:func:`textpile.search.candidates.among_rows`), kept in ``shared``."""
@@ -351,6 +358,20 @@ class TieredBm25:
             (stats.pages, stats.tier.pages) if stats.tier else (1, 1)
         #: {term: pages} deciding whether one index scores the scan (its first tier's share)
         self.docs = tier_postings(stats.terms, top / rows if rows else 1.0)
+
+    def fingerprint(self, expression: str | None) -> tuple:
+        """What this scorer's scores of ``expression`` depend on besides the shard's own
+        tables (:meth:`GlobalBm25.fingerprint` of the scorers it uses, and which it uses):
+        two scorers with equal fingerprints give every row the same score (a search's
+        cut round hands its sections' scores on to its search round by it:
+        :func:`textpile.search.candidates.sections_scored_by`)."""
+        if self.tier is None:
+            return (self.whole.fingerprint(expression),)
+        if self.in_tier:
+            return "tier", self.tier.fingerprint(expression)
+        if expression_postings(self.conn, expression or "", self.terms) <= SCORE_POSTINGS:
+            return "whole", self.whole.fingerprint(expression)
+        return "tier rows", self.tier_last, self.tier.fingerprint(expression)
 
     def __call__(self, scanned: list[tuple[int, float]], expression: str | None,
                  shared: dict | None = None) -> list[tuple[int, float]]:

@@ -18,6 +18,11 @@ counts and :data:`MAX_KEPT` other values (a tier's end and sizes per tier share:
 shard is asked for any share) are kept, the least recently used dropped first.
 Thread-safe; a value of :meth:`kept` is computed by one thread while others asking for it
 wait; a phrase count two threads count at once is counted twice, never wrong.
+
+It also passes what one search's cut round scanned and scored on to the same search's
+search round (:meth:`hand`, :meth:`take`): the search round scans a prefix of the same
+rows and scores them with the same statistics (22% of its work at 100K pages over 3
+shards).
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from textpile.search.global_bm25 import TABLE, phrase_documents, rows_up_to, tab
 MAX_PHRASES = 20_000
 #: Other values kept per shard.
 MAX_KEPT = 256
+#: Scans a search's cut round hands to its search round, held at most per shard (one
+#: search hands a few: its pages, its sections per scorer, and each partial-match level's).
+MAX_HANDED = 64
 
 
 class ShardMemo:
@@ -47,6 +55,7 @@ class ShardMemo:
         self._kept: OrderedDict[tuple, object] = OrderedDict()
         #: the values being computed: set when done, and the thread computing each
         self._computing: dict[tuple, tuple[threading.Event, int]] = {}
+        self._handed: OrderedDict[tuple, object] = OrderedDict()
 
     def kept(self, key: tuple, compute: Callable[[], object]) -> object:
         """The value kept under ``key``, ``compute()`` the first time (its exceptions
@@ -85,6 +94,25 @@ class ShardMemo:
                 if self._computing.get(key, (None,))[0] is computing:
                     del self._computing[key]
             computing.set()
+
+    def hand(self, key: tuple, value: object) -> None:
+        """Hold ``value`` for one :meth:`take` of ``key``: what a search's cut round
+        (:func:`textpile.search.cuts.scan_keys`) found of its scans, for the search
+        round of the same search, which scans the same rows again (a prefix of them)
+        and scores them with the same statistics. At most :data:`MAX_HANDED` values are
+        held, the oldest dropped first (a search round that never came)."""
+        with self._lock:
+            self._handed[key] = value
+            self._handed.move_to_end(key)
+            while len(self._handed) > MAX_HANDED:
+                self._handed.popitem(last=False)
+
+    def take(self, key: tuple) -> object | None:
+        """The value :meth:`hand` holds under ``key``, no longer held (None: none). Taken
+        once: a search never finds what an earlier search of the same words handed on
+        to its own search round (no answer is kept between searches)."""
+        with self._lock:
+            return self._handed.pop(key, None)
 
     def table_totals(self, conn: sqlite3.Connection, table: str = TABLE) -> tuple[int, int]:
         """:func:`textpile.search.global_bm25.table_totals`, kept.
