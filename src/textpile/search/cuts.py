@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from textpile.index.analysis import Analyzer
 from textpile.index.docids import SECTIONS_PER_PAGE, last_section_docid
-from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, SECTION_SPARE, match_docids, search_tiers, section_rows,
+from textpile.search.candidates import (FILTER_JOINS, LAST_ROWID, SECTION_SPARE, match_docids, search_tiers, section_ids,
                                         sections_scored_by)
 from textpile.search.global_bm25 import section_rescorer
 from textpile.search.budget import Budget
@@ -159,7 +159,7 @@ def _section_keys(conn: sqlite3.Connection, expr: str, stats: CorpusStats, scan:
                for in_tier in ((False, True) if stats.tier is not None and stats.tier.sections else (False,))]
     scored = [dict(rows) for rows in sections_scored_by(conn, expr, DEFAULT_RANKING.section_columns, scan, scorers,
                                                         search_tiers(conn), handoff=stats.memo, hand=True)]
-    ids = {row[0]: row[1] for row in section_rows(conn, list(scored[0]), fsql, fparams, FILTER_JOINS if fsql else "")}
+    ids = section_ids(conn, list(scored[0]), fsql, fparams, FILTER_JOINS if fsql else "")
     rows = sorted((d, score, ids.get(d, -1)) for d, score in scored[0].items())
     return rows, [scored[1][d] for d, _, _ in rows] if len(scored) > 1 else []
 
