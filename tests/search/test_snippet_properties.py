@@ -44,6 +44,15 @@ def test_the_matcher_finds_what_its_expression_finds(words, text):
     assert [m.span() for m in maker._matches(lowered, pattern)] == [m.span() for m in pattern.finditer(lowered)]
 
 
+def test_a_form_another_begins_is_found_by_that_one():
+    maker = SnippetMaker([["warnings", "warn"], ["emitted", "emit"], ["indexes", "index", "indexing"]])
+    assert maker._finds == ["warn", "emit", "index"]  # each place of "warnings" is one of "warn"
+    text = "Warnings: warn, rewarn, warnings emitted; emits an index of indexes (indexing)."
+    lowered, pattern = maker._lowered(text)
+    assert [m.group() for m in maker._matches(lowered, pattern)] == [
+        "warnings", "warn", "warnings", "emitted", "emits", "index", "indexes", "indexing"]
+
+
 @given(word_groups, long_texts)
 def test_a_snippet_is_a_piece_of_the_text_with_the_words_marked(words, text):
     maker = SnippetMaker(words)

@@ -176,11 +176,17 @@ class SnippetMaker:
         self._plain = [] if cjk or phrases else [f for f in forms if f[:1].isalnum() or f[:1] == "_"]
         if any(len(f) < _FIND_FORM_CHARS for f in self._plain):
             self._plain = []  # a short form is found inside most words: the expression skips them faster
+        #: the forms looked for with find: a form another one begins (``warn``, ``warnings``)
+        #: finds every place of the longer one, whose finds would only repeat them
+        self._finds: list[str] = []
+        for f in sorted(set(self._plain), key=len):
+            if not any(f.startswith(g) for g in self._finds):
+                self._finds.append(f)
 
     def _matches(self, lowered: str, pattern: re.Pattern, start: int = 0) -> Iterator[re.Match]:
         """``pattern.finditer(lowered, start)``, found faster: each word form is looked for
-        with ``str.find`` (in C, far faster than trying the alternation at every position)
-        and a hit is confirmed with ``pattern.match`` there, which sees the character
+        with ``str.find`` (in C, far faster than trying the alternation at every position;
+        a form another one begins is found by that one) and a hit is confirmed with ``pattern.match`` there, which sees the character
         before it (``\\b``) and extends the match to the end of the word. A form found
         inside a confirmed match (a longer form, the rest of the word) is not a match of
         its own, as in finditer; forms that do not start with a word character use
@@ -196,7 +202,7 @@ class SnippetMaker:
                 at = lowered.find(form, at + 1)
 
         end = start
-        for at in heapq.merge(*(hits(f) for f in self._plain)):
+        for at in heapq.merge(*(hits(f) for f in self._finds)):
             if at < end:
                 continue
             m = pattern.match(lowered, at)
