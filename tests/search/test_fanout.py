@@ -870,13 +870,15 @@ def test_a_shard_scans_and_scores_its_sections_once_for_both_statistics(tmp_path
     together = sections_scored_by(conn, expr, weights, 300, scorers, tiers)
     conn.set_trace_callback(None)
     assert together == alone and len(together[0]) > 20 and together[0] != together[1]
-    scans, reads = {}, {}
+    scans, reads, sizes = {}, {}, {}
     for name, traced in statements.items():
         scans[name] = [s for s in traced if s.startswith("SELECT rowid FROM section_search_index")]
         reads[name] = [s for s in traced if "-bm25(section_search_index" in s and "BETWEEN" in s]
-    # the scan (the first tier's matches, then the others) and each phrase's scores once
+        sizes[name] = [s for s in traced if "FROM section_search_index_docsize" in s]
+    # the scan (the first tier's matches, then the others), each phrase's scores and the rows' sizes once
     assert len(scans["together"]) == 2 and scans["alone"] == scans["together"] * 2
     assert len(reads["together"]) == 2 and reads["alone"] == reads["together"] * 2
+    assert len(sizes["together"]) == 1 and sizes["alone"] == sizes["together"] * 2
     conn.close()
 
 

@@ -258,8 +258,9 @@ class GlobalBm25:
                  shared: dict | None = None) -> list[tuple[int, float]]:
         """``scanned`` ((docid, local score)) with the global bm25 of ``expression``.
         ``shared``: what the shard's own table says of the phrases (their rows, each
-        one's score of the rows in the scan's range), kept there for another scoring of
-        the same rows with other statistics (one index's first tier's).
+        one's score of the rows in the scan's range) and of the rows (their sizes), kept
+        there for another scoring of the same rows with other statistics (one index's
+        first tier's).
 
         Raises:
             sqlite3.Error: database problems (an interrupted statement: the time budget).
@@ -274,7 +275,10 @@ class GlobalBm25:
             shared[key] = phrase_documents(self.conn, phrases, self.table) if self.memo is None else \
                 self.memo.phrase_documents(self.conn, phrases, self.table)
         local = shared[key]
-        sizes = row_tokens(self.conn, docids, self.table)
+        key = ("sizes", self.table, tuple(docids))
+        if key not in shared:
+            shared[key] = row_tokens(self.conn, docids, self.table)
+        sizes = shared[key]
         ordered = sorted(set(docids))
         scores: dict[str, dict[int, float]] = {}  # phrase -> {docid: its global score}
         for phrase in sorted(set(phrases)):
