@@ -46,7 +46,7 @@ def test_the_matcher_finds_what_its_expression_finds(words, text):
 
 def test_a_form_another_begins_is_found_by_that_one():
     maker = SnippetMaker([["warnings", "warn"], ["emitted", "emit"], ["indexes", "index", "indexing"]])
-    assert maker._finds == ["warn", "emit", "index"]  # each place of "warnings" is one of "warn"
+    assert maker._finds == ["emit", "warn", "index"]  # each place of "warnings" is one of "warn"
     text = "Warnings: warn, rewarn, warnings emitted; emits an index of indexes (indexing)."
     lowered, pattern = maker._lowered(text)
     assert [m.group() for m in maker._matches(lowered, pattern)] == [

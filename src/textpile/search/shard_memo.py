@@ -100,7 +100,12 @@ class ShardMemo:
         (:func:`textpile.search.cuts.scan_keys`) found of its scans, for the search
         round of the same search, which scans the same rows again (a prefix of them)
         and scores them with the same statistics. At most :data:`MAX_HANDED` values are
-        held, the oldest dropped first (a search round that never came)."""
+        held, the oldest dropped first (a search round that never came). A write to the
+        file between the two rounds (a publish in place while searches run) starts a new
+        memo for the searches after it; a search round already running when it lands
+        takes the scans of the content its cut round read (as its cut is of that
+        content), and reads the rows of its candidates as they are now (rows gone are
+        left out, as ever)."""
         with self._lock:
             self._handed[key] = value
             self._handed.move_to_end(key)

@@ -179,7 +179,7 @@ class SnippetMaker:
         #: the forms looked for with find: a form another one begins (``warn``, ``warnings``)
         #: finds every place of the longer one, whose finds would only repeat them
         self._finds: list[str] = []
-        for f in sorted(set(self._plain), key=len):
+        for f in sorted(set(self._plain), key=lambda f: (len(f), f)):  # (an order of its own: not the set's)
             if not any(f.startswith(g) for g in self._finds):
                 self._finds.append(f)
 
