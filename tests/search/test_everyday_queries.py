@@ -118,6 +118,20 @@ def test_backend_finds_back_end_and_back_end_finds_backend(tmp_path):
     assert got[2:] == ["https://b.example/front.html"]
 
 
+def test_a_split_form_is_marked_as_its_parts_in_a_row(tmp_path):
+    """"backend" finds "back-end" (its split form, back end): the snippet marks "back-end",
+    and neither "back" nor "end" where they stand apart."""
+    conn = summarized_site(tmp_path, {
+        "https://b.example/storage.html": html_page(
+            "Storage", "<p>Choose a back-end for storage; at the end of the day, go back to it.</p>"),
+        "https://b.example/cache.html": html_page("Cache", "<p>The cache backend keeps entries in memory.</p>"),
+    })
+    got = {r.url: r.snippet_html for r in search(conn, "backend").results}
+    assert got == {
+        "https://b.example/storage.html": "Choose a <mark>back-end</mark> for storage; at the end of the day, go back to it.",
+        "https://b.example/cache.html": "The cache <mark>backend</mark> keeps entries in memory."}
+
+
 def test_a_question_finds_the_section_that_answers_it(tmp_path):
     sections = {
         "installing": ("Installing", "Download the package and run the installer; it asks where to put the files."),

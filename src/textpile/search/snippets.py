@@ -9,7 +9,6 @@ most one element) and an open ``<mark>`` is always closed, so the output is bala
 
 from __future__ import annotations
 
-import heapq
 import html
 import re
 from collections.abc import Callable, Iterator
@@ -122,11 +121,16 @@ def _phrase_pattern(form: str) -> str:
 
 
 def _form_of(found: str, form: str) -> bool:
-    """Whether the matched text ``found`` (lower case) is an occurrence of ``form``."""
+    """Whether the matched text ``found`` (lower case) is an occurrence of ``form`` (a
+    phrase's words are found with anything but word characters between them: ``back-end``
+    is one of ``back end``)."""
     if " " not in form:
         return found.startswith(form)
-    words, parts = found.split(), form.split()
+    words, parts = _NOT_WORD.split(found), form.split()
     return len(words) == len(parts) and all(w.startswith(p) for w, p in zip(words, parts))
+
+
+_NOT_WORD = re.compile(r"\W+")
 
 
 class SnippetMaker:
@@ -136,14 +140,17 @@ class SnippetMaker:
     prefix, case-insensitively (analyzed stems and the words as typed, so ``indexes`` is
     marked for the query ``index``). CJK forms match anywhere. A form of several words
     separated by spaces is a phrase: its words in that order, each a word prefix, with
-    anything but word characters between them, marked as one. A requirement with a
-    phrase form is looked for as that phrase only; a text in which no phrase and no other
-    word is found gets the snippet of its forms word by word instead.
+    anything but word characters between them, marked as one. A requirement whose first
+    form is a phrase (a quoted phrase) is looked for as its phrases only; a text in which
+    no such phrase and no other word is found gets the snippet of its forms word by word
+    instead. A phrase after a requirement's first form (the split form of a word:
+    ``backend``, ``back end``) is looked for beside its other forms.
     """
 
     def __init__(self, words: list[list[str]]) -> None:
-        if any(" " in f for group in words for f in group):
-            phrased = [[f for f in group if " " in f] or group for group in words]
+        quoted = [bool(group) and " " in group[0] for group in words]
+        if any(quoted):
+            phrased = [[f for f in group if " " in f] if only else group for group, only in zip(words, quoted)]
             self._words_instead: SnippetMaker | None = SnippetMaker(
                 [[f for f in group if " " not in f] for group in words])
             words = phrased
@@ -173,7 +180,9 @@ class SnippetMaker:
         self._source = "|".join(parts)
         self._pattern_any_case: re.Pattern | None = None  # compiled when first needed (rare)
         self._wanted = len([g for g in self._groups if g])
-        self._plain = [] if cjk or phrases else [f for f in forms if f[:1].isalnum() or f[:1] == "_"]
+        # a phrase is found where its first word is
+        starts = forms + [f.split()[0] for f in {f.lower() for group in words for f in group} if " " in f]
+        self._plain = [] if cjk else [f for f in starts if f[:1].isalnum() or f[:1] == "_"]
         if any(len(f) < _FIND_FORM_CHARS for f in self._plain):
             self._plain = []  # a short form is found inside most words: the expression skips them faster
         #: the forms looked for with find: a form another one begins (``warn``, ``warnings``)
@@ -184,9 +193,10 @@ class SnippetMaker:
                 self._finds.append(f)
 
     def _matches(self, lowered: str, pattern: re.Pattern, start: int = 0) -> Iterator[re.Match]:
-        """``pattern.finditer(lowered, start)``, found faster: each word form is looked for
-        with ``str.find`` (in C, far faster than trying the alternation at every position;
-        a form another one begins is found by that one) and a hit is confirmed with ``pattern.match`` there, which sees the character
+        """``pattern.finditer(lowered, start)``, found faster: the places of the word forms
+        are found with ``str.find`` (in C, far faster than trying the alternation at every
+        position; a form another one begins is found by that one), all of them at once and
+        sorted, and each is confirmed with ``pattern.match`` there, which sees the character
         before it (``\\b``) and extends the match to the end of the word. A form found
         inside a confirmed match (a longer form, the rest of the word) is not a match of
         its own, as in finditer; forms that do not start with a word character use
@@ -194,18 +204,19 @@ class SnippetMaker:
         if not self._plain or pattern is not self._pattern:
             yield from pattern.finditer(lowered, start)
             return
-
-        def hits(form: str) -> Iterator[int]:
+        places: list[int] = []
+        for form in self._finds:
             at = lowered.find(form, start)
             while at != -1:
-                yield at
+                places.append(at)
                 at = lowered.find(form, at + 1)
-
+        places.sort()  # no two alike: forms starting at one place would begin one another
         end = start
-        for at in heapq.merge(*(hits(f) for f in self._finds)):
+        match = pattern.match
+        for at in places:
             if at < end:
                 continue
-            m = pattern.match(lowered, at)
+            m = match(lowered, at)
             if m is not None:
                 end = m.end()
                 yield m
@@ -249,22 +260,31 @@ class SnippetMaker:
         best, best_count = 0, 0
         width = SNIPPET_CHARS - SNIPPET_LEAD
         resume = 0  # where the scan goes on in the whole text: after the last match taken
+        known, wanted = self._known, self._wanted
         while True:
+            length = len(lowered)
             for m in self._matches(lowered, pattern, resume):
-                if cut is not None and (m.start() >= cut or m.end() >= len(lowered)):
+                at, end = m.span()
+                if cut is not None and (at >= cut or end >= length):
                     break  # beyond the first part (or a word it may cut): for the whole text
-                matches.append((m.start(), m.end(), self._group_of(m.group())))
-                resume = m.end()
-                window[matches[-1][2]] = window.get(matches[-1][2], 0) + 1
-                while matches[first][0] + width <= m.start():
+                found = m.group()
+                group = known.get(found)  # (a lower-cased text's matches are their own keys)
+                if group is None:
+                    group = self._group_of(found)
+                matches.append((at, end, group))
+                resume = end
+                window[group] = window.get(group, 0) + 1
+                while matches[first][0] + width <= at:
                     group = matches[first][2]
-                    window[group] -= 1
-                    if not window[group]:
+                    left = window[group] - 1
+                    if left:
+                        window[group] = left
+                    else:
                         del window[group]
                     first += 1
                 if len(window) > best_count:
                     best, best_count = first, len(window)
-                    if best_count >= self._wanted:
+                    if best_count >= wanted:
                         return text, lowered, pattern, matches, best
                 if len(matches) >= 120:
                     return text, lowered, pattern, matches, best
