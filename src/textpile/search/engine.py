@@ -306,8 +306,8 @@ def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer
     as typed and their analyzed terms; not the stop words of a query that has other
     words (:func:`textpile.search.weights.core_indexes`: as they earn a page no credit,
     they neither choose the part of its text shown nor are marked in it; the split form
-    of a word, ``back end`` for ``backend``, is a phrase of its parts, as the index
-    matches it: "war" and "ning" of ``warnings`` are not marked apart); for a query of
+    of a word, ``back-end`` for ``backend`` (:class:`SnippetMaker`), is its parts in a row,
+    as the index matches it: "war" and "ning" of ``warnings`` are not marked apart); for a query of
     more than :data:`SNIPPET_WORDS` such requirements, only the rarest ones (by
     :func:`_document_frequencies`): a snippet of a pasted paragraph shows where its
     telling words are."""
@@ -328,7 +328,7 @@ def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer
                 if len(alt) == 1 or len(words) > 1:  # a term, or the parts of words written together
                     forms.extend(alt)
                 else:  # a word's split form (backend: back end) is those parts in a row, not each apart
-                    forms.append(" ".join(alt))
+                    forms.append("-".join(alt))
         out.append(forms)
     return out
 

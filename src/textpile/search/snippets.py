@@ -120,12 +120,30 @@ def _phrase_pattern(form: str) -> str:
     return r"\W+".join(re.escape(w) + (r"\w*" if len(w) >= _WHOLE_WORD_BELOW else r"(?!\w)") for w in form.split())
 
 
+def _split_pattern(form: str) -> str:
+    """The expression of a split form (words joined by hyphens, :class:`SnippetMaker`):
+    its words written apart by a space or a hyphen, the last a word prefix (one or two
+    letters: that word only)."""
+    words = form.split("-")
+    return "[ -]".join(re.escape(w) for w in words) + (r"\w*" if len(words[-1]) >= _WHOLE_WORD_BELOW else r"(?!\w)")
+
+
+def _split_writings(form: str) -> list[str]:
+    """The ways the split form ``form`` is written that its expression matches: its words
+    with a space or a hyphen between each two (``back end``, ``back-end``)."""
+    words = form.split("-")
+    out = [words[0]]
+    for word in words[1:]:
+        out = [w + joint + word for w in out for joint in (" ", "-")]
+    return out
+
+
 def _form_of(found: str, form: str) -> bool:
     """Whether the matched text ``found`` (lower case) is an occurrence of ``form`` (a
     phrase's words are found with anything but word characters between them: ``back-end``
-    is one of ``back end``)."""
+    is one of ``back end``; a split form's with a space or a hyphen)."""
     if " " not in form:
-        return found.startswith(form)
+        return found.replace(" ", "-").startswith(form) if "-" in form.strip("-") else found.startswith(form)
     words, parts = _NOT_WORD.split(found), form.split()
     return len(words) == len(parts) and all(w.startswith(p) for w, p in zip(words, parts))
 
@@ -143,8 +161,9 @@ class SnippetMaker:
     anything but word characters between them, marked as one. A requirement whose first
     form is a phrase (a quoted phrase) is looked for as its phrases only; a text in which
     no such phrase and no other word is found gets the snippet of its forms word by word
-    instead. A phrase after a requirement's first form (the split form of a word:
-    ``backend``, ``back end``) is looked for beside its other forms.
+    instead. A form of words joined by hyphens is a word's split form (``back-end`` for
+    ``backend``): its words written apart by a space or a hyphen, the last a word prefix,
+    marked as one, and looked for beside the requirement's other forms.
     """
 
     def __init__(self, words: list[list[str]]) -> None:
@@ -164,10 +183,11 @@ class SnippetMaker:
             self._wanted = 0
             return
         phrases = [_phrase_pattern(f) for f in forms if " " in f]
-        forms = [f for f in forms if " " not in f]
+        splits = [f for f in forms if " " not in f and "-" in f.strip("-")]
+        forms = [f for f in forms if " " not in f and f not in splits]
         cjk = [re.escape(f) for f in forms if _CJK_START.match(f)]
         plain = [re.escape(f) for f in forms if not _CJK_START.match(f)]
-        parts = [r"\b(?:" + "|".join(phrases) + ")"] if phrases else []
+        parts = [r"\b(?:" + "|".join(phrases + [_split_pattern(f) for f in splits]) + ")"] if phrases or splits else []
         longer = [f for f in plain if len(f) >= _WHOLE_WORD_BELOW]
         short = [f for f in plain if len(f) < _WHOLE_WORD_BELOW]
         if longer:  # a word prefix, extended to the end of the word
@@ -180,9 +200,11 @@ class SnippetMaker:
         self._source = "|".join(parts)
         self._pattern_any_case: re.Pattern | None = None  # compiled when first needed (rare)
         self._wanted = len([g for g in self._groups if g])
-        # a phrase is found where its first word is
+        # a phrase is found where its first word is, a split form as written with a space or a hyphen
         starts = forms + [f.split()[0] for f in {f.lower() for group in words for f in group} if " " in f]
-        self._plain = [] if cjk else [f for f in starts if f[:1].isalnum() or f[:1] == "_"]
+        starts += [w for f in splits for w in _split_writings(f)]
+        self._plain = [] if cjk or any(len(f.split("-")) > 4 for f in splits) else \
+            [f for f in starts if f[:1].isalnum() or f[:1] == "_"]
         if any(len(f) < _FIND_FORM_CHARS for f in self._plain):
             self._plain = []  # a short form is found inside most words: the expression skips them faster
         #: the forms looked for with find: a form another one begins (``warn``, ``warnings``)
