@@ -36,3 +36,26 @@ def test_parts_title_reads_a_variant_by_its_parts_only_when_a_part_is_a_query_wo
     # a part and a plain word: read by parts
     both = matcher("pool class").parts_title(title, None, "en")
     assert (both.cover, both.precision) == (1.0, 0.5)
+
+
+def test_a_split_form_is_looked_for_by_its_longest_part():
+    """A line holding only a split form's short parts (``ing`` of ``com pare ing``) matches
+    nothing and is not matched; the best line is the one matching every line gives."""
+    from textpile.search.plan import Item, QueryPlan
+
+    plan = QueryPlan([[Item("comparing", False, (("compar",), ("com", "pare", "ing")))],
+                      [Item("values", False, (("valu",), ("val", "ue")))]])
+
+    def fresh() -> QueryMatcher:
+        return QueryMatcher(plan, Analyzer(), ["en", None])
+
+    m = fresh()
+    assert set(m._stemmed.terms) == {"comparingvalues", "comparingvalu", "compar", "valu", "pare", "com", "val", "ing",
+                                     "ue"}
+    assert set(m._stemmed.triggers) == {"comparingvalues", "comparingvalu", "compar", "valu", "pare", "val"}
+    lines = "\n".join(["ing thing", "continu ue", "com pare ing the val ue", "compar valu", "work ing"])
+    assert m.best_anchor(lines) == 1.0
+    assert set(m._seen) == {("com pare ing the val ue", False), ("compar valu", False)}  # no line of ing or ue alone
+    every = fresh()
+    assert max(every.match(line).cover * every.match(line).precision for line in lines.split("\n")) == 1.0
+    assert [every.match(line) for line in ("ing thing", "continu ue", "work ing")] == [NO_MATCH] * 3

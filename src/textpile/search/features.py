@@ -181,11 +181,11 @@ class QueryMatcher:
 
     def best_anchor(self, lines: str) -> float:
         """The best coverage x precision among the lines of ``lines`` (anchor texts,
-        analyzed); only lines holding a query term (as a substring) are matched: each
-        term's next occurrence is found with ``str.find``, the nearest one first (a heap),
+        analyzed); only lines holding a term of :attr:`_Compiled.triggers` (as a substring)
+        are matched: each term's next occurrence is found with ``str.find``, the nearest one first (a heap),
         and after a line every term found in it is looked for again after its end."""
         best = 0.0
-        terms = self._stemmed.terms
+        terms = self._stemmed.triggers  # a line holding none of them matches nothing
         upcoming = [(at, i) for i, term in enumerate(terms) if (at := lines.find(term)) != -1]
         heapq.heapify(upcoming)
         while upcoming:
@@ -224,10 +224,17 @@ class _Compiled:
         self.terms = tuple(sorted({t for alts in (*alternatives, *joined) for a in alts for t in a if t},
                                   key=len, reverse=True))
         self.term_set = frozenset(self.terms)
+        #: A term of each alternative that a field matching it holds: the term of a
+        #: one-term alternative, the longest of a longer one (a split form's short parts,
+        #: ``ing`` of ``compar ing``, are inside most fields: a field without the longest
+        #: part cannot hold the alternative).
+        self.triggers = tuple(sorted({max((t for t in a if t), key=len) for alts in (*alternatives, *joined)
+                                      for a in alts if any(a)}, key=len, reverse=True))
 
     def inside(self, text: str) -> bool:
-        """Whether some term of the requirements occurs in ``text`` (as a substring)."""
-        return any(t in text for t in self.terms)
+        """Whether ``text`` may match: some alternative's :attr:`triggers` term occurs in
+        it (as a substring); a text without any matches no requirement."""
+        return any(t in text for t in self.triggers)
 
     def match(self, words: list[str], weights: list[float]) -> Match:
         n = len(weights)
