@@ -189,3 +189,18 @@ def test_words_close_together_outrank_the_same_words_apart(tmp_path):
     assert keyword == {"https://d.example/functions.html": 1.0, "https://d.example/types.html": 0.0}
     off = search(conn, "date formatting", explain=True, disable=frozenset({"proximity"}))
     assert [e["features"]["proximity"] for e in off.explained] == [0.0, 0.0]  # turned off: not looked up
+
+
+def test_only_a_word_s_split_form_is_marked_as_its_parts_in_a_row():
+    """The parts of a one-word item's two-term split form are one form; a CJK word's
+    character pairs (an alternative of many terms) and the parts of words written
+    together stay forms of their own."""
+    from textpile.search.engine import _split_form
+    from textpile.search.plan import Item
+
+    assert _split_form(Item("backend", False, (("backend",), ("back", "end"))), ["backend"], ("back", "end"))
+    cjk = "東京都庁舎の運用方針を確認する手順書です東京都庁"
+    pairs = tuple(cjk[i:i + 2] for i in range(len(cjk) - 1))
+    assert not _split_form(Item(cjk, False, (pairs,)), [cjk], pairs)
+    assert not _split_form(Item("orm.Session", False, (("orm", "session"),)), ["orm", "Session"], ("orm", "session"))
+    assert not _split_form(Item("back end", True, (("back", "end"),)), ["back", "end"], ("back", "end"))

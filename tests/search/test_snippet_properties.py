@@ -99,3 +99,18 @@ def test_leading_text_is_the_start_of_the_text(text, max_chars):
                                        "for re (search/snippets.py, SnippetMaker._lowered)")
 def test_a_form_with_a_dotted_capital_i_marks_itself():
     assert SnippetMaker([["İstanbul"]]).snippet("Flights to İstanbul") == "Flights to \x02İstanbul\x03"
+
+
+@pytest.mark.parametrize("text", ["a back end b", "a back-end b", "a back\u2013end b", "a back\u00a0end b",
+                                  "a back\nend b", "a back/end b", "a back_end b", "a Back-Ends b"])
+def test_a_split_form_is_marked_however_its_words_are_written_apart(text):
+    marked = SnippetMaker([["backend", "back-end"]]).snippet(text)
+    assert marked == "a " + OPEN + " ".join(text[2:-2].split()) + CLOSE + " b"
+
+
+def test_a_split_form_of_many_words_and_a_blank_form_are_matched_as_their_expression_says():
+    many = SnippetMaker([["-".join(["ab"] * 25)], ["xyz"]])  # no 2**24 ways of writing it
+    text = " ".join(["ab"] * 25) + " xyz"
+    lowered, pattern = many._lowered(text)
+    assert [m.span() for m in many._matches(lowered, pattern)] == [(0, 74), (75, 78)]
+    assert SnippetMaker([[" "], ["foo"]]).snippet("foo bar") == f"{OPEN}foo{CLOSE} bar"

@@ -49,8 +49,8 @@ from textpile.search.filters import PAGE_DATE_SQL, filter_sql, missing_language_
 from textpile.search.global_bm25 import page_rescorer, section_rescorer
 from textpile.search.grouping import group_by_site, site_of
 from textpile.index.schema import require_search_index
-from textpile.search.plan import (Item, QueryPlan, index_languages, language_codes, plan_query, split_candidates,
-                                  with_split_forms)
+from textpile.search.plan import (MIN_SPLIT_WORD, Item, QueryPlan, index_languages, language_codes, plan_query,
+                                  split_candidates, with_split_forms)
 from textpile.search.query import ParsedQuery, parse_query
 from textpile.search.rank import DEFAULT_RANKING, Ranking
 from textpile.search.proximity import PROXIMITY_DEPTH
@@ -325,12 +325,20 @@ def _snippet_words(conn: sqlite3.Connection, plan: QueryPlan, analyzer: Analyzer
             words = list(analyzer.words(item.text))
             forms.extend(words)
             for alt in item.alternatives:
-                if len(alt) == 1 or len(words) > 1:  # a term, or the parts of words written together
-                    forms.extend(alt)
-                else:  # a word's split form (backend: back end) is those parts in a row, not each apart
+                if _split_form(item, words, alt):  # (backend: back end) those parts in a row, not each apart
                     forms.append("-".join(alt))
+                else:  # a term, the parts of words written together, a CJK word's character pairs
+                    forms.extend(alt)
         out.append(forms)
     return out
+
+
+def _split_form(item: Item, words: list[str], alternative: tuple[str, ...]) -> bool:
+    """Whether ``alternative`` of ``item`` (typed as ``words``) is a split form of its one
+    word (:func:`textpile.search.plan.split_candidates`: two terms, of an unquoted word of
+    letters only)."""
+    return (len(alternative) == 2 and len(words) == 1 and not item.phrase and item.text.isalpha()
+            and len(item.text) >= MIN_SPLIT_WORD)
 
 
 def _phrase_form(analyzer: Analyzer, item: Item) -> str | None:

@@ -120,22 +120,26 @@ def _phrase_pattern(form: str) -> str:
     return r"\W+".join(re.escape(w) + (r"\w*" if len(w) >= _WHOLE_WORD_BELOW else r"(?!\w)") for w in form.split())
 
 
+#: What a split form's words are written apart by (:class:`SnippetMaker`): a space, a
+#: hyphen or dash, a slash, an underscore, a no-break space, a line break or a tab.
+_SPLIT_JOINTS = (" ", "-", "\u2010", "\u2011", "\u2013", "\u2014", "/", "_", "\u00a0", "\n", "\t")
+
+
 def _split_pattern(form: str) -> str:
     """The expression of a split form (words joined by hyphens, :class:`SnippetMaker`):
-    its words written apart by a space or a hyphen, the last a word prefix (one or two
-    letters: that word only)."""
+    its words written apart by one of :data:`_SPLIT_JOINTS`, the last a word prefix (one
+    or two letters: that word only)."""
     words = form.split("-")
-    return "[ -]".join(re.escape(w) for w in words) + (r"\w*" if len(words[-1]) >= _WHOLE_WORD_BELOW else r"(?!\w)")
+    joint = "[" + re.escape("".join(_SPLIT_JOINTS)) + "]"
+    return joint.join(re.escape(w) for w in words) + (r"\w*" if len(words[-1]) >= _WHOLE_WORD_BELOW else r"(?!\w)")
 
 
 def _split_writings(form: str) -> list[str]:
-    """The ways the split form ``form`` is written that its expression matches: its words
-    with a space or a hyphen between each two (``back end``, ``back-end``)."""
-    words = form.split("-")
-    out = [words[0]]
-    for word in words[1:]:
-        out = [w + joint + word for w in out for joint in (" ", "-")]
-    return out
+    """The ways the split form ``form`` of two words is written that its expression
+    matches: the two with each of :data:`_SPLIT_JOINTS` between them (``back end``,
+    ``back-end``, ...)."""
+    left, right = form.split("-")
+    return [left + joint + right for joint in _SPLIT_JOINTS]
 
 
 def _form_of(found: str, form: str) -> bool:
@@ -143,12 +147,15 @@ def _form_of(found: str, form: str) -> bool:
     phrase's words are found with anything but word characters between them: ``back-end``
     is one of ``back end``; a split form's with a space or a hyphen)."""
     if " " not in form:
-        return found.replace(" ", "-").startswith(form) if "-" in form.strip("-") else found.startswith(form)
+        if "-" in form.strip("-"):  # a split form
+            return found.translate(_TO_HYPHEN).startswith(form)
+        return found.startswith(form)
     words, parts = _NOT_WORD.split(found), form.split()
     return len(words) == len(parts) and all(w.startswith(p) for w, p in zip(words, parts))
 
 
 _NOT_WORD = re.compile(r"\W+")
+_TO_HYPHEN = str.maketrans(dict.fromkeys(_SPLIT_JOINTS, "-"))
 
 
 class SnippetMaker:
@@ -158,18 +165,19 @@ class SnippetMaker:
     prefix, case-insensitively (analyzed stems and the words as typed, so ``indexes`` is
     marked for the query ``index``). CJK forms match anywhere. A form of several words
     separated by spaces is a phrase: its words in that order, each a word prefix, with
-    anything but word characters between them, marked as one. A requirement whose first
-    form is a phrase (a quoted phrase) is looked for as its phrases only; a text in which
-    no such phrase and no other word is found gets the snippet of its forms word by word
-    instead. A form of words joined by hyphens is a word's split form (``back-end`` for
-    ``backend``): its words written apart by a space or a hyphen, the last a word prefix,
-    marked as one, and looked for beside the requirement's other forms.
+    anything but word characters between them, marked as one. A requirement with a
+    phrase form is looked for as that phrase only; a text in which no phrase and no other
+    word is found gets the snippet of its forms word by word instead. A form of words
+    joined by hyphens is a word's split form (``back-end`` for ``backend``): its words
+    written apart by a space, a hyphen or another of :data:`_SPLIT_JOINTS`, the last a
+    word prefix, marked as one, and looked for beside the requirement's other forms.
+    A blank form finds nothing.
     """
 
     def __init__(self, words: list[list[str]]) -> None:
-        quoted = [bool(group) and " " in group[0] for group in words]
-        if any(quoted):
-            phrased = [[f for f in group if " " in f] if only else group for group, only in zip(words, quoted)]
+        words = [[f for f in group if f.strip()] for group in words]  # (a blank form finds nothing)
+        if any(" " in f for group in words for f in group):
+            phrased = [[f for f in group if " " in f] or group for group in words]
             self._words_instead: SnippetMaker | None = SnippetMaker(
                 [[f for f in group if " " not in f] for group in words])
             words = phrased
@@ -202,9 +210,10 @@ class SnippetMaker:
         self._wanted = len([g for g in self._groups if g])
         # a phrase is found where its first word is, a split form as written with a space or a hyphen
         starts = forms + [f.split()[0] for f in {f.lower() for group in words for f in group} if " " in f]
-        starts += [w for f in splits for w in _split_writings(f)]
-        self._plain = [] if cjk or any(len(f.split("-")) > 4 for f in splits) else \
-            [f for f in starts if f[:1].isalnum() or f[:1] == "_"]
+        by_places = not cjk and all(len(f.split("-")) == 2 for f in splits)  # (a longer one: too many writings)
+        starts += [w for f in splits for w in _split_writings(f)] if by_places else []
+        # every form must start with a word character to be found by its places
+        self._plain = starts if by_places and all(f[:1].isalnum() or f[:1] == "_" for f in starts) else []
         if any(len(f) < _FIND_FORM_CHARS for f in self._plain):
             self._plain = []  # a short form is found inside most words: the expression skips them faster
         #: the forms looked for with find: a form another one begins (``warn``, ``warnings``)
