@@ -64,7 +64,7 @@ def test_fast_word_search_gives_the_regular_expression_result():
         text = "".join(rng.choice(pieces) + rng.choice([" ", "", ".", "_", "-"]) for _ in range(rng.randint(0, 300)))
         maker = SnippetMaker([[rng.choice(forms)] for _ in range(rng.randint(1, 3))])
         fast = maker.snippet(text)
-        maker._plain = []  # the plain regular expression scan
+        maker._by_places = False  # the plain regular expression scan
         assert fast == maker.snippet(text), text
 
 

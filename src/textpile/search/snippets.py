@@ -134,14 +134,6 @@ def _split_pattern(form: str) -> str:
     return joint.join(re.escape(w) for w in words) + (r"\w*" if len(words[-1]) >= _WHOLE_WORD_BELOW else r"(?!\w)")
 
 
-def _split_writings(form: str) -> list[str]:
-    """The ways the split form ``form`` of two words is written that its expression
-    matches: the two with each of :data:`_SPLIT_JOINTS` between them (``back end``,
-    ``back-end``, ...)."""
-    left, right = form.split("-")
-    return [left + joint + right for joint in _SPLIT_JOINTS]
-
-
 def _form_of(found: str, form: str) -> bool:
     """Whether the matched text ``found`` (lower case) is an occurrence of ``form`` (a
     phrase's words are found with anything but word characters between them: ``back-end``
@@ -208,31 +200,38 @@ class SnippetMaker:
         self._source = "|".join(parts)
         self._pattern_any_case: re.Pattern | None = None  # compiled when first needed (rare)
         self._wanted = len([g for g in self._groups if g])
-        # a phrase is found where its first word is, a split form as written with a space or a hyphen
+        # a phrase is found where its first word is; a split form where its longer word is
+        # (its ways of writing differ only in the one character between its two words)
         starts = forms + [f.split()[0] for f in {f.lower() for group in words for f in group} if " " in f]
-        by_places = not cjk and all(len(f.split("-")) == 2 for f in splits)  # (a longer one: too many writings)
-        starts += [w for f in splits for w in _split_writings(f)] if by_places else []
-        # every form must start with a word character to be found by its places
-        self._plain = starts if by_places and all(f[:1].isalnum() or f[:1] == "_" for f in starts) else []
-        if any(len(f) < _FIND_FORM_CHARS for f in self._plain):
-            self._plain = []  # a short form is found inside most words: the expression skips them faster
+        by_places = not cjk and all(len(f.split("-")) == 2 for f in splits)  # (a longer one: the expression)
+        split_keys = []
+        for left, right in (f.split("-") for f in splits) if by_places else ():
+            split_keys.append((left, 0) if len(left) >= len(right) else (right, -(len(left) + 1)))
+        by_places = by_places and all(f[:1].isalnum() or f[:1] == "_" for f in starts + splits) \
+            and all(len(k) >= _FIND_FORM_CHARS for k in starts + [k for k, _ in split_keys])
+        #: whether matches are found by their places (:meth:`_matches`): not with CJK forms,
+        #: a form not starting with a word character, a short one (found inside most words:
+        #: the expression skips them faster) or a split form of more than two words
+        self._by_places = by_places
         #: the forms looked for with find: a form another one begins (``warn``, ``warnings``)
         #: finds every place of the longer one, whose finds would only repeat them
         self._finds: list[str] = []
-        for f in sorted(set(self._plain), key=lambda f: (len(f), f)):  # (an order of its own: not the set's)
+        for f in sorted(set(starts), key=lambda f: (len(f), f)) if by_places else ():  # (an order of its own)
             if not any(f.startswith(g) for g in self._finds):
                 self._finds.append(f)
+        #: the split forms' longer words, each with where the form starts from it
+        self._split_finds: list[tuple[str, int]] = sorted(set(split_keys)) if by_places else []
 
     def _matches(self, lowered: str, pattern: re.Pattern, start: int = 0) -> Iterator[re.Match]:
         """``pattern.finditer(lowered, start)``, found faster: the places of the word forms
         are found with ``str.find`` (in C, far faster than trying the alternation at every
-        position; a form another one begins is found by that one), all of them at once and
-        sorted, and each is confirmed with ``pattern.match`` there, which sees the character
-        before it (``\\b``) and extends the match to the end of the word. A form found
-        inside a confirmed match (a longer form, the rest of the word) is not a match of
-        its own, as in finditer; forms that do not start with a word character use
-        finditer."""
-        if not self._plain or pattern is not self._pattern:
+        position; a form another one begins is found by that one; a split form by its
+        longer word, one character after the other), all of them at once and sorted, and
+        each is confirmed with ``pattern.match`` there, which sees the character before it
+        (``\\b``) and extends the match to the end of the word. A form found inside a
+        confirmed match (a longer form, the rest of the word) is not a match of its own, as
+        in finditer. Without places (:attr:`_by_places`), finditer itself."""
+        if not self._by_places or pattern is not self._pattern:
             yield from pattern.finditer(lowered, start)
             return
         places: list[int] = []
@@ -241,7 +240,12 @@ class SnippetMaker:
             while at != -1:
                 places.append(at)
                 at = lowered.find(form, at + 1)
-        places.sort()  # no two alike: forms starting at one place would begin one another
+        for key, offset in self._split_finds:
+            at = lowered.find(key, start - offset)
+            while at != -1:
+                places.append(at + offset)
+                at = lowered.find(key, at + 1)
+        places.sort()  # (a place twice is skipped below: a match there ended past it, or was none)
         end = start
         match = pattern.match
         for at in places:
