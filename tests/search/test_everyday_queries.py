@@ -128,7 +128,8 @@ def test_a_split_form_is_marked_as_its_parts_in_a_row(tmp_path):
     })
     got = {r.url: r.snippet_html for r in search(conn, "backend").results}
     assert got == {
-        "https://b.example/storage.html": "Choose a <mark>back-end</mark> for storage; at the end of the day, go back to it.",
+        "https://b.example/storage.html":
+            "Choose a <mark>back-end</mark> for storage; at the end of the day, go back to it.",
         "https://b.example/cache.html": "The cache <mark>backend</mark> keeps entries in memory."}
 
 

@@ -208,7 +208,7 @@ def page_candidates(conn: sqlite3.Connection, match: str, weights: tuple[float, 
     which decide, as in one index of them, whether the scan is scored (then by
     ``rescore``) or not (:func:`tiered_scan`). ``handoff``: a shard's
     :class:`~textpile.search.shard_memo.ShardMemo`, holding the first ``scan`` matches
-    of ``match`` when the search's cut round scanned them (:func:`hand_pages`): a scan
+    of ``match`` when the search's cut round scanned them (:func:`match_docids`): a scan
     rescored takes its rows from there (those up to ``last``) instead of scanning again."""
     if filter_sql:  # the filters decide which rows count: join them into the scan
         sql = (f"SELECT sp.entity_generation_id, -bm25(search_index, {_weights(weights)}) FROM search_index si "
@@ -424,7 +424,8 @@ def section_candidates(conn: sqlite3.Connection, analyzer: Analyzer, match: str,
     :func:`page_candidates`), best first; only sections of searchable generations (and,
     with filters, of pages passing them). ``analyzer`` analyzes the titles and anchor
     names of the ``limit`` returned (the rerank's strings). ``last``, ``rescore``,
-    ``every_shard``, ``handoff``: as :func:`scored_sections`; ``floor`` ``(score, section_summary_id, docid)``: only sections
+    ``every_shard``, ``handoff``: as :func:`scored_sections`; ``floor``
+    ``(score, section_summary_id, docid)``: only sections
     scoring above ``score``, or equal to it with an id up to the given one (a shard's
     part of the best sections of one index: :mod:`textpile.search.cuts`)."""
     joins = FILTER_JOINS if filter_sql else ""

@@ -212,7 +212,7 @@ def _partial_candidates(conn, plan: QueryPlan, ranking: Ranking, depth: int, bud
                                                    tiers=tiers, rescore=rescore, seen=found.seen,
                                                    every_shard=every_shard,
                                                    last=_level_cut(cut, "level_last", level, LAST_ROWID),
-                                                   handoff=stats.memo if stats is not None and cut is not None else None)
+                                                   handoff=None if stats is None or cut is None else stats.memo)
             hits = section_candidates(conn, analyzer, expr, ranking.section_columns, SECTION_DEPTH // 2, SECTION_SCAN,
                                       fsql, fparams, tiers=tiers, rescore=rescore_sections, every_shard=section_docs,
                                       last=_level_cut(cut, "level_section_last", level, LAST_ROWID),
