@@ -406,6 +406,20 @@ class Suggest:
         return len(found.pages) + len(found.sections)
 
 
+def speed_queries(data_dir: Path, count: int) -> list[tuple[str, str]]:
+    """``(class, text)`` of the benchmark's queries: ``count`` judged queries of the corpus'
+    sites (the relevance benchmark's, sampled with a fixed seed), the common words and the
+    pasted 64-word paragraph."""
+    rng = random.Random(7)
+    judged = []
+    for site in (s for s in SITES if s.name in CORPUS_SITES):
+        root = ensure_site(site, data_dir)
+        qs, _ = sample(site_queries(site, root), {p for q in site_queries(site, root) for p in q.relevant}, 10**6)
+        judged.extend((q.klass, q.text) for q in qs)
+    queries = rng.sample(judged, min(count, len(judged)))
+    return queries + [("common", q) for q in COMMON] + [("pasted-64", PASTED)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=100_000)
@@ -451,14 +465,7 @@ def main() -> int:
         parser.error(f"--systems: unknown {unknown[0]!r} (known: {', '.join(makers)})")
     systems = [(name, makers[name]()) for name in chosen]
 
-    rng = random.Random(7)
-    judged = []
-    for site in (s for s in SITES if s.name in CORPUS_SITES):
-        root = ensure_site(site, data_dir)
-        qs, _ = sample(site_queries(site, root), {p for q in site_queries(site, root) for p in q.relevant}, 10**6)
-        judged.extend((q.klass, q.text) for q in qs)
-    queries = rng.sample(judged, min(args.queries, len(judged)))
-    queries += [("common", q) for q in COMMON] + [("pasted-64", PASTED)]
+    queries = speed_queries(data_dir, args.queries)
 
     for kind, text in queries:  # one unmeasured pass, so that every system reads a warm page cache
         for _, system in systems:
