@@ -182,8 +182,9 @@ class QueryMatcher:
     def best_anchor(self, lines: str) -> float:
         """The best coverage x precision among the lines of ``lines`` (anchor texts,
         analyzed); only lines holding a term of :attr:`_Compiled.triggers` (as a substring)
-        are matched: each term's next occurrence is found with ``str.find``, the nearest one first (a heap),
-        and after a line every term found in it is looked for again after its end."""
+        are matched: each term's next occurrence is found with ``str.find``, the nearest
+        one first (a heap), and after a line every term found in it is looked for again
+        after its end."""
         best = 0.0
         terms = self._stemmed.triggers  # a line holding none of them matches nothing
         upcoming = [(at, i) for i, term in enumerate(terms) if (at := lines.find(term)) != -1]

@@ -125,6 +125,11 @@ def _phrase_pattern(form: str) -> str:
 _SPLIT_JOINTS = (" ", "-", "\u2010", "\u2011", "\u2013", "\u2014", "/", "_", "\u00a0", "\n", "\t")
 
 
+def _is_split(form: str) -> bool:
+    """Whether ``form`` (no spaces) is a split form: words joined by hyphens."""
+    return "-" in form.strip("-")
+
+
 def _split_pattern(form: str) -> str:
     """The expression of a split form (words joined by hyphens, :class:`SnippetMaker`):
     its words written apart by one of :data:`_SPLIT_JOINTS`, the last a word prefix (one
@@ -137,9 +142,9 @@ def _split_pattern(form: str) -> str:
 def _form_of(found: str, form: str) -> bool:
     """Whether the matched text ``found`` (lower case) is an occurrence of ``form`` (a
     phrase's words are found with anything but word characters between them: ``back-end``
-    is one of ``back end``; a split form's with a space or a hyphen)."""
+    is one of ``back end``; a split form's with one of :data:`_SPLIT_JOINTS`)."""
     if " " not in form:
-        if "-" in form.strip("-"):  # a split form
+        if _is_split(form):
             return found.translate(_TO_HYPHEN).startswith(form)
         return found.startswith(form)
     words, parts = _NOT_WORD.split(found), form.split()
@@ -183,7 +188,7 @@ class SnippetMaker:
             self._wanted = 0
             return
         phrases = [_phrase_pattern(f) for f in forms if " " in f]
-        splits = [f for f in forms if " " not in f and "-" in f.strip("-")]
+        splits = [f for f in forms if " " not in f and _is_split(f)]
         forms = [f for f in forms if " " not in f and f not in splits]
         cjk = [re.escape(f) for f in forms if _CJK_START.match(f)]
         plain = [re.escape(f) for f in forms if not _CJK_START.match(f)]
