@@ -46,6 +46,7 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         metadata["handoffs_forwarded"] = report.handoffs_forwarded
         metadata["handoffs_unread"] = MetadataValue.json(dict(report.handoffs_unread))
         metadata["handed_off"] = MetadataValue.json(dict(report.handed_off))
+        metadata["outbox_pruned"] = MetadataValue.json(dict(report.outbox_pruned))
     for name, count in sorted(report.exit_code_counts.items()):
         metadata[f"exit_{name}"] = count
     return metadata
@@ -144,6 +145,8 @@ def materialize_crawl_run(
     if report.handoffs_taken or report.handed_off:
         context.log.info("hand-offs: taken in %s (%d forwarded), handed off %s", report.handoffs_taken,
                          report.handoffs_forwarded, report.handed_off)
+    if report.outbox_pruned:
+        context.log.info("outbox rows no longer needed, deleted: %s", report.outbox_pruned)
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
     if config.max_commands_per_run == 0:

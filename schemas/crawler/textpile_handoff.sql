@@ -5,12 +5,13 @@
 -- page that linked it. The owning shard's next crawl reads the rows addressed to it from
 -- every other shard's crawler database (read only) and makes them crawl candidates in its
 -- own, remembering how far it read. So each crawler database keeps one writer (its own
--- shard's crawl) and both sides resume after a crash. Created IF NOT EXISTS on every open:
+-- shard's crawl) and both sides resume after a crash. A row is deleted once taken in and
+-- no longer linked (textpile.shards.handoff.prune_outbox). Created IF NOT EXISTS on every open:
 -- older crawler databases gain them.
 
 -- The outbox: URLs found by this shard's crawls on sites of other shards.
 CREATE TABLE IF NOT EXISTS textpile_handoff (
-    handoff_id INTEGER NOT NULL PRIMARY KEY, -- ascending in the order written (rows are never deleted, so never reused)
+    handoff_id INTEGER NOT NULL PRIMARY KEY, -- ascending in the order written (a row no longer needed is deleted, never the largest: never reused)
     shard TEXT NOT NULL, -- the shard holding the URL's site when it was written
     str_url TEXT NOT NULL, -- the URL, as url.str_url
     kind TEXT CHECK (kind IN ('sitemap', 'feed')), -- a sitemap or feed to read (as textpile_meta_resource.kind); NULL: a page

@@ -53,13 +53,13 @@ def linked_sites(tmp_path):
         yield x, y, table, config
 
 
-def _crawl(table, config, shard):
+def _crawl(table, config, shard, force_recrawl=False):
     """One crawl run of ``shard``: its own seeds, handing off the others' links."""
     shards = load_shards(table)
     own = config.model_copy(update={"seeds": shards.seeds_by_shard(config.seeds)[shard]})
     folder = shards.folder(shard)
     folder.mkdir(exist_ok=True)
-    report = run_crawl(own, folder / "crawler.db", progress=False, page_readers=0,
+    report = run_crawl(own, folder / "crawler.db", progress=False, page_readers=0, force_recrawl=force_recrawl,
                        handoff=handoff_of(shards, config.crawl_seeds, shard))
     assert report.failure is None
     return report
@@ -167,3 +167,66 @@ def test_an_outbox_made_anew_is_read_from_its_start(linked_sites):
                           (y.base_url + "/y1",))
         assert take_handoffs(store, handoff_of(shards, config.crawl_seeds, "b")).taken == {"a": 1}
         assert store.handoff_position("a") == 1
+
+
+def test_an_outbox_row_goes_once_taken_in_and_no_longer_linked(linked_sites):
+    x, y, table, config = linked_sites
+    a, b = (load_shards(table).folder(s) / "crawler.db" for s in ("a", "b"))
+    X, Y = x.base_url, y.base_url
+    start = x.routes["/"]
+    both = x.routes["/"] = Response(200, start.body.replace(f'<li><a href="{Y}/hidden-y">', f'<li><a href="{Y}/y1">'
+                                                            f'{Y}/y1</a></li><li><a href="{Y}/hidden-y">'))
+    outbox = "SELECT handoff_id, shard, str_url FROM textpile_handoff ORDER BY handoff_id"
+
+    first_a = _crawl(table, config, "a")
+    assert _query(a, outbox) == [(1, "b", f"{Y}/feed.xml"), (2, "b", f"{Y}/y1"), (3, "b", f"{Y}/hidden-y")]
+    # x's start page no longer links y's pages: nothing goes before b took the rows in
+    x.routes["/"] = Response(200, start.body.replace(f'<li><a href="{Y}/hidden-y">{Y}/hidden-y</a></li>', ""))
+    second_a = _crawl(table, config, "a", force_recrawl=True)
+    assert first_a.outbox_pruned == {} and second_a.outbox_pruned == {} and second_a.not_pruned == {}
+    assert len(_query(a, outbox)) == 3
+
+    first_b = _crawl(table, config, "b")
+    assert first_b.handoffs_taken == {"a": 3} and first_b.outbox_pruned == {}  # a has no row of b's to take yet
+    assert f"{Y}/hidden-y" in _crawled(b)
+    # taken in and no longer linked: a drops y1's row; hidden-y's is the largest, kept
+    # (handoff_ids are never reused); the feed is still announced
+    third_a = _crawl(table, config, "a", force_recrawl=True)
+    assert third_a.outbox_pruned == {"b": 1}
+    assert _query(a, outbox) == [(1, "b", f"{Y}/feed.xml"), (3, "b", f"{Y}/hidden-y")]
+    # b reaches y1 from its own start page, so pruning there keeps it; hidden-y is still
+    # in a's outbox: kept too
+    second_b = _crawl(table, config, "b", force_recrawl=True)
+    assert second_b.pruned == {Y: []}
+
+    # a page of a links y1 again: a new row (a new handoff_id), which b takes in
+    x.routes["/"] = both
+    fourth_a = _crawl(table, config, "a", force_recrawl=True)
+    assert fourth_a.handed_off == {"b": 1} and fourth_a.outbox_pruned == {}
+    assert _query(a, outbox)[-1] == (4, "b", f"{Y}/y1")
+    assert _crawl(table, config, "b").handoffs_taken == {"a": 1}
+
+
+def test_a_page_only_another_shard_linked_is_pruned_once_its_row_goes(linked_sites):
+    x, y, table, config = linked_sites
+    a, b = (load_shards(table).folder(s) / "crawler.db" for s in ("a", "b"))
+    X, Y = x.base_url, y.base_url
+    start = y.routes["/"]
+    # y's start page links x's hidden page and x1: hidden-x's row is not the largest
+    y.routes["/"] = Response(200, start.body.replace(f'<li><a href="{X}/hidden-x">', f'<li><a href="{X}/hidden-x">'
+                                                     f'{X}/hidden-x</a></li><li><a href="{X}/x1">'))
+    _crawl(table, config, "a")
+    _crawl(table, config, "b")
+    assert _query(b, "SELECT handoff_id, str_url FROM textpile_handoff ORDER BY 1") == [
+        (1, f"{X}/hidden-x"), (2, f"{X}/x1")]
+    assert _crawl(table, config, "a").handoffs_taken == {"b": 2}
+    assert f"{X}/hidden-x" in _crawled(a)
+    # y no longer links x's hidden page: b drops its row, and a's next complete crawl
+    # prunes the page (only that row reached it)
+    y.routes["/"] = Response(200, start.body.replace(f'<li><a href="{X}/hidden-x">{X}/hidden-x</a></li>',
+                                                     f'<li><a href="{X}/x1">{X}/x1</a></li>'))
+    assert _crawl(table, config, "b", force_recrawl=True).outbox_pruned == {"a": 1}
+    pruned = _crawl(table, config, "a")
+    assert pruned.pruned == {X: [f"{X}/hidden-x"]}
+    assert _query(a, "SELECT u.str_url FROM crawl_log c JOIN url u USING (url_id) WHERE c.exit_code = 182") == [
+        (f"{X}/hidden-x",)]

@@ -32,6 +32,16 @@ The outbox of a shard is read where its folder is reachable (the shard table's
 ``root``/``[folders]``): on one machine always. A shard whose crawler database is not
 there (not crawled yet, or on another host) is listed in :attr:`TakeReport.unread`; its
 rows wait in its outbox and are taken by the first crawl that can read them.
+
+An outbox row stays while it is needed (:func:`prune_outbox`, after a shard's crawl in
+which every origin was crawled completely and healthily, as pruning asks): until the
+shard it is addressed to took it in, and while a page of this shard still leads to its
+URL (the owner's pruning counts the URLs of other shards' outboxes as reached, so a row
+kept for a page that no longer links it would keep that page in the owner's index) or
+another shard's outbox addressed it here (a forwarded row: the page that links it is in
+that shard). So the outbox follows the links between shards as they are now, not every
+URL ever found. The row with the largest handoff_id is always kept: handoff_ids are never
+reused, and the read positions of the other shards keep meaning what they say.
 """
 
 from __future__ import annotations
@@ -128,12 +138,11 @@ def take_handoffs(store: CrawlStore, handoff: HandOff) -> TakeReport:
 
 
 def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
-    """Every URL (str_url) another shard's outbox ever addressed to ``handoff.shard``, read
-    only (outbox rows are never deleted, so a URL stays here while its linking page's
-    shard keeps it: pruning counts them reached, conservatively), and the shards whose
-    crawler database exists but could not be read, with why. A shard with no crawler
-    database at its path (not crawled yet, or on another host) handed nothing that this
-    shard took in, and is passed over.
+    """Every URL (str_url) another shard's outbox addresses to ``handoff.shard``, read only
+    (a row stays while a page of that shard leads to its URL, :func:`prune_outbox`:
+    pruning counts them reached), and the shards whose crawler database exists but could
+    not be read, with why. A shard with no crawler database at its path (not crawled yet,
+    or on another host) handed nothing that this shard took in, and is passed over.
     """
     urls: set[str] = set()
     unread: dict[str, str] = {}
@@ -144,10 +153,69 @@ def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
             with closing(open_crawler_db(path, create=False, read_only=True)) as source:
                 if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()):
                     urls.update(u for (u,) in _read(source, path, "SELECT str_url FROM textpile_handoff"
-                                                    " WHERE shard = ? AND kind IS NULL", (handoff.shard,)))
+                                                    " WHERE shard = ?", (handoff.shard,)))
         except DatabaseError as exc:
             unread[name] = str(exc)
     return urls, unread
+
+
+@dataclass
+class OutboxPruned:
+    """What :func:`prune_outbox` did: ``pruned``, the outbox rows deleted per shard they
+    were addressed to; ``kept``, the shards whose rows were all kept, with why (their
+    read position of this outbox is not known here)."""
+
+    pruned: dict[str, int] = field(default_factory=dict)
+    kept: dict[str, str] = field(default_factory=dict)
+
+
+def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> OutboxPruned:
+    """Delete from ``store``'s outbox (the crawler database of ``handoff.shard``, its crawl
+    lock held by the caller) the rows no longer needed (module docstring): those the
+    shard they are addressed to took in (read only: its ``textpile_handoff_taken`` row of
+    this shard) whose URL is not in ``reached``, the URLs this shard's crawler database
+    reaches with the URLs other shards' outboxes address to it among its roots
+    (:func:`textpile.crawl.crawldb.prune.reached_urls` from the seeds and
+    :func:`handed_in_urls`). Call it only after a crawl that could prune every origin it
+    crawled: a page whose links are not known, or an unread shard's outbox, would make a
+    needed row look unneeded. The row with the largest handoff_id is kept. Rows addressed
+    to a shard whose crawler database is missing, cannot be read, or read this outbox
+    before it was made anew (its position is past the largest row), or to a shard no
+    longer in the table, are kept.
+
+    Raises:
+        sqlite3.Error: ``store``'s database refused the deletion (nothing of it is kept).
+    """
+    result = OutboxPruned()
+    last = store.last_handoff_id()
+    if last == 0:
+        return result
+    positions: dict[str, int] = {}
+    for name, path in handoff.sources().items():
+        if not path.is_file():
+            result.kept[name] = f"no crawler database at {path} (not crawled yet, or on another host)"
+            continue
+        try:
+            with closing(open_crawler_db(path, create=False, read_only=True)) as source:
+                found = []
+                if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff_taken'", ()):
+                    found = _read(source, path, "SELECT last_handoff_id FROM textpile_handoff_taken"
+                                                " WHERE from_shard = ?", (handoff.shard,))
+        except DatabaseError as exc:
+            result.kept[name] = str(exc)
+            continue
+        if found and found[0][0] > last:
+            result.kept[name] = "it read this outbox before its crawler database was made anew"
+        elif found:
+            positions[name] = found[0][0]
+    gone: dict[str, list[int]] = {}
+    for handoff_id, shard, str_url in store.outbox_rows(below=last):
+        if handoff_id <= positions.get(shard, 0) and str_url not in reached:
+            gone.setdefault(shard, []).append(handoff_id)
+    if gone:
+        store.drop_handoffs(sorted(i for ids in gone.values() for i in ids))
+    result.pruned = {shard: len(ids) for shard, ids in sorted(gone.items())}
+    return result
 
 
 def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tuple[int, int]:

@@ -501,6 +501,26 @@ class CrawlStore:
             "SELECT shard, count(*) FROM textpile_handoff WHERE handoff_id > ? GROUP BY shard ORDER BY shard",
             (handoff_id,)).fetchall())
 
+    def outbox_rows(self, below: int) -> list[tuple[int, str, str]]:
+        """(handoff_id, shard, str_url) of the outbox rows whose handoff_id is below ``below``."""
+        return self.conn.execute("SELECT handoff_id, shard, str_url FROM textpile_handoff WHERE handoff_id < ?",
+                                 (below,)).fetchall()
+
+    def drop_handoffs(self, handoff_ids: list[int]) -> None:
+        """Delete the outbox rows ``handoff_ids`` in one transaction
+        (:func:`textpile.shards.handoff.prune_outbox`).
+
+        Raises:
+            sqlite3.Error: the database refused it (nothing of it is kept).
+        """
+        try:
+            with self.conn:
+                self.conn.execute("DELETE FROM textpile_handoff WHERE handoff_id IN (SELECT value FROM json_each(?))",
+                                  (json.dumps(handoff_ids),))
+        except sqlite3.Error:
+            self._forget()
+            raise
+
     def handoff_position(self, from_shard: str) -> int:
         """How far the outbox of ``from_shard`` was taken in (its largest handoff_id taken; 0: none)."""
         row = self.conn.execute("SELECT last_handoff_id FROM textpile_handoff_taken WHERE from_shard = ?",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
-from textpile.crawl.crawldb.prune import OriginOutcome, prune_origin
+from textpile.crawl.crawldb.prune import OriginOutcome, prune_origin, reached_urls
 from textpile.crawl.crawldb.recovery import ClosedRun, close_unfinished_runs, crawl_lock_path
 from textpile.crawl.crawldb.writer import FLUSH_INTERVAL_S, CrawlerDb
 from textpile.crawl.fetcher.fetch import ACCEPT, ACCEPT_ENCODING, CrawlClient, FetchLimits, FetchResult
@@ -187,6 +187,10 @@ class CrawlReport:
     handoffs_forwarded: int = 0
     handoffs_unread: dict[str, str] = field(default_factory=dict)
     handed_off: dict[str, int] = field(default_factory=dict)
+    #: outbox rows no longer needed, deleted after the run per shard they were addressed
+    #: to (:func:`textpile.shards.handoff.prune_outbox`; only after a run that pruned
+    #: every origin it crawled)
+    outbox_pruned: dict[str, int] = field(default_factory=dict)
 
     def entry_written(self, str_origin: str, entry) -> None:
         """Count a crawl log entry (a :class:`~textpile.crawl.crawldb.records.LogEntry`) of the
@@ -393,9 +397,11 @@ def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, disp
 def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: HandOff | None = None) -> None:
     """Prune each origin of the run whose crawl was complete and healthy
     (:mod:`textpile.crawl.crawldb.prune`) into ``report.pruned``; the others' reasons go
-    to ``report.not_pruned``. In a shard's crawl (``handoff``), every URL another shard
-    ever handed to this one is reached too (its linking page is in that shard's database),
-    and nothing is pruned while another shard's outbox could not be read.
+    to ``report.not_pruned``. In a shard's crawl (``handoff``), every URL another shard's
+    outbox addresses to this one is reached too (its linking page is in that shard's
+    database), and nothing is pruned while another shard's outbox could not be read; when
+    every origin of the run was pruned, the outbox rows no longer needed are deleted
+    (:func:`textpile.shards.handoff.prune_outbox`, into ``report.outbox_pruned``).
 
     Raises:
         sqlite3.Error: the database refused the pruning of an origin (nothing of it is kept).
@@ -427,6 +433,11 @@ def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: Han
                     counts[ExitCode.pruned.name] = counts.get(ExitCode.pruned.name, 0) + len(result.pruned)
         if why is not None:
             report.not_pruned[str_origin] = why
+    if handoff is not None and report.pruned and not report.not_pruned:
+        from textpile.shards.handoff import prune_outbox
+
+        reached, _ = reached_urls(db.store, seeds)
+        report.outbox_pruned = prune_outbox(db.store, handoff, reached).pruned
 
 
 async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *, force_recrawl: bool = False,
