@@ -241,8 +241,10 @@ class Tantivy:
     snippet of its body with the query's terms highlighted (tantivy's SnippetGenerator),
     the work textpile's library call does for its 20 results."""
 
-    def __init__(self, db: Path, folder: Path, log=print, shown: bool = False, old: bool = False,
+    def __init__(self, db: Path | list[Path], folder: Path, log=print, shown: bool = False, old: bool = False,
                  partial: bool = True) -> None:
+        """``db``: the summary database indexed (or the shards holding its pages, indexed
+        one after the other into one tantivy index)."""
         import tantivy
 
         self.tantivy = tantivy
@@ -260,14 +262,15 @@ class Tantivy:
             log(f"== indexing the corpus with tantivy into {folder}")
             index = tantivy.Index(schema, path=str(folder))
             writer = index.writer(heap_size=1_000_000_000)
-            # the text_pile view unpacks the Gen2 texts with the sqlar functions
-            conn = register_functions(sqlite3.connect(f"file:{db}?mode=ro", uri=True))
-            for url, title, headings, body in searchable_documents(conn):
-                writer.add_document(tantivy.Document(url=url, title=title or "", headings=headings or "",
-                                                     body=body or ""))
+            for source in db if isinstance(db, list) else [db]:
+                # the text_pile view unpacks the Gen2 texts with the sqlar functions
+                conn = register_functions(sqlite3.connect(f"file:{source}?mode=ro", uri=True))
+                for url, title, headings, body in searchable_documents(conn):
+                    writer.add_document(tantivy.Document(url=url, title=title or "", headings=headings or "",
+                                                         body=body or ""))
+                conn.close()
             writer.commit()
             writer.wait_merging_threads()
-            conn.close()
             done.write_text("ok\n")
         self.index = tantivy.Index(schema, path=str(folder))
         self.index.reload()
@@ -428,7 +431,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2, help="times every query runs per system")
     parser.add_argument("--reindex", action="store_true",
                         help="rebuild the cached corpus' search index with the current code first")
-    parser.add_argument("--build-only", action="store_true", help="build (or reindex) the corpus, then stop")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build (or reindex) the corpus and the caches of the --systems named, then stop")
+    parser.add_argument("--without-one-index", action="store_true",
+                        help="no summary database of the whole corpus (a size where building it costs too much): "
+                             "only 'textpile shards' and tantivy (indexing the shards' pages)")
     parser.add_argument("--systems", default="", help="only these systems (comma-separated names as printed)")
     parser.add_argument("--shards", type=int, default=3, help="shards of 'textpile shards' (the corpus split by copy)")
     args = parser.parse_args()
@@ -440,7 +447,13 @@ def main() -> int:
     folder = data_dir / "search-speed"
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / f"summary-{args.pages}.db"
-    if not db.exists():
+
+    def shard_dbs() -> list[Path]:
+        return shard_corpora(db, sources, args.pages, args.shards)
+
+    if args.without_one_index:
+        pass
+    elif not db.exists():
         build_corpus(db, sources, args.pages)
     elif args.reindex:
         print(f"== rebuilding the search index of {db}")
@@ -449,8 +462,6 @@ def main() -> int:
         update_index(conn, rebuild=True)
         conn.close()
         print(f"   {time.monotonic() - t0:.0f} s")
-    if args.build_only:
-        return 0
     makers = {"textpile": lambda: Textpile(db), "textpile+facets": lambda: Textpile(db, facets=True),
               "suggest": lambda: Suggest(db), "stage one": lambda: TextpileStageOne(db), "bare FTS5": lambda: BareFts(db),
               "tantivy": lambda: Tantivy(db, folder / f"tantivy-{args.pages}"),
@@ -458,12 +469,19 @@ def main() -> int:
               "tantivy AND": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", partial=False),
               "tantivy old": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", old=True),
               "textpile hybrid": lambda: TextpileHybrid(embedded_corpus(db)),
-              "textpile shards": lambda: TextpileShards(shard_corpora(db, sources, args.pages, args.shards))}
-    chosen = [n.strip() for n in args.systems.split(",") if n.strip()] or list(makers)
+              "textpile shards": lambda: TextpileShards(shard_dbs())}
+    if args.without_one_index:
+        makers = {"textpile shards": makers["textpile shards"],
+                  "tantivy": lambda: Tantivy(shard_dbs(), folder / f"tantivy-{args.pages}"),
+                  "tantivy AND": lambda: Tantivy(shard_dbs(), folder / f"tantivy-{args.pages}", partial=False)}
+    chosen = [n.strip() for n in args.systems.split(",") if n.strip()] or ([] if args.build_only else list(makers))
     unknown = [n for n in chosen if n not in makers]
     if unknown:
-        parser.error(f"--systems: unknown {unknown[0]!r} (known: {', '.join(makers)})")
+        parser.error(f"--systems: unknown {unknown[0]!r} (known{' without one index' if args.without_one_index else ''}:"
+                     f" {', '.join(makers)})")
     systems = [(name, makers[name]()) for name in chosen]
+    if args.build_only:
+        return 0
 
     queries = speed_queries(data_dir, args.queries)
 
@@ -487,7 +505,8 @@ def main() -> int:
                     cpu[key].append(cpu_ms)
                 by_text[(name, text)].append(ms)
     load_after = os.getloadavg()
-    count = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("SELECT count(*) FROM search_page").fetchone()[0]
+    count = sum(sqlite3.connect(f"file:{p}?mode=ro", uri=True).execute("SELECT count(*) FROM search_page").fetchone()[0]
+                for p in (shard_dbs() if args.without_one_index else [db]))
     print(f"\n{count} searchable pages; {len(queries)} queries x {args.repeat} after a warm-up pass; "
           "one process, one core")
     kinds = ["ALL"] + sorted({k for k, _ in queries})
