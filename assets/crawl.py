@@ -47,6 +47,7 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         metadata["handoffs_unread"] = MetadataValue.json(dict(report.handoffs_unread))
         metadata["handed_off"] = MetadataValue.json(dict(report.handed_off))
         metadata["outbox_pruned"] = MetadataValue.json(dict(report.outbox_pruned))
+        metadata["outbox_kept"] = MetadataValue.json(dict(report.outbox_kept))
     for name, count in sorted(report.exit_code_counts.items()):
         metadata[f"exit_{name}"] = count
     return metadata

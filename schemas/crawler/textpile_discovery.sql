@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS textpile_meta_resource (
 
 -- The URLs sitemaps and feeds listed, with the date each gave (latest read wins).
 CREATE TABLE IF NOT EXISTS textpile_listed_url (
-    url_id INTEGER NOT NULL REFERENCES url(url_id), -- the URL listed (a crawl_candidate)
+    url_id INTEGER NOT NULL REFERENCES url(url_id), -- the URL listed (a crawl_candidate; in a shard's crawler database also a URL of another shard's site, handed off)
     listed_by_url_id INTEGER NOT NULL REFERENCES textpile_meta_resource(url_id), -- the sitemap or feed listing it
     modified_unix_utc INTEGER, -- the sitemap's <lastmod>, or the feed entry's updated (else published) date; NULL when it gave none, or the sitemap's dates were discarded
     seen_unix_utc INTEGER NOT NULL, -- when that listing was read

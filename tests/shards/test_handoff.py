@@ -14,6 +14,7 @@ from textpile.crawl.loop.run import run_crawl
 from textpile.crawl.policy.config import load_config
 from textpile.shards.config import load_shards
 from textpile.shards.handoff import handoff_of, take_handoffs
+from textpile.shards.move import move_site
 from textpile.store.database import open_crawler_db
 
 ROBOTS = Response(200, "User-agent: *\nAllow: /\n", {"Content-Type": "text/plain"})
@@ -230,3 +231,88 @@ def test_a_page_only_another_shard_linked_is_pruned_once_its_row_goes(linked_sit
     assert pruned.pruned == {X: [f"{X}/hidden-x"]}
     assert _query(a, "SELECT u.str_url FROM crawl_log c JOIN url u USING (url_id) WHERE c.exit_code = 182") == [
         (f"{X}/hidden-x",)]
+
+
+def _assign(path, assign: dict[str, str]) -> None:
+    """Write the shard table ``path``: shards a, b, c and ``assign`` (origin -> shard) as overrides."""
+    over = "".join(f'"{origin}" = "{shard}"\n' for origin, shard in assign.items())
+    path.write_text(f'shards = ["a", "b", "c"]\n[overrides]\n{over}', "utf-8")
+
+
+def _pruned(path):
+    return [r[0] for r in _query(path, "SELECT u.str_url FROM crawl_log c JOIN url u USING (url_id)"
+                                       " WHERE c.exit_code = 182 ORDER BY 1")]
+
+
+@pytest.fixture
+def three_sites(tmp_path):
+    """Sites x and s (shard a) and y (shard b, with pages only other sites link); x's
+    start page links y's /y2, so that the rows under test are never the largest. Yields
+    (x, y, s, table path, config)."""
+    x, y, s = SiteServer(), SiteServer(), SiteServer()
+    for site in (x, y, s):
+        site.routes["/robots.txt"] = ROBOTS
+    y.routes.update({"/": Response(200, page("Quokka", "Quokka pages.", ["/y1"])),
+                     "/y1": Response(200, page("Quokka one", "More quokka.", ["/"])),
+                     "/y2": Response(200, page("Quokka two", "More quokka two.", ["/"])),
+                     "/hidden-y": Response(200, page("Quokka hidden", "Only others link this.", ["/"])),
+                     "/listed-y": Response(200, page("Quokka listed", "Only x's feed lists this.", ["/"]))})
+    s.routes["/"] = Response(200, page("Sparrow", "Sparrow pages.", []))
+    with x, y, s:
+        table = tmp_path / "shards.toml"
+        _assign(table, {x.base_url: "a", y.base_url: "b", s.base_url: "a"})
+        config = load_config(write_config(tmp_path / "crawl.toml", [x.base_url + "/", y.base_url + "/",
+                                                                      s.base_url + "/"]))
+        yield x, y, s, table, config
+
+
+def test_a_page_a_feed_of_another_shard_lists_stays(three_sites):
+    x, y, s, table, config = three_sites
+    X, Y = x.base_url, y.base_url
+    a, b = (load_shards(table).folder(n) / "crawler.db" for n in ("a", "b"))
+    x.routes.update({
+        "/": Response(200, page("Walnut", "Walnut pages.", ["/x1"]).replace(
+            "</head>", f'<link rel="alternate" type="application/rss+xml" href="{X}/feed.xml"></head>')),
+        "/x1": Response(200, page("Walnut one", "More walnut.", ["/", f"{Y}/y2"])),
+        "/feed.xml": _feed([f"{X}/x1", f"{Y}/listed-y"])})
+    _crawl(table, config, "a")
+    assert sorted(_query(a, "SELECT shard, str_url FROM textpile_handoff")) == [
+        ("b", f"{Y}/listed-y"), ("b", f"{Y}/y2")]
+    # the feed's listing names y's page in a's own database (a url row, no candidate)
+    assert sorted(_query(a, "SELECT lu.str_url FROM textpile_listed_url l JOIN url lu ON lu.url_id = l.url_id")) \
+        == sorted([(f"{X}/x1",), (f"{Y}/listed-y",)])
+    assert _candidate_origins(a) == sorted([X, s.base_url])
+    assert _crawl(table, config, "b").handoffs_taken == {"a": 2}
+    x.routes["/x1"] = Response(200, page("Walnut one", "More walnut.", ["/"]))  # y2 no longer linked
+    x.routes["/"] = Response(200, x.routes["/"].body.replace('href="/x1"', f'href="/x1"></a><a href="{Y}/y1"'))
+    pruned_a = _crawl(table, config, "a", force_recrawl=True)
+    # y2's row goes; listed-y's stays (the feed lists it), and so does y1's (the largest)
+    assert pruned_a.outbox_pruned == {"b": 1}
+    assert f"{Y}/listed-y" in [u for (u,) in _query(a, "SELECT str_url FROM textpile_handoff")]
+    assert _crawl(table, config, "b", force_recrawl=True).pruned == {Y: [f"{Y}/y2"]}
+    assert _pruned(b) == [f"{Y}/y2"]
+
+
+def test_a_move_hands_off_the_moved_sites_links(three_sites):
+    x, y, s, table, config = three_sites
+    X, Y, S = x.base_url, y.base_url, s.base_url
+    a, b, c = (load_shards(table).folder(n) / "crawler.db" for n in ("a", "b", "c"))
+    x.routes["/"] = Response(200, page("Walnut", "Walnut pages.", []))
+    s.routes["/"] = Response(200, page("Sparrow", "Sparrow pages.", [f"{Y}/hidden-y", X + "/"]))
+    _crawl(table, config, "a")
+    _crawl(table, config, "b")
+    assert f"{Y}/hidden-y" in _crawled(b)
+    # s goes to shard c; until it is moved, a's outbox is not pruned (its pages' links are a's still)
+    _assign(table, {X: "a", Y: "b", S: "c"})
+    x.routes["/"] = Response(200, page("Walnut", "Walnut pages.", [f"{Y}/y2"]))
+    waiting = _crawl(table, config, "a", force_recrawl=True)
+    assert waiting.outbox_pruned == {} and list(waiting.outbox_kept) == ["*"]
+    assert S in waiting.outbox_kept["*"] and "shard c" in waiting.outbox_kept["*"]
+    report = move_site(load_shards(table), S + "/")
+    # the move hands off s's links from c: hidden-y to b, x's start page to a
+    assert report.rows["textpile_handoff"] == 2
+    assert _query(c, "SELECT handoff_id, shard, str_url FROM textpile_handoff") == [
+        (1, "a", f"{X}/"), (2, "b", f"{Y}/hidden-y")]
+    assert _crawl(table, config, "a", force_recrawl=True).outbox_pruned == {"b": 1}  # a's hidden-y row goes
+    assert _crawl(table, config, "b", force_recrawl=True).pruned == {Y: []}  # c's row keeps hidden-y
+    assert _pruned(b) == []

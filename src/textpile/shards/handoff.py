@@ -51,9 +51,10 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from textpile.crawl.crawldb.prune import unpack_outlinks
 from textpile.crawl.crawldb.records import MetaCandidate
 from textpile.crawl.crawldb.sql import CrawlStore
-from textpile.errors import DatabaseError
+from textpile.errors import ConfigError, DatabaseError
 from textpile.shards.config import Shards, site_of
 from textpile.store.database import open_crawler_db, sqlite_errors
 from textpile.store.urls import UrlError, parse_url
@@ -181,7 +182,10 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     needed row look unneeded. The row with the largest handoff_id is kept. Rows addressed
     to a shard whose crawler database is missing, cannot be read, or read this outbox
     before it was made anew (its position is past the largest row), or to a shard no
-    longer in the table, are kept.
+    longer in the table, are kept. Nothing is deleted while this database holds crawl
+    candidates of a seed site the table assigns to another shard (``handoff.routes``;
+    ``kept["*"]`` says which): its pages' links count only once a move took them to their
+    shard (:mod:`textpile.shards.move`, which hands them off there).
 
     Raises:
         sqlite3.Error: ``store``'s database refused the deletion (nothing of it is kept).
@@ -189,6 +193,11 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     result = OutboxPruned()
     last = store.last_handoff_id()
     if last == 0:
+        return result
+    away = [o for o in store.candidate_origins() if o in handoff.routes]
+    if away:
+        result.kept["*"] = (f"this database holds crawl candidates of {away[0]}, a site the table assigns to "
+                            f"shard {handoff.routes[away[0]]}: move it first (textpile shards move)")
         return result
     positions: dict[str, int] = {}
     for name, path in handoff.sources().items():
@@ -216,6 +225,30 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
         store.drop_handoffs(sorted(i for ids in gone.values() for i in ids))
     result.pruned = {shard: len(ids) for shard, ids in sorted(gone.items())}
     return result
+
+
+def site_links_away(conn, schema: str, origin: int, table: Shards, shard: str) -> list[tuple[str, str]]:
+    """(shard, str_url) of every URL that the pages and listings of the site ``origin``
+    (its origin_id in ``schema``) lead to on a site ``table`` assigns to a shard other
+    than ``shard``: their kept links (``textpile_page_links``) and what their sitemaps
+    and feeds list (``textpile_listed_url``), sorted. A move hands them off from the
+    site's new shard (:mod:`textpile.shards.move`), as its crawls would have."""
+    urls: set[str] = set()
+    for (blob,) in conn.execute(f"SELECT p.links FROM {schema}.textpile_page_links p JOIN {schema}.url u"
+                                " ON u.url_id = p.url_id WHERE u.origin_id = ?", (origin,)):
+        urls.update(unpack_outlinks(blob))
+    urls.update(u for (u,) in conn.execute(
+        f"SELECT lu.str_url FROM {schema}.textpile_listed_url l JOIN {schema}.url lu ON lu.url_id = l.url_id"
+        f" JOIN {schema}.url u ON u.url_id = l.listed_by_url_id WHERE u.origin_id = ?", (origin,)))
+    away = []
+    for str_url in urls:
+        try:
+            owner = table.shard_of(str_url)
+        except ConfigError:
+            continue  # no http(s) URL: never handed off
+        if owner != shard:
+            away.append((owner, str_url))
+    return sorted(away)
 
 
 def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tuple[int, int]:

@@ -24,6 +24,7 @@ entities leave it. Published copies are then published again.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from pathlib import Path
 from textpile.crawl.crawldb.recovery import crawl_lock_path
 from textpile.errors import TextpileError
 from textpile.shards.config import Shards, site_of
+from textpile.shards.handoff import site_links_away
 from textpile.store.database import open_crawler_db
 from textpile.store.locks import refuse_when_locked
 from textpile.summarize.pipeline import summary_lock_path
@@ -41,7 +43,8 @@ from textpile.summarize.pipeline import summary_lock_path
 #: kept where they are (textpile_archive_import: one row per imported archive and agent;
 #: textpile_handoff and textpile_handoff_taken, the shard's outbox and read positions of
 #: :mod:`textpile.shards.handoff`: what it handed off stays addressed to the site's shard,
-#: and a row taken in after the move by a shard that lost the site is forwarded).
+#: and a row taken in after the move by a shard that lost the site is forwarded; the
+#: site's own links to other shards' sites are handed off again from its new shard).
 #: A table not listed makes the move refuse, so that a new table is never left behind.
 KNOWN_TABLES = frozenset({
     "unobtanium_database_info", "origin", "url", "mimetype", "mime_parameter", "agent", "crawl_log", "request",
@@ -354,11 +357,17 @@ def _check_tables(conn: sqlite3.Connection, schema: str, path: Path) -> None:
                             "their rows of the site; nothing was moved")
 
 
-def move_crawler_rows(source_db: Path, target_db: Path, site: str) -> tuple[dict[str, int], list[str]]:
+def move_crawler_rows(source_db: Path, target_db: Path, site: str, handoff: tuple[Shards, str] | None = None
+                      ) -> tuple[dict[str, int], list[str]]:
     """Move the rows of ``site`` from the crawler database ``source_db`` to ``target_db``
     (created, with its folder, when missing): copy and commit, compare, then delete from the source and
     commit. Returns (rows copied per table, agent UUID hex of the crawl runs that had entries
-    of the site). The caller holds both databases' crawl locks.
+    of the site). The caller holds both databases' crawl locks. With ``handoff`` (the
+    shard table and the target's name), the URLs the site's pages and listings lead to on
+    sites of other shards are handed off from the target (written to its outbox, in the
+    copy's transaction: :func:`textpile.shards.handoff.site_links_away`; counted as
+    ``textpile_handoff`` rows), as the site's crawls there would have: the source's outbox
+    rows for them go once its crawls no longer reach them.
 
     Raises:
         DatabaseError: either file is no crawler database (as ``open_crawler_db``).
@@ -381,6 +390,11 @@ def move_crawler_rows(source_db: Path, target_db: Path, site: str) -> tuple[dict
         conn.execute("BEGIN IMMEDIATE")
         try:
             _copy(conn, origin, counts)
+            if handoff is not None:
+                away = site_links_away(conn, "src", origin, *handoff)
+                conn.executemany("INSERT OR IGNORE INTO main.textpile_handoff(shard, str_url, found_unix_utc)"
+                                 " VALUES (?, ?, ?)", [(*row, int(time.time())) for row in away])
+                counts["textpile_handoff"] = len(away)
         except BaseException:
             conn.rollback()
             raise
@@ -443,7 +457,7 @@ def move_site(shards: Shards, url: str, *, resummarize: Callable[[str, bool], No
     target_db = shards.folder(target) / "crawler.db"
     with _writers_locked(shards, [target, *sources]):
         for source in sources:
-            counts, runs = move_crawler_rows(shards.folder(source) / "crawler.db", target_db, site)
+            counts, runs = move_crawler_rows(shards.folder(source) / "crawler.db", target_db, site, (shards, target))
             report.sources.append(source)
             for table, count in counts.items():
                 report.rows[table] = report.rows.get(table, 0) + count

@@ -449,9 +449,14 @@ class CrawlStore:
         """Record what the sitemap or feed ``url`` listed: its meta resource row (kind
         from its content), its listed URLs as candidates with their dates (replacing
         its earlier listing), and the listed URLs whose date is after their last crawl
-        as changed."""
+        as changed. A listed URL of another shard's site (``routes``) is handed off and
+        listed too (a url row, no candidate), so that this shard's pruning of its outbox
+        sees that the listing still leads to it (:func:`textpile.shards.handoff.prune_outbox`)."""
         conn = self.conn
         rows = unpack_links(listing.links)
+        for str_origin, _, _, str_url in rows if self.routes else ():
+            if str_origin in self.routes:
+                self.url_id(parse_url(str_url))
         conn.execute(
             "INSERT INTO textpile_meta_resource(url_id, kind, found_via, depth, first_seen_unix_utc,"
             " last_read_unix_utc, entries, lastmod_kept) VALUES (?, ?, 'link', 0, ?, ?, ?, ?)"
@@ -500,6 +505,12 @@ class CrawlStore:
         return dict(self.conn.execute(
             "SELECT shard, count(*) FROM textpile_handoff WHERE handoff_id > ? GROUP BY shard ORDER BY shard",
             (handoff_id,)).fetchall())
+
+    def candidate_origins(self) -> list[str]:
+        """The str_origin of every origin with crawl candidates, sorted."""
+        return [o for (o,) in self.conn.execute(
+            "SELECT DISTINCT o.str_origin FROM crawl_candidate c JOIN url u ON u.url_id = c.url_id"
+            " JOIN origin o ON o.origin_id = u.origin_id ORDER BY o.str_origin")]
 
     def outbox_rows(self, below: int) -> list[tuple[int, str, str]]:
         """(handoff_id, shard, str_url) of the outbox rows whose handoff_id is below ``below``."""

@@ -191,6 +191,8 @@ class CrawlReport:
     #: to (:func:`textpile.shards.handoff.prune_outbox`; only after a run that pruned
     #: every origin it crawled)
     outbox_pruned: dict[str, int] = field(default_factory=dict)
+    #: shards whose outbox rows were all kept, with why ("*": the whole outbox)
+    outbox_kept: dict[str, str] = field(default_factory=dict)
 
     def entry_written(self, str_origin: str, entry) -> None:
         """Count a crawl log entry (a :class:`~textpile.crawl.crawldb.records.LogEntry`) of the
@@ -437,7 +439,8 @@ def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: Han
         from textpile.shards.handoff import prune_outbox
 
         reached, _ = reached_urls(db.store, seeds)
-        report.outbox_pruned = prune_outbox(db.store, handoff, reached).pruned
+        outbox = prune_outbox(db.store, handoff, reached)
+        report.outbox_pruned, report.outbox_kept = outbox.pruned, outbox.kept
 
 
 async def crawl_async(config: CrawlConfig, db: CrawlerDb, report: CrawlReport, *, force_recrawl: bool = False,
