@@ -180,9 +180,11 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     :func:`handed_in_urls`). Call it only after a crawl that could prune every origin it
     crawled: a page whose links are not known, or an unread shard's outbox, would make a
     needed row look unneeded. The row with the largest handoff_id is kept. Rows addressed
-    to a shard whose crawler database is missing, cannot be read, or read this outbox
-    before it was made anew (its position is past the largest row), or to a shard no
-    longer in the table, are kept. Nothing is deleted while this database holds crawl
+    to a shard whose crawler database cannot be read, or read this outbox before it was
+    made anew (its position is past the largest row), or to a shard no longer in the
+    table, are kept. Nothing is deleted while another shard's crawler database is missing
+    here (the rows it addresses here are not known: a row forwarded from it could go), or
+    while this database holds crawl
     candidates of a seed site the table assigns to another shard (``handoff.routes``;
     ``kept["*"]`` says which): its pages' links count only once a move took them to their
     shard (:mod:`textpile.shards.move`, which hands them off there).
@@ -199,11 +201,14 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
         result.kept["*"] = (f"this database holds crawl candidates of {away[0]}, a site the table assigns to "
                             f"shard {handoff.routes[away[0]]}: move it first (textpile shards move)")
         return result
+    missing = {name: path for name, path in handoff.sources().items() if not path.is_file()}
+    if missing:  # its rows addressed here (forwarded ones among them) are not known
+        name = min(missing)
+        result.kept["*"] = (f"no crawler database of shard {name} at {missing[name]} (not crawled yet, or on "
+                            "another host)")
+        return result
     positions: dict[str, int] = {}
     for name, path in handoff.sources().items():
-        if not path.is_file():
-            result.kept[name] = f"no crawler database at {path} (not crawled yet, or on another host)"
-            continue
         try:
             with closing(open_crawler_db(path, create=False, read_only=True)) as source:
                 found = []
