@@ -27,3 +27,11 @@ CREATE TABLE IF NOT EXISTS textpile_handoff_taken (
     last_handoff_id INTEGER NOT NULL, -- its largest handoff_id taken (rows above it are still to take)
     taken_unix_utc INTEGER NOT NULL -- when it was last read
 ) WITHOUT ROWID;
+
+-- Which crawler database each read position is of: the agent_uuid of its first crawl run
+-- (agent rows are never deleted). A position read from a database since made anew (its
+-- first crawl run another) is not one of the new database's rows: it is read from its start.
+CREATE TABLE IF NOT EXISTS textpile_handoff_source (
+    from_shard TEXT NOT NULL PRIMARY KEY, -- the shard whose outbox was read
+    first_agent_uuid BLOB NOT NULL -- the agent_uuid of the first crawl run of its crawler database then
+) WITHOUT ROWID;

@@ -318,3 +318,29 @@ def test_a_move_hands_off_the_moved_sites_links(three_sites):
     assert _crawl(table, config, "a", force_recrawl=True).outbox_pruned == {"b": 1}  # a's hidden-y row goes
     assert _crawl(table, config, "b", force_recrawl=True).pruned == {Y: []}  # c's row keeps hidden-y
     assert _pruned(b) == []
+
+
+def test_an_outbox_made_anew_is_read_from_its_start_even_when_it_grew_past_the_position(linked_sites):
+    x, y, table, config = linked_sites
+    X, Y = x.base_url, y.base_url
+    shards = load_shards(table)
+    a, b = shards.folder("a") / "crawler.db", shards.folder("b") / "crawler.db"
+    for path in ("/n1", "/n2", "/n3"):
+        y.routes[path] = Response(200, page("Quokka " + path, "A quokka page " + path, ["/"]))
+    _crawl(table, config, "a")  # a's outbox: y's feed and hidden page
+    assert _crawl(table, config, "b").handoffs_taken == {"a": 2}
+    assert _query(b, "SELECT from_shard, last_handoff_id FROM textpile_handoff_taken") == [("a", 2)]
+    first = _query(a, "SELECT agent_uuid FROM agent ORDER BY agent_id LIMIT 1")
+    assert _query(b, "SELECT from_shard, first_agent_uuid FROM textpile_handoff_source") == [("a", first[0][0])]
+    # a's crawler database is made anew, and its new outbox grows past b's position before b reads it
+    for suffix in ("", "-wal", "-shm"):
+        a.with_name(a.name + suffix).unlink(missing_ok=True)
+    x.routes["/"] = Response(200, page("Walnut start", "Walnut pages.", ["/x1", f"{Y}/n1", f"{Y}/n2", f"{Y}/n3"]))
+    _crawl(table, config, "a")
+    assert [u for (u,) in _query(a, "SELECT str_url FROM textpile_handoff ORDER BY handoff_id")] == [
+        f"{Y}/n1", f"{Y}/n2", f"{Y}/n3"]
+    # before b read it, a prunes nothing of it (b's position is of the old database)
+    assert _crawl(table, config, "a", force_recrawl=True).outbox_kept == {
+        "b": "it read this outbox before its crawler database was made anew"}
+    assert _crawl(table, config, "b").handoffs_taken == {"a": 3}  # n1 and n2 too, not only n3
+    assert {f"{Y}/n1", f"{Y}/n2", f"{Y}/n3"} <= set(_crawled(b))

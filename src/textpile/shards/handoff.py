@@ -208,17 +208,21 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
                             "another host)")
         return result
     positions: dict[str, int] = {}
+    mine = store.first_agent_uuid()
     for name, path in handoff.sources().items():
         try:
             with closing(open_crawler_db(path, create=False, read_only=True)) as source:
-                found = []
+                found, read_of = [], []
                 if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff_taken'", ()):
                     found = _read(source, path, "SELECT last_handoff_id FROM textpile_handoff_taken"
                                                 " WHERE from_shard = ?", (handoff.shard,))
+                if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff_source'", ()):
+                    read_of = _read(source, path, "SELECT first_agent_uuid FROM textpile_handoff_source"
+                                                  " WHERE from_shard = ?", (handoff.shard,))
         except DatabaseError as exc:
             result.kept[name] = str(exc)
             continue
-        if found and found[0][0] > last:
+        if found and (found[0][0] > last or (read_of and read_of[0][0] != mine)):
             result.kept[name] = "it read this outbox before its crawler database was made anew"
         elif found:
             positions[name] = found[0][0]
@@ -265,8 +269,10 @@ def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tu
         if not _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()):
             return 0, 0  # written by a textpile without hand-offs: nothing to take
         [(last,)] = _read(source, path, "SELECT coalesce(max(handoff_id), 0) FROM textpile_handoff", ())
-        if last < position:
-            position = 0
+        identity = _first_agent(source, path)
+        known = store.handoff_source(name)
+        if last < position or (known is not None and identity is not None and known != identity):
+            position = 0  # a crawler database made anew: its outbox from the start
         while position < last:
             rows = _read(source, path,
                          "SELECT handoff_id, str_url, kind, found_via, depth FROM textpile_handoff"
@@ -274,13 +280,19 @@ def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tu
                          (handoff.shard, position, last, TAKE_CHUNK))
             upto = rows[-1][0] if len(rows) == TAKE_CHUNK else last
             pages, metas, forwards = _sorted_rows(rows, handoff)
-            store.take_handoffs(name, upto, pages, metas, forwards)  # sqlite3.Error: the caller's file
+            store.take_handoffs(name, upto, pages, metas, forwards, identity)  # sqlite3.Error: the caller's file
             taken += len(rows)
             forwarded += len(forwards)
             recorded = position = upto
-    if recorded != position:  # an outbox made anew, with fewer rows than were taken before
-        store.take_handoffs(name, position, [], [], [])
+    if recorded != position or (identity is not None and known != identity):  # an outbox made anew
+        store.take_handoffs(name, position, [], [], [], identity)
     return taken, forwarded
+
+
+def _first_agent(source, path: Path) -> bytes | None:
+    """The agent_uuid of the first crawl run of the other shard's crawler database ``source``."""
+    rows = _read(source, path, "SELECT agent_uuid FROM agent ORDER BY agent_id LIMIT 1", ())
+    return rows[0][0] if rows else None
 
 
 def _read(source, path: Path, sql: str, params: tuple) -> list[tuple]:

@@ -41,7 +41,8 @@ from textpile.summarize.pipeline import summary_lock_path
 #: Tables of a crawler database a move knows how to handle: moved with the site, or
 #: dictionary rows found by natural key (url, origin, mimetype, mime_parameter, agent), or
 #: kept where they are (textpile_archive_import: one row per imported archive and agent;
-#: textpile_handoff and textpile_handoff_taken, the shard's outbox and read positions of
+#: textpile_handoff, textpile_handoff_taken and textpile_handoff_source, the shard's outbox
+#: and read positions (and which database each is of) of
 #: :mod:`textpile.shards.handoff`: what it handed off stays addressed to the site's shard,
 #: and a row taken in after the move by a shard that lost the site is forwarded; the
 #: site's own links to other shards' sites are handed off again from its new shard).
@@ -51,6 +52,7 @@ KNOWN_TABLES = frozenset({
     "file", "file_text", "redirect", "crawl_candidate", "textpile_meta_resource", "textpile_listed_url",
     "textpile_listed_change", "textpile_site_link", "textpile_site_check", "textpile_archive_import",
     "textpile_recrawl", "textpile_page_links", "textpile_handoff", "textpile_handoff_taken",
+    "textpile_handoff_source",
 })
 
 # Each query selects the rows of one table belonging to the site of origin id ? in schema

@@ -538,12 +538,27 @@ class CrawlStore:
                                 (from_shard,)).fetchone()
         return 0 if row is None else row[0]
 
+    def first_agent_uuid(self) -> bytes | None:
+        """The agent_uuid of this database's first crawl run (None: it has none): what
+        tells it from a database made anew under the same name."""
+        row = self.conn.execute("SELECT agent_uuid FROM agent ORDER BY agent_id LIMIT 1").fetchone()
+        return None if row is None else row[0]
+
+    def handoff_source(self, from_shard: str) -> bytes | None:
+        """The first_agent_uuid of the crawler database of ``from_shard`` whose outbox the
+        recorded position is of (None: not recorded)."""
+        row = self.conn.execute("SELECT first_agent_uuid FROM textpile_handoff_source WHERE from_shard = ?",
+                                (from_shard,)).fetchone()
+        return None if row is None else row[0]
+
     def take_handoffs(self, from_shard: str, position: int, pages: list[ParsedUrl], metas: list[MetaCandidate],
-                      forwards: list[tuple[str, str, str | None, str | None, int | None]]) -> None:
+                      forwards: list[tuple[str, str, str | None, str | None, int | None]],
+                      source: bytes | None = None) -> None:
         """In one transaction: add ``pages`` as crawl candidates and ``metas`` as sitemaps
         and feeds (:meth:`_add_meta`), put ``forwards`` (shard, str_url, kind, found_via,
         depth) into this database's own outbox, and record ``position`` as how far the
-        outbox of ``from_shard`` is taken in. A crash keeps all of it or none.
+        outbox of ``from_shard`` is taken in, and ``source`` (when given) as the
+        first_agent_uuid of the database it is a position of. A crash keeps all of it or none.
 
         Raises:
             sqlite3.Error: the database refused it (nothing of it is kept).
@@ -559,6 +574,9 @@ class CrawlStore:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO textpile_handoff_taken(from_shard, last_handoff_id, taken_unix_utc)"
                     " VALUES (?, ?, ?)", (from_shard, position, now))
+                if source is not None:
+                    self.conn.execute("INSERT OR REPLACE INTO textpile_handoff_source(from_shard, first_agent_uuid)"
+                                      " VALUES (?, ?)", (from_shard, source))
         except sqlite3.Error:
             self._forget()
             raise
