@@ -46,6 +46,7 @@ reused, and the read positions of the other shards keep meaning what they say.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -181,13 +182,14 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     crawled: a page whose links are not known, or an unread shard's outbox, would make a
     needed row look unneeded. The row with the largest handoff_id is kept. Rows addressed
     to a shard whose crawler database cannot be read, or read this outbox before it was
-    made anew (its position is past the largest row), or to a shard no longer in the
-    table, are kept. Nothing is deleted while another shard's crawler database is missing
-    here (the rows it addresses here are not known: a row forwarded from it could go), or
-    while this database holds crawl
-    candidates of a seed site the table assigns to another shard (``handoff.routes``;
-    ``kept["*"]`` says which): its pages' links count only once a move took them to their
-    shard (:mod:`textpile.shards.move`, which hands them off there).
+    made anew (its position is past the largest row, or its ``textpile_handoff_source``
+    names another first crawl run), or to a shard no longer in the table, are kept.
+    Nothing is deleted (``kept["*"]`` says why) while this database holds crawl
+    candidates of a seed site the table assigns to another shard (``handoff.routes``:
+    its pages' links count only once a move took them to their shard,
+    :mod:`textpile.shards.move`, which hands them off there), or while another shard's
+    crawler database is missing here (the rows it addresses here are not known: a row
+    forwarded from it could go).
 
     Raises:
         sqlite3.Error: ``store``'s database refused the deletion (nothing of it is kept).
@@ -236,7 +238,8 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     return result
 
 
-def site_links_away(conn, schema: str, origin: int, table: Shards, shard: str) -> list[tuple[str, str]]:
+def site_links_away(conn: sqlite3.Connection, schema: str, origin: int, table: Shards,
+                    shard: str) -> list[tuple[str, str]]:
     """(shard, str_url) of every URL that the pages and listings of the site ``origin``
     (its origin_id in ``schema``) lead to on a site ``table`` assigns to a shard other
     than ``shard``: their kept links (``textpile_page_links``) and what their sitemaps
