@@ -82,7 +82,7 @@ def test_crawl_real_docs_site_with_the_cli(real_docs_site, tmp_path, capsys):
     assert {t for t in tables if t.startswith("textpile_")} == {
         "textpile_meta_resource", "textpile_listed_url", "textpile_listed_change", "textpile_site_link",
         "textpile_site_check", "textpile_archive_import", "textpile_recrawl", "textpile_page_links",
-        "textpile_handoff", "textpile_handoff_taken"}
+        "textpile_handoff", "textpile_handoff_taken", "textpile_handoff_source"}
     for table, columns in EXPECTED_COLUMNS.items():
         found = [(r[1], r[2], r[3], r[5]) for r in conn.execute(f"PRAGMA table_info({table})")]
         assert found == columns, table

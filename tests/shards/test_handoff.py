@@ -234,10 +234,11 @@ def test_a_page_only_another_shard_linked_is_pruned_once_its_row_goes(linked_sit
         (f"{X}/hidden-x",)]
 
 
-def _assign(path, assign: dict[str, str]) -> None:
-    """Write the shard table ``path``: the shards of ``assign`` (origin -> shard), its overrides."""
+def _assign(path, assign: dict[str, str], shards: tuple[str, ...] = ()) -> None:
+    """Write the shard table ``path``: ``shards`` and those of ``assign`` (origin ->
+    shard), its overrides."""
     over = "".join(f'"{origin}" = "{shard}"\n' for origin, shard in assign.items())
-    names = ", ".join(f'"{name}"' for name in sorted(set(assign.values())))
+    names = ", ".join(f'"{name}"' for name in sorted(set(assign.values()) | set(shards)))
     path.write_text(f'shards = [{names}]\n[overrides]\n{over}', "utf-8")
 
 
@@ -344,3 +345,51 @@ def test_an_outbox_made_anew_is_read_from_its_start_even_when_it_grew_past_the_p
         "b": "it read this outbox before its crawler database was made anew"}
     assert _crawl(table, config, "b").handoffs_taken == {"a": 3}  # n1 and n2 too, not only n3
     assert {f"{Y}/n1", f"{Y}/n2", f"{Y}/n3"} <= set(_crawled(b))
+
+
+def test_a_moved_sites_page_that_other_sites_lead_to_stays(three_sites):
+    x, y, s, table, config = three_sites
+    X, Y, S = x.base_url, y.base_url, s.base_url
+    s.routes["/hidden-s"] = Response(200, page("Sparrow hidden", "Only walnut links this sparrow page.", ["/"]))
+    s.routes["/listed-s"] = Response(200, page("Sparrow listed", "Only walnut's feed lists this.", ["/"]))
+    x.routes.update({
+        "/": Response(200, page("Walnut", "Walnut pages.", [f"{S}/hidden-s", f"{Y}/hidden-y"]).replace(
+            "</head>", f'<link rel="alternate" type="application/rss+xml" href="{X}/feed.xml"></head>')),
+        "/feed.xml": _feed([f"{S}/listed-s"])})
+    for shard in ("a", "a", "b"):
+        _crawl(table, config, shard)
+    # s (shard a, linked and listed by x on a: plain candidates) and y (shard b, linked by
+    # x through a's outbox) both move to c
+    _assign(table, {X: "a", Y: "c", S: "c"}, shards=("b",))
+    moved_s = move_site(load_shards(table), S + "/")
+    move_site(load_shards(table), Y + "/")
+    a = load_shards(table).folder("a") / "crawler.db"
+    # the move handed s's pages that x leads to off from a, to c
+    assert sorted(_query(a, "SELECT shard, str_url FROM textpile_handoff WHERE shard = 'c'")) == [
+        ("c", f"{S}/hidden-s"), ("c", f"{S}/listed-s")]
+    assert moved_s.rows["textpile_handoff"] == 0  # s leads nowhere off its shard
+    for shard in ("a", "b"):
+        _crawl(table, config, shard)
+    # c counts them reached: a's rows addressed to c, and a's row for hidden-y addressed to b
+    assert _crawl(table, config, "c", force_recrawl=True).pruned == {S: [], Y: []}
+
+
+def test_a_read_position_that_does_not_say_of_which_database_prunes_nothing(linked_sites):
+    x, y, table, config = linked_sites
+    Y = y.base_url
+    shards = load_shards(table)
+    a, b = shards.folder("a") / "crawler.db", shards.folder("b") / "crawler.db"
+    start = x.routes["/"]
+    x.routes["/"] = Response(200, start.body.replace(f'<li><a href="{Y}/hidden-y">', f'<li><a href="{Y}/y1">'
+                                                     f'{Y}/y1</a></li><li><a href="{Y}/hidden-y">'))
+    _crawl(table, config, "a")
+    assert _crawl(table, config, "b").handoffs_taken == {"a": 3}
+    with closing(sqlite3.connect(b)) as conn, conn:  # a position recorded by a textpile before the source table
+        conn.execute("DELETE FROM textpile_handoff_source")
+    x.routes["/"] = start  # y1 no longer linked
+    report = _crawl(table, config, "a", force_recrawl=True)
+    assert report.outbox_pruned == {} and report.outbox_kept == {
+        "b": "its read position does not say of which crawler database (until its next take-in)"}
+    _crawl(table, config, "b")  # its take-in records the source again
+    assert _crawl(table, config, "a", force_recrawl=True).outbox_pruned == {"b": 1}
+    assert f"{Y}/y1" not in [u for (u,) in _query(a, "SELECT str_url FROM textpile_handoff")]

@@ -140,25 +140,44 @@ def take_handoffs(store: CrawlStore, handoff: HandOff) -> TakeReport:
 
 
 def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
-    """Every URL (str_url) another shard's outbox addresses to ``handoff.shard``, read only
-    (a row stays while a page of that shard leads to its URL, :func:`prune_outbox`:
-    pruning counts them reached), and the shards whose crawler database exists but could
-    not be read, with why. A shard with no crawler database at its path (not crawled yet,
-    or on another host) handed nothing that this shard took in, and is passed over.
+    """Every URL (str_url) in another shard's outbox on a site the table assigns to
+    ``handoff.shard`` now (addressed to it, or to the shard that held the site before a
+    move), read only (a row stays while a page of that shard leads to its URL,
+    :func:`prune_outbox`: pruning counts them reached), and the shards whose crawler
+    database exists but could not be read, with why. A shard with no crawler database at
+    its path (not crawled yet, or on another host) handed nothing that this shard took
+    in, and is passed over.
     """
     urls: set[str] = set()
     unread: dict[str, str] = {}
+    owners: dict[str, str | None] = {}
     for name, path in handoff.sources().items():
         if not path.is_file():
             continue  # not crawled yet, or on another host: none of its rows was ever taken in here
         try:
             with closing(open_crawler_db(path, create=False, read_only=True)) as source:
                 if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()):
-                    urls.update(u for (u,) in _read(source, path, "SELECT str_url FROM textpile_handoff"
-                                                    " WHERE shard = ?", (handoff.shard,)))
+                    for (str_url,) in _read(source, path, "SELECT str_url FROM textpile_handoff", ()):
+                        if _owner(handoff.table, str_url, owners) == handoff.shard:
+                            urls.add(str_url)
         except DatabaseError as exc:
             unread[name] = str(exc)
     return urls, unread
+
+
+def _owner(table: Shards, str_url: str, owners: dict[str, str | None]) -> str | None:
+    """The shard ``table`` assigns the site of ``str_url`` to (None: no http(s) URL),
+    per site in ``owners``."""
+    try:
+        site = parse_url(str_url).str_origin
+    except UrlError:
+        return None
+    if site not in owners:
+        try:
+            owners[site] = table.shard_of(site)
+        except ConfigError:
+            owners[site] = None
+    return owners[site]
 
 
 @dataclass
@@ -183,7 +202,8 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     needed row look unneeded. The row with the largest handoff_id is kept. Rows addressed
     to a shard whose crawler database cannot be read, or read this outbox before it was
     made anew (its position is past the largest row, or its ``textpile_handoff_source``
-    names another first crawl run), or to a shard no longer in the table, are kept.
+    names another first crawl run, or none: a position recorded before it), or to a
+    shard no longer in the table, are kept.
     Nothing is deleted (``kept["*"]`` says why) while this database holds crawl
     candidates of a seed site the table assigns to another shard (``handoff.routes``:
     its pages' links count only once a move took them to their shard,
@@ -226,6 +246,8 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
             continue
         if found and (found[0][0] > last or (read_of and read_of[0][0] != mine)):
             result.kept[name] = "it read this outbox before its crawler database was made anew"
+        elif found and not read_of:  # a position recorded before textpile_handoff_source: of which database?
+            result.kept[name] = "its read position does not say of which crawler database (until its next take-in)"
         elif found:
             positions[name] = found[0][0]
     gone: dict[str, list[int]] = {}
@@ -261,6 +283,24 @@ def site_links_away(conn: sqlite3.Connection, schema: str, origin: int, table: S
         if owner != shard:
             away.append((owner, str_url))
     return sorted(away)
+
+
+def links_into_site(conn: sqlite3.Connection, schema: str, origin: int, site: str) -> list[str]:
+    """The URLs of the site ``site`` (origin_id ``origin`` in ``schema``) that the pages
+    and listings of other sites in that crawler database lead to (their kept links and
+    what their sitemaps and feeds list), sorted. A move of the site hands them off from
+    the shard it leaves (:mod:`textpile.shards.move`): they were candidates there, which
+    needed no outbox row, and the site's new shard counts them reached only through one."""
+    urls: set[str] = set()
+    prefix = site + "/"
+    for (blob,) in conn.execute(f"SELECT p.links FROM {schema}.textpile_page_links p JOIN {schema}.url u"
+                                " ON u.url_id = p.url_id WHERE u.origin_id != ?", (origin,)):
+        urls.update(u for u in unpack_outlinks(blob) if u.startswith(prefix))
+    urls.update(u for (u,) in conn.execute(
+        f"SELECT lu.str_url FROM {schema}.textpile_listed_url l JOIN {schema}.url lu ON lu.url_id = l.url_id"
+        f" JOIN {schema}.url u ON u.url_id = l.listed_by_url_id WHERE u.origin_id != ? AND lu.origin_id = ?",
+        (origin, origin)))
+    return sorted(urls)
 
 
 def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tuple[int, int]:

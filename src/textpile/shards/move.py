@@ -33,7 +33,7 @@ from pathlib import Path
 from textpile.crawl.crawldb.recovery import crawl_lock_path
 from textpile.errors import TextpileError
 from textpile.shards.config import Shards, site_of
-from textpile.shards.handoff import site_links_away
+from textpile.shards.handoff import links_into_site, site_links_away
 from textpile.store.database import open_crawler_db
 from textpile.store.locks import refuse_when_locked
 from textpile.summarize.pipeline import summary_lock_path
@@ -367,9 +367,12 @@ def move_crawler_rows(source_db: Path, target_db: Path, site: str, handoff: tupl
     of the site). The caller holds both databases' crawl locks. With ``handoff`` (the
     shard table and the target's name), the URLs the site's pages and listings lead to on
     sites of other shards are handed off from the target (written to its outbox, in the
-    copy's transaction: :func:`textpile.shards.handoff.site_links_away`; counted as
-    ``textpile_handoff`` rows), as the site's crawls there would have: the source's outbox
-    rows for them go once its crawls no longer reach them.
+    copy's transaction: :func:`textpile.shards.handoff.site_links_away`; the rows new
+    there counted as ``textpile_handoff``), as the site's crawls there would have: the
+    source's outbox rows for them go once its crawls no longer reach them. And the
+    site's URLs that the source's other pages and listings lead to are handed off from
+    the source to the target (in the deletion's transaction:
+    :func:`textpile.shards.handoff.links_into_site`).
 
     Raises:
         DatabaseError: either file is no crawler database (as ``open_crawler_db``).
@@ -394,9 +397,10 @@ def move_crawler_rows(source_db: Path, target_db: Path, site: str, handoff: tupl
             _copy(conn, origin, counts)
             if handoff is not None:
                 away = site_links_away(conn, "src", origin, *handoff)
+                before = conn.total_changes
                 conn.executemany("INSERT OR IGNORE INTO main.textpile_handoff(shard, str_url, found_unix_utc)"
                                  " VALUES (?, ?, ?)", [(*row, int(time.time())) for row in away])
-                counts["textpile_handoff"] = len(away)
+                counts["textpile_handoff"] = conn.total_changes - before
         except BaseException:
             conn.rollback()
             raise
@@ -409,6 +413,10 @@ def move_crawler_rows(source_db: Path, target_db: Path, site: str, handoff: tupl
                                     f"{source_db}; the source was left as it was")
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if handoff is not None:  # the links into the site from what stays: handed off from the source
+                conn.executemany("INSERT OR IGNORE INTO src.textpile_handoff(shard, str_url, found_unix_utc)"
+                                 " VALUES (?, ?, ?)", [(handoff[1], url, int(time.time()))
+                                                       for url in links_into_site(conn, "src", origin, site)])
             for statement in _DELETES:
                 conn.execute(statement.format(s="src"), {"origin": origin})
         except BaseException:
