@@ -11,9 +11,9 @@
 
 -- The outbox: URLs found by this shard's crawls on sites of other shards.
 CREATE TABLE IF NOT EXISTS textpile_handoff (
-    handoff_id INTEGER NOT NULL PRIMARY KEY, -- ascending in the order written (a row no longer needed is deleted, never the largest: never reused)
-    shard TEXT NOT NULL, -- the shard holding the URL's site when it was written
-    str_url TEXT NOT NULL, -- the URL, as url.str_url
+    handoff_id INTEGER NOT NULL PRIMARY KEY, -- ascending in the order written (a row no longer needed is deleted; the largest is emptied instead, so ids are never reused)
+    shard TEXT NOT NULL, -- the shard holding the URL's site when it was written ('' in the emptied largest row: no shard)
+    str_url TEXT NOT NULL, -- the URL, as url.str_url ('' in the emptied largest row)
     kind TEXT CHECK (kind IN ('sitemap', 'feed')), -- a sitemap or feed to read (as textpile_meta_resource.kind); NULL: a page
     found_via TEXT, -- for a sitemap or feed: as textpile_meta_resource.found_via; NULL for a page
     depth INTEGER, -- for a sitemap: as textpile_meta_resource.depth; NULL for a page

@@ -3,6 +3,7 @@ each other that only those links reach. Each site is crawled by its shard alone;
 cross-links arrive through the finding shard's outbox and the owner's next crawl."""
 
 import sqlite3
+import zlib
 from contextlib import closing
 
 import pytest
@@ -13,9 +14,10 @@ from textpile.crawl.crawldb.sql import CrawlStore
 from textpile.crawl.loop.run import run_crawl
 from textpile.crawl.policy.config import load_config
 from textpile.shards.config import load_shards
-from textpile.shards.handoff import handoff_of, take_handoffs
+from textpile.shards.handoff import handoff_of, links_into_site, take_handoffs
 from textpile.shards.move import move_site
 from textpile.store.database import open_crawler_db
+from textpile.store.urls import parse_url
 
 ROBOTS = Response(200, "User-agent: *\nAllow: /\n", {"Content-Type": "text/plain"})
 
@@ -66,9 +68,9 @@ def _crawl(table, config, shard, force_recrawl=False):
     return report
 
 
-def _query(path, sql):
+def _query(path, sql, params=()):
     with closing(sqlite3.connect(path)) as conn:
-        return conn.execute(sql).fetchall()
+        return conn.execute(sql, params).fetchall()
 
 
 def _crawled(path):
@@ -191,22 +193,29 @@ def test_an_outbox_row_goes_once_taken_in_and_no_longer_linked(linked_sites):
     first_b = _crawl(table, config, "b")
     assert first_b.handoffs_taken == {"a": 3} and first_b.outbox_pruned == {}  # a has no row of b's to take yet
     assert f"{Y}/hidden-y" in _crawled(b)
-    # taken in and no longer linked: a drops y1's row; hidden-y's is the largest, kept
-    # (handoff_ids are never reused); the feed is still announced
+    # taken in and no longer linked: a drops y1's row, and empties hidden-y's, the largest
+    # (its id stays taken: handoff_ids are never reused); the feed is still announced
     third_a = _crawl(table, config, "a", force_recrawl=True)
-    assert third_a.outbox_pruned == {"b": 1}
-    assert _query(a, outbox) == [(1, "b", f"{Y}/feed.xml"), (3, "b", f"{Y}/hidden-y")]
-    # b reaches y1 from its own start page, so pruning there keeps it; hidden-y is still
-    # in a's outbox: kept too
+    assert third_a.outbox_pruned == {"b": 2}
+    assert _query(a, outbox) == [(1, "b", f"{Y}/feed.xml"), (3, "", "")]
+    # b reaches y1 from its own start page, so pruning there keeps it; nothing leads to
+    # hidden-y any more
     second_b = _crawl(table, config, "b", force_recrawl=True)
-    assert second_b.pruned == {Y: []}
+    assert second_b.pruned == {Y: [f"{Y}/hidden-y"]}
 
-    # a page of a links y1 again: a new row (a new handoff_id), which b takes in
+    # a page of a links y1 and hidden-y again: new rows (new handoff_ids), which b takes in
     x.routes["/"] = both
     fourth_a = _crawl(table, config, "a", force_recrawl=True)
-    assert fourth_a.handed_off == {"b": 1} and fourth_a.outbox_pruned == {}
-    assert _query(a, outbox)[-1] == (4, "b", f"{Y}/y1")
-    assert _crawl(table, config, "b").handoffs_taken == {"a": 1}
+    assert fourth_a.handed_off == {"b": 2} and fourth_a.outbox_pruned == {}
+    assert _query(a, outbox) == [(1, "b", f"{Y}/feed.xml"), (3, "", ""), (4, "b", f"{Y}/y1"),
+                                 (5, "b", f"{Y}/hidden-y")]
+    assert _crawl(table, config, "b").handoffs_taken == {"a": 2}
+    assert _query(b, "SELECT count(*) FROM crawl_candidate JOIN url USING (url_id) WHERE str_url = ?",
+                  (f"{Y}/hidden-y",)) == [(1,)]
+    # the emptied row goes when another row is emptied
+    x.routes["/"] = Response(200, start.body.replace(f'<li><a href="{Y}/hidden-y">{Y}/hidden-y</a></li>', ""))
+    assert _crawl(table, config, "a", force_recrawl=True).outbox_pruned == {"b": 2}
+    assert _query(a, outbox) == [(1, "b", f"{Y}/feed.xml"), (5, "", "")]
 
 
 def test_a_page_only_another_shard_linked_is_pruned_once_its_row_goes(linked_sites):
@@ -393,3 +402,42 @@ def test_a_read_position_that_does_not_say_of_which_database_prunes_nothing(link
     _crawl(table, config, "b")  # its take-in records the source again
     assert _crawl(table, config, "a", force_recrawl=True).outbox_pruned == {"b": 1}
     assert f"{Y}/y1" not in [u for (u,) in _query(a, "SELECT str_url FROM textpile_handoff")]
+
+
+def test_a_shard_left_without_sites_empties_its_outbox(three_sites):
+    x, y, s, table, config = three_sites
+    X, Y, S = x.base_url, y.base_url, s.base_url
+    for path in ("/h1", "/h2"):
+        y.routes[path] = Response(200, page("Quokka " + path, "Only sparrow links this " + path, ["/"]))
+    s.routes["/"] = Response(200, page("Sparrow", "Sparrow pages.", [f"{Y}/h1", f"{Y}/h2"]))
+    _assign(table, {X: "a", Y: "b", S: "c"})
+    for shard in ("c", "b", "a"):
+        _crawl(table, config, shard)
+    shards = load_shards(table)
+    b, c = (shards.folder(n) / "crawler.db" for n in ("b", "c"))
+    # s goes back to shard a, which now hands its links off; c stays, with no site
+    _assign(table, {X: "a", Y: "b", S: "a"}, shards=("c",))
+    move_site(load_shards(table), S + "/")
+    s.routes["/"] = Response(200, page("Sparrow", "Sparrow pages.", [f"{Y}/y1"]))  # h1 and h2 no longer linked
+    assert _crawl(table, config, "a", force_recrawl=True).outbox_pruned == {}  # b has not taken a's rows in yet
+    _crawl(table, config, "b", force_recrawl=True)
+    emptied = _crawl(table, config, "c")  # no origin of its own: nothing of c leads anywhere
+    assert emptied.outbox_pruned == {"b": 2}
+    assert _query(c, "SELECT shard, str_url FROM textpile_handoff") == [("", "")]
+    assert _crawl(table, config, "a", force_recrawl=True).outbox_pruned == {"b": 2}
+    assert _crawl(table, config, "b", force_recrawl=True).pruned == {Y: [f"{Y}/h1", f"{Y}/h2"]}
+    assert _pruned(b) == [f"{Y}/h1", f"{Y}/h2"]
+
+
+def test_links_into_a_site_on_a_default_port(tmp_path):
+    # a site is named with its port; its stored URLs drop a default one (http://h/x)
+    db = tmp_path / "crawler.db"
+    with closing(open_crawler_db(db)) as conn, conn:
+        store = CrawlStore(conn)
+        site, other = (store.url_id(parse_url(u)) for u in ("http://moved.example/hidden", "http://stays.example/"))
+        store.url_id(parse_url("http://moved.example/unlinked"))
+        conn.execute("INSERT INTO textpile_page_links(url_id, links) VALUES (?, ?)", (other, zlib.compress(
+            b"http://moved.example/hidden\nhttp://moved.example:8080/other-port\nhttp://stays.example/a")))
+        origin = conn.execute("SELECT origin_id FROM origin WHERE str_origin = 'http://moved.example:80'").fetchone()
+        assert site and origin is not None
+        assert links_into_site(conn, "main", origin[0]) == ["http://moved.example/hidden"]

@@ -40,8 +40,10 @@ URL (the owner's pruning counts the URLs of other shards' outboxes as reached, s
 kept for a page that no longer links it would keep that page in the owner's index) or
 another shard's outbox addressed it here (a forwarded row: the page that links it is in
 that shard). So the outbox follows the links between shards as they are now, not every
-URL ever found. The row with the largest handoff_id is always kept: handoff_ids are never
-reused, and the read positions of the other shards keep meaning what they say.
+URL ever found. The row with the largest handoff_id is not deleted but emptied (its
+``shard`` and ``str_url`` set to ''; one such row at most): handoff_ids are never reused,
+and the read positions of the other shards keep meaning what they say. An emptied row is
+addressed to no shard and leads nowhere.
 """
 
 from __future__ import annotations
@@ -167,17 +169,17 @@ def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
 
 def _owner(table: Shards, str_url: str, owners: dict[str, str | None]) -> str | None:
     """The shard ``table`` assigns the site of ``str_url`` to (None: no http(s) URL),
-    per site in ``owners``."""
-    try:
-        site = parse_url(str_url).str_origin
-    except UrlError:
-        return None
-    if site not in owners:
+    kept in ``owners`` per scheme and authority as written (the text before the path:
+    the same text is the same site), so a URL is parsed once per site, not per row."""
+    start = str_url.find("//")
+    end = str_url.find("/", start + 2) if start != -1 else -1
+    key = str_url if end == -1 else str_url[:end]
+    if key not in owners:
         try:
-            owners[site] = table.shard_of(site)
-        except ConfigError:
-            owners[site] = None
-    return owners[site]
+            owners[key] = table.shard_of(parse_url(str_url).str_origin)
+        except (UrlError, ConfigError):
+            owners[key] = None
+    return owners[key]
 
 
 @dataclass
@@ -199,7 +201,8 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     (:func:`textpile.crawl.crawldb.prune.reached_urls` from the seeds and
     :func:`handed_in_urls`). Call it only after a crawl that could prune every origin it
     crawled: a page whose links are not known, or an unread shard's outbox, would make a
-    needed row look unneeded. The row with the largest handoff_id is kept. Rows addressed
+    needed row look unneeded. The row with the largest handoff_id is emptied, not deleted
+    (module docstring; counted as pruned), and an older emptied row deleted. Rows addressed
     to a shard whose crawler database cannot be read, or read this outbox before it was
     made anew (its position is past the largest row, or its ``textpile_handoff_source``
     names another first crawl run, or none: a position recorded before it), or to a
@@ -251,11 +254,11 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
         elif found:
             positions[name] = found[0][0]
     gone: dict[str, list[int]] = {}
-    for handoff_id, shard, str_url in store.outbox_rows(below=last):
-        if handoff_id <= positions.get(shard, 0) and str_url not in reached:
+    for handoff_id, shard, str_url in store.outbox_rows(below=last + 1):
+        if shard and handoff_id <= positions.get(shard, 0) and str_url not in reached:
             gone.setdefault(shard, []).append(handoff_id)
     if gone:
-        store.drop_handoffs(sorted(i for ids in gone.values() for i in ids))
+        store.drop_handoffs(sorted(i for ids in gone.values() for i in ids), last)
     result.pruned = {shard: len(ids) for shard, ids in sorted(gone.items())}
     return result
 
@@ -285,17 +288,18 @@ def site_links_away(conn: sqlite3.Connection, schema: str, origin: int, table: S
     return sorted(away)
 
 
-def links_into_site(conn: sqlite3.Connection, schema: str, origin: int, site: str) -> list[str]:
-    """The URLs of the site ``site`` (origin_id ``origin`` in ``schema``) that the pages
-    and listings of other sites in that crawler database lead to (their kept links and
-    what their sitemaps and feeds list), sorted. A move of the site hands them off from
-    the shard it leaves (:mod:`textpile.shards.move`): they were candidates there, which
-    needed no outbox row, and the site's new shard counts them reached only through one."""
+def links_into_site(conn: sqlite3.Connection, schema: str, origin: int) -> list[str]:
+    """The URLs of the site of origin_id ``origin`` (in ``schema``) that the pages and
+    listings of other sites in that crawler database lead to (their kept links and what
+    their sitemaps and feeds list), sorted: those with a url row of the site (a link
+    there made it a candidate). A move of the site hands them off from the shard it
+    leaves (:mod:`textpile.shards.move`): they were candidates there, which needed no
+    outbox row, and the site's new shard counts them reached only through one."""
+    ours = {u for (u,) in conn.execute(f"SELECT str_url FROM {schema}.url WHERE origin_id = ?", (origin,))}
     urls: set[str] = set()
-    prefix = site + "/"
     for (blob,) in conn.execute(f"SELECT p.links FROM {schema}.textpile_page_links p JOIN {schema}.url u"
                                 " ON u.url_id = p.url_id WHERE u.origin_id != ?", (origin,)):
-        urls.update(u for u in unpack_outlinks(blob) if u.startswith(prefix))
+        urls.update(u for u in unpack_outlinks(blob) if u in ours)
     urls.update(u for (u,) in conn.execute(
         f"SELECT lu.str_url FROM {schema}.textpile_listed_url l JOIN {schema}.url lu ON lu.url_id = l.url_id"
         f" JOIN {schema}.url u ON u.url_id = l.listed_by_url_id WHERE u.origin_id != ? AND lu.origin_id = ?",

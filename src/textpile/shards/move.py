@@ -371,8 +371,8 @@ def move_crawler_rows(source_db: Path, target_db: Path, site: str, handoff: tupl
     there counted as ``textpile_handoff``), as the site's crawls there would have: the
     source's outbox rows for them go once its crawls no longer reach them. And the
     site's URLs that the source's other pages and listings lead to are handed off from
-    the source to the target (in the deletion's transaction:
-    :func:`textpile.shards.handoff.links_into_site`).
+    the source to the target (in the same transaction, before the copy is compared and
+    deleted from the source: :func:`textpile.shards.handoff.links_into_site`).
 
     Raises:
         DatabaseError: either file is no crawler database (as ``open_crawler_db``).
@@ -401,6 +401,11 @@ def move_crawler_rows(source_db: Path, target_db: Path, site: str, handoff: tupl
                 conn.executemany("INSERT OR IGNORE INTO main.textpile_handoff(shard, str_url, found_unix_utc)"
                                  " VALUES (?, ?, ?)", [(*row, int(time.time())) for row in away])
                 counts["textpile_handoff"] = conn.total_changes - before
+                # the links into the site from what stays, handed off from the source (before the
+                # delete, so that a move stopped between the two leaves them there already)
+                conn.executemany("INSERT OR IGNORE INTO src.textpile_handoff(shard, str_url, found_unix_utc)"
+                                 " VALUES (?, ?, ?)", [(handoff[1], url, int(time.time()))
+                                                       for url in links_into_site(conn, "src", origin)])
         except BaseException:
             conn.rollback()
             raise
@@ -413,10 +418,6 @@ def move_crawler_rows(source_db: Path, target_db: Path, site: str, handoff: tupl
                                     f"{source_db}; the source was left as it was")
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if handoff is not None:  # the links into the site from what stays: handed off from the source
-                conn.executemany("INSERT OR IGNORE INTO src.textpile_handoff(shard, str_url, found_unix_utc)"
-                                 " VALUES (?, ?, ?)", [(handoff[1], url, int(time.time()))
-                                                       for url in links_into_site(conn, "src", origin, site)])
             for statement in _DELETES:
                 conn.execute(statement.format(s="src"), {"origin": origin})
         except BaseException:

@@ -503,7 +503,8 @@ class CrawlStore:
     def handed_off_since(self, handoff_id: int) -> dict[str, int]:
         """Outbox rows above ``handoff_id``, per shard addressed (shard name order)."""
         return dict(self.conn.execute(
-            "SELECT shard, count(*) FROM textpile_handoff WHERE handoff_id > ? GROUP BY shard ORDER BY shard",
+            "SELECT shard, count(*) FROM textpile_handoff WHERE handoff_id > ? AND shard != '' GROUP BY shard"
+            " ORDER BY shard",
             (handoff_id,)).fetchall())
 
     def candidate_origins(self) -> list[str]:
@@ -517,17 +518,23 @@ class CrawlStore:
         return self.conn.execute("SELECT handoff_id, shard, str_url FROM textpile_handoff WHERE handoff_id < ?",
                                  (below,)).fetchall()
 
-    def drop_handoffs(self, handoff_ids: list[int]) -> None:
+    def drop_handoffs(self, handoff_ids: list[int], last: int) -> None:
         """Delete the outbox rows ``handoff_ids`` in one transaction
-        (:func:`textpile.shards.handoff.prune_outbox`).
+        (:func:`textpile.shards.handoff.prune_outbox`), but empty the one of them that is
+        the largest, ``last`` (its ``shard`` and ``str_url`` set to '': it keeps its id
+        taken, so that ids are never reused), deleting an older emptied row.
 
         Raises:
             sqlite3.Error: the database refused it (nothing of it is kept).
         """
         try:
             with self.conn:
-                self.conn.execute("DELETE FROM textpile_handoff WHERE handoff_id IN (SELECT value FROM json_each(?))",
-                                  (json.dumps(handoff_ids),))
+                self.conn.execute("DELETE FROM textpile_handoff WHERE handoff_id IN (SELECT value FROM json_each(?))"
+                                  " AND handoff_id != ?", (json.dumps(handoff_ids), last))
+                if last in handoff_ids:
+                    self.conn.execute("DELETE FROM textpile_handoff WHERE shard = '' AND handoff_id != ?", (last,))
+                    self.conn.execute("UPDATE textpile_handoff SET shard = '', str_url = '', kind = NULL,"
+                                      " found_via = NULL, depth = NULL WHERE handoff_id = ?", (last,))
         except sqlite3.Error:
             self._forget()
             raise

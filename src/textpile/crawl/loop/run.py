@@ -435,7 +435,9 @@ def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: Han
                     counts[ExitCode.pruned.name] = counts.get(ExitCode.pruned.name, 0) + len(result.pruned)
         if why is not None:
             report.not_pruned[str_origin] = why
-    if handoff is not None and report.pruned and not report.not_pruned:
+    if handoff is not None and not report.not_pruned and (report.pruned or not report.origins) \
+            and not report.interrupted and report.database_error is None and report.failure is None:
+        # every origin crawled was pruned, or the shard has none (its sites all moved away)
         from textpile.shards.handoff import prune_outbox
 
         reached, _ = reached_urls(db.store, seeds)
