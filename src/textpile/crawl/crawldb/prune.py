@@ -148,9 +148,12 @@ def reached_urls(store: CrawlStore, seeds: list[str]) -> tuple[set[str], list[st
     return reached, unknown
 
 
-def prune_origin(store: CrawlStore, str_origin: str, seeds: list[str], agent_uuid_hex: str) -> PruneResult:
+def prune_origin(store: CrawlStore, str_origin: str, seeds: list[str], agent_uuid_hex: str,
+                 reached: tuple[set[str], list[str]] | None = None) -> PruneResult:
     """Prune the crawl candidates of ``str_origin`` that the database no longer reaches
-    (:func:`reached_urls` from ``seeds``) after a complete and healthy crawl of it: each
+    (:func:`reached_urls` from ``seeds``, or ``reached``, what it gave: a run pruning
+    several origins finds them once, as pruning an origin leaves what is reached as it
+    was: the links it deletes are of pages nothing reaches) after a complete and healthy crawl of it: each
     gets a crawl log entry 182 ``pruned`` (file crawl, no request, a message naming the
     run ``agent_uuid_hex``) and loses its crawl_candidate, textpile_recrawl,
     textpile_page_links and textpile_listed_change rows, in one transaction. Only URLs
@@ -161,7 +164,7 @@ def prune_origin(store: CrawlStore, str_origin: str, seeds: list[str], agent_uui
     Raises:
         sqlite3.Error: the database refused it (nothing of it is kept).
     """
-    reached, unknown = reached_urls(store, seeds)
+    reached, unknown = reached if reached is not None else reached_urls(store, seeds)
     if unknown:
         return PruneResult([], f"the links of {len(unknown)} page(s) are not known yet (crawled before textpile "
                                f"kept them, for example {unknown[0]}); they are read at their next crawl")

@@ -418,6 +418,7 @@ def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: Han
         if unread_shards:
             unread = (f"the outbox of shard {min(unread_shards)} could not be read "
                       f"({unread_shards[min(unread_shards)]}): pages it handed here may still be linked")
+    reached = None  # found once, when an origin is to be pruned (prune_origin)
     for str_origin in report.origins:
         outcome = report.origin_outcomes.get(str_origin, OriginOutcome("interrupted"))
         why = outcome.not_complete_or_healthy(interrupted=report.interrupted, out_of_commands=any(
@@ -426,7 +427,8 @@ def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: Han
         if why is None and unread is not None:
             why = unread
         if why is None:
-            result = prune_origin(db.store, str_origin, seeds, report.agent_uuid.hex)
+            reached = reached or reached_urls(db.store, seeds)
+            result = prune_origin(db.store, str_origin, seeds, report.agent_uuid.hex, reached)
             why = result.skipped
             if why is None:
                 report.pruned[str_origin] = result.pruned
@@ -440,8 +442,7 @@ def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: Han
         # every origin crawled was pruned, or the shard has none (its sites all moved away)
         from textpile.shards.handoff import prune_outbox
 
-        reached, _ = reached_urls(db.store, seeds)
-        outbox = prune_outbox(db.store, handoff, reached)
+        outbox = prune_outbox(db.store, handoff, (reached or reached_urls(db.store, seeds))[0])
         report.outbox_pruned, report.outbox_kept = outbox.pruned, outbox.kept
 
 
