@@ -267,44 +267,40 @@ def site_links_away(conn: sqlite3.Connection, schema: str, origin: int, table: S
                     shard: str) -> list[tuple[str, str]]:
     """(shard, str_url) of every URL that the pages and listings of the site ``origin``
     (its origin_id in ``schema``) lead to on a site ``table`` assigns to a shard other
-    than ``shard``: their kept links (``textpile_page_links``) and what their sitemaps
-    and feeds list (``textpile_listed_url``), sorted. A move hands them off from the
-    site's new shard (:mod:`textpile.shards.move`), as its crawls would have."""
-    urls: set[str] = set()
-    for (blob,) in conn.execute(f"SELECT p.links FROM {schema}.textpile_page_links p JOIN {schema}.url u"
-                                " ON u.url_id = p.url_id WHERE u.origin_id = ?", (origin,)):
-        urls.update(unpack_outlinks(blob))
-    urls.update(u for (u,) in conn.execute(
-        f"SELECT lu.str_url FROM {schema}.textpile_listed_url l JOIN {schema}.url lu ON lu.url_id = l.url_id"
-        f" JOIN {schema}.url u ON u.url_id = l.listed_by_url_id WHERE u.origin_id = ?", (origin,)))
-    away = []
-    for str_url in urls:
-        try:
-            owner = table.shard_of(str_url)
-        except ConfigError:
-            continue  # no http(s) URL: never handed off
-        if owner != shard:
-            away.append((owner, str_url))
-    return sorted(away)
+    than ``shard`` (:func:`_led_to`), sorted. A move hands them off from the site's new
+    shard (:mod:`textpile.shards.move`), as its crawls would have."""
+    owners: dict[str, str | None] = {}
+    away = ((_owner(table, str_url, owners), str_url) for str_url in _led_to(conn, schema, origin, of_site=True))
+    return sorted((owner, str_url) for owner, str_url in away if owner is not None and owner != shard)
 
 
 def links_into_site(conn: sqlite3.Connection, schema: str, origin: int) -> list[str]:
     """The URLs of the site of origin_id ``origin`` (in ``schema``) that the pages and
-    listings of other sites in that crawler database lead to (their kept links and what
-    their sitemaps and feeds list), sorted: those with a url row of the site (a link
-    there made it a candidate). A move of the site hands them off from the shard it
-    leaves (:mod:`textpile.shards.move`): they were candidates there, which needed no
-    outbox row, and the site's new shard counts them reached only through one."""
+    listings of other sites in that crawler database lead to (:func:`_led_to`), sorted:
+    those with a url row of the site (a link there made it a candidate). A move of the
+    site hands them off from the shard it leaves (:mod:`textpile.shards.move`): they were
+    candidates there, which needed no outbox row, and the site's new shard counts them
+    reached only through one."""
     ours = {u for (u,) in conn.execute(f"SELECT str_url FROM {schema}.url WHERE origin_id = ?", (origin,))}
+    return sorted(_led_to(conn, schema, origin, of_site=False, among=ours))
+
+
+def _led_to(conn: sqlite3.Connection, schema: str, origin: int, *, of_site: bool,
+            among: set[str] | None = None) -> set[str]:
+    """Every URL (of ``among`` only, when given) that the pages and listings of the site
+    ``origin`` (``of_site``), or of the other sites of the crawler database ``schema``,
+    lead to: their kept links (``textpile_page_links``) and what their sitemaps and feeds
+    list (``textpile_listed_url``)."""
+    which = "=" if of_site else "!="
     urls: set[str] = set()
     for (blob,) in conn.execute(f"SELECT p.links FROM {schema}.textpile_page_links p JOIN {schema}.url u"
-                                " ON u.url_id = p.url_id WHERE u.origin_id != ?", (origin,)):
-        urls.update(u for u in unpack_outlinks(blob) if u in ours)
+                                f" ON u.url_id = p.url_id WHERE u.origin_id {which} ?", (origin,)):
+        urls.update(unpack_outlinks(blob) if among is None else (u for u in unpack_outlinks(blob) if u in among))
     urls.update(u for (u,) in conn.execute(
         f"SELECT lu.str_url FROM {schema}.textpile_listed_url l JOIN {schema}.url lu ON lu.url_id = l.url_id"
-        f" JOIN {schema}.url u ON u.url_id = l.listed_by_url_id WHERE u.origin_id != ? AND lu.origin_id = ?",
-        (origin, origin)))
-    return sorted(urls)
+        f" JOIN {schema}.url u ON u.url_id = l.listed_by_url_id WHERE u.origin_id {which} ?", (origin,))
+        if among is None or u in among)
+    return urls
 
 
 def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tuple[int, int]:
