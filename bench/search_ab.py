@@ -5,7 +5,8 @@
 
 The corpus and queries are bench_search.py's (its cached 100K-page corpus under
 ``DIR/search-speed``, built by it; for ``shards`` its 3 shards, for ``hybrid`` its
-embedded copy). Two worker processes, one per version (``PYTHONPATH`` set to each
+embedded copy; ``--pages 1000000 --mode shards``: the 3 shards that
+``bench_search.py --pages 1000000 --without-one-index`` built, with no corpus beside them). Two worker processes, one per version (``PYTHONPATH`` set to each
 ``src``: e.g. a ``git worktree`` of the older commit), open it as a server does; the
 driver hands each query to both in turn, the order alternating, after one unmeasured
 pass. So a machine whose speed drifts between minutes (a shared 2-core machine does by
@@ -120,8 +121,11 @@ def main() -> int:
             parser.error(f"--{name.replace('_', '-')}: {getattr(args, name)} holds no textpile package")
     if args.passes < 1:
         parser.error(f"--passes: expected 1 or more, got {args.passes}")
-    if not (data_dir / "search-speed" / f"summary-{args.pages}.db").exists():
-        parser.error(f"no corpus of {args.pages} pages under {data_dir}: run python bench/bench_search.py first")
+    corpus = data_dir / "search-speed" / f"summary-{args.pages}.db"
+    shards = [corpus.with_name(f"{corpus.stem}-shard{k}of3.db") for k in (1, 2, 3)]
+    if not corpus.exists() and not (args.mode == "shards" and all(p.exists() for p in shards)):
+        parser.error(f"no corpus of {args.pages} pages under {data_dir} (for shards: nor its 3 shards, as "
+                     "bench_search.py --without-one-index builds them): run python bench/bench_search.py first")
     import bench_search as bench
 
     queries = [text for _, text in bench.speed_queries(data_dir, args.queries)]
