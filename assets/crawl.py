@@ -48,6 +48,9 @@ def crawl_report_metadata(report: CrawlReport) -> dict[str, object]:
         metadata["handed_off"] = MetadataValue.json(dict(report.handed_off))
         metadata["outbox_pruned"] = MetadataValue.json(dict(report.outbox_pruned))
         metadata["outbox_kept"] = MetadataValue.json(dict(report.outbox_kept))
+    if report.handoffs_mirrored or report.handoffs_mirror_error:
+        metadata["handoffs_mirrored"] = MetadataValue.json(dict(report.handoffs_mirrored))
+        metadata["handoffs_mirror_error"] = report.handoffs_mirror_error or ""
     for name, count in sorted(report.exit_code_counts.items()):
         metadata[f"exit_{name}"] = count
     return metadata
@@ -148,6 +151,8 @@ def materialize_crawl_run(
                          report.handoffs_forwarded, report.handed_off)
     if report.outbox_pruned:
         context.log.info("outbox rows no longer needed, deleted: %s", report.outbox_pruned)
+    if report.handoffs_mirror_error:
+        context.log.warning("the outbox was not mirrored for the other hosts: %s", report.handoffs_mirror_error)
     for origin, reason in report.refused_origins.items():
         context.log.warning("%s: %s", origin, reason)
     if config.max_commands_per_run == 0:

@@ -6,9 +6,7 @@ one search together."""
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,51 +17,18 @@ import pytest
 from dagster._core.definitions.reconstruct import ReconstructableRepository
 
 from conftest import write_config
+from redis_server import STARTUP_S, needs_redis, redis_url  # noqa: F401 (a fixture)
 from test_shards import SHARDS, WORDS, _crawled_origins, _hits, _site
 from textpile.cli import main
 from textpile.shards.config import load_shards
 from textpile_dagster.assets import CRAWL_RUNS, new_crawl_run_key
 from textpile_dagster.resources.settings import ENV_CONFIG, ENV_SHARDS
 
-REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 HOSTS = {"a": "alpha", "b": "beta", "c": "alpha"}
 ASSETS = ("crawl_run", "crawl_log_staging", "scrape_results", "summary_db", "fts_index", "embeddings",
           "published_index")
-#: The ceiling for a server or worker coming up (a loaded machine takes a minute or more).
-STARTUP_S = 300.0
 
-pytestmark = pytest.mark.skipif(not Path(REDIS).exists(), reason="redis-server is not installed "
-                                "(scripts/test installs Debian's redis-server)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def redis_url(tmp_path):
-    """A redis-server on a free 127.0.0.1 port, nothing saved to disk; stopped after."""
-    port = _free_port()
-    server = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                               "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.2)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+pytestmark = needs_redis
 
 
 def _start_worker(host: str, env: dict, config_yaml: Path, log: Path) -> subprocess.Popen:

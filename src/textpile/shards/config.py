@@ -12,6 +12,10 @@ The table is a TOML file (``shards.toml``)::
     [folders]                         # optional: shard -> its data folder, instead of
     a = "/srv/disk2/a"                # <root>/<shard> (relative to this file)
 
+and, before the tables, optionally ``handoff_redis = "redis://alpha:6379/2"``: the Redis
+database through which shards on different hosts hand links to each other
+(:mod:`textpile.shards.mirror`; a database of its own, not the Celery broker's).
+
 A site is an origin (``scheme://host:port``, as :attr:`textpile.store.urls.ParsedUrl.str_origin`
 writes it: the port always explicit). Its shard is the override when there is one, else
 the hashed shard with the highest rendezvous weight: the first 8 bytes of
@@ -36,7 +40,7 @@ from textpile.store.urls import UrlError, parse_url
 #: What a shard name may be: it names a folder, a Dagster asset key prefix and a pool.
 SHARD_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,39}")
 #: The keys of a shard table file.
-_KEYS = ("shards", "root", "overrides", "hosts", "folders")
+_KEYS = ("shards", "root", "overrides", "hosts", "folders", "handoff_redis")
 #: The Celery queue of a host's workers is this prefix and the host name.
 QUEUE_PREFIX = "textpile-"
 
@@ -72,6 +76,8 @@ class Shards:
     hosts: Mapping[str, str] = field(default_factory=dict)
     folders: Mapping[str, Path] = field(default_factory=dict)
     source: Path | None = None
+    #: the Redis URL of the hand-offs between hosts (None: shards read each other's files)
+    handoff_redis: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -147,7 +153,8 @@ def load_shards(path: str | Path) -> Shards:
             empty, with a duplicate or a bad name; an override key that is no http(s)
             origin (or names a path), or two spellings of one origin; a ``hosts`` or
             ``folders`` entry for an unknown shard, an empty host or folder, two shards
-            with one folder. Each message names the file and key.
+            with one folder; a ``handoff_redis`` that is no Redis URL. Each message names
+            the file and key.
     """
     path = Path(path)
     try:
@@ -197,5 +204,10 @@ def load_shards(path: str | Path) -> Shards:
         folders[key] = (path.parent / value).resolve()
     if len(set(folders.values())) != len(folders):
         raise ConfigError(f"{path}: folders: two shards share a folder")
+    redis_url = data.get("handoff_redis")
+    if redis_url is not None and (not isinstance(redis_url, str)
+                                  or not redis_url.startswith(("redis://", "rediss://", "unix://"))):
+        raise ConfigError(f"{path}: handoff_redis: found {redis_url!r}; expected a Redis URL "
+                          "(redis://host:port/db, rediss://... or unix://...)")
     return Shards(hashed=tuple(names), root=(path.parent / root).resolve(), overrides=overrides, hosts=hosts,
-                  folders=folders, source=path)
+                  folders=folders, source=path, handoff_redis=redis_url)

@@ -30,8 +30,11 @@ Why an outbox read by the owner, not candidates written into the owner's databas
 
 The outbox of a shard is read where its folder is reachable (the shard table's
 ``root``/``[folders]``): on one machine always. A shard whose crawler database is not
-there (not crawled yet, or on another host) is listed in :attr:`TakeReport.unread`; its
-rows wait in its outbox and are taken by the first crawl that can read them.
+there (not crawled yet, or on another host) is read from its mirror in Redis when the
+table names one (``handoff_redis``: :mod:`textpile.shards.mirror`, which each shard's
+crawl writes when it ends); else, or while nothing is mirrored of it, it is listed in
+:attr:`TakeReport.unread` and its rows wait in its outbox for the first crawl that can
+read them.
 
 An outbox row stays while it is needed (:func:`prune_outbox`, after a shard's crawl in
 which every origin was crawled completely and healthily, as pruning asks): until the
@@ -59,6 +62,7 @@ from textpile.crawl.crawldb.records import MetaCandidate
 from textpile.crawl.crawldb.sql import CrawlStore
 from textpile.errors import ConfigError, DatabaseError
 from textpile.shards.config import Shards, site_of
+from textpile.shards.mirror import MirroredOutbox, MirrorError, connect, taken_position
 from textpile.store.database import open_crawler_db, sqlite_errors
 from textpile.store.urls import UrlError, parse_url
 
@@ -121,24 +125,38 @@ def take_handoffs(store: CrawlStore, handoff: HandOff) -> TakeReport:
     the recorded position belongs to a crawler database made anew: it is read from its
     start again.
 
-    Another shard's crawler database that cannot be read (missing, no crawler database,
-    corrupt) is listed in the report's ``unread`` with why; its rows wait for a later take-in.
+    Another shard's crawler database that is not a file here is read from its mirror
+    (:mod:`textpile.shards.mirror`, when the table names one). One that cannot be read
+    (missing and not mirrored, no crawler database, corrupt, Redis down) is listed in the
+    report's ``unread`` with why; its rows wait for a later take-in.
 
     Raises:
         sqlite3.Error: ``store``'s database refused the write (nothing of that chunk is kept).
     """
     report = TakeReport()
+    mirror = _mirror(handoff)
     for name, path in handoff.sources().items():
-        if not path.is_file():
-            report.unread[name] = f"no crawler database at {path} (not crawled yet, or on another host)"
-            continue
         try:
-            report.taken[name], forwarded = _take_from(store, handoff, name, path)
-        except DatabaseError as exc:
+            if path.is_file():
+                with closing(open_crawler_db(path, create=False, read_only=True)) as source:
+                    report.taken[name], forwarded = _take_from(store, handoff, name, _FileOutbox(source, path))
+            elif mirror is not None and (outbox := MirroredOutbox(*mirror, name)).published:
+                report.taken[name], forwarded = _take_from(store, handoff, name, outbox)
+            else:
+                report.unread[name] = f"no crawler database at {path} (not crawled yet, or on another host)" + (
+                    f", and none of its crawls mirrored its outbox into {mirror[1]} yet" if mirror else "")
+                continue
+        except (DatabaseError, MirrorError) as exc:
             report.unread[name] = str(exc)
             continue
         report.forwarded += forwarded
     return report
+
+
+def _mirror(handoff: HandOff) -> tuple[object, str] | None:
+    """(client, URL) of the table's hand-off mirror (:mod:`textpile.shards.mirror`), None without one."""
+    url = handoff.table.handoff_redis
+    return None if url is None else (connect(url), url)
 
 
 def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
@@ -147,23 +165,28 @@ def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
     move), read only (a row stays while a page of that shard leads to its URL,
     :func:`prune_outbox`: pruning counts them reached), and the shards whose crawler
     database exists but could not be read, with why. A shard with no crawler database at
-    its path (not crawled yet, or on another host) handed nothing that this shard took
-    in, and is passed over.
+    its path is read from its mirror (:mod:`textpile.shards.mirror`: its rows addressed
+    to this shard); with none (not crawled yet, or on another host without a mirror) it
+    handed nothing that this shard took in, and is passed over.
     """
     urls: set[str] = set()
     unread: dict[str, str] = {}
     owners: dict[str, str | None] = {}
+    mirror = _mirror(handoff)
     for name, path in handoff.sources().items():
-        if not path.is_file():
-            continue  # not crawled yet, or on another host: none of its rows was ever taken in here
         try:
-            with closing(open_crawler_db(path, create=False, read_only=True)) as source:
-                if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()):
-                    for (str_url,) in _read(source, path, "SELECT str_url FROM textpile_handoff", ()):
-                        if _owner(handoff.table, str_url, owners) == handoff.shard:
-                            urls.add(str_url)
-        except DatabaseError as exc:
+            if path.is_file():
+                with closing(open_crawler_db(path, create=False, read_only=True)) as source:
+                    found = [u for (u,) in _read(source, path, "SELECT str_url FROM textpile_handoff", ())] \
+                        if _FileOutbox(source, path).exists else []
+            elif mirror is not None and (outbox := MirroredOutbox(*mirror, name)).published:
+                found = outbox.urls(handoff.shard)  # (its rows addressed here: a site moved here since is not)
+            else:
+                continue  # not crawled yet, or on another host: none of its rows was ever taken in here
+        except (DatabaseError, MirrorError) as exc:
             unread[name] = str(exc)
+            continue
+        urls.update(u for u in found if _owner(handoff.table, u, owners) == handoff.shard)
     return urls, unread
 
 
@@ -211,8 +234,9 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     candidates of a seed site the table assigns to another shard (``handoff.routes``:
     its pages' links count only once a move took them to their shard,
     :mod:`textpile.shards.move`, which hands them off there), or while another shard's
-    crawler database is missing here (the rows it addresses here are not known: a row
-    forwarded from it could go).
+    crawler database is missing here and not mirrored (the rows it addresses here are not
+    known: a row forwarded from it could go). The read position of a shard on another
+    host is that of its last mirror (:func:`textpile.shards.mirror.taken_position`).
 
     Raises:
         sqlite3.Error: ``store``'s database refused the deletion (nothing of it is kept).
@@ -226,25 +250,40 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
         result.kept["*"] = (f"this database holds crawl candidates of {away[0]}, a site the table assigns to "
                             f"shard {handoff.routes[away[0]]}: move it first (textpile shards move)")
         return result
-    missing = {name: path for name, path in handoff.sources().items() if not path.is_file()}
+    mirror = _mirror(handoff)
+    remote: set[str] = set()
+    for name, path in handoff.sources().items():
+        try:
+            if not path.is_file() and mirror is not None and MirroredOutbox(*mirror, name).published:
+                remote.add(name)
+        except MirrorError as exc:
+            result.kept["*"] = f"the mirror of shard {name}'s outbox could not be read ({exc})"
+            return result
+    missing = {name: path for name, path in handoff.sources().items() if not path.is_file() and name not in remote}
     if missing:  # its rows addressed here (forwarded ones among them) are not known
         name = min(missing)
         result.kept["*"] = (f"no crawler database of shard {name} at {missing[name]} (not crawled yet, or on "
-                            "another host)")
+                            "another host)" + (", and no mirror of its outbox yet" if mirror else ""))
         return result
     positions: dict[str, int] = {}
     mine = store.first_agent_uuid()
     for name, path in handoff.sources().items():
         try:
-            with closing(open_crawler_db(path, create=False, read_only=True)) as source:
-                found, read_of = [], []
-                if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff_taken'", ()):
-                    found = _read(source, path, "SELECT last_handoff_id FROM textpile_handoff_taken"
-                                                " WHERE from_shard = ?", (handoff.shard,))
-                if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff_source'", ()):
-                    read_of = _read(source, path, "SELECT first_agent_uuid FROM textpile_handoff_source"
-                                                  " WHERE from_shard = ?", (handoff.shard,))
-        except DatabaseError as exc:
+            if name in remote:  # its position as its last mirror says
+                told = taken_position(*mirror, name, handoff.shard)
+                found = [] if told is None else [(told[0],)]
+                read_of = [] if told is None or told[1] is None else [(told[1],)]
+            else:
+                with closing(open_crawler_db(path, create=False, read_only=True)) as source:
+                    found, read_of = [], []
+                    if _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff_taken'", ()):
+                        found = _read(source, path, "SELECT last_handoff_id FROM textpile_handoff_taken"
+                                                    " WHERE from_shard = ?", (handoff.shard,))
+                    if _read(source, path,
+                             "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff_source'", ()):
+                        read_of = _read(source, path, "SELECT first_agent_uuid FROM textpile_handoff_source"
+                                                      " WHERE from_shard = ?", (handoff.shard,))
+        except (DatabaseError, MirrorError) as exc:
             result.kept[name] = str(exc)
             continue
         if found and (found[0][0] > last or (read_of and read_of[0][0] != mine)):
@@ -303,30 +342,46 @@ def _led_to(conn: sqlite3.Connection, schema: str, origin: int, *, of_site: bool
     return urls
 
 
-def _take_from(store: CrawlStore, handoff: HandOff, name: str, path: Path) -> tuple[int, int]:
-    """Take in the rows for ``handoff.shard`` of shard ``name``'s outbox at ``path``;
-    returns (rows taken, of them forwarded)."""
+class _FileOutbox:
+    """The outbox of another shard's crawler database ``source`` (at ``path``), read as
+    :class:`textpile.shards.mirror.MirroredOutbox` reads a mirrored one."""
+
+    def __init__(self, source, path: Path) -> None:
+        self.source, self.path = source, path
+        self.exists = bool(_read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()))
+        self.last = _read(source, path, "SELECT coalesce(max(handoff_id), 0) FROM textpile_handoff",
+                          ())[0][0] if self.exists else 0
+        self.identity = _first_agent(source, path)
+
+    def rows(self, to: str, after: int, upto: int, limit: int) -> list[tuple]:
+        """(handoff_id, str_url, kind, found_via, depth) of the rows addressed to ``to``
+        with a handoff_id above ``after`` and up to ``upto``, at most ``limit``, in order."""
+        return _read(self.source, self.path,
+                     "SELECT handoff_id, str_url, kind, found_via, depth FROM textpile_handoff"
+                     " WHERE shard = ? AND handoff_id > ? AND handoff_id <= ? ORDER BY handoff_id LIMIT ?",
+                     (to, after, upto, limit))
+
+
+def _take_from(store: CrawlStore, handoff: HandOff, name: str, outbox) -> tuple[int, int]:
+    """Take in the rows for ``handoff.shard`` of shard ``name``'s ``outbox`` (a
+    :class:`_FileOutbox` or a :class:`~textpile.shards.mirror.MirroredOutbox`); returns
+    (rows taken, of them forwarded)."""
+    if isinstance(outbox, _FileOutbox) and not outbox.exists:
+        return 0, 0  # written by a textpile without hand-offs: nothing to take
     recorded = position = store.handoff_position(name)
     taken = forwarded = 0
-    with closing(open_crawler_db(path, create=False, read_only=True)) as source:
-        if not _read(source, path, "SELECT 1 FROM sqlite_master WHERE name = 'textpile_handoff'", ()):
-            return 0, 0  # written by a textpile without hand-offs: nothing to take
-        [(last,)] = _read(source, path, "SELECT coalesce(max(handoff_id), 0) FROM textpile_handoff", ())
-        identity = _first_agent(source, path)
-        known = store.handoff_source(name)
-        if last < position or (known is not None and identity is not None and known != identity):
-            position = 0  # a crawler database made anew: its outbox from the start
-        while position < last:
-            rows = _read(source, path,
-                         "SELECT handoff_id, str_url, kind, found_via, depth FROM textpile_handoff"
-                         " WHERE shard = ? AND handoff_id > ? AND handoff_id <= ? ORDER BY handoff_id LIMIT ?",
-                         (handoff.shard, position, last, TAKE_CHUNK))
-            upto = rows[-1][0] if len(rows) == TAKE_CHUNK else last
-            pages, metas, forwards = _sorted_rows(rows, handoff)
-            store.take_handoffs(name, upto, pages, metas, forwards, identity)  # sqlite3.Error: the caller's file
-            taken += len(rows)
-            forwarded += len(forwards)
-            recorded = position = upto
+    last, identity = outbox.last, outbox.identity
+    known = store.handoff_source(name)
+    if last < position or (known is not None and identity is not None and known != identity):
+        position = 0  # a crawler database made anew: its outbox from the start
+    while position < last:
+        rows = outbox.rows(handoff.shard, position, last, TAKE_CHUNK)
+        upto = rows[-1][0] if len(rows) == TAKE_CHUNK else last
+        pages, metas, forwards = _sorted_rows(rows, handoff)
+        store.take_handoffs(name, upto, pages, metas, forwards, identity)  # sqlite3.Error: the caller's file
+        taken += len(rows)
+        forwarded += len(forwards)
+        recorded = position = upto
     if recorded != position or (identity is not None and known != identity):  # an outbox made anew
         store.take_handoffs(name, position, [], [], [], identity)
     return taken, forwarded

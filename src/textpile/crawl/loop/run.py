@@ -193,6 +193,11 @@ class CrawlReport:
     outbox_pruned: dict[str, int] = field(default_factory=dict)
     #: shards whose outbox rows were all kept, with why ("*": the whole outbox)
     outbox_kept: dict[str, str] = field(default_factory=dict)
+    #: with the shard table's ``handoff_redis`` (:mod:`textpile.shards.mirror`): the outbox
+    #: rows added to and deleted from its mirror after the run ({"added": n, "deleted": n}),
+    #: or why the mirror could not be written (the one before stays; the next run writes it)
+    handoffs_mirrored: dict[str, int] = field(default_factory=dict)
+    handoffs_mirror_error: str | None = None
 
     def entry_written(self, str_origin: str, entry) -> None:
         """Count a crawl log entry (a :class:`~textpile.crawl.crawldb.records.LogEntry`) of the
@@ -381,6 +386,9 @@ def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, disp
             db.finish_agent()
             if handoff_start is not None:
                 report.handed_off = db.store.handed_off_since(handoff_start)
+            if handoff is not None and handoff.table.handoff_redis and not report.interrupted \
+                    and report.database_error is None:
+                _mirror(db, handoff, report)
             report.recrawl_intervals = db.store.recrawl_spread(report.origins, config.recrawl_interval_s,
                                                                config.recrawl_bounds_s)
             if not report.interrupted and report.database_error is None:
@@ -394,6 +402,26 @@ def _finish(conn, db: CrawlerDb, database: str | Path, report: CrawlReport, disp
         kept = sum(report.exit_code_counts.values())
         report.failure = (f"{text}; the crawl stopped: this run kept {kept} crawl log entries, and the next run "
                           "goes on from there")
+
+
+def _mirror(db: CrawlerDb, handoff: HandOff, report: CrawlReport) -> None:
+    """Mirror this shard's outbox and read positions for the shards on other hosts
+    (:func:`textpile.shards.mirror.publish`) into ``report``; a Redis database that cannot
+    be reached is reported, not raised (the rows wait in the outbox).
+
+    Raises:
+        sqlite3.Error: this crawler database could not be read.
+    """
+    from textpile.shards.mirror import MirrorError, connect, publish
+
+    url = handoff.table.handoff_redis
+    others = [name for name in handoff.table.names if name != handoff.shard]
+    try:
+        done = publish(connect(url), url, db.store, handoff.shard, others)
+    except MirrorError as exc:
+        report.handoffs_mirror_error = str(exc)
+        return
+    report.handoffs_mirrored = {"added": done.added, "deleted": done.deleted}
 
 
 def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: HandOff | None = None) -> None:

@@ -1,0 +1,140 @@
+"""Links between shards on two hosts, stood in for on one machine: shard a's folder is on
+alpha, b's on beta, and neither host has the other's folder. Each host's shard table names
+its own folders and the Redis database of the hand-offs (``handoff_redis``); the rows of
+each outbox reach the other host through its mirror there (textpile.shards.mirror)."""
+
+import pytest
+
+from redis_server import needs_redis, redis_url  # noqa: F401 (a fixture)
+from shards.test_handoff import _crawl, _crawled, _query, linked_sites  # noqa: F401 (a fixture)
+from sites import Response
+from textpile.shards.config import load_shards
+from textpile.shards.mirror import MirrorError, MirroredOutbox, connect
+
+pytestmark = needs_redis
+
+OUTBOX = "SELECT handoff_id, shard, str_url FROM textpile_handoff ORDER BY handoff_id"
+
+
+def _tables(tmp_path, x, y, redis: str | None):
+    """(alpha's shard table, beta's): the same shards and sites, each host's own folders
+    (the other's folder does not exist there)."""
+    out = []
+    for host in ("alpha", "beta"):
+        table = tmp_path / host / "shards.toml"
+        table.parent.mkdir()
+        mirror = f'handoff_redis = "{redis}"\n' if redis else ""
+        table.write_text(f'shards = ["a", "b"]\n{mirror}[overrides]\n"{x.base_url}" = "a"\n"{y.base_url}" = "b"\n'
+                         f'[folders]\na = "a"\nb = "b"\n', "utf-8")
+        out.append(table)
+    return out
+
+
+def test_the_cross_links_arrive_through_the_mirror_and_go_when_no_longer_linked(linked_sites, redis_url, tmp_path):
+    x, y, _, config = linked_sites
+    X, Y = x.base_url, y.base_url
+    url = f"{redis_url}/2"
+    alpha, beta = _tables(tmp_path, x, y, url)
+    a, b = load_shards(alpha).folder("a") / "crawler.db", load_shards(beta).folder("b") / "crawler.db"
+    start = x.routes["/"]
+    x.routes["/"] = Response(200, start.body.replace(f'<li><a href="{Y}/hidden-y">', f'<li><a href="{Y}/y1">'
+                                                     f'{Y}/y1</a></li><li><a href="{Y}/hidden-y">'))
+
+    first_a = _crawl(alpha, config, "a")
+    # b has no folder on alpha and mirrored nothing yet; a's three rows for b are mirrored
+    assert first_a.handoffs_unread == {"b": f"no crawler database at {tmp_path}/alpha/b/crawler.db (not crawled yet, "
+                                             f"or on another host), and none of its crawls mirrored its outbox into "
+                                             f"{url} yet"}
+    assert first_a.handoffs_mirrored == {"added": 3, "deleted": 0} and first_a.handoffs_mirror_error is None
+    assert first_a.outbox_kept == {"*": f"no crawler database of shard b at {tmp_path}/alpha/b/crawler.db (not "
+                                        "crawled yet, or on another host), and no mirror of its outbox yet"}
+
+    first_b = _crawl(beta, config, "b")
+    # b took a's rows from the mirror: it crawled the page and the feed a found, and the feed's item
+    assert first_b.handoffs_taken == {"a": 3} and first_b.handoffs_unread == {}
+    assert {f"{Y}/hidden-y", f"{Y}/feed.xml", f"{Y}/from-feed"} <= set(_crawled(b))
+    assert _query(b, "SELECT from_shard, last_handoff_id FROM textpile_handoff_taken") == [("a", 3)]
+    assert first_b.handoffs_mirrored == {"added": 1, "deleted": 0}  # x's hidden page, for a
+
+    second_a = _crawl(alpha, config, "a", force_recrawl=True)
+    assert second_a.handoffs_taken == {"b": 1}
+    assert f"{X}/hidden-x" in _crawled(a)
+
+    # x's start page no longer links y's hidden page or y1: a reads b's position in the
+    # mirror, drops y1's row and empties hidden-y's (the largest), and mirrors that
+    x.routes["/"] = Response(200, start.body.replace(f'<li><a href="{Y}/hidden-y">{Y}/hidden-y</a></li>', ""))
+    third_a = _crawl(alpha, config, "a", force_recrawl=True)
+    assert third_a.outbox_kept == {} and third_a.outbox_pruned == {"b": 2}
+    assert _query(a, OUTBOX) == [(1, "b", f"{Y}/feed.xml"), (3, "", "")]
+    assert third_a.handoffs_mirrored == {"added": 0, "deleted": 2}
+    mirrored = MirroredOutbox(connect(url), url, "a")
+    assert (mirrored.published, mirrored.last) == (True, 3)
+    assert mirrored.urls("b") == [f"{Y}/feed.xml"]
+    # b counts as reached what a's mirror addresses to it: y1 from its own start page, the
+    # feed; nothing leads to hidden-y any more
+    second_b = _crawl(beta, config, "b", force_recrawl=True)
+    assert second_b.pruned == {Y: [f"{Y}/hidden-y"]}
+    # and a's hidden page, which b's start page links, stays in a
+    fourth_a = _crawl(alpha, config, "a", force_recrawl=True)
+    assert fourth_a.pruned == {X: []} and fourth_a.handoffs_taken == {"b": 0}
+
+
+def test_a_mirror_that_cannot_be_reached_is_reported_and_the_rows_wait(linked_sites, redis_url, tmp_path):
+    x, y, _, config = linked_sites
+    Y = y.base_url
+    from redis_server import free_port
+
+    down = f"redis://127.0.0.1:{free_port()}/2"
+    alpha, beta = _tables(tmp_path, x, y, down)
+    a = load_shards(alpha).folder("a") / "crawler.db"
+    first_a = _crawl(alpha, config, "a")
+    assert first_a.handoffs_mirror_error.startswith(f"the hand-offs' Redis database {down}: ")
+    assert first_a.handoffs_mirrored == {}
+    assert first_a.handoffs_unread["b"].startswith(f"the hand-offs' Redis database {down}: ")
+    assert _query(a, OUTBOX) == [(1, "b", f"{Y}/feed.xml"), (2, "b", f"{Y}/hidden-y")]
+    first_b = _crawl(beta, config, "b")
+    assert first_b.handoffs_taken == {} and first_b.handoffs_unread["a"].startswith(
+        f"the hand-offs' Redis database {down}: ")
+    # Redis is up again (the tables name it): the rows a kept are mirrored by a's next crawl
+    up = f"{redis_url}/2"
+    for table in (alpha, beta):
+        table.write_text(table.read_text("utf-8").replace(down, up), "utf-8")
+    assert _crawl(alpha, config, "a").handoffs_mirrored == {"added": 2, "deleted": 0}
+    assert _crawl(beta, config, "b").handoffs_taken == {"a": 2}
+
+
+def test_a_mirror_of_a_database_made_anew_is_made_anew(linked_sites, redis_url, tmp_path):
+    x, y, _, config = linked_sites
+    Y = y.base_url
+    url = f"{redis_url}/2"
+    alpha, beta = _tables(tmp_path, x, y, url)
+    a = load_shards(alpha).folder("a") / "crawler.db"
+    _crawl(alpha, config, "a")
+    assert _crawl(beta, config, "b").handoffs_taken == {"a": 2}
+    for suffix in ("", "-wal", "-shm"):
+        a.with_name(a.name + suffix).unlink(missing_ok=True)
+    x.routes["/"] = Response(200, x.routes["/"].body.replace(f"{Y}/hidden-y", f"{Y}/y1"))
+    again = _crawl(alpha, config, "a")
+    assert _query(a, OUTBOX) == [(1, "b", f"{Y}/feed.xml"), (2, "b", f"{Y}/y1")]
+    assert again.handoffs_mirrored == {"added": 2, "deleted": 0}  # the old streams went with the old identity
+    assert MirroredOutbox(connect(url), url, "a").urls("b") == [f"{Y}/feed.xml", f"{Y}/y1"]
+    assert _crawl(beta, config, "b").handoffs_taken == {"a": 2}  # read from its start again
+
+
+def test_a_bad_handoff_redis_is_refused_with_the_table_named(tmp_path):
+    from textpile.errors import ConfigError
+
+    table = tmp_path / "shards.toml"
+    table.write_text('shards = ["a"]\nhandoff_redis = "http://alpha:6379"\n', "utf-8")
+    with pytest.raises(ConfigError, match=r"shards\.toml: handoff_redis: found 'http://alpha:6379'; expected a "
+                                          r"Redis URL"):
+        load_shards(table)
+
+
+def test_a_key_that_is_no_mirror_is_an_error_naming_it(redis_url):
+    url = f"{redis_url}/3"
+    client = connect(url)
+    client.hset("textpile:handoff:z:outbox", mapping={"last": "many", "first_agent": ""})
+    with pytest.raises(MirrorError, match=r"textpile:handoff:z:outbox is no outbox mirror"):
+        MirroredOutbox(client, url, "z")
+    assert not MirroredOutbox(client, url, "nobody").published
