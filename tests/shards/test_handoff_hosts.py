@@ -5,7 +5,7 @@ each outbox reach the other host through its mirror there (textpile.shards.mirro
 
 import pytest
 
-from redis_server import needs_redis, redis_url  # noqa: F401 (a fixture)
+from redis_server import free_port, needs_redis, redis_url  # noqa: F401 (a fixture)
 from shards.test_handoff import _crawl, _crawled, _query, linked_sites  # noqa: F401 (a fixture)
 from sites import Response
 from textpile.shards.config import load_shards
@@ -16,26 +16,32 @@ pytestmark = needs_redis
 OUTBOX = "SELECT handoff_id, shard, str_url FROM textpile_handoff ORDER BY handoff_id"
 
 
-def _tables(tmp_path, x, y, redis: str | None):
+def _hosts(linked_sites, tmp_path, redis: str):
+    """(x, y, config, alpha's table, beta's table, a's crawler database on alpha) of the
+    linked sites, each host with its own table (:func:`_tables`) naming ``redis``."""
+    x, y, _, config = linked_sites
+    alpha, beta = _tables(tmp_path, x, y, redis)
+    return x, y, config, alpha, beta, load_shards(alpha).folder("a") / "crawler.db"
+
+
+def _tables(tmp_path, x, y, redis: str):
     """(alpha's shard table, beta's): the same shards and sites, each host's own folders
     (the other's folder does not exist there)."""
     out = []
     for host in ("alpha", "beta"):
         table = tmp_path / host / "shards.toml"
         table.parent.mkdir()
-        mirror = f'handoff_redis = "{redis}"\n' if redis else ""
-        table.write_text(f'shards = ["a", "b"]\n{mirror}[overrides]\n"{x.base_url}" = "a"\n"{y.base_url}" = "b"\n'
-                         f'[folders]\na = "a"\nb = "b"\n', "utf-8")
+        table.write_text(f'shards = ["a", "b"]\nhandoff_redis = "{redis}"\n[overrides]\n"{x.base_url}" = "a"\n'
+                         f'"{y.base_url}" = "b"\n[folders]\na = "a"\nb = "b"\n', "utf-8")
         out.append(table)
     return out
 
 
 def test_the_cross_links_arrive_through_the_mirror_and_go_when_no_longer_linked(linked_sites, redis_url, tmp_path):
-    x, y, _, config = linked_sites
-    X, Y = x.base_url, y.base_url
     url = f"{redis_url}/2"
-    alpha, beta = _tables(tmp_path, x, y, url)
-    a, b = load_shards(alpha).folder("a") / "crawler.db", load_shards(beta).folder("b") / "crawler.db"
+    x, y, config, alpha, beta, a = _hosts(linked_sites, tmp_path, url)
+    X, Y = x.base_url, y.base_url
+    b = load_shards(beta).folder("b") / "crawler.db"
     start = x.routes["/"]
     x.routes["/"] = Response(200, start.body.replace(f'<li><a href="{Y}/hidden-y">', f'<li><a href="{Y}/y1">'
                                                      f'{Y}/y1</a></li><li><a href="{Y}/hidden-y">'))
@@ -80,13 +86,9 @@ def test_the_cross_links_arrive_through_the_mirror_and_go_when_no_longer_linked(
 
 
 def test_a_mirror_that_cannot_be_reached_is_reported_and_the_rows_wait(linked_sites, redis_url, tmp_path):
-    x, y, _, config = linked_sites
-    Y = y.base_url
-    from redis_server import free_port
-
     down = f"redis://127.0.0.1:{free_port()}/2"
-    alpha, beta = _tables(tmp_path, x, y, down)
-    a = load_shards(alpha).folder("a") / "crawler.db"
+    x, y, config, alpha, beta, a = _hosts(linked_sites, tmp_path, down)
+    Y = y.base_url
     first_a = _crawl(alpha, config, "a")
     assert first_a.handoffs_mirror_error.startswith(f"the hand-offs' Redis database {down}: ")
     assert first_a.handoffs_mirrored == {}
@@ -104,11 +106,9 @@ def test_a_mirror_that_cannot_be_reached_is_reported_and_the_rows_wait(linked_si
 
 
 def test_a_mirror_of_a_database_made_anew_is_made_anew(linked_sites, redis_url, tmp_path):
-    x, y, _, config = linked_sites
-    Y = y.base_url
     url = f"{redis_url}/2"
-    alpha, beta = _tables(tmp_path, x, y, url)
-    a = load_shards(alpha).folder("a") / "crawler.db"
+    x, y, config, alpha, beta, a = _hosts(linked_sites, tmp_path, url)
+    Y = y.base_url
     _crawl(alpha, config, "a")
     assert _crawl(beta, config, "b").handoffs_taken == {"a": 2}
     for suffix in ("", "-wal", "-shm"):
