@@ -9,7 +9,7 @@ from redis_server import free_port, needs_redis, redis_url  # noqa: F401 (a fixt
 from shards.test_handoff import _crawl, _crawled, _query, linked_sites  # noqa: F401 (a fixture)
 from sites import Response
 from textpile.shards.config import load_shards
-from textpile.shards.mirror import MirrorError, MirroredOutbox, connect
+from textpile.shards.mirror import MirrorError, MirroredOutbox, Published, connect
 
 pytestmark = needs_redis
 
@@ -18,21 +18,22 @@ OUTBOX = "SELECT handoff_id, shard, str_url FROM textpile_handoff ORDER BY hando
 
 def _hosts(linked_sites, tmp_path, redis: str):
     """(x, y, config, alpha's table, beta's table, a's crawler database on alpha) of the
-    linked sites, each host with its own table (:func:`_tables`) naming ``redis``."""
+    linked sites: x on shard a, y on b, each host with its own table (:func:`_tables`)
+    naming ``redis``."""
     x, y, _, config = linked_sites
-    alpha, beta = _tables(tmp_path, x, y, redis)
+    alpha, beta = _tables(tmp_path, f'shards = ["a", "b"]\nhandoff_redis = "{redis}"\n[overrides]\n'
+                                    f'"{x.base_url}" = "a"\n"{y.base_url}" = "b"\n[folders]\na = "a"\nb = "b"\n')
     return x, y, config, alpha, beta, load_shards(alpha).folder("a") / "crawler.db"
 
 
-def _tables(tmp_path, x, y, redis: str):
-    """(alpha's shard table, beta's): the same shards and sites, each host's own folders
-    (the other's folder does not exist there)."""
+def _tables(tmp_path, text: str):
+    """(alpha's shard table, beta's): both ``text``, each in its host's folder, so that
+    each host's data folders are its own (the other's does not exist there)."""
     out = []
     for host in ("alpha", "beta"):
         table = tmp_path / host / "shards.toml"
         table.parent.mkdir()
-        table.write_text(f'shards = ["a", "b"]\nhandoff_redis = "{redis}"\n[overrides]\n"{x.base_url}" = "a"\n'
-                         f'"{y.base_url}" = "b"\n[folders]\na = "a"\nb = "b"\n', "utf-8")
+        table.write_text(text, "utf-8")
         out.append(table)
     return out
 
@@ -75,7 +76,7 @@ def test_the_cross_links_arrive_through_the_mirror_and_go_when_no_longer_linked(
     assert third_a.handoffs_mirrored == {"added": 0, "deleted": 2}
     mirrored = MirroredOutbox(connect(url), url, "a")
     assert (mirrored.published, mirrored.last) == (True, 3)
-    assert mirrored.urls("b") == [f"{Y}/feed.xml"]
+    assert mirrored.urls(["b"]) == [f"{Y}/feed.xml"]
     # b counts as reached what a's mirror addresses to it: y1 from its own start page, the
     # feed; nothing leads to hidden-y any more
     second_b = _crawl(beta, config, "b", force_recrawl=True)
@@ -117,7 +118,7 @@ def test_a_mirror_of_a_database_made_anew_is_made_anew(linked_sites, redis_url, 
     again = _crawl(alpha, config, "a")
     assert _query(a, OUTBOX) == [(1, "b", f"{Y}/feed.xml"), (2, "b", f"{Y}/y1")]
     assert again.handoffs_mirrored == {"added": 2, "deleted": 0}  # the old streams went with the old identity
-    assert MirroredOutbox(connect(url), url, "a").urls("b") == [f"{Y}/feed.xml", f"{Y}/y1"]
+    assert MirroredOutbox(connect(url), url, "a").urls(["b"]) == [f"{Y}/feed.xml", f"{Y}/y1"]
     assert _crawl(beta, config, "b").handoffs_taken == {"a": 2}  # read from its start again
 
 
@@ -138,3 +139,143 @@ def test_a_key_that_is_no_mirror_is_an_error_naming_it(redis_url):
     with pytest.raises(MirrorError, match=r"textpile:handoff:z:outbox is no outbox mirror"):
         MirroredOutbox(client, url, "z")
     assert not MirroredOutbox(client, url, "nobody").published
+
+
+def _candidates(path):
+    return sorted(r[0] for r in _query(path, "SELECT u.str_url FROM crawl_candidate c JOIN url u USING (url_id)"))
+
+
+def test_an_emptied_redis_prunes_nothing_the_other_host_handed_in(linked_sites, redis_url, tmp_path):
+    """b took rows of a's mirror in; Redis then restarted empty: until a mirrors again, b
+    prunes nothing (a's rows may still lead to its pages), and x's link keeps hidden-y."""
+    url = f"{redis_url}/2"
+    x, y, config, alpha, beta, a = _hosts(linked_sites, tmp_path, url)
+    Y = y.base_url
+    b = load_shards(beta).folder("b") / "crawler.db"
+    _crawl(alpha, config, "a")
+    _crawl(beta, config, "b")
+    _crawl(alpha, config, "a")
+    assert _crawl(beta, config, "b", force_recrawl=True).pruned == {Y: []}
+    connect(url).flushdb()
+    emptied = _crawl(beta, config, "b", force_recrawl=True)
+    why = (f"no crawler database of shard a at {tmp_path}/beta/a/crawler.db, and no mirror of its outbox in {url}, "
+           "although rows of it were taken in here")
+    assert emptied.pruned == {} and emptied.not_pruned == {
+        Y: f"the outbox of shard a could not be read ({why}): pages it handed here may still be linked"}
+    assert f"{Y}/hidden-y" in _candidates(b)
+    assert _crawl(alpha, config, "a", force_recrawl=True).handoffs_mirrored == {"added": 2, "deleted": 0}
+    assert _crawl(beta, config, "b", force_recrawl=True).pruned == {Y: []}
+    assert f"{Y}/hidden-y" in _candidates(b)
+
+
+def test_a_row_forwarded_on_the_other_host_keeps_its_page(linked_sites, redis_url, tmp_path):
+    """Shards a on alpha, b and c on beta. a hands y's hidden page to b; y's site then goes
+    to c: b forwards the row to c, and c keeps the page while x links it (c counts a's
+    mirrored row to b as reached, as it counts a's outbox on one host)."""
+    x, y, _, config = linked_sites
+    X, Y = x.base_url, y.base_url
+    url = f"{redis_url}/2"
+    alpha, beta = tables = _tables(tmp_path, f'shards = ["a", "b", "c"]\nhandoff_redis = "{url}"\n[overrides]\n'
+                                             f'"{X}" = "a"\n"{Y}" = "b"\n[folders]\na = "a"\nb = "b"\nc = "c"\n')
+    _crawl(alpha, config, "a")
+    for table in tables:
+        table.write_text(table.read_text("utf-8").replace(f'"{Y}" = "b"', f'"{Y}" = "c"'), "utf-8")
+    assert _crawl(beta, config, "b").handoffs_forwarded == 2
+    c = load_shards(beta).folder("c") / "crawler.db"
+    _crawl(beta, config, "c")
+    assert f"{Y}/hidden-y" in _crawled(c)
+    _crawl(beta, config, "b")
+    assert _crawl(beta, config, "c", force_recrawl=True).pruned == {Y: []}
+    assert f"{Y}/hidden-y" in _candidates(c)
+
+
+def _store(shards, shard):
+    """(connection, CrawlStore) of a new crawler database of ``shard``."""
+    from textpile.crawl.crawldb.sql import CrawlStore
+    from textpile.store.database import open_crawler_db
+
+    shards.folder(shard).mkdir(exist_ok=True)
+    conn = open_crawler_db(shards.folder(shard) / "crawler.db")
+    return conn, CrawlStore(conn)
+
+
+def _remote(tmp_path, url):
+    """A table of shards a (x.test) and b (y.test) naming the mirror ``url``."""
+    table = tmp_path / "host" / "shards.toml"
+    table.parent.mkdir()
+    table.write_text(f'shards = ["a", "b"]\nhandoff_redis = "{url}"\n[overrides]\n"http://x.test" = "a"\n'
+                     f'"http://y.test" = "b"\n[folders]\na = "a"\nb = "b"\n', "utf-8")
+    return load_shards(table)
+
+
+@pytest.mark.parametrize("fields", [{"foo": "bar"}, {"url": "http://y.test/p", "kind": "", "via": "", "depth": "x"},
+                                    {"url": "http://y.test/p"}])
+def test_an_entry_that_is_no_outbox_row_leaves_the_shard_unread(redis_url, tmp_path, fields):
+    from textpile.shards.handoff import handoff_of, take_handoffs
+
+    url = f"{redis_url}/4"
+    shards = _remote(tmp_path, url)
+    client = connect(url)
+    client.hset("textpile:handoff:a:outbox", mapping={"first_agent": "00", "last": "1"})
+    client.xadd("textpile:handoff:a:to:b", fields, id="1-1")
+    conn, store = _store(shards, "b")
+    with conn:
+        report = take_handoffs(store, handoff_of(shards, ["http://x.test/", "http://y.test/"], "b"))
+    assert report.unread == {"a": f"the hand-offs' Redis database {url}: textpile:handoff:a:to:b holds an entry "
+                                  "that is no outbox row"} and report.taken == {}
+    assert store.handoff_position("a") == 0
+
+
+def test_a_read_position_that_is_none_keeps_the_rows(redis_url, tmp_path):
+    from textpile.shards.handoff import handoff_of, prune_outbox
+
+    url = f"{redis_url}/4"
+    shards = _remote(tmp_path, url)
+    client = connect(url)
+    client.hset("textpile:handoff:b:outbox", mapping={"first_agent": "00", "last": "0"})
+    client.hset("textpile:handoff:b:taken", "a", "three zz")
+    conn, store = _store(shards, "a")
+    with conn:
+        with conn:
+            store._hand_off([("b", "http://y.test/p", None, None, None)])
+        result = prune_outbox(store, handoff_of(shards, ["http://x.test/", "http://y.test/"], "a"), set())
+    assert result.pruned == {} and result.kept == {
+        "b": f"the hand-offs' Redis database {url}: textpile:handoff:b:taken field a: 'three zz' is no read position"}
+
+
+def test_a_stream_holding_an_entry_of_no_row_is_made_again(redis_url, tmp_path):
+    """An entry above the outbox's rows (left by another database in the same Redis
+    database): the stream is made again from the outbox, and a reader gets every row."""
+    from textpile.shards.mirror import publish
+
+    url = f"{redis_url}/4"
+    shards = _remote(tmp_path, url)
+    client = connect(url)
+    client.xadd("textpile:handoff:a:to:b", {"url": "junk", "kind": "", "via": "", "depth": ""}, id="1000-1")
+    conn, store = _store(shards, "a")
+    with conn:
+        with conn:
+            store._hand_off([("b", "http://y.test/p1", None, None, None)])
+        assert publish(client, url, store, "a", ["b"]) == Published(1, 0)
+        assert MirroredOutbox(client, url, "a").urls(["b"]) == ["http://y.test/p1"]
+        with conn:
+            store._hand_off([("b", "http://y.test/p2", "feed", "link", 0)])
+        assert publish(client, url, store, "a", ["b"]) == Published(1, 0)  # the rows before it are as they were
+        mirrored = MirroredOutbox(client, url, "a")
+        assert mirrored.last == 2 and mirrored.rows("b", 0, 2, 10) == [
+            (1, "http://y.test/p1", None, None, None), (2, "http://y.test/p2", "feed", "link", 0)]
+
+
+@pytest.mark.parametrize("value, why", [
+    ("redis://127.0.0.1:abc/2", "Port could not be cast to integer value as 'abc'"),
+    ("redis://127.0.0.1:6379/two", "the database 'two' is no number"),
+])
+def test_a_handoff_redis_redis_cannot_read_is_refused(tmp_path, value, why):
+    from textpile.errors import ConfigError
+
+    table = tmp_path / "shards.toml"
+    table.write_text(f'shards = ["a"]\nhandoff_redis = "{value}"\n', "utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_shards(table)
+    assert str(raised.value) == (f"{table}: handoff_redis: {value!r}: {why}; expected a Redis URL "
+                                 "(redis://host:port/db, rediss://... or unix://...)")

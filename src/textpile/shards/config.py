@@ -145,6 +145,25 @@ def _table(path: Path, key: str, value: object) -> dict:
     return value
 
 
+def _check_redis_url(path: Path, url: object) -> None:
+    """Raise ConfigError unless ``url`` is a Redis URL as redis-py reads it, its database
+    (the path of a redis:// or rediss:// URL) a number when given."""
+    expected = "expected a Redis URL (redis://host:port/db, rediss://... or unix://...)"
+    if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"{path}: handoff_redis: found {url!r}; {expected}")
+    from urllib.parse import urlsplit
+
+    from redis.connection import parse_url
+
+    try:
+        parse_url(url)
+        db = urlsplit(url).path.strip("/") if not url.startswith("unix://") else ""
+    except ValueError as exc:
+        raise ConfigError(f"{path}: handoff_redis: {url!r}: {exc}; {expected}") from None
+    if db and not db.isdigit():
+        raise ConfigError(f"{path}: handoff_redis: {url!r}: the database {db!r} is no number; {expected}")
+
+
 def load_shards(path: str | Path) -> Shards:
     """Read and check a shard table file.
 
@@ -205,9 +224,7 @@ def load_shards(path: str | Path) -> Shards:
     if len(set(folders.values())) != len(folders):
         raise ConfigError(f"{path}: folders: two shards share a folder")
     redis_url = data.get("handoff_redis")
-    if redis_url is not None and (not isinstance(redis_url, str)
-                                  or not redis_url.startswith(("redis://", "rediss://", "unix://"))):
-        raise ConfigError(f"{path}: handoff_redis: found {redis_url!r}; expected a Redis URL "
-                          "(redis://host:port/db, rediss://... or unix://...)")
+    if redis_url is not None:
+        _check_redis_url(path, redis_url)
     return Shards(hashed=tuple(names), root=(path.parent / root).resolve(), overrides=overrides, hosts=hosts,
                   folders=folders, source=path, handoff_redis=redis_url)

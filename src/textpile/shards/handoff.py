@@ -134,56 +134,83 @@ def take_handoffs(store: CrawlStore, handoff: HandOff) -> TakeReport:
         sqlite3.Error: ``store``'s database refused the write (nothing of that chunk is kept).
     """
     report = TakeReport()
-    mirror = _mirror(handoff)
+    mirror, down = None, None  # a Redis database that failed once is not asked again (each try may time out)
+    url = handoff.table.handoff_redis
     for name, path in handoff.sources().items():
         try:
             if path.is_file():
                 with closing(open_crawler_db(path, create=False, read_only=True)) as source:
                     report.taken[name], forwarded = _take_from(store, handoff, name, _FileOutbox(source, path))
-            elif mirror is not None and (outbox := MirroredOutbox(*mirror, name)).published:
+            elif down is not None:
+                report.unread[name] = down
+                continue
+            elif url is not None and (outbox := MirroredOutbox(*(mirror := mirror or _mirror(handoff)),
+                                                               name)).published:
                 report.taken[name], forwarded = _take_from(store, handoff, name, outbox)
             else:
                 report.unread[name] = f"no crawler database at {path} (not crawled yet, or on another host)" + (
-                    f", and none of its crawls mirrored its outbox into {mirror[1]} yet" if mirror else "")
+                    f", and none of its crawls mirrored its outbox into {url} yet" if url else "")
                 continue
-        except (DatabaseError, MirrorError) as exc:
+        except MirrorError as exc:
+            report.unread[name] = down = str(exc)
+            continue
+        except DatabaseError as exc:
             report.unread[name] = str(exc)
             continue
         report.forwarded += forwarded
     return report
 
 
-def _mirror(handoff: HandOff) -> tuple[object, str] | None:
-    """(client, URL) of the table's hand-off mirror (:mod:`textpile.shards.mirror`), None without one."""
-    url = handoff.table.handoff_redis
-    return None if url is None else (connect(url), url)
+def _mirror(handoff: HandOff) -> tuple[object, str]:
+    """(client, URL) of the table's hand-off mirror (:mod:`textpile.shards.mirror`; the
+    table names one).
+
+    Raises:
+        MirrorError: its URL is no Redis URL.
+    """
+    return connect(handoff.table.handoff_redis), handoff.table.handoff_redis
 
 
-def handed_in_urls(handoff: HandOff) -> tuple[set[str], dict[str, str]]:
+def handed_in_urls(handoff: HandOff, store: CrawlStore) -> tuple[set[str], dict[str, str]]:
     """Every URL (str_url) in another shard's outbox on a site the table assigns to
     ``handoff.shard`` now (addressed to it, or to the shard that held the site before a
     move), read only (a row stays while a page of that shard leads to its URL,
     :func:`prune_outbox`: pruning counts them reached), and the shards whose crawler
     database exists but could not be read, with why. A shard with no crawler database at
-    its path is read from its mirror (:mod:`textpile.shards.mirror`: its rows addressed
-    to this shard); with none (not crawled yet, or on another host without a mirror) it
-    handed nothing that this shard took in, and is passed over.
+    its path is read from its mirror (:mod:`textpile.shards.mirror`); with none (not
+    crawled yet, or on another host without a mirror) it handed nothing that this shard
+    took in, and is passed over, unless the table names a mirror and ``store`` (this
+    shard's crawler database) took rows of it in: then its mirror is missing (Redis
+    emptied, or the shard's folder moved to another host and not crawled there yet) and
+    the shard is listed as unread (its rows may still lead to pages here).
     """
     urls: set[str] = set()
     unread: dict[str, str] = {}
     owners: dict[str, str | None] = {}
-    mirror = _mirror(handoff)
+    mirror, down = None, None
     for name, path in handoff.sources().items():
         try:
             if path.is_file():
                 with closing(open_crawler_db(path, create=False, read_only=True)) as source:
                     found = [u for (u,) in _read(source, path, "SELECT str_url FROM textpile_handoff", ())] \
                         if _FileOutbox(source, path).exists else []
-            elif mirror is not None and (outbox := MirroredOutbox(*mirror, name)).published:
-                found = outbox.urls(handoff.shard)  # (its rows addressed here: a site moved here since is not)
-            else:
+            elif handoff.table.handoff_redis is None:
                 continue  # not crawled yet, or on another host: none of its rows was ever taken in here
-        except (DatabaseError, MirrorError) as exc:
+            elif down is not None:
+                unread[name] = down
+                continue
+            elif (outbox := MirroredOutbox(*(mirror := mirror or _mirror(handoff)), name)).published:
+                found = outbox.urls([s for s in handoff.table.names if s != name])
+            elif store.handoff_position(name) > 0:
+                unread[name] = (f"no crawler database of shard {name} at {path}, and no mirror of its outbox in "
+                                f"{handoff.table.handoff_redis}, although rows of it were taken in here")
+                continue
+            else:
+                continue
+        except MirrorError as exc:
+            unread[name] = down = str(exc)
+            continue
+        except DatabaseError as exc:
             unread[name] = str(exc)
             continue
         urls.update(u for u in found if _owner(handoff.table, u, owners) == handoff.shard)
@@ -250,11 +277,12 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
         result.kept["*"] = (f"this database holds crawl candidates of {away[0]}, a site the table assigns to "
                             f"shard {handoff.routes[away[0]]}: move it first (textpile shards move)")
         return result
-    mirror = _mirror(handoff)
+    mirror = None
     remote: set[str] = set()
     for name, path in handoff.sources().items():
         try:
-            if not path.is_file() and mirror is not None and MirroredOutbox(*mirror, name).published:
+            if not path.is_file() and handoff.table.handoff_redis is not None \
+                    and MirroredOutbox(*(mirror := mirror or _mirror(handoff)), name).published:
                 remote.add(name)
         except MirrorError as exc:
             result.kept["*"] = f"the mirror of shard {name}'s outbox could not be read ({exc})"
@@ -263,7 +291,8 @@ def prune_outbox(store: CrawlStore, handoff: HandOff, reached: set[str]) -> Outb
     if missing:  # its rows addressed here (forwarded ones among them) are not known
         name = min(missing)
         result.kept["*"] = (f"no crawler database of shard {name} at {missing[name]} (not crawled yet, or on "
-                            "another host)" + (", and no mirror of its outbox yet" if mirror else ""))
+                            "another host)" + (", and no mirror of its outbox yet" if handoff.table.handoff_redis
+                                               else ""))
         return result
     positions: dict[str, int] = {}
     mine = store.first_agent_uuid()

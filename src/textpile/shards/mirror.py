@@ -21,13 +21,19 @@ mirror of one crawl run whole. The crawler database stays the record: a Redis da
 that was emptied is filled again by each shard's next crawl (until then the rows wait, as
 for an unread shard), and a crash before the mirror is written leaves the one before.
 Another shard whose crawler database is not a file here is read from its mirror
-(:class:`MirroredOutbox`, :func:`taken_position`). Each crawl reads the stream ids of its
-outbox again to mirror it (its outbox holds the links between shards as they are now,
-:func:`textpile.shards.handoff.prune_outbox`, not every URL ever found).
+(:class:`MirroredOutbox`, :func:`taken_position`). A crawl that pruned nothing of its
+outbox adds its new rows without reading the streams (:func:`publish`).
+
+Left as one host does it not: a shard whose crawler database was made anew on its host
+is seen by the others as its last mirror says until its next crawl mirrors it (on one
+host they would see no file, and keep every outbox row addressed to it), so an outbox row
+it had taken in and that nothing leads to any more but a row forwarded there may be pruned
+in that time.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from textpile.crawl.crawldb.sql import CrawlStore
@@ -97,42 +103,99 @@ def publish(client, url: str, store: CrawlStore, shard: str, others: list[str]) 
     """Mirror the outbox and read positions of ``shard``'s crawler database ``store``
     (module docstring) for the shards ``others``, in one transaction.
 
+    Each stream's rows are kept with a digest in the outbox hash (``digest:<to>``). When
+    the outbox rows up to the stream's newest id still have that digest, only the rows
+    after it are added (a crawl that pruned nothing reads no stream). Otherwise the
+    stream is read and compared, entry by entry: the rows pruned since are deleted from
+    it; a stream that does not hold the outbox's rows as they are (an entry of another
+    database under a row's id, a row missing below its newest id) is made again, as is
+    every stream of a database made anew.
+
     Raises:
         MirrorError: Redis could not be reached or refused it (the mirror before stays).
         sqlite3.Error: ``store``'s database could not be read.
     """
     identity = (store.first_agent_uuid() or b"").hex()
-    rows = store.conn.execute("SELECT handoff_id, shard, str_url, kind, found_via, depth FROM textpile_handoff"
-                              " WHERE shard != '' ORDER BY handoff_id").fetchall()
+    rows = [(i, to, _fields(str_url, kind, via, depth)) for i, to, str_url, kind, via, depth in store.conn.execute(
+        "SELECT handoff_id, shard, str_url, kind, found_via, depth FROM textpile_handoff WHERE shard != ''"
+        " ORDER BY handoff_id")]
     positions = store.conn.execute(
         "SELECT t.from_shard, t.last_handoff_id, s.first_agent_uuid FROM textpile_handoff_taken t"
         " LEFT JOIN textpile_handoff_source s USING (from_shard)").fetchall()
     added = deleted = 0
     with _Calls(url):
-        made_anew = client.hget(_outbox(shard), "first_agent") not in (None, identity)
-        have = {} if made_anew else {to: {int(entry_id.split("-")[0]) for entry_id, _ in
-                                          client.xrange(_stream(shard, to))} for to in others}
+        meta = client.hgetall(_outbox(shard))
+        made_anew = meta.get("first_agent") not in (None, identity)
         pipe = client.pipeline(transaction=True)
+        digests = {}
         for to in others:
-            want = [row for row in rows if row[1] == to]
-            held = have.get(to, set())
-            gone = sorted(held - {row[0] for row in want})
-            if made_anew:
-                pipe.delete(_stream(shard, to))
-            elif gone:
-                pipe.xdel(_stream(shard, to), *(f"{i}-1" for i in gone))
-                deleted += len(gone)
-            newest = max(held, default=0)
-            for handoff_id, _, str_url, kind, via, depth in want:
-                if handoff_id > newest:
-                    pipe.xadd(_stream(shard, to), {"url": str_url, "kind": kind or "", "via": via or "",
-                                                   "depth": "" if depth is None else str(depth)}, id=f"{handoff_id}-1")
+            key = _stream(shard, to)
+            want = [(i, fields) for i, row_to, fields in rows if row_to == to]
+            top = 0 if made_anew else _top_id(client, key)
+            before = [(i, fields) for i, fields in want if i <= top]
+            if made_anew or (top and _digest(before) != meta.get(f"digest:{to}")):
+                held = {} if made_anew else {_entry_id(key, entry_id): fields
+                                             for entry_id, fields in client.xrange(key)}
+                if made_anew or any(held.get(i) != fields for i, fields in before):
+                    pipe.delete(key)  # made again, from the outbox
+                    top = 0
+                else:
+                    gone = sorted(set(held) - {i for i, _ in before})
+                    if gone:
+                        pipe.xdel(key, *(f"{i}-1" for i in gone))
+                        deleted += len(gone)
+            for i, fields in want:
+                if i > top:
+                    pipe.xadd(key, fields, id=f"{i}-1")
                     added += 1
-        pipe.hset(_outbox(shard), mapping={"first_agent": identity, "last": str(store.last_handoff_id())})
-        for source, position, of in positions:
-            pipe.hset(_taken(shard), source, f"{position} {(of or b'').hex()}")
+            digests[f"digest:{to}"] = _digest(want)
+        pipe.delete(_outbox(shard))
+        pipe.hset(_outbox(shard), mapping={"first_agent": identity, "last": str(store.last_handoff_id()), **digests})
+        pipe.delete(_taken(shard))  # (positions of outboxes this database no longer reads go)
+        if positions:
+            pipe.hset(_taken(shard), mapping={source: f"{position} {(of or b'').hex()}"
+                                              for source, position, of in positions})
         pipe.execute()
     return Published(added, deleted)
+
+
+def _fields(str_url: str, kind: str | None, via: str | None, depth: int | None) -> dict[str, str]:
+    """A row's stream entry fields, as Redis gives them back."""
+    return {"url": str_url, "kind": kind or "", "via": via or "", "depth": "" if depth is None else str(depth)}
+
+
+def _digest(rows: list[tuple[int, dict[str, str]]]) -> str:
+    """A digest of stream rows ``(handoff_id, fields)``, in order."""
+    h = hashlib.blake2b(digest_size=16)
+    for i, fields in rows:
+        h.update(f"{i}\x00{fields['url']}\x00{fields['kind']}\x00{fields['via']}\x00{fields['depth']}\x01".encode(
+            "utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def _top_id(client, key: str) -> int:
+    """The largest handoff_id a stream ever held (its last generated entry id; 0: none)."""
+    import redis
+
+    try:
+        info = client.xinfo_stream(key)
+    except redis.exceptions.ResponseError:  # no such key
+        if client.exists(key):
+            raise
+        return 0
+    return _entry_id(key, info["last-generated-id"])
+
+
+def _entry_id(key: str, entry_id: str) -> int:
+    """The handoff_id of a stream entry id (``<handoff_id>-1``).
+
+    Raises:
+        MirrorError: it is no such id.
+    """
+    try:
+        return int(entry_id.split("-")[0])
+    except ValueError:
+        raise MirrorError(f"{key}: entry {entry_id!r} is no outbox row") from None
 
 
 class MirroredOutbox:
@@ -160,15 +223,33 @@ class MirroredOutbox:
     def rows(self, to: str, after: int, upto: int, limit: int) -> list[tuple]:
         """(handoff_id, str_url, kind, found_via, depth) of the rows addressed to ``to``
         with a handoff_id above ``after`` and up to ``upto``, at most ``limit``, in order."""
+        key = _stream(self.source, to)
         with _Calls(self.url):
-            entries = self.client.xrange(_stream(self.source, to), min=f"{after + 1}-0", max=f"{upto}-1", count=limit)
-        return [(int(entry_id.split("-")[0]), f["url"], f["kind"] or None, f["via"] or None,
-                 int(f["depth"]) if f["depth"] else None) for entry_id, f in entries]
+            entries = self.client.xrange(key, min=f"{after + 1}-0", max=f"{upto}-1", count=limit)
+        try:
+            return [(_entry_id(key, entry_id), f["url"], f["kind"] or None, f["via"] or None,
+                     int(f["depth"]) if f["depth"] else None) for entry_id, f in entries]
+        except (KeyError, ValueError):
+            raise MirrorError(f"the hand-offs' Redis database {self.url}: {key} holds an entry that is no outbox "
+                              "row") from None
 
-    def urls(self, to: str) -> list[str]:
-        """Every URL of the rows addressed to ``to``."""
-        with _Calls(self.url):
-            return [f["url"] for _, f in self.client.xrange(_stream(self.source, to))]
+    def urls(self, shards: list[str]) -> list[str]:
+        """Every URL of the rows addressed to any of ``shards``.
+
+        Raises:
+            MirrorError: Redis could not be reached, or an entry is no outbox row.
+        """
+        out = []
+        for to in shards:
+            key = _stream(self.source, to)
+            with _Calls(self.url):
+                entries = self.client.xrange(key)
+            try:
+                out.extend(f["url"] for _, f in entries)
+            except KeyError:
+                raise MirrorError(f"the hand-offs' Redis database {self.url}: {key} holds an entry that is no "
+                                  "outbox row") from None
+        return out
 
 
 def taken_position(client, url: str, reader: str, source: str) -> tuple[int, bytes | None] | None:
@@ -184,4 +265,8 @@ def taken_position(client, url: str, reader: str, source: str) -> tuple[int, byt
     if value is None:
         return None
     position, _, of = value.partition(" ")
-    return int(position), bytes.fromhex(of) if of else None
+    try:
+        return int(position), bytes.fromhex(of) if of else None
+    except ValueError:
+        raise MirrorError(f"the hand-offs' Redis database {url}: {_taken(reader)} field {source}: {value!r} is no "
+                          "read position") from None

@@ -441,7 +441,7 @@ def _prune(db: CrawlerDb, report: CrawlReport, config: CrawlConfig, handoff: Han
     if handoff is not None:
         from textpile.shards.handoff import handed_in_urls
 
-        handed_in, unread_shards = handed_in_urls(handoff)
+        handed_in, unread_shards = handed_in_urls(handoff, db.store)
         seeds += sorted(handed_in)
         if unread_shards:
             unread = (f"the outbox of shard {min(unread_shards)} could not be read "
