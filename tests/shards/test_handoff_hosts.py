@@ -279,3 +279,79 @@ def test_a_handoff_redis_redis_cannot_read_is_refused(tmp_path, value, why):
         load_shards(table)
     assert str(raised.value) == (f"{table}: handoff_redis: {value!r}: {why}; expected a Redis URL "
                                  "(redis://host:port/db, rediss://... or unix://...)")
+
+
+def _table(folder, text: str):
+    """The shard table ``text`` loaded from ``folder`` (made when missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "shards.toml").write_text(text, "utf-8")
+    return load_shards(folder / "shards.toml")
+
+
+SEEDS = ["http://x.test/", "http://y.test/"]
+THREE = ('shards = ["a", "b", "c"]\nhandoff_redis = "{url}"\n[overrides]\n"http://x.test" = "a"\n'
+         '"http://y.test" = "c"\n[folders]\na = "a"\nb = "b"\nc = "c"\n')
+TWO = ('shards = ["a", "b"]\nhandoff_redis = "{url}"\n[overrides]\n"http://x.test" = "a"\n'
+       '"http://y.test" = "b"\n[folders]\na = "a"\nb = "b"\n')
+
+
+def _agent(store):
+    import uuid
+
+    store.start_agent(uuid.uuid4(), "w", "u")
+    return store
+
+
+def test_rows_to_a_shard_that_left_the_table_count_through_the_mirror_too(redis_url, tmp_path):
+    """a's outbox holds a row for y's hidden page addressed to c; y then moved to b and c
+    left the table. b counts the row reached through a's mirror, as it does reading a's
+    file on one host (the row's stream, to a shard no longer in the table, is read too)."""
+    from textpile.shards.handoff import handed_in_urls, handoff_of
+    from textpile.shards.mirror import publish
+
+    url = f"{redis_url}/6"
+    client = connect(url)
+    conn_a, a = _store(_table(tmp_path / "alpha", THREE.format(url=url)), "a")
+    with conn_a:
+        with conn_a:
+            _agent(a)._hand_off([("c", "http://y.test/hidden", None, None, None)])
+        publish(client, url, a, "a", ["b", "c"])
+        assert publish(client, url, a, "a", ["b"]) == Published(0, 0)  # c left the table: its stream stays as it was
+    beta = _table(tmp_path / "beta", TWO.format(url=url))
+    conn_b, b = _store(beta, "b")
+    with conn_b:
+        assert handed_in_urls(handoff_of(beta, SEEDS, "b"), b) == ({"http://y.test/hidden"}, {})
+    one = _table(tmp_path / "alpha", TWO.replace('handoff_redis = "{url}"\n', ""))
+    conn_b1, b1 = _store(one, "b")
+    with conn_b1:
+        assert handed_in_urls(handoff_of(one, SEEDS, "b"), b1) == ({"http://y.test/hidden"}, {})
+
+
+def test_a_database_made_anew_leaves_no_stream_of_the_one_before(redis_url, tmp_path):
+    """a's first database mirrored a row to c; c left the table, and a's database was made
+    anew (rows to b only). c, back in the table, takes nothing of the old database."""
+    from textpile.shards.handoff import handed_in_urls, handoff_of, take_handoffs
+    from textpile.shards.mirror import publish
+
+    url = f"{redis_url}/7"
+    client = connect(url)
+    alpha = _table(tmp_path / "alpha", THREE.format(url=url))
+    conn, a = _store(alpha, "a")
+    with conn:
+        with conn:
+            _agent(a)._hand_off([("b", "http://x2.test/1", None, None, None), ("c", "http://y.test/old", None, None,
+                                                                              None)])
+        publish(client, url, a, "a", ["b", "c"])
+    for suffix in ("", "-wal", "-shm"):
+        (alpha.folder("a") / ("crawler.db" + suffix)).unlink(missing_ok=True)
+    conn, a = _store(alpha, "a")
+    with conn:
+        with conn:
+            _agent(a)._hand_off([("b", f"http://x2.test/n{i}", None, None, None) for i in range(3)])
+        assert publish(client, url, a, "a", ["b"]) == Published(3, 0)
+    assert sorted(client.scan_iter(match="textpile:handoff:a:to:*")) == ["textpile:handoff:a:to:b"]
+    beta = _table(tmp_path / "beta", THREE.format(url=url))
+    conn_c, c = _store(beta, "c")
+    with conn_c:
+        assert take_handoffs(c, handoff_of(beta, SEEDS, "c")).taken == {"a": 0}
+        assert handed_in_urls(handoff_of(beta, SEEDS, "c"), c) == (set(), {})

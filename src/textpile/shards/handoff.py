@@ -200,7 +200,7 @@ def handed_in_urls(handoff: HandOff, store: CrawlStore) -> tuple[set[str], dict[
                 unread[name] = down
                 continue
             elif (outbox := MirroredOutbox(*(mirror := mirror or _mirror(handoff)), name)).published:
-                found = outbox.urls([s for s in handoff.table.names if s != name])
+                found = outbox.urls()  # to every shard, also one that left the table (as its file holds them)
             elif store.handoff_position(name) > 0:
                 unread[name] = (f"no crawler database of shard {name} at {path}, and no mirror of its outbox in "
                                 f"{handoff.table.handoff_redis}, although rows of it were taken in here")

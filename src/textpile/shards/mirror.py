@@ -101,7 +101,8 @@ class Published:
 
 def publish(client, url: str, store: CrawlStore, shard: str, others: list[str]) -> Published:
     """Mirror the outbox and read positions of ``shard``'s crawler database ``store``
-    (module docstring) for the shards ``others``, in one transaction.
+    (module docstring) for the shards ``others`` (and any shard a row or a stream of it is
+    addressed to, in the table or not), in one transaction.
 
     Each stream's rows are kept with a digest in the outbox hash (``digest:<to>``). When
     the outbox rows up to the stream's newest id still have that digest, only the rows
@@ -127,8 +128,15 @@ def publish(client, url: str, store: CrawlStore, shard: str, others: list[str]) 
         meta = client.hgetall(_outbox(shard))
         made_anew = meta.get("first_agent") not in (None, identity)
         pipe = client.pipeline(transaction=True)
+        existing = _streams(client, shard)
+        if made_anew:  # every stream of the database before, to shards in the table or not
+            for key in existing:
+                pipe.delete(key)
         digests = {}
-        for to in others:
+        held_to = {key[len(_stream(shard, "")):] for key in existing}
+        # the table's shards, and any other shard a row or a stream is addressed to (one that
+        # left the table: its rows are mirrored as its file holds them, its stream kept in step)
+        for to in sorted(set(others) | {row_to for _, row_to, _ in rows} | held_to):
             key = _stream(shard, to)
             want = [(i, fields) for i, row_to, fields in rows if row_to == to]
             top = 0 if made_anew else _top_id(client, key)
@@ -171,6 +179,12 @@ def _digest(rows: list[tuple[int, dict[str, str]]]) -> str:
         h.update(f"{i}\x00{fields['url']}\x00{fields['kind']}\x00{fields['via']}\x00{fields['depth']}\x01".encode(
             "utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+def _streams(client, source: str) -> list[str]:
+    """The keys of every stream of shard ``source``'s mirror (shard names hold no glob
+    characters)."""
+    return sorted(client.scan_iter(match=_stream(source, "*"), count=1000))
 
 
 def _top_id(client, key: str) -> int:
@@ -233,15 +247,18 @@ class MirroredOutbox:
             raise MirrorError(f"the hand-offs' Redis database {self.url}: {key} holds an entry that is no outbox "
                               "row") from None
 
-    def urls(self, shards: list[str]) -> list[str]:
-        """Every URL of the rows addressed to any of ``shards``.
+    def urls(self, shards: list[str] | None = None) -> list[str]:
+        """Every URL of the rows addressed to any of ``shards`` (None: to any shard, also
+        one that left the table), in the order of the shards, then of the rows.
 
         Raises:
             MirrorError: Redis could not be reached, or an entry is no outbox row.
         """
         out = []
-        for to in shards:
-            key = _stream(self.source, to)
+        with _Calls(self.url):
+            keys = _streams(self.client, self.source) if shards is None else [_stream(self.source, to)
+                                                                              for to in shards]
+        for key in keys:
             with _Calls(self.url):
                 entries = self.client.xrange(key)
             try:
