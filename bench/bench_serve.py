@@ -1,7 +1,7 @@
 """Serving throughput with one and with several server processes (``--request-workers``).
 
     python bench/bench_serve.py -s summary.db [--workers 1,2] [--clients 20] [--seconds 20]
-                                [--rounds 2] [--queries 200]
+                                [--rounds 2] [--queries 200] [--load-generator threads|wrk]
 
 Starts ``textpile serve --request-workers N`` for each N of ``--workers``, in rounds
 (1, 2, 1, 2, ...: the machine's other load is shared alike), and has ``--clients``
@@ -11,6 +11,14 @@ errors (non-200 answers and transport errors), latency p50/p99, the ratio to the
 N's queries/s, and the memory of the server's processes after the load (RSS and PSS
 summed over the supervisor and its workers, and the PSS a worker adds), with the load
 average before and after.
+
+The clients share the machine with the server. ``--load-generator threads`` (the
+default) is ``--clients`` Python threads with httpx, each taking about 16 ms of CPU per
+query: on 2 cores they take most of a core from the servers. ``--load-generator wrk``
+is Debian's ``wrk`` (``apt-get install wrk``): ``--clients`` connections on one thread
+in C, going through the same queries in turn (a Lua script), so that the servers get
+the machine's cores; its non-200 answers and socket errors are the errors, its latency
+percentiles those printed.
 """
 
 from __future__ import annotations
@@ -18,11 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import socket
 import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -101,6 +111,46 @@ def load(base: str, queries: list[str], clients: int, seconds: float) -> tuple[i
     return done[0], errors[0], latency
 
 
+#: wrk's script: the queries in turn, and at the end one line of what the summary counted.
+_WRK_SCRIPT = """
+local paths = {%s}
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i %% #paths) + 1])
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT %%d %%d %%d %%d\\n", summary.requests - e.status, e.connect + e.read + e.write +
+    e.timeout + e.status, latency:percentile(50), latency:percentile(99)))
+end
+"""
+
+
+def load_wrk(base: str, queries: list[str], clients: int, seconds: float, folder: Path) -> tuple[int, int, list[float]]:
+    """As :func:`load`, with Debian's wrk (one thread, ``clients`` connections); the
+    latencies are wrk's p50 and p99 (ms), each once.
+
+    Raises:
+        RuntimeError: wrk is not installed, or printed no result.
+    """
+    from urllib.parse import quote
+
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise RuntimeError("--load-generator wrk: no wrk on PATH (apt-get install wrk)")
+    script = folder / "queries.lua"
+    paths = ", ".join('"/search?format=json&search=%s"' % quote(q) for q in queries)
+    script.write_text(_WRK_SCRIPT % paths, "utf-8")
+    out = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{seconds:g}s", "--timeout", "60s", "-s", str(script), base],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            ok, errors, p50_us, p99_us = (int(v) for v in line.split()[1:])
+            return ok, errors, [p50_us / 1000, p99_us / 1000]
+    raise RuntimeError(f"wrk printed no result: {out[-500:]}")
+
+
 def _tree(pid: int) -> list[int]:
     """``pid`` and its descendants (Linux: /proc/PID/task/TID/children)."""
     out = [pid]
@@ -135,6 +185,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--load-generator", choices=("threads", "wrk"), default="threads",
+                        help="the clients: Python threads, or Debian's wrk (module docstring)")
     args = parser.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
     queries = make_queries(args.summary_db, args.queries)
@@ -145,7 +197,11 @@ def main() -> int:
             proc, base = start(args.summary_db, n)
             try:
                 t0 = time.monotonic()
-                done, errors, latency = load(base, queries, args.clients, args.seconds)
+                if args.load_generator == "wrk":
+                    with tempfile.TemporaryDirectory() as folder:
+                        done, errors, latency = load_wrk(base, queries, args.clients, args.seconds, Path(folder))
+                else:
+                    done, errors, latency = load(base, queries, args.clients, args.seconds)
                 took = time.monotonic() - t0
                 results[n]["mem"].append(memory(proc))
             finally:
@@ -158,8 +214,8 @@ def main() -> int:
             got["seconds"] += took
             print(f"round {r + 1}, {n} worker(s): {done / took:.1f} queries/s, {errors} errors", flush=True)
     load_after = os.getloadavg()
-    print(f"\n{args.clients} clients, {len(queries)} queries, {args.rounds} x {args.seconds:g} s per worker count, "
-          f"{args.summary_db}")
+    print(f"\n{args.clients} clients ({args.load_generator}), {len(queries)} queries, {args.rounds} x "
+          f"{args.seconds:g} s per worker count, {args.summary_db}")
     base_qps = None
     base_pss = None
     for n in counts:
