@@ -164,7 +164,8 @@ def main() -> int:
                     cands = system.explain(q.text)
                     dumped.append({"system": name, "site": site.name, "class": q.klass, "query": q.text,
                                    "candidates": [{"held": c["held"], "features": c["features"],
-                                                   "relevant": page_path(c["url"]) in q.relevant} for c in cands]})
+                                                   "relevant": page_path(c["url"]) in q.relevant,
+                                                   "page": page_path(c["url"])} for c in cands]})
         for i, q in enumerate(queries):
             order = systems[i % len(systems):] + systems[: i % len(systems)]  # interleaved, rotated
             for name, system in order:
