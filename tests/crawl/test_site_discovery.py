@@ -87,3 +87,20 @@ def test_discovered_sites_listed_checked_and_admitted(tmp_path, capsys):
     log = Rows(db, {z: "Z", s: "S"}).log()
     assert [row for row in log if row[0].startswith("Z")] == [
         ("Z/robots.txt", 1, 20, None), ("Z/", 0, 20, None)]
+
+
+def test_discovered_needs_an_existing_database_and_says_when_discovery_is_off(tmp_path, capsys):
+    from textpile.store.database import open_crawler_db
+
+    cfg_path = write_config(tmp_path, ["http://h/"])  # discover_sites left at false
+    missing = tmp_path / "crawl.db"
+    assert main(["discovered", "-c", str(missing), "--config", str(cfg_path)]) == 1
+    err = capsys.readouterr().err
+    assert str(missing) in err and "Traceback" not in err
+    assert not missing.exists()  # a misspelled path is not made a new, empty database
+    open_crawler_db(missing).close()
+    assert main(["discovered", "-c", str(missing), "--config", str(cfg_path)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "origin\tpages\tlinks\tannotation\trelevant\tverdict\n"
+    assert err == (f"No sites listed: discover_sites is off in {cfg_path} (with discover_sites = true, "
+                   "the next crawls count the links to sites outside the seeds).\n")

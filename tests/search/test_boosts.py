@@ -10,7 +10,7 @@ from datasette.app import Datasette
 from datasette.utils import StartupError
 
 from search.versions_site import BLOG, DOCS, FORUM, versions_site
-from textpile.cli.search import read_ranking_rules
+from textpile.cli.setting_files import read_ranking_rules
 from textpile.errors import ConfigError
 from textpile.search.service import search_pages
 from textpile.web.app import build_datasette

@@ -112,8 +112,8 @@ def test_help_anywhere(capsys):
 def test_parse_search_argv_forms():
     from textpile.cli.search import SearchArgs, parse_search_argv
 
-    assert parse_search_argv(["-s", "a.db", "x", "-sb.db", "-s=c.db", "--summ", "y"]) == SearchArgs(
-        summary_dbs=["a.db"], query="x -sb.db -s=c.db --summ y")
+    assert parse_search_argv(["-s", "a.db", "x", "-sb.db", "-s=c.db", "y", "---", "--5"]) == SearchArgs(
+        summary_dbs=["a.db"], query="x -sb.db -s=c.db y --- --5")
     # shards: -s more than once, --shard URLs
     got = parse_search_argv(["-s", "a.db", "x", "--summary-db=b.db", "--shard", "http://h:3000/", "--shard=http://i/"])
     assert got == SearchArgs(summary_dbs=["a.db", "b.db"], shards=["http://h:3000/", "http://i/"], query="x")
@@ -128,6 +128,32 @@ def test_parse_search_argv_forms():
         parse_search_argv(["--page", "-1", "x"])
     with pytest.raises(ConfigError, match=r"^argument --per-page: given twice$"):
         parse_search_argv(["--per-page=1", "x", "--per-page", "2"])
+    assert parse_search_argv(["x", "--", "--amend"]) == SearchArgs(query="x --amend")
+
+
+@pytest.mark.parametrize("tokens, message", [
+    (["--per-pgae", "3", "json"], "unrecognized option --per-pgae (did you mean --per-page?)"),
+    (["x", "--summ", "y"], "unrecognized option --summ (did you mean --summary-db?)"),
+    (["--per", "3", "x"], "unrecognized option --per (did you mean --per-page?)"),
+    (["--fromat=json", "x"], "unrecognized option --fromat (did you mean --format?)"),
+    (["git", "--amend"], "unrecognized option --amend"),
+])
+def test_a_misspelled_option_is_refused_not_searched(tokens, message):
+    from textpile.cli.search import parse_search_argv
+
+    with pytest.raises(ConfigError) as caught:
+        parse_search_argv(tokens)
+    name = message.split()[2]
+    assert str(caught.value) == f"{message}; to search for it, write it after --: textpile search -- {name}"
+
+
+def test_a_misspelled_option_exits_2_naming_it(db, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "-s", db, "--per-pgae", "3", "json"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "textpile search: error: unrecognized option --per-pgae (did you mean --per-page?); to search for it, "
+        "write it after --: textpile search -- --per-pgae")
 
 
 def test_closed_pipe_gives_no_traceback(db):

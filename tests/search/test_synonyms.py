@@ -62,3 +62,40 @@ def test_a_bad_table_is_refused_naming_its_entry(groups, message):
     with pytest.raises(ConfigError) as caught:
         synonym_table(groups)
     assert str(caught.value).startswith(message)
+
+
+def test_the_command_line_reads_the_table_from_a_file(site, tmp_path, capsys):
+    """``textpile search --synonyms FILE`` and ``textpile serve --synonyms FILE``: the
+    TOML file's ``synonyms``, checked before anything is searched or served."""
+    import asyncio
+    import json
+
+    from textpile.cli import main
+    from textpile.web.app import build_datasette
+
+    db = str(tmp_path / "summary.db")
+    table = tmp_path / "synonyms.toml"
+    table.write_text('synonyms = [["k8s", "kubernetes"], ["postgres", "PostgreSQL"]]\n')
+    keyword = ["search", "-s", db, "--format", "json", "--mode", "keyword"]
+    assert main([*keyword, "--synonyms", str(table), "deploy", "k8s"]) == 0
+    assert [r["url"] for r in json.loads(capsys.readouterr().out)["list"]] == [
+        "https://k.example/kubernetes.html", "https://k.example/docker.html"]
+    assert main([*keyword, "k8s"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 0  # no table: k8s is a word no page holds
+    assert main(["search", "-s", db, "--format", "json", "--synonyms", str(table), "deploy", "k8s"]) == 0
+    assert json.loads(capsys.readouterr().out)["list"][0]["url"] == "https://k.example/kubernetes.html"
+    ds = build_datasette(db, synonyms=[["k8s", "kubernetes"]])  # what serve --synonyms builds
+    asyncio.run(ds.invoke_startup())
+    answer = json.loads(asyncio.run(ds.client.get("/search?format=json&mode=keyword&search=k8s")).text)
+    assert [r["url"] for r in answer["list"]] == ["https://k.example/kubernetes.html"]
+    table.write_text('synonyms = [["k8s", "kubernetes"], ["postgres"]]\n')
+    for command in (["search", "-s", db, "--synonyms", str(table), "k8s"],
+                    ["serve", "-s", db, "--synonyms", str(table), "--listen-on", "127.0.0.1:1"]):
+        code = main(command)
+        assert code == 2, command
+        assert capsys.readouterr().err.strip().endswith(
+            f"{table}: synonyms[1]: expected a list of 2 to 20 words or phrases, got ['postgres']"), command
+    table.write_text('synonym = [["k8s", "kubernetes"]]\n')
+    assert main(["search", "-s", db, "--synonyms", str(table), "k8s"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"{table}: unknown key 'synonym' (expected synonyms = [[...], ...])")

@@ -43,6 +43,22 @@ def test_filters_and_exclusions_hold_in_vector_modes(corpus):
     assert _pages(search_pages(conn, "send mail site:example.org", mode="semantic"))[0] == "smtp.html"
 
 
+def test_a_quoted_phrase_holds_in_vector_modes(corpus):
+    """A page found by its vector may lack the query's plain words, never a phrase the
+    user quoted: only the pages holding it (as keyword mode finds them) are results."""
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    assert _pages(search_pages(conn, '"temporary directory"', mode="keyword")) == ["tempfile.html"]
+    for mode in ("hybrid", "semantic"):
+        assert _pages(search_pages(conn, '"temporary directory"', mode=mode)) == ["tempfile.html"], mode
+        # a phrase and words: the words' pages near in meaning stay, if they hold the phrase
+        assert _pages(search_pages(conn, 'scratch folder "context manager"', mode=mode)) == ["tempfile.html"], mode
+        assert _pages(search_pages(conn, '"sourdough bread" OR "sixteen hours"', mode=mode)) in (
+            ["bread.html", "cats.html"], ["cats.html", "bread.html"]), mode
+    # without quotes the same words find the pages near in meaning too
+    assert len(search_pages(conn, "temporary directory", mode="semantic").results) == 6
+
+
 def test_more_like_this_leaves_the_page_out(corpus):
     path, ids = corpus
     conn = sqlite3.connect(path)

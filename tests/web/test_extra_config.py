@@ -8,7 +8,7 @@ from datasette.app import Datasette
 from datasette.utils import StartupError
 
 from textpile.cli import build_parser
-from textpile.cli.search import read_extra_config
+from textpile.cli.setting_files import read_extra_config
 from textpile.errors import ConfigError
 from textpile.web.app import build_datasette
 from web.client import get

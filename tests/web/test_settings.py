@@ -46,6 +46,22 @@ def test_a_bad_setting_stops_datasette_naming_it(summary_path, settings, message
     assert str(caught.value) == message
 
 
+def test_datasette_serve_prints_a_bad_setting_as_one_line(summary_path, tmp_path):
+    """Plain ``datasette serve`` runs the startup hooks outside its handling of
+    StartupError: the bad setting is still one line naming it, exit status 1."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    metadata = tmp_path / "metadata.json"
+    metadata.write_text(json.dumps({"plugins": {"textpile": {"synonyms": [["k8s"], "kubernetes"]}}}))
+    datasette = Path(sys.executable).with_name("datasette")
+    done = subprocess.run([str(datasette), str(summary_path), "-m", str(metadata), "--get", "/"],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1, "", "Error: plugins.textpile.synonyms[0]: expected a list of 2 to 20 words or phrases, got ['k8s']\n")
+
+
 def test_a_good_setting_is_the_search_time_limit(summary_path):
     ds = _instance(summary_path, {"search_time_limit_ms": 250})
     asyncio.run(ds.invoke_startup())

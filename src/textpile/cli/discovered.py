@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from textpile.store.database import open_crawler_db
 
     config = load_config(args.config)
-    conn = open_crawler_db(args.database)
+    conn = open_crawler_db(args.database, create=False)  # a misspelled path is no new, empty database
     try:
         sites = discovered_sites(conn, config, min_pages=args.min_pages)
         if args.check:
@@ -61,4 +61,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     sys.stdout.write(format_sites(sites))
+    if not sites and not config.discover_sites:
+        print(f"No sites listed: discover_sites is off in {args.config} (with discover_sites = true, "
+              "the next crawls count the links to sites outside the seeds).", file=sys.stderr)
     return EXIT_OK

@@ -10,18 +10,21 @@ index (:mod:`textpile.search.fanout`).
 ``textpile search`` reads its own arguments (:func:`parse_search_argv`) instead of
 argparse's option parsing, because the query language has tokens that look like
 options (``-site:example.org``, ``-"phrase"``, a pasted ``-word``): every token that
-is not one of the command's own options is part of the query, wherever it appears.
+is not one of the command's own options is part of the query, wherever it appears,
+except a token of two dashes and a letter (a misspelled option is refused, not searched).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sqlite3
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from textpile.cli.setting_files import read_extra_config, read_ranking_rules, read_synonyms
 from textpile.errors import ConfigError, DatabaseError
 
 # argv never holds NUL, so with this as the only prefix character argparse sees no
@@ -107,7 +110,9 @@ def search_help_parser() -> argparse.ArgumentParser:
         description="Search a summary database with textpile's query language and print the results. "
                     "Every argument that is not one of the options below is part of the query, "
                     "wherever it stands, so -site:example.org, -\"phrase\" and a pasted -word need "
-                    "no quoting; after -- everything is query.",
+                    "no quoting; after -- everything is query. A word starting with two dashes and a "
+                    "letter is taken for an option: one that is none of these stops the command "
+                    "(write it after -- to search for it).",
         allow_abbrev=False,
     )
     parser.add_argument("-s", "--summary-db", default="summary.db", metavar="FILE", action="append",
@@ -123,8 +128,9 @@ def search_help_parser() -> argparse.ArgumentParser:
                         help="time budget of the search: past it the results found so far are shown (default: 1000)")
     parser.add_argument("--mode", default=None, metavar="{keyword,semantic,hybrid}",
                         help="keyword: the words' matches ranked; semantic: pages nearest in meaning (page "
-                             "vectors); hybrid: the keyword ranking when it clearly found the page, else both "
-                             "rankings fused (default: hybrid; keyword on an index without vectors)")
+                             "vectors); hybrid: the keyword candidates and the pages nearest in meaning, scored "
+                             "together by their keyword and semantic features (default: hybrid; keyword on an "
+                             "index without vectors)")
     parser.add_argument("--sort", default=None, metavar="{relevance,date}",
                         help="the order: relevance, or date (newest first by the page's own date, undated "
                              "pages last; as sort:date in the query) (default: the query's, else relevance)")
@@ -137,6 +143,9 @@ def search_help_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ranking-rules", default=None, metavar="FILE",
                         help="TOML file of [[ranking_rules]] boosting or demoting pages by URL, as "
                              "textpile serve's --ranking-rules")
+    parser.add_argument("--synonyms", default=None, metavar="FILE",
+                        help="TOML file of the synonym table: synonyms = [[\"k8s\", \"kubernetes\"], ...], a query "
+                             "word of a group finds the group's other words (as textpile serve's --synonyms)")
     parser.add_argument("--like", default=None, metavar="PAGE",
                         help="more like this: the pages nearest in meaning to PAGE (a result's URL or entity "
                              "generation UUID); no QUERY then")
@@ -162,6 +171,7 @@ class SearchArgs:
     facets: bool = False
     results_per_site: int = 0
     ranking_rules: str | None = None
+    synonyms: str | None = None
 
     @property
     def summary_db(self) -> str:
@@ -191,9 +201,26 @@ _SEARCH_OPTIONS = {
     "--sort": ("sort", "--sort", _sort),
     "--results-per-site": ("results_per_site", "--results-per-site", _per_site),
     "--ranking-rules": ("ranking_rules", "--ranking-rules", str),
+    "--synonyms": ("synonyms", "--synonyms", str),
 }
 _LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like",
-                     "--sort", "--results-per-site", "--ranking-rules")
+                     "--sort", "--results-per-site", "--ranking-rules", "--synonyms")
+
+
+#: A token read as a long option: two dashes and a letter (``--per-page``, ``--amend``).
+_LONG_OPTION_LIKE = re.compile(r"--[^\W\d_]")
+
+
+def _unknown_option(name: str) -> str:
+    """The message refusing ``name`` (a token with two dashes that is not an option of
+    ``textpile search``, which takes no shortened options): the option it begins or is
+    closest to, when there is one, and how to search for the token itself."""
+    import difflib
+
+    options = [o for o in (*_SEARCH_OPTIONS, "--facets", "--help") if o.startswith("--")]
+    meant = [o for o in options if o.startswith(name)] or difflib.get_close_matches(name, options, n=1, cutoff=0.75)
+    hint = f" (did you mean {' or '.join(meant)}?)" if meant else ""
+    return f"unrecognized option {name}{hint}; to search for it, write it after --: textpile search -- {name}"
 
 
 def parse_search_argv(tokens: list[str]) -> SearchArgs:
@@ -206,15 +233,19 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     ``--format=text|json``, ``--time-limit-ms MS``, ``--time-limit-ms=MS``, ``--mode M``,
     ``--mode=M``, ``--like PAGE``, ``--like=PAGE``, ``--sort relevance|date``,
     ``--sort=...``, ``--results-per-site N``, ``--results-per-site=N``, ``--ranking-rules
-    FILE``, ``--ranking-rules=FILE``, and the flags ``--facets``, ``-h``, ``--help``. No
+    FILE``, ``--ranking-rules=FILE``, ``--synonyms FILE``, ``--synonyms=FILE``, and the
+    flags ``--facets``, ``-h``, ``--help``. No
     abbreviations, no ``-sFILE``.
     Every other token (``-site:x``, ``-json``, ``-"a b"``) is part of the query, in
-    order; after ``--`` every token is.
+    order, except one that starts with two dashes and a letter (``--per-pgae``, ``--per``:
+    a misspelled or shortened option, refused naming the option meant); after ``--``
+    every token is (``-- --amend`` searches for ``--amend``).
 
     Raises:
-        ConfigError: an option is given twice, lacks its value or has a bad value, or
-        no query is left (unless help or ``--like`` was asked for), ``--like`` comes
-        with a query or a mode. The message names the option.
+        ConfigError: an option is given twice, lacks its value or has a bad value, a
+        token looks like an option but is none of these, no query is left (unless help
+        or ``--like`` was asked for), or ``--like`` comes with a query or a mode. The
+        message names the option.
     """
     out = SearchArgs()
     seen: set[str] = set()
@@ -242,6 +273,8 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
             i += 1
         elif eq and name in _LONG_WITH_EQUALS:
             token, value = name, inline
+        elif _LONG_OPTION_LIKE.match(token):
+            raise ConfigError(_unknown_option(name))
         else:
             query.append(token)
             continue
@@ -293,6 +326,9 @@ def register(subparsers) -> None:
                        help="time limit of SQL queries in the exploration views (default: 3000)")
     serve.add_argument("--search-time-limit-ms", default=1000, type=_positive, metavar="MS",
                        help="time budget of one search: past it a search shows what it found (default: 1000)")
+    serve.add_argument("--synonyms", default=None, metavar="FILE",
+                       help="TOML file of the served index's synonym table: synonyms = [[\"k8s\", \"kubernetes\"], "
+                            "...] (the plugin setting synonyms)")
     serve.add_argument("--ranking-rules", default=None, metavar="FILE",
                        help="TOML file of [[ranking_rules]]: boosts and demotions of pages by URL "
                             "(if.url.path.has_prefix = \"/blog/\", boost = -1)")
@@ -346,67 +382,6 @@ def damage_warning(conn: sqlite3.Connection, path) -> str | None:
             f"wrong: summarize or publish it again, or try: sqlite3 {path} .recover")
 
 
-def read_ranking_rules(path) -> list[dict]:
-    """The ``[[ranking_rules]]`` of the TOML file ``path``, checked
-    (:func:`textpile.web.settings.compile_ranking_rules`); a file without any gives none.
-
-    Raises:
-        ConfigError: the file cannot be read, is no TOML, has keys other than
-            ``ranking_rules``, or a rule is bad (the message names the file and the key).
-    """
-    import tomllib
-
-    from textpile.errors import ConfigError
-    from textpile.web.settings import compile_ranking_rules
-
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the ranking rules: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not TOML: {exc}") from exc
-    unknown = sorted(set(data) - {"ranking_rules"})
-    if unknown:
-        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (expected [[ranking_rules]])")
-    rules = data.get("ranking_rules", [])
-    try:
-        compile_ranking_rules(rules)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
-    return rules
-
-
-def read_extra_config(path, template_location) -> dict | None:
-    """The template configuration of ``serve -e/--extra-config``, as unobtanium-viewer
-    reads it (unobtanium-documentation.txt, "unobtanium-viewer": the template
-    configuration file, its content depending on the template; default ``extra.toml``
-    inside the template location): the TOML file ``path``, else
-    ``template_location/extra.toml`` when that exists, else None.
-
-    Raises:
-        ConfigError: ``path`` (or the default file) cannot be read or is no TOML; the
-            message names the file.
-    """
-    import tomllib
-    from pathlib import Path
-
-    from textpile.errors import ConfigError
-
-    if path is None:
-        if template_location is None or not (Path(template_location) / "extra.toml").is_file():
-            return None
-        path = Path(template_location) / "extra.toml"
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the template configuration (-e/--extra-config): "
-                          f"{exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: the template configuration is not TOML: {exc}") from exc
-
-
 def run_serve(args) -> int:
     """Run Datasette with the textpile plugin on ``args.listen_on`` until interrupted.
 
@@ -430,10 +405,11 @@ def run_serve(args) -> int:
     for url in args.shard or []:
         RemoteShard(url)  # a bad URL stops here, named
     rules = read_ranking_rules(args.ranking_rules) if args.ranking_rules else None
+    synonyms = read_synonyms(args.synonyms) if args.synonyms else None
     extra = read_extra_config(args.extra_config, args.template_location)
     build = dict(summary_db=list(summary_dbs), template_dir=args.template_location,
                  sql_time_limit_ms=args.sql_time_limit_ms, search_time_limit_ms=args.search_time_limit_ms,
-                 shards=list(args.shard or []), ranking_rules=rules, extra_config=extra,
+                 shards=list(args.shard or []), ranking_rules=rules, synonyms=synonyms, extra_config=extra,
                  query_analytics=args.query_analytics)
     datasette = build_datasette(**build)  # checked here, before the workers build their own
     for path in summary_dbs:
@@ -592,7 +568,7 @@ def _search_shards(opts: SearchArgs):
                                          per_site=opts.results_per_site, rules=_rules(opts))
         return router.search(opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
                              budget_ms=opts.time_limit_ms, sort=opts.sort, facets=opts.facets,
-                             per_site=opts.results_per_site, rules=_rules(opts))
+                             per_site=opts.results_per_site, rules=_rules(opts), synonyms=_synonyms(opts))
 
 
 def _rules(opts: SearchArgs) -> tuple:
@@ -608,6 +584,20 @@ def _rules(opts: SearchArgs) -> tuple:
     return compile_ranking_rules(read_ranking_rules(opts.ranking_rules))
 
 
+def _synonyms(opts: SearchArgs):
+    """The ``--synonyms`` table of ``opts`` (:data:`~textpile.search.synonyms.NO_SYNONYMS`
+    without it).
+
+    Raises:
+        ConfigError: the file cannot be read or holds a bad table (named).
+    """
+    from textpile.search.synonyms import NO_SYNONYMS, synonym_table
+
+    if opts.synonyms is None:
+        return NO_SYNONYMS
+    return synonym_table(read_synonyms(opts.synonyms))
+
+
 def _search_one(opts: SearchArgs):
     """The results of ``opts`` on its one summary database.
 
@@ -615,7 +605,8 @@ def _search_one(opts: SearchArgs):
         DatabaseError: the database is not a summary database or cannot be searched; when
             no ``-s`` was given and the default summary.db is missing, the message names it
             and points at ``-s/--summary-db``.
-        ConfigError: the ``--ranking-rules`` file cannot be read or holds a bad rule (named).
+        ConfigError: the ``--ranking-rules`` or ``--synonyms`` file cannot be read or holds a
+            bad rule or group (named).
     """
     from textpile.search.limits import limit_search_connection
     from textpile.search.service import more_like_this, search_pages
@@ -624,7 +615,7 @@ def _search_one(opts: SearchArgs):
     if not opts.summary_dbs and not Path(opts.summary_db).exists():
         raise DatabaseError(f"{opts.summary_db}: no such summary database (the default, in the current "
                             f"folder {Path.cwd()}); give the summary database with -s/--summary-db FILE")
-    rules = _rules(opts)
+    rules, synonyms = _rules(opts), _synonyms(opts)
     check_summary_db(opts.summary_db)
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:
@@ -637,7 +628,7 @@ def _search_one(opts: SearchArgs):
             if opts.like is not None:
                 results = more_like_this(conn, opts.like, **options)
             else:
-                results = search_pages(conn, opts.query, mode=opts.mode, **options)
+                results = search_pages(conn, opts.query, mode=opts.mode, synonyms=synonyms, **options)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{opts.summary_db}: search failed: {exc}") from exc
         except DatabaseError as exc:

@@ -6,6 +6,8 @@ The query's vector is made from its words (filters and exclusions left out,
 are searched for the :data:`SEMANTIC_DEPTH` nearest ones that the query's ``site:``,
 ``host:`` and ``lang:`` filters allow, and pages holding an excluded ``-"phrase"`` are
 dropped as keyword mode drops them (a match in the documented full_text_entity_index).
+A quoted phrase holds for them too: :func:`lacking_phrases` names the pages without one
+(a vector page may lack the query's plain words, never a phrase the user quoted).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from textpile.search.filters import filter_sql
+from textpile.search.plan import QueryPlan
 from textpile.search.query import ParsedQuery
 from textpile.search.query_compiler import fts_string
 from textpile.semantic.vectors import PageVectors
@@ -72,3 +75,24 @@ def _excluded(conn: sqlite3.Connection, parsed: ParsedQuery, ids: list[int]) -> 
             [match, *ids])}
     except sqlite3.OperationalError:  # an exclusion FTS5 cannot parse excludes nothing (keyword mode drops it too)
         return set()
+
+
+def lacking_phrases(conn: sqlite3.Connection, plan: QueryPlan, ids: list[int]) -> set[int]:
+    """Those of the pages ``ids`` (entity generation ids) that do not hold every
+    requirement of ``plan`` with a quoted phrase in it, matched in the search index as
+    keyword mode matches them (the phrase's analyzed forms, an ``OR`` group whole): a
+    page found by its vector is a result only with the phrases the query quoted. Empty
+    when the query quoted none.
+
+    Raises:
+        sqlite3.Error: database problems.
+    """
+    quoted = [i for i, requirement in enumerate(plan.requirements) if any(item.phrase for item in requirement)]
+    if not quoted or not ids:
+        return set()
+    match = plan.subset(quoted)
+    marks = ", ".join("?" * len(ids))
+    holding = {r[0] for r in conn.execute(
+        "SELECT sp.entity_generation_id FROM search_page sp JOIN search_index si ON si.rowid = sp.docid "
+        f"WHERE search_index MATCH ? AND sp.entity_generation_id IN ({marks})", [match, *ids])}
+    return set(ids) - holding

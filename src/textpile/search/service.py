@@ -12,8 +12,8 @@ A search runs in one of three modes (:data:`MODES`), built from three stages:
 
 Both vector modes go through the keyword search's one hook (``reorder``), so paging,
 snippets, section links, filters and the time budget are the keyword search's. Filters
-(``site:``, ``host:``, ``lang:``) and exclusions (``-"phrase"``) hold for the pages the
-vectors find too. A summary database without vectors (summarized with
+(``site:``, ``host:``, ``lang:``), exclusions (``-"phrase"``) and quoted phrases hold
+for the pages the vectors find too. A summary database without vectors (summarized with
 ``--no-embeddings``, or by a textpile without them) answers a vector mode with keyword
 results and says so.
 
@@ -34,7 +34,7 @@ from textpile.search.candidates import page_infos
 from textpile.search.engine import search
 from textpile.search.features import Scored
 from textpile.search.hybrid import hybrid_ranking
-from textpile.search.nearest import nearest_pages, query_text
+from textpile.search.nearest import lacking_phrases, nearest_pages, query_text
 from textpile.search.query import ParsedQuery
 from textpile.search.rerank import Rescorer
 from textpile.search.weights import core_indexes
@@ -95,6 +95,9 @@ class _VectorRanking:
         vectors = self.semantic.ready(model=self.query_vector is None).vectors
         q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(query_text(parsed))
         nearest = nearest_pages(conn, parsed, vectors, q, self.exclude)
+        if rescorer is not None:  # a quoted phrase holds in every mode
+            lacking = lacking_phrases(conn, rescorer.plan, [i for i, _ in nearest])
+            nearest = [(i, sim) for i, sim in nearest if i not in lacking]
         if self.mode == "hybrid" and rescorer is not None:
             return hybrid_ranking(conn, keyword, nearest, vectors, q, rescorer), True
         similarity = dict(nearest)

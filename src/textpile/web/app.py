@@ -102,6 +102,7 @@ def build_datasette(
     search_time_limit_ms: int | None = None,
     shards: list[str] | None = None,
     ranking_rules: list[dict] | None = None,
+    synonyms: list[list[str]] | None = None,
     extra_config: dict | None = None,
     query_analytics: bool = True,
 ):
@@ -113,7 +114,8 @@ def build_datasette(
     ``search_time_limit_ms``; textpile's default when None); ``shards`` the URLs of other
     textpile servers searched with them (plugin config ``shards``); ``ranking_rules`` the boosts
     and demotions (plugin config ``ranking_rules``, checked when Datasette starts: see
-    :func:`textpile.web.settings.compile_ranking_rules`); ``extra_config`` the template
+    :func:`textpile.web.settings.compile_ranking_rules`); ``synonyms`` the index's synonym
+    table (plugin config ``synonyms``, :mod:`textpile.search.synonyms`); ``extra_config`` the template
     configuration (plugin config ``extra``: :func:`textpile.web.settings.extra_config`);
     ``query_analytics`` false turns the query counts off (:mod:`textpile.web.analytics`).
 
@@ -136,6 +138,8 @@ def build_datasette(
         plugin["shards"] = list(shards)
     if ranking_rules:
         plugin["ranking_rules"] = ranking_rules
+    if synonyms:
+        plugin["synonyms"] = synonyms
     if extra_config:
         plugin["extra"] = extra_config
     if not query_analytics:

@@ -35,6 +35,7 @@ served ones as one index (:mod:`textpile.web.shards`), as the CLI's ``--shard``.
 
 from __future__ import annotations
 
+import click
 from datasette.utils import StartupError
 
 from textpile.crawl.policy.criteria import CriteriumError, compile_crawl_policy_chain, toml_type_name
@@ -54,19 +55,28 @@ KNOWN_SETTINGS = ("search_time_limit_ms", "synonyms", "shards", "results_per_sit
 MAX_BOOST = 1000.0
 
 
+class SettingsError(StartupError, click.ClickException):
+    """A bad ``plugins.textpile`` setting, found when Datasette starts (the plugin's
+    ``startup`` hook). A :class:`~datasette.utils.StartupError`, as Datasette's own
+    start-up errors, and a :class:`click.ClickException`: ``datasette serve``, which runs
+    the startup hooks outside its handling of StartupError, prints it as one line
+    (``Error: plugins.textpile.synonyms[0]: ...``) and exits with status 1, not a
+    traceback."""
+
+
 def _checked(config: dict | None) -> dict:
     """The plugin ``config`` as a table of known settings ({} when None).
 
     Raises:
-        StartupError: the config is not a table or names an unknown setting.
+        SettingsError: the config is not a table or names an unknown setting.
     """
     if config is None:
         return {}
     if not isinstance(config, dict):
-        raise StartupError(f"plugins.textpile: expected a table of settings, got {config!r}")
+        raise SettingsError(f"plugins.textpile: expected a table of settings, got {config!r}")
     unknown = sorted(set(config) - set(KNOWN_SETTINGS))
     if unknown:
-        raise StartupError(f"plugins.textpile: unknown setting {unknown[0]!r} (known: {', '.join(KNOWN_SETTINGS)})")
+        raise SettingsError(f"plugins.textpile: unknown setting {unknown[0]!r} (known: {', '.join(KNOWN_SETTINGS)})")
     return config
 
 
@@ -75,7 +85,7 @@ def search_synonyms(config: dict | None) -> Synonyms:
     :data:`~textpile.search.synonyms.NO_SYNONYMS` when it sets none.
 
     Raises:
-        StartupError: the config is not a table, names an unknown setting, or the table is
+        SettingsError: the config is not a table, names an unknown setting, or the table is
             not a list of groups of words (the message names the entry, as
             :func:`~textpile.search.synonyms.synonym_table`'s).
     """
@@ -85,20 +95,20 @@ def search_synonyms(config: dict | None) -> Synonyms:
     try:
         return synonym_table(config["synonyms"], "plugins.textpile.synonyms")
     except ConfigError as exc:
-        raise StartupError(str(exc)) from exc
+        raise SettingsError(str(exc)) from exc
 
 
 def search_time_limit_ms(config: dict | None) -> int:
     """The search time limit of the plugin ``config`` (``datasette.plugin_config("textpile")``).
 
     Raises:
-        StartupError: the config is not a table, names an unknown setting, or the value is
+        SettingsError: the config is not a table, names an unknown setting, or the value is
             not a whole number from 1 to :data:`MAX_SEARCH_TIME_LIMIT_MS`.
     """
     config = _checked(config)
     value = config.get("search_time_limit_ms", DEFAULT_BUDGET_MS)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SEARCH_TIME_LIMIT_MS:
-        raise StartupError("plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
+        raise SettingsError("plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
                            f"{MAX_SEARCH_TIME_LIMIT_MS}, got {value!r}")
     return value
 
@@ -107,7 +117,7 @@ def remote_shards(config: dict | None) -> list[str]:
     """The ``shards`` URLs of the plugin ``config`` (none when unset).
 
     Raises:
-        StartupError: the config is not a table, names an unknown setting, or ``shards``
+        SettingsError: the config is not a table, names an unknown setting, or ``shards``
             is not a list of http(s) URLs.
     """
     config = _checked(config)
@@ -116,20 +126,20 @@ def remote_shards(config: dict | None) -> list[str]:
     value = config["shards"]
     if not isinstance(value, list) or not all(isinstance(u, str) and u.lower().startswith(("http://", "https://"))
                                               for u in value):
-        raise StartupError(f"plugins.textpile.shards: expected a list of http(s) URLs, got {value!r}")
+        raise SettingsError(f"plugins.textpile.shards: expected a list of http(s) URLs, got {value!r}")
     return list(value)
 def results_per_site(config: dict | None) -> int:
     """The ``results_per_site`` of the plugin ``config`` (checked as :func:`search_time_limit_ms`
     checks the config).
 
     Raises:
-        StartupError: a bad config (see :func:`search_time_limit_ms`), or the value is not
+        SettingsError: a bad config (see :func:`search_time_limit_ms`), or the value is not
             a whole number from 0 to :data:`MAX_PER_PAGE`.
     """
     search_time_limit_ms(config)
     value = (config or {}).get("results_per_site", DEFAULT_PER_SITE)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PER_PAGE:
-        raise StartupError(f"plugins.textpile.results_per_site: expected a whole number from 0 to {MAX_PER_PAGE}, "
+        raise SettingsError(f"plugins.textpile.results_per_site: expected a whole number from 0 to {MAX_PER_PAGE}, "
                            f"got {value!r}")
     return value
 
@@ -166,34 +176,34 @@ def ranking_rules(config: dict | None) -> tuple[RankingRule, ...]:
     """The ranking rules of the plugin ``config`` (none when it has none).
 
     Raises:
-        StartupError: a bad config (see :func:`search_time_limit_ms`) or a bad rule
+        SettingsError: a bad config (see :func:`search_time_limit_ms`) or a bad rule
             (:func:`compile_ranking_rules`'s message, under ``plugins.textpile``).
     """
     search_time_limit_ms(config)
     try:
         return compile_ranking_rules((config or {}).get("ranking_rules", []), "plugins.textpile.ranking_rules")
     except (ConfigError, CriteriumError) as exc:
-        raise StartupError(str(exc)) from exc
+        raise SettingsError(str(exc)) from exc
 
 
 def extra_config(config: dict | None) -> dict:
     """The template configuration of the plugin ``config`` (``{}`` when it has none).
 
     Raises:
-        StartupError: a bad config (see :func:`search_time_limit_ms`), ``extra`` is not a
+        SettingsError: a bad config (see :func:`search_time_limit_ms`), ``extra`` is not a
             table, or the built-in template's ``notice`` is not text or its ``links`` not
             a list of tables with a text ``title`` and ``url``.
     """
     search_time_limit_ms(config)
     extra = (config or {}).get("extra", {})
     if not isinstance(extra, dict):
-        raise StartupError(f"plugins.textpile.extra: expected a table, got {extra!r}")
+        raise SettingsError(f"plugins.textpile.extra: expected a table, got {extra!r}")
     if "notice" in extra and not isinstance(extra["notice"], str):
-        raise StartupError(f"plugins.textpile.extra.notice: expected text, got {extra['notice']!r}")
+        raise SettingsError(f"plugins.textpile.extra.notice: expected text, got {extra['notice']!r}")
     links = extra.get("links", [])
     if not isinstance(links, list) or not all(isinstance(link, dict) and isinstance(link.get("title"), str)
                                               and isinstance(link.get("url"), str) for link in links):
-        raise StartupError("plugins.textpile.extra.links: expected a list of tables with a text title and url, "
+        raise SettingsError("plugins.textpile.extra.links: expected a list of tables with a text title and url, "
                            f"got {links!r}")
     return extra
 
@@ -202,11 +212,11 @@ def query_analytics(config: dict | None) -> bool:
     """The ``query_analytics`` of the plugin ``config`` (default true).
 
     Raises:
-        StartupError: a bad config (see :func:`search_time_limit_ms`) or a value that is
+        SettingsError: a bad config (see :func:`search_time_limit_ms`) or a value that is
             not true or false.
     """
     search_time_limit_ms(config)
     value = (config or {}).get("query_analytics", True)
     if not isinstance(value, bool):
-        raise StartupError(f"plugins.textpile.query_analytics: expected true or false, got {value!r}")
+        raise SettingsError(f"plugins.textpile.query_analytics: expected true or false, got {value!r}")
     return value
