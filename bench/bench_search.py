@@ -77,19 +77,16 @@ from metrics import percentile  # noqa: E402
 from sites import SITES, ensure_site  # noqa: E402
 from systems import searchable_documents, tantivy_search  # noqa: E402
 
+# (the shards, suggestions and vectors are imported where used: search_ab.py runs this module on
+# versions of textpile older than them)
 from textpile.search import engine  # noqa: E402
 from textpile.index.analysis import Analyzer  # noqa: E402
 from textpile.search.budget import DEFAULT_BUDGET_MS, Budget  # noqa: E402
 from textpile.search.engine import search  # noqa: E402
-from textpile.search.fanout import ShardedSearch  # noqa: E402
 from textpile.search.plan import index_languages, plan_query  # noqa: E402
 from textpile.search.query import parse_query  # noqa: E402
 from textpile.search.rank import DEFAULT_RANKING  # noqa: E402
 from textpile.search.service import search_pages  # noqa: E402
-from textpile.search.shards import LocalShard  # noqa: E402
-from textpile.search.suggest import suggest  # noqa: E402
-from textpile.semantic.embed import embed_summary  # noqa: E402
-from textpile.semantic.loaded import Semantic  # noqa: E402
 from textpile.store.database import connect, map_for_reading, open_summary_db  # noqa: E402
 from textpile.store.gen2_piles import register_functions, store_gen2  # noqa: E402
 from textpile.store.links import store_links  # noqa: E402
@@ -345,6 +342,8 @@ class TextpileHybrid:
 
     def __init__(self, db: Path) -> None:
         self.conn = connect(db, read_only=True)
+        from textpile.semantic.loaded import Semantic
+
         self.semantic = Semantic.load(self.conn)
 
     def search(self, text: str) -> int:
@@ -373,6 +372,9 @@ class TextpileShards:
     is that of every shard's work (their threads are this process')."""
 
     def __init__(self, paths: list[Path]) -> None:
+        from textpile.search.fanout import ShardedSearch
+        from textpile.search.shards import LocalShard
+
         self.router = ShardedSearch([LocalShard.open(p) for p in paths])
 
     def search(self, text: str) -> int:
@@ -407,6 +409,8 @@ def embedded_corpus(db: Path, log=print) -> Path:
     t0 = time.monotonic()
     with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as src, closing(sqlite3.connect(tmp)) as out:
         src.backup(out)
+    from textpile.semantic.embed import embed_summary
+
     report = embed_summary(tmp, progress=True)
     log(f"   {report.pages_embedded} pages and {report.sections_embedded} sections embedded, "
         f"{report.vector_lists} lists ({time.monotonic() - t0:.0f} s)")
@@ -422,6 +426,8 @@ class Suggest:
         self.conn = connect(db, read_only=True)
 
     def search(self, text: str) -> int:
+        from textpile.search.suggest import suggest
+
         found = suggest(self.conn, text[:max(2, len(text) * 2 // 3)])
         return len(found.pages) + len(found.sections)
 
