@@ -89,7 +89,8 @@ def test_discovered_sites_listed_checked_and_admitted(tmp_path, capsys):
         ("Z/robots.txt", 1, 20, None), ("Z/", 0, 20, None)]
 
 
-def test_discovered_needs_an_existing_database_and_says_when_discovery_is_off(tmp_path, capsys):
+def test_discovered_needs_an_existing_database_and_says_when_discovery_is_off(tmp_path, capsys, monkeypatch):
+    from textpile.store import database
     from textpile.store.database import open_crawler_db
 
     cfg_path = write_config(tmp_path, ["http://h/"])  # discover_sites left at false
@@ -99,7 +100,10 @@ def test_discovered_needs_an_existing_database_and_says_when_discovery_is_off(tm
     assert str(missing) in err and "Traceback" not in err
     assert not missing.exists()  # a misspelled path is not made a new, empty database
     open_crawler_db(missing).close()
+    opened = []  # listing only reads: a crawler database in a read-only folder can be listed
+    monkeypatch.setattr(database, "open_crawler_db", lambda path, **kw: opened.append(kw) or open_crawler_db(path, **kw))
     assert main(["discovered", "-c", str(missing), "--config", str(cfg_path)]) == 0
+    assert opened == [{"create": False, "read_only": True}]
     out, err = capsys.readouterr()
     assert out == "origin\tpages\tlinks\tannotation\trelevant\tverdict\n"
     assert err == (f"No sites listed: discover_sites is off in {cfg_path} (with discover_sites = true, "

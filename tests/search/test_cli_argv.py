@@ -137,14 +137,28 @@ def test_parse_search_argv_forms():
     (["--per", "3", "x"], "unrecognized option --per (did you mean --per-page?)"),
     (["--fromat=json", "x"], "unrecognized option --fromat (did you mean --format?)"),
     (["git", "--amend"], "unrecognized option --amend"),
+    (["--MODE=keyword", "x"], "unrecognized option --MODE (did you mean --mode?)"),
 ])
 def test_a_misspelled_option_is_refused_not_searched(tokens, message):
     from textpile.cli.search import parse_search_argv
 
     with pytest.raises(ConfigError) as caught:
         parse_search_argv(tokens)
-    name = message.split()[2]
-    assert str(caught.value) == f"{message}; to search for it, write it after --: textpile search -- {name}"
+    token = next(t for t in tokens if t.startswith(message.split()[2]))
+    assert str(caught.value) == f"{message}; to search for it, write it after --: textpile search -- {token}"
+
+
+@pytest.mark.parametrize("tokens, message", [
+    (["--facets=1", "x"], "argument --facets: takes no value, got '--facets=1'"),
+    (["--synonyms=", "x"], "argument --synonyms: expected a value, got ''"),
+    (["-s", " ", "x"], "argument -s/--summary-db: expected a value, got ' '"),
+])
+def test_an_option_without_its_value_is_refused(tokens, message):
+    from textpile.cli.search import parse_search_argv
+
+    with pytest.raises(ConfigError) as caught:
+        parse_search_argv(tokens)
+    assert str(caught.value) == message
 
 
 def test_a_misspelled_option_exits_2_naming_it(db, capsys):
@@ -179,3 +193,19 @@ def test_page_past_the_last_one(db, capsys):
 def test_no_fallback_sentence_when_nothing_at_all(db, capsys):
     code, out, err = run(capsys, "-s", db, '"exact phrase"', "words", "site:example.org")
     assert (code, out, err) == (0, ["No results."], "")
+
+
+@pytest.mark.parametrize("url, why", [
+    ("http://[::1", " (Invalid IPv6 URL)"),
+    ("http://a b/", " (no spaces or control characters)"),
+    ("http://", ""),
+    ("ftp://a.example/", ""),
+])
+def test_a_bad_shard_url_is_refused_naming_it(db, capsys, url, why):
+    message = f"argument --shard: expected the http(s) URL of a textpile server{why}, got {url!r}"
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "-s", db, "--shard", url, "cats"])
+    assert exc.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == f"textpile search: error: {message}"
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "-s", db, "--shard", url])
+    assert exc.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(f"error: {message}")

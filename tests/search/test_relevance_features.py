@@ -161,6 +161,29 @@ def test_a_query_no_page_matches_gives_the_results_of_its_correction(tmp_path):
     assert search(conn, "transaction").corrected is False
 
 
+def test_the_correction_keeps_the_query_s_phrases_filters_and_exclusions(tmp_path):
+    """"Did you mean" corrects the query's words and keeps the rest as written: the
+    corrected search still holds the phrase, the filter and the exclusion."""
+    pages = {f"https://a.example/t{i}": html_page(f"Page {i}", f"<p>Each transaction commits in step {i}. {FILLER}</p>")
+             for i in range(3)}
+    pages["https://a.example/log"] = html_page("Log", f"<p>The write-ahead log: each transaction commits. {FILLER}</p>")
+    pages["https://b.example/t"] = html_page("Elsewhere", f"<p>A transaction commits here too. {FILLER}</p>")
+    conn = summarized_site(tmp_path, pages)
+    r = search(conn, '"write-ahead log" transacton', typos=False)  # the phrase's page holds part of it
+    assert (r.corrected, r.suggestion) == (False, '"write-ahead log" transaction')
+    assert urls(search(conn, r.suggestion))[0] == "https://a.example/log"
+    cases = {
+        "transacton site:b.example": ("transaction site:b.example", ["https://b.example/t"]),
+        'transacton -"write-ahead log" -site:b.example': (
+            'transaction -"write-ahead log" -site:b.example', [f"https://a.example/t{i}" for i in range(3)]),
+    }
+    for query, (fixed, expected) in cases.items():
+        r = search(conn, query, typos=False)
+        assert (r.corrected, r.suggestion, r.query) == (True, fixed, query), query
+        assert sorted(urls(r)) == expected, query
+        assert r.message == f"No page holds every word of “{query}”: these are the results for “{fixed}”."
+
+
 def test_a_typo_a_page_or_two_hold_gets_a_suggestion_of_the_far_commoner_word(tmp_path):
     pages = {f"https://a.example/v{i}": html_page(f"Page {i}", f"<p>Run vacuum often, on day {i}. {FILLER}</p>")
              for i in range(21)}

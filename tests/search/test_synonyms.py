@@ -95,6 +95,14 @@ def test_the_command_line_reads_the_table_from_a_file(site, tmp_path, capsys):
         assert code == 2, command
         assert capsys.readouterr().err.strip().endswith(
             f"{table}: synonyms[1]: expected a list of 2 to 20 words or phrases, got ['postgres']"), command
+    for command in (["search", "-s", db, "--synonyms", str(table), "k8s"],
+                    ["search", "-s", db, "--ranking-rules", str(table), "k8s"],
+                    ["serve", "-s", db, "--synonyms", str(table), "--listen-on", "127.0.0.1:1"]):
+        table.write_bytes(b"synonyms = [[\"caf\xe9\", \"coffee\"]]\n")  # Latin-1, not UTF-8
+        assert main(command) == 2, command
+        assert capsys.readouterr().err.strip().endswith(
+            f"{table}: not UTF-8 text ('utf-8' codec can't decode byte 0xe9 in position 17: invalid continuation "
+            "byte); expected a TOML file"), command
     table.write_text('synonym = [["k8s", "kubernetes"]]\n')
     assert main(["search", "-s", db, "--synonyms", str(table), "k8s"]) == 2
     assert capsys.readouterr().err.strip().endswith(

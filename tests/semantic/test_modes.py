@@ -59,6 +59,31 @@ def test_a_quoted_phrase_holds_in_vector_modes(corpus):
     assert len(search_pages(conn, "temporary directory", mode="semantic").results) == 6
 
 
+def test_a_synonym_of_several_words_is_no_quoted_phrase(corpus):
+    """A synonym's words match as a phrase, but the query did not quote them: the pages
+    near in meaning stay results."""
+    from textpile.search.synonyms import synonym_table
+
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    table = synonym_table([["scratch", "temporary directory"]])
+    for mode in ("hybrid", "semantic"):
+        plain = _pages(search_pages(conn, "scratch folder", mode=mode))
+        assert _pages(search_pages(conn, "scratch folder", mode=mode, synonyms=table)) == plain, mode
+    assert len(search_pages(conn, "scratch folder", mode="semantic", synonyms=table).results) == 6
+
+
+def test_an_exclusion_drops_the_pages_keyword_mode_drops(corpus):
+    """An excluded phrase is matched in the search index in every mode: the tempfile page
+    holds "temporary directory" as the parts of TemporaryDirectory."""
+    path, _ = corpus
+    conn = sqlite3.connect(path)
+    assert "tempfile.html" in _pages(search_pages(conn, "scratch folder", mode="semantic"))
+    for mode in ("keyword", "hybrid", "semantic"):
+        assert "tempfile.html" not in _pages(search_pages(conn, 'scratch folder -"temporary directory"', mode=mode))
+    assert len(search_pages(conn, 'scratch folder -"temporary directory"', mode="semantic").results) == 5
+
+
 def test_more_like_this_leaves_the_page_out(corpus):
     path, ids = corpus
     conn = sqlite3.connect(path)

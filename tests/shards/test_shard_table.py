@@ -67,7 +67,7 @@ def test_overrides_win_and_dedicated_shards_are_listed(tmp_path):
     ('shards = ["a"]\n[overrides]\n"https://x.example/page" = "a"\n', "expected an origin (scheme://host[:port])"),
     ('shards = ["a"]\n[overrides]\n"ftp://x.example" = "a"\n', "expected an http(s) URL with a host"),
     ('shards = ["a"]\n[hosts]\nz = "h"\n', "hosts.z: no such shard"),
-    ('shards = ["a"\n', "not a TOML file"),
+    ('shards = ["a"\n', "invalid TOML: "),
     ('shards = ["a", "b"]\n[folders]\na = "x"\nb = "x"\n', "folders: two shards share a folder"),
 ])
 def test_bad_tables_are_refused_naming_file_and_key(tmp_path, text, message):

@@ -41,7 +41,7 @@ def test_a_missing_or_bad_file_is_an_error_naming_it(tmp_path):
         read_extra_config(str(tmp_path / "nope.toml"), None)
     bad = tmp_path / "bad.toml"
     bad.write_text("notice = \n")
-    with pytest.raises(ConfigError, match="bad.toml: the template configuration is not TOML"):
+    with pytest.raises(ConfigError, match="bad.toml: invalid TOML: "):
         read_extra_config(str(bad), None)
 
 

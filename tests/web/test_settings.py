@@ -38,7 +38,16 @@ def _instance(summary_path, settings):
                                                           "group 0"),
     ("fast", "plugins.textpile: expected a table of settings, got 'fast'"),
     ({"shards": "http://a:3000/"}, "plugins.textpile.shards: expected a list of http(s) URLs, got 'http://a:3000/'"),
-    ({"shards": ["ftp://a/"]}, "plugins.textpile.shards: expected a list of http(s) URLs, got ['ftp://a/']"),
+    ({"shards": ["ftp://a/"]}, "plugins.textpile.shards[0]: expected the http(s) URL of a textpile server, "
+                               "got 'ftp://a/'"),
+    ({"shards": ["http://a:3000/", "http://"]}, "plugins.textpile.shards[1]: expected the http(s) URL of a textpile "
+                                                "server, got 'http://'"),
+    ({"shards": ["http://[::1"]}, "plugins.textpile.shards[0]: expected the http(s) URL of a textpile server "
+                                  "(Invalid IPv6 URL), got 'http://[::1'"),
+    ({"shards": ["http://a b/"]}, "plugins.textpile.shards[0]: expected the http(s) URL of a textpile server "
+                                  "(no spaces or control characters), got 'http://a b/'"),
+    ({"shards": ["http://a:99999/"]}, "plugins.textpile.shards[0]: expected the http(s) URL of a textpile server "
+                                      "(Port out of range 0-65535), got 'http://a:99999/'"),
 ])
 def test_a_bad_setting_stops_datasette_naming_it(summary_path, settings, message):
     with pytest.raises(StartupError) as caught:

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from textpile.store.database import open_crawler_db
 
     config = load_config(args.config)
-    conn = open_crawler_db(args.database, create=False)  # a misspelled path is no new, empty database
+    # a misspelled path is no new, empty database; listing only reads
+    conn = open_crawler_db(args.database, create=False, read_only=not args.check)
     try:
         sites = discovered_sites(conn, config, min_pages=args.min_pages)
         if args.check:

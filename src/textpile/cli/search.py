@@ -94,6 +94,21 @@ def _sort(value: str) -> str:
     return _one_of(value, SORTS)
 
 
+def _given(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError(f"expected a value, got {value!r}")
+    return value
+
+
+def _shard_url(value: str) -> str:
+    from textpile.search.shards import shard_url_problem
+
+    problem = shard_url_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}, got {value!r}")
+    return value
+
+
 def _format(value: str) -> str:
     if value not in ("text", "json"):
         raise argparse.ArgumentTypeError(f"expected text or json, got {value!r}")
@@ -189,19 +204,19 @@ _REPEATED = ("summary_dbs", "shards")
 
 # option string -> (field, display name, converter)
 _SEARCH_OPTIONS = {
-    "-s": ("summary_dbs", "-s/--summary-db", str),
-    "--summary-db": ("summary_dbs", "-s/--summary-db", str),
-    "--shard": ("shards", "--shard", str),
+    "-s": ("summary_dbs", "-s/--summary-db", _given),
+    "--summary-db": ("summary_dbs", "-s/--summary-db", _given),
+    "--shard": ("shards", "--shard", _shard_url),
     "--page": ("page", "--page", _page),
     "--per-page": ("per_page", "--per-page", _per_page),
     "--format": ("format", "--format", _format),
     "--time-limit-ms": ("time_limit_ms", "--time-limit-ms", _positive),
     "--mode": ("mode", "--mode", _mode),
-    "--like": ("like", "--like", str),
+    "--like": ("like", "--like", _given),
     "--sort": ("sort", "--sort", _sort),
     "--results-per-site": ("results_per_site", "--results-per-site", _per_site),
-    "--ranking-rules": ("ranking_rules", "--ranking-rules", str),
-    "--synonyms": ("synonyms", "--synonyms", str),
+    "--ranking-rules": ("ranking_rules", "--ranking-rules", _given),
+    "--synonyms": ("synonyms", "--synonyms", _given),
 }
 _LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like",
                      "--sort", "--results-per-site", "--ranking-rules", "--synonyms")
@@ -211,16 +226,18 @@ _LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--forma
 _LONG_OPTION_LIKE = re.compile(r"--[^\W\d_]")
 
 
-def _unknown_option(name: str) -> str:
-    """The message refusing ``name`` (a token with two dashes that is not an option of
-    ``textpile search``, which takes no shortened options): the option it begins or is
-    closest to, when there is one, and how to search for the token itself."""
+def _unknown_option(name: str, token: str) -> str:
+    """The message refusing ``token`` (whose part before ``=`` is ``name``: two dashes that
+    are no option of ``textpile search``, which takes no shortened options): the option it
+    begins or is closest to (whatever its case), when there is one, and how to search for
+    the token itself."""
     import difflib
 
     options = [o for o in (*_SEARCH_OPTIONS, "--facets", "--help") if o.startswith("--")]
-    meant = [o for o in options if o.startswith(name)] or difflib.get_close_matches(name, options, n=1, cutoff=0.75)
+    folded = name.lower()
+    meant = [o for o in options if o.startswith(folded)] or difflib.get_close_matches(folded, options, n=1, cutoff=0.75)
     hint = f" (did you mean {' or '.join(meant)}?)" if meant else ""
-    return f"unrecognized option {name}{hint}; to search for it, write it after --: textpile search -- {name}"
+    return f"unrecognized option {name}{hint}; to search for it, write it after --: textpile search -- {token}"
 
 
 def parse_search_argv(tokens: list[str]) -> SearchArgs:
@@ -273,24 +290,28 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
             i += 1
         elif eq and name in _LONG_WITH_EQUALS:
             token, value = name, inline
+        elif eq and name in ("--facets", "--help"):
+            raise ConfigError(f"argument {name}: takes no value, got {token!r}")
         elif _LONG_OPTION_LIKE.match(token):
-            raise ConfigError(_unknown_option(name))
+            raise ConfigError(_unknown_option(name, token))
         else:
             query.append(token)
             continue
         attr, display, convert = _SEARCH_OPTIONS[token]
-        if attr in _REPEATED:
-            if convert(value) in getattr(out, attr):
-                raise ConfigError(f"argument {display}: {value!r} given twice")
-            getattr(out, attr).append(convert(value))
-            continue
-        if attr in seen:
-            raise ConfigError(f"argument {display}: given twice")
-        seen.add(attr)
+        if attr not in _REPEATED:
+            if attr in seen:
+                raise ConfigError(f"argument {display}: given twice")
+            seen.add(attr)
         try:
-            setattr(out, attr, convert(value))
+            value = convert(value)
         except argparse.ArgumentTypeError as exc:
             raise ConfigError(f"argument {display}: {exc}") from exc
+        if attr not in _REPEATED:
+            setattr(out, attr, value)
+        elif value in getattr(out, attr):
+            raise ConfigError(f"argument {display}: {value!r} given twice")
+        else:
+            getattr(out, attr).append(value)
     out.query = " ".join(query)
     if out.like is not None and (query or out.mode is not None):
         raise ConfigError("argument --like: ranks pages like one page; give it no QUERY and no --mode")
@@ -309,7 +330,7 @@ def register(subparsers) -> None:
     serve.add_argument("-s", "--summary-db", action="append", metavar="FILE",
                        help="the summary database (default: summary.db); given more than once, the shards "
                             "searched as one index, each its own database in SQL exploration")
-    serve.add_argument("--shard", action="append", metavar="URL",
+    serve.add_argument("--shard", action="append", metavar="URL", type=_shard_url,
                        help="a shard served by another textpile (its URL), searched with the summary "
                             "databases as one index; may be given more than once")
     serve.add_argument("-l", "--listen-on", default="127.0.0.1:3000", type=_listen_on, metavar="IP:PORT",
@@ -398,12 +419,9 @@ def run_serve(args) -> int:
 
     from textpile.store.database import connect, sqlite_errors
 
-    from textpile.search.shards import RemoteShard
     from textpile.web.workers import serve_workers
 
-    summary_dbs = args.summary_db or ["summary.db"]
-    for url in args.shard or []:
-        RemoteShard(url)  # a bad URL stops here, named
+    summary_dbs = args.summary_db or ["summary.db"]  # (a bad --shard URL was refused by the parser)
     rules = read_ranking_rules(args.ranking_rules) if args.ranking_rules else None
     synonyms = read_synonyms(args.synonyms) if args.synonyms else None
     extra = read_extra_config(args.extra_config, args.template_location)
@@ -518,7 +536,7 @@ def run_search(args) -> int:
     """Print the results of the query in ``args.search_argv``; exit 0 (also when nothing
     is found), 1 on a bad database, a missing embedding model or a ``--like`` page that
     is not in the index, 2 on bad arguments (argparse's usage error) or a bad
-    ``--ranking-rules`` file.
+    ``--ranking-rules`` or ``--synonyms`` file.
 
     Output is flushed before returning, so that a reader that went away
     (``| head``) raises BrokenPipeError here, inside ``textpile.cli.main``.
@@ -534,10 +552,11 @@ def run_search(args) -> int:
     if opts.help:
         helper.print_help()
         return 0
+    rules, synonyms = _rules(opts), _synonyms(opts)  # bad files stop the command before any search
     if opts.sharded:
-        results = _search_shards(opts)
+        results = _search_shards(opts, rules, synonyms)
     else:
-        results = _search_one(opts)
+        results = _search_one(opts, rules, synonyms)
     if opts.format == "json":
         print(json_terminal_safe(json.dumps(results_json(results), ensure_ascii=False, indent=2)))
     else:
@@ -546,9 +565,10 @@ def run_search(args) -> int:
     return 0
 
 
-def _search_shards(opts: SearchArgs):
+def _search_shards(opts: SearchArgs, rules: tuple, synonyms):
     """The results of ``opts`` over its summary databases and served shards as one index
-    (:class:`textpile.search.fanout.ShardedSearch`).
+    (:class:`textpile.search.fanout.ShardedSearch`), with the ranking ``rules`` and the
+    ``synonyms`` table.
 
     Raises:
         DatabaseError: a summary database is not one (named); a shard that fails while
@@ -565,10 +585,10 @@ def _search_shards(opts: SearchArgs):
         if opts.like is not None:
             return router.more_like_this(opts.like, page=opts.page, per_page=opts.per_page,
                                          budget_ms=opts.time_limit_ms, sort=opts.sort, facets=opts.facets,
-                                         per_site=opts.results_per_site, rules=_rules(opts))
+                                         per_site=opts.results_per_site, rules=rules)
         return router.search(opts.query, mode=opts.mode, page=opts.page, per_page=opts.per_page,
                              budget_ms=opts.time_limit_ms, sort=opts.sort, facets=opts.facets,
-                             per_site=opts.results_per_site, rules=_rules(opts), synonyms=_synonyms(opts))
+                             per_site=opts.results_per_site, rules=rules, synonyms=synonyms)
 
 
 def _rules(opts: SearchArgs) -> tuple:
@@ -598,15 +618,14 @@ def _synonyms(opts: SearchArgs):
     return synonym_table(read_synonyms(opts.synonyms))
 
 
-def _search_one(opts: SearchArgs):
-    """The results of ``opts`` on its one summary database.
+def _search_one(opts: SearchArgs, rules: tuple, synonyms):
+    """The results of ``opts`` on its one summary database, with the ranking ``rules`` and
+    the ``synonyms`` table.
 
     Raises:
         DatabaseError: the database is not a summary database or cannot be searched; when
             no ``-s`` was given and the default summary.db is missing, the message names it
             and points at ``-s/--summary-db``.
-        ConfigError: the ``--ranking-rules`` or ``--synonyms`` file cannot be read or holds a
-            bad rule or group (named).
     """
     from textpile.search.limits import limit_search_connection
     from textpile.search.service import more_like_this, search_pages
@@ -615,7 +634,6 @@ def _search_one(opts: SearchArgs):
     if not opts.summary_dbs and not Path(opts.summary_db).exists():
         raise DatabaseError(f"{opts.summary_db}: no such summary database (the default, in the current "
                             f"folder {Path.cwd()}); give the summary database with -s/--summary-db FILE")
-    rules, synonyms = _rules(opts), _synonyms(opts)
     check_summary_db(opts.summary_db)
     conn = limit_search_connection(open_summary_db(opts.summary_db, create=False, read_only=True))
     try:

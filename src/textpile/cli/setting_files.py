@@ -7,25 +7,7 @@ the entry."""
 from __future__ import annotations
 
 from textpile.errors import ConfigError
-
-
-def _read_toml(path, what: str, option: str = "") -> dict:
-    """The TOML file ``path``, whose content ``what`` (and the ``option`` giving it) names
-    in errors.
-
-    Raises:
-        ConfigError: the file cannot be read or is no TOML (the message names the file and
-            ``what``).
-    """
-    import tomllib
-
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the {what}{option}: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: the {what} is not TOML: {exc}") from exc
+from textpile.toml_file import read_toml
 
 
 def _read_toml_setting(path, key: str, expected: str, what: str) -> object:
@@ -36,7 +18,7 @@ def _read_toml_setting(path, key: str, expected: str, what: str) -> object:
         ConfigError: the file cannot be read, is no TOML or has another key (named, with
             ``expected``, how the key is written); ``what`` names the file's content.
     """
-    data = _read_toml(path, what)
+    data = read_toml(path, what)
     unknown = sorted(set(data) - {key})
     if unknown:
         raise ConfigError(f"{path}: unknown key {unknown[0]!r} (expected {expected})")
@@ -97,4 +79,4 @@ def read_extra_config(path, template_location) -> dict | None:
         if template_location is None or not (Path(template_location) / "extra.toml").is_file():
             return None
         path = Path(template_location) / "extra.toml"
-    return _read_toml(path, "template configuration", " (-e/--extra-config)")
+    return read_toml(path, "template configuration (-e/--extra-config)")

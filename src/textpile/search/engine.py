@@ -649,6 +649,4 @@ def _ranked_search(conn, parsed: ParsedQuery, plan: QueryPlan, analyzer: Analyze
             linked.add(site)
             result.more_from_site = refine(out.query, "site", [f"site:{site}"])
     if (out.total < 3 or found.partial or (typo is not None and typo[2])) and not out.timed_out:  # maybe a typo
-        words = [t.text for t in parsed.positive_terms if not t.phrase]
-        suggestion = did_you_mean(conn, words) if words else None
-        out.suggestion = suggestion or None
+        out.suggestion = did_you_mean(conn, out.query)

@@ -212,7 +212,26 @@ def matches_subdomains(site: str) -> bool:
 
 def _split_items(text: str) -> list[tuple[str, str, bool]]:
     """Split cleaned text into (kind, text, negated) items; kind is word or phrase."""
-    items: list[tuple[str, str, bool]] = []
+    return [item[:3] for item in _items_with_spans(text)]
+
+
+def with_words_replaced(raw: str, replacements: dict[str, str]) -> str:
+    """The query ``raw`` (cleaned, :func:`clean_text`) with each word written outside quotes
+    that is a key of ``replacements`` (as typed) replaced by its value; its phrases,
+    filters, exclusions and every other word kept as written ("did you mean" corrects the
+    words of a query, not the rest of it)."""
+    text = clean_text(raw)
+    out, last = [], 0
+    for kind, content, _negated, start, end in _items_with_spans(text):
+        if kind == "word" and content in replacements:
+            out.append(text[last:start] + replacements[content])
+            last = end
+    return "".join(out) + text[last:]
+
+
+def _items_with_spans(text: str) -> list[tuple[str, str, bool, int, int]]:
+    """:func:`_split_items`'s items, each with its start and end in ``text``."""
+    items: list[tuple[str, str, bool, int, int]] = []
     i = 0
     n = len(text)
     while i < n:
@@ -228,14 +247,14 @@ def _split_items(text: str) -> list[tuple[str, str, bool]]:
             got = _read_phrase(text, j)
             if got is not None:
                 content, end = got
-                items.append(("phrase", content, negated))
+                items.append(("phrase", content, negated, i, end))
                 i = end
                 continue
         # an ordinary word: up to the next whitespace
         end = i
         while end < n and not text[end].isspace():
             end += 1
-        items.append(("word", text[i:end], False))
+        items.append(("word", text[i:end], False, i, end))
         i = end
     return items
 

@@ -12,8 +12,9 @@ A search runs in one of three modes (:data:`MODES`), built from three stages:
 
 Both vector modes go through the keyword search's one hook (``reorder``), so paging,
 snippets, section links, filters and the time budget are the keyword search's. Filters
-(``site:``, ``host:``, ``lang:``), exclusions (``-"phrase"``) and quoted phrases hold
-for the pages the vectors find too. A summary database without vectors (summarized with
+(``site:``, ``host:``, ``lang:``) and exclusions (``-"phrase"``) hold for the pages the
+vectors find too, and such a page holds every phrase the query quoted
+(:func:`textpile.search.nearest.unmatched`). A summary database without vectors (summarized with
 ``--no-embeddings``, or by a textpile without them) answers a vector mode with keyword
 results and says so.
 
@@ -34,7 +35,7 @@ from textpile.search.candidates import page_infos
 from textpile.search.engine import search
 from textpile.search.features import Scored
 from textpile.search.hybrid import hybrid_ranking
-from textpile.search.nearest import lacking_phrases, nearest_pages, query_text
+from textpile.search.nearest import nearest_pages, query_text
 from textpile.search.query import ParsedQuery
 from textpile.search.rerank import Rescorer
 from textpile.search.weights import core_indexes
@@ -84,9 +85,8 @@ class _VectorRanking:
         self.exclude = exclude
 
     def __call__(self, conn: sqlite3.Connection, parsed: ParsedQuery, keyword: list[Scored],
-                 timed_out: bool = False, rescorer: Rescorer | None = None) -> tuple[list[Scored], bool]:
-        if self.mode == "hybrid" and not keyword and not timed_out and (
-                rescorer is None or len(core_indexes(rescorer.plan)) < 2):
+                 timed_out: bool, rescorer: Rescorer) -> tuple[list[Scored], bool]:
+        if self.mode == "hybrid" and not keyword and not timed_out and len(core_indexes(rescorer.plan)) < 2:
             # no page holds the one word searched for: keep the empty ranking, so the
             # engine offers "did you mean" (a typo) instead of pages that are only near in
             # meaning (a description in words no page uses gets the pages near in meaning;
@@ -94,11 +94,8 @@ class _VectorRanking:
             return keyword, True
         vectors = self.semantic.ready(model=self.query_vector is None).vectors
         q = self.query_vector if self.query_vector is not None else self.semantic.embedder.embed_one(query_text(parsed))
-        nearest = nearest_pages(conn, parsed, vectors, q, self.exclude)
-        if rescorer is not None:  # a quoted phrase holds in every mode
-            lacking = lacking_phrases(conn, rescorer.plan, [i for i, _ in nearest])
-            nearest = [(i, sim) for i, sim in nearest if i not in lacking]
-        if self.mode == "hybrid" and rescorer is not None:
+        nearest = nearest_pages(conn, parsed, rescorer.plan, vectors, q, self.exclude)
+        if self.mode == "hybrid":
             return hybrid_ranking(conn, keyword, nearest, vectors, q, rescorer), True
         similarity = dict(nearest)
         by_id = {s.info.entity_generation_id: s for s in keyword}

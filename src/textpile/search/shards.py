@@ -567,14 +567,38 @@ class _ConnectionPool:
             conn.close()
 
 
+def shard_url_problem(url: object) -> str | None:
+    """Why ``url`` is not the http(s) URL of a textpile server (``http://host:3000/``), as
+    a sentence to follow its name; None when it is one: a string without spaces or
+    control characters that parses, with the scheme http or https, a host and a valid
+    port when it has one."""
+    expected = "expected the http(s) URL of a textpile server"
+    if not isinstance(url, str) or not url:
+        return expected
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        return f"{expected} (no spaces or control characters)"
+    try:
+        parsed = urllib.parse.urlsplit(url)
+        parsed.port  # a port that is no number in range raises  # noqa: B018
+    except ValueError as exc:
+        return f"{expected} ({exc})"
+    if parsed.scheme.lower() not in ("http", "https") or not parsed.hostname:
+        return expected
+    return None
+
+
 class RemoteShard:
     """A shard served by another textpile (``textpile serve``) at ``url`` (its root),
-    asked through its shard endpoint (:data:`SHARD_PATH`)."""
+    asked through its shard endpoint (:data:`SHARD_PATH`).
+
+    Raises:
+        ShardError: ``url`` is no http(s) URL of a server (:func:`shard_url_problem`).
+    """
 
     def __init__(self, url: str) -> None:
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ShardError(f"--shard {url!r}: expected the http(s) URL of a textpile server")
+        problem = shard_url_problem(url)
+        if problem is not None:
+            raise ShardError(f"{url!r}: {problem}")
         self.url = url.rstrip("/")
         self.name = self.url
 

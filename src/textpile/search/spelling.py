@@ -19,6 +19,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
 from textpile.index.analysis import fold
+from textpile.search.query import parse_query, with_words_replaced
 
 MIN_DOCS = 2
 #: A word some pages hold is corrected only to a close word this many times as common...
@@ -63,16 +64,15 @@ def suggest_word(conn: sqlite3.Connection, word: str) -> str | None:
     return best[0]
 
 
-def did_you_mean(conn: sqlite3.Connection, words: list[str]) -> str | None:
-    """The query ``words`` with each unknown word replaced by its suggestion, or None when
-    no word has one."""
-    changed = False
-    out = []
-    for word in words:
-        suggestion = suggest_word(conn, word) if word.isalpha() else None
-        if suggestion:
-            changed = True
-            out.append(suggestion)
-        else:
-            out.append(word)
-    return " ".join(out) if changed else None
+def did_you_mean(conn: sqlite3.Connection, query: str) -> str | None:
+    """The query ``query`` with each of its words (outside quotes; not its filters or
+    exclusions) that has a suggestion (:func:`suggest_word`) replaced by it, the rest of
+    the query as written (:func:`textpile.search.query.with_words_replaced`); None when no
+    word has one."""
+    corrections = {}
+    for term in parse_query(query).positive_terms:
+        if not term.phrase and term.text not in corrections and term.text.isalpha():
+            suggestion = suggest_word(conn, term.text)
+            if suggestion:
+                corrections[term.text] = suggestion
+    return with_words_replaced(query, corrections) if corrections else None

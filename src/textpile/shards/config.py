@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from textpile.errors import ConfigError
+from textpile.toml_file import read_toml
 from textpile.store.urls import UrlError, parse_url
 
 #: What a shard name may be: it names a folder, a Dagster asset key prefix and a pool.
@@ -176,12 +176,7 @@ def load_shards(path: str | Path) -> Shards:
             the file and key.
     """
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the shard table ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a TOML file ({exc})") from None
+    data = read_toml(path, "shard table")
     for key in data:
         if key not in _KEYS:
             raise ConfigError(f"{path}: unknown key {key!r}; expected one of {', '.join(_KEYS)}")

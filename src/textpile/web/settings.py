@@ -44,6 +44,7 @@ from textpile.search.boosts import RankingRule
 from textpile.search.budget import DEFAULT_BUDGET_MS
 from textpile.search.grouping import DEFAULT_PER_SITE
 from textpile.search.results import MAX_PER_PAGE
+from textpile.search.shards import shard_url_problem
 from textpile.search.synonyms import NO_SYNONYMS, Synonyms, synonym_table
 
 #: The largest search time limit accepted (the CLI's bound).
@@ -124,9 +125,12 @@ def remote_shards(config: dict | None) -> list[str]:
     if "shards" not in config:
         return []
     value = config["shards"]
-    if not isinstance(value, list) or not all(isinstance(u, str) and u.lower().startswith(("http://", "https://"))
-                                              for u in value):
+    if not isinstance(value, list):
         raise SettingsError(f"plugins.textpile.shards: expected a list of http(s) URLs, got {value!r}")
+    for i, url in enumerate(value):
+        problem = shard_url_problem(url)
+        if problem is not None:
+            raise SettingsError(f"plugins.textpile.shards[{i}]: {problem}, got {url!r}")
     return list(value)
 def results_per_site(config: dict | None) -> int:
     """The ``results_per_site`` of the plugin ``config`` (checked as :func:`search_time_limit_ms`

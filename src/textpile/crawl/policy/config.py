@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -48,6 +47,7 @@ from textpile.crawl.policy.traps import DEFAULT_MAX_URLS_PER_PATTERN, DEFAULT_SE
 from textpile.crawl.policy.values import (boolean, database_path, parameter_names, parse_duration, seed_list,
                                          single_line, site_list, string, whole_number, word_list)
 from textpile.errors import ConfigError
+from textpile.toml_file import read_toml
 from textpile.store.urls import ParsedUrl, parse_url
 
 #: User agent used when none is configured (page "Crawler User-Agent and robots.txt").
@@ -261,26 +261,6 @@ def _unknown_key(path: Path, key_path: str, name: str, allowed: Sequence[str], e
     return _file_error(path, key_path, f"unknown key; expected {expected}")
 
 
-def _load(path: Path) -> dict[str, Any]:
-    """The TOML table of the file at ``path``.
-
-    Raises:
-        ConfigError: unreadable, not UTF-8 or not TOML (names the file).
-    """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the configuration file: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-        # A UTF-8 byte order mark (written by some Windows editors) is not TOML; skip it.
-        return tomllib.loads(text[1:] if text.startswith("\ufeff") else text)
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc}); expected a TOML file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-
-
 def _checked(path: Path, key: str, check: Callable[[Any], Any], value: Any) -> Any:
     """``check(value)``, its refusal a ConfigError naming the file and the key path."""
     try:
@@ -345,7 +325,7 @@ def _read(path: Path, keys: Sequence[str], what: str) -> ConfigValues:
     refused (``what`` says which are allowed), policies compiled, every other value
     checked by :class:`CrawlConfig` (missing keys are the caller's business); the first
     problem in the file's order raises a ConfigError naming the file and the key path."""
-    data = _load(path)
+    data = read_toml(path, "configuration file")
     settings = {_FIELD_OF_KEY.get(key, key): value for key, value in data.items()
                 if key in keys and key not in _POLICY_KEYS}
     problems: dict[str, tuple[str, str]] = {}
