@@ -103,6 +103,8 @@ def test_option_twice_or_without_value_is_a_usage_error(db, capsys):
 
 
 def test_help_anywhere(capsys):
+    assert main(["search", "--help", "--bogus", "--page", "-1"]) == 0  # help, whatever else the line holds
+    assert capsys.readouterr().out.startswith("usage: textpile search")
     assert main(["search", "vacuum", "-h"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: textpile search [-h] [-s FILE] [--shard URL] [--page N] [--per-page N]")
@@ -209,3 +211,31 @@ def test_a_bad_shard_url_is_refused_naming_it(db, capsys, url, why):
     with pytest.raises(SystemExit) as exc:
         main(["serve", "-s", db, "--shard", url])
     assert exc.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(f"error: {message}")
+
+
+def test_explain_prints_each_result_s_score_and_features(db, capsys):
+    """``--explain``: each shown result's score and the rerank features behind it (the
+    ranking rules' boost among them), in JSON under "explained", in text a line each."""
+    rules = Path(db).with_name("rules.toml")
+    rules.write_text('[[ranking_rules]]\nif.url.host.equals = "docs.example.org"\nboost = 2.5\n')
+    code, out, _ = run(capsys, "-s", db, "--mode", "keyword", "--format", "json", "--explain",
+                       "--ranking-rules", str(rules), "vacuum")
+    doc = json.loads("\n".join(out))
+    assert code == 0 and [r["url"] for r in doc["list"]] == ["https://docs.example.org/vacuum",
+                                                              "http://127.0.0.1:8080/notes"]
+    explained = doc["explained"]
+    assert [e["url"] for e in explained] == [r["page_url"] for r in doc["list"]]
+    assert [e["held"] for e in explained] == [1.0, 1.0]
+    assert explained[0]["features"]["ranking_rules"] == 2.5 and "ranking_rules" not in explained[1]["features"]
+    assert explained[0]["features"]["title_cover"] == 1.0 and explained[1]["features"]["title_cover"] == 0.0
+    assert explained[0]["score"] - explained[1]["score"] > 2.5
+    code, out, _ = run(capsys, "-s", db, "--mode", "keyword", "--explain", "vacuum")
+    lines = [line for line in out if line.startswith("   score ")]
+    assert code == 0 and len(lines) == 2
+    assert lines[0].startswith("   score ") and " · held 1.00 · bm25 1, title_cover 1," in lines[0]
+    code, out, _ = run(capsys, "-s", db, "--format", "json", "vacuum")
+    assert "explained" not in json.loads("\n".join(out))  # the JSON fields stay as they are without it
+    with pytest.raises(ConfigError, match="^argument --explain: explains a search of one summary database, "
+                                          "not over shards$"):
+        from textpile.cli.search import parse_search_argv
+        parse_search_argv(["-s", db, "-s", "b.db", "--explain", "vacuum"])

@@ -152,6 +152,9 @@ def search_help_parser() -> argparse.ArgumentParser:
     parser.add_argument("--facets", action="store_true",
                         help="also print how many matching pages are on each site, under each path prefix "
                              "(a version or section), in each language and of each year")
+    parser.add_argument("--explain", action="store_true",
+                        help="also print each result's score and the rerank features behind it (their "
+                             "values; in JSON \"explained\"); one summary database only")
     parser.add_argument("--results-per-site", default=0, metavar="N",
                         help="at most N results of one site on a result page when more than one site "
                              "matches, the rest on later pages, from 0 to 100 (default: 0, rank order)")
@@ -184,6 +187,7 @@ class SearchArgs:
     like: str | None = None
     sort: str | None = None
     facets: bool = False
+    explain: bool = False
     results_per_site: int = 0
     ranking_rules: str | None = None
     synonyms: str | None = None
@@ -218,6 +222,8 @@ _SEARCH_OPTIONS = {
     "--ranking-rules": ("ranking_rules", "--ranking-rules", _given),
     "--synonyms": ("synonyms", "--synonyms", _given),
 }
+#: The flags (options without a value) and their fields.
+_FLAGS = {"--facets": "facets", "--explain": "explain"}
 _LONG_WITH_EQUALS = ("--summary-db", "--shard", "--page", "--per-page", "--format", "--time-limit-ms", "--mode", "--like",
                      "--sort", "--results-per-site", "--ranking-rules", "--synonyms")
 
@@ -233,7 +239,7 @@ def _unknown_option(name: str, token: str) -> str:
     the token itself."""
     import difflib
 
-    options = [o for o in (*_SEARCH_OPTIONS, "--facets", "--help") if o.startswith("--")]
+    options = [o for o in (*_SEARCH_OPTIONS, *_FLAGS, "--help") if o.startswith("--")]
     folded = name.lower()
     meant = [o for o in options if o.startswith(folded)] or difflib.get_close_matches(folded, options, n=1, cutoff=0.75)
     hint = f" (did you mean {' or '.join(meant)}?)" if meant else ""
@@ -251,7 +257,7 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     ``--mode=M``, ``--like PAGE``, ``--like=PAGE``, ``--sort relevance|date``,
     ``--sort=...``, ``--results-per-site N``, ``--results-per-site=N``, ``--ranking-rules
     FILE``, ``--ranking-rules=FILE``, ``--synonyms FILE``, ``--synonyms=FILE``, and the
-    flags ``--facets``, ``-h``, ``--help``. No
+    flags ``--facets``, ``--explain``, ``-h``, ``--help``. No
     abbreviations, no ``-sFILE``.
     Every other token (``-site:x``, ``-json``, ``-"a b"``) is part of the query, in
     order, except one that starts with two dashes and a letter (``--per-pgae``, ``--per``:
@@ -277,10 +283,10 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
         if token in ("-h", "--help"):
             out.help = True
             continue
-        if token == "--facets":
-            if out.facets:
-                raise ConfigError("argument --facets: given twice")
-            out.facets = True
+        if token in _FLAGS:
+            if getattr(out, _FLAGS[token]):
+                raise ConfigError(f"argument {token}: given twice")
+            setattr(out, _FLAGS[token], True)
             continue
         name, eq, inline = token.partition("=")
         if token in _SEARCH_OPTIONS:
@@ -290,7 +296,7 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
             i += 1
         elif eq and name in _LONG_WITH_EQUALS:
             token, value = name, inline
-        elif eq and name in ("--facets", "--help"):
+        elif eq and (name in _FLAGS or name == "--help"):
             raise ConfigError(f"argument {name}: takes no value, got {token!r}")
         elif _LONG_OPTION_LIKE.match(token):
             raise ConfigError(_unknown_option(name, token))
@@ -315,6 +321,8 @@ def parse_search_argv(tokens: list[str]) -> SearchArgs:
     out.query = " ".join(query)
     if out.like is not None and (query or out.mode is not None):
         raise ConfigError("argument --like: ranks pages like one page; give it no QUERY and no --mode")
+    if out.explain and out.sharded:
+        raise ConfigError("argument --explain: explains a search of one summary database, not over shards")
     if not query and not out.help and out.like is None:
         raise ConfigError("the following arguments are required: QUERY")
     return out
@@ -456,7 +464,7 @@ def run_serve(args) -> int:
     return 0
 
 
-def format_text(results) -> str:
+def format_text(results, explain: bool = False) -> str:
     """Return the terminal rendering of ``results``: a header, then numbered results.
 
     Header: ``N result(s), showing A-B``; past the last page ``No results on page P
@@ -464,8 +472,9 @@ def format_text(results) -> str:
     there is a suggestion; the header says ``newest first`` in the date order; with facets,
     their lines (:func:`_facet_lines`). Each result: ``N. title`` (``› section title`` when
     it links to a section), then indented URL, snippet (tags removed), a line of date and
-    language when known, and ``More from SITE: QUERY`` when grouping moved more of its
-    site's results to later pages.
+    language when known, ``More from SITE: QUERY`` when grouping moved more of its
+    site's results to later pages, and with ``explain`` (:func:`shown_explained`) a line
+    ``score S · held H · feature value, ...`` (its features that are not 0).
     Every text taken from the database or the query goes through
     :func:`textpile.search.terminal.terminal_text` (no escape sequences or control
     characters reach the terminal).
@@ -474,6 +483,7 @@ def format_text(results) -> str:
     from textpile.search.terminal import terminal_text as safe
 
     lines = []
+    explained = {e["url"]: e for e in shown_explained(results)} if explain else {}
     first = results.page * results.per_page + 1
     message = results.message
     if results.total and results.results:
@@ -505,7 +515,20 @@ def format_text(results) -> str:
             lines.append("   " + " · ".join(meta))
         if r.more_from_site:
             lines.append(f"   More from {safe(r.site)}: {safe(r.more_from_site)}")
+        if explain and explained.get(r.page_url) is not None:
+            e = explained[r.page_url]
+            features = ", ".join(f"{name} {value:.3g}" for name, value in e["features"].items() if value)
+            lines.append(f"   score {e['score']:.3f} · held {e['held']:.2f} · {features}")
     return "\n".join(lines)
+
+
+def shown_explained(results) -> list[dict]:
+    """The explained candidates (``search(explain=True)``: ``{"url", "held", "score",
+    "features", "raw"}``) of the results shown, in their order: what ``--explain`` prints
+    (the features are those of :mod:`textpile.search.rank`, ``ranking_rules`` a rule's
+    boost). Empty when the search was not explained."""
+    by_url = {e["url"]: e for e in results.explained or []}
+    return [by_url[r.page_url] for r in results.results if r.page_url in by_url]
 
 
 #: The facets ``--facets`` prints, with their labels (as the search page's headings).
@@ -545,8 +568,13 @@ def run_search(args) -> int:
     from textpile.search.terminal import json_terminal_safe
 
     helper = search_help_parser()
+    tokens = list(args.search_argv)
+    options = tokens[:tokens.index("--")] if "--" in tokens else tokens
+    if "-h" in options or "--help" in options:  # help, whatever else the line holds
+        helper.print_help()
+        return 0
     try:
-        opts = parse_search_argv(list(args.search_argv))
+        opts = parse_search_argv(tokens)
     except ConfigError as exc:
         helper.error(str(exc))  # exits 2 with the usage line
     if opts.help:
@@ -558,9 +586,12 @@ def run_search(args) -> int:
     else:
         results = _search_one(opts, rules, synonyms)
     if opts.format == "json":
-        print(json_terminal_safe(json.dumps(results_json(results), ensure_ascii=False, indent=2)))
+        doc = results_json(results)
+        if opts.explain:
+            doc["explained"] = shown_explained(results)
+        print(json_terminal_safe(json.dumps(doc, ensure_ascii=False, indent=2)))
     else:
-        print(format_text(results))
+        print(format_text(results, explain=opts.explain))
     sys.stdout.flush()
     return 0
 
@@ -642,7 +673,7 @@ def _search_one(opts: SearchArgs, rules: tuple, synonyms):
             if warning is not None:
                 print(warning, file=sys.stderr, flush=True)
             options = dict(page=opts.page, per_page=opts.per_page, budget_ms=opts.time_limit_ms, sort=opts.sort,
-                           facets=opts.facets, per_site=opts.results_per_site, rules=rules)
+                           facets=opts.facets, per_site=opts.results_per_site, rules=rules, explain=opts.explain)
             if opts.like is not None:
                 results = more_like_this(conn, opts.like, **options)
             else:
