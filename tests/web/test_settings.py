@@ -89,3 +89,14 @@ def test_the_synonyms_setting_is_the_served_index_table(summary_path):
     plain = _instance(summary_path, {})
     asyncio.run(plain.invoke_startup())
     assert json.loads(asyncio.run(plain.client.get("/search?q=moggy&format=json")).text)["total"] == 0
+
+
+def test_the_synonym_table_is_built_once_for_every_search():
+    """The search page reads the setting at every search: the same table, built once (the
+    largest allowed takes 25 ms to build)."""
+    from textpile.web.settings import search_synonyms
+
+    config = {"synonyms": [[f"w{g}x{m}" for m in range(20)] for g in range(1000)]}
+    first = search_synonyms(config)
+    assert len(first.groups) == 1000 and search_synonyms({"synonyms": [list(g) for g in config["synonyms"]]}) is first
+    assert search_synonyms({"synonyms": [["k8s", "kubernetes"]]}).groups == (("k8s", "kubernetes"),)
