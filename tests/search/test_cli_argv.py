@@ -133,6 +133,11 @@ def test_parse_search_argv_forms():
     assert parse_search_argv(["x", "--", "--amend"]) == SearchArgs(query="x --amend")
 
 
+def test_a_word_of_dashes_and_no_letter_is_a_query_word(db, capsys):
+    code, out, err = run(capsys, "-s", db, "--format", "json", "vacuum", "--=x")
+    assert (code, err, json.loads("\n".join(out))["query"]) == (0, "", "vacuum --=x")
+
+
 @pytest.mark.parametrize("tokens, message", [
     (["--per-pgae", "3", "json"], "unrecognized option --per-pgae (did you mean --per-page?)"),
     (["x", "--summ", "y"], "unrecognized option --summ (did you mean --summary-db?)"),

@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="textpile",
         description="Crawl a chosen set of websites, summarize them into a search index, search it.",
+        allow_abbrev=False,  # (else a query word of textpile search such as --=x is taken for --help or --version)
     )
     parser.add_argument("--version", action="version", version=f"textpile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
