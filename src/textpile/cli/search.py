@@ -431,7 +431,7 @@ def run_serve(args) -> int:
 
     summary_dbs = args.summary_db or ["summary.db"]  # (a bad --shard URL was refused by the parser)
     rules = read_ranking_rules(args.ranking_rules) if args.ranking_rules else None
-    synonyms = read_synonyms(args.synonyms) if args.synonyms else None
+    synonyms = [list(group) for group in read_synonyms(args.synonyms).groups] if args.synonyms else None
     extra = read_extra_config(args.extra_config, args.template_location)
     build = dict(summary_db=list(summary_dbs), template_dir=args.template_location,
                  sql_time_limit_ms=args.sql_time_limit_ms, search_time_limit_ms=args.search_time_limit_ms,
@@ -642,11 +642,9 @@ def _synonyms(opts: SearchArgs):
     Raises:
         ConfigError: the file cannot be read or holds a bad table (named).
     """
-    from textpile.search.synonyms import NO_SYNONYMS, synonym_table
+    from textpile.search.synonyms import NO_SYNONYMS
 
-    if opts.synonyms is None:
-        return NO_SYNONYMS
-    return synonym_table(read_synonyms(opts.synonyms))
+    return NO_SYNONYMS if opts.synonyms is None else read_synonyms(opts.synonyms)
 
 
 def _search_one(opts: SearchArgs, rules: tuple, synonyms):

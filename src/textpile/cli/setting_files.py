@@ -6,8 +6,13 @@ the entry."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textpile.errors import ConfigError
 from textpile.toml_file import read_toml
+
+if TYPE_CHECKING:
+    from textpile.search.synonyms import Synonyms
 
 
 def _read_toml_setting(path, key: str, expected: str, what: str) -> object:
@@ -43,23 +48,20 @@ def read_ranking_rules(path) -> list[dict]:
     return rules
 
 
-def read_synonyms(path) -> list[list[str]]:
+def read_synonyms(path) -> Synonyms:
     """The synonym table of the TOML file ``path`` (``synonyms = [["k8s", "kubernetes"],
     ...]``), checked (:func:`textpile.search.synonyms.synonym_table`); a file without the
-    key gives none.
+    key gives the empty table.
 
     Raises:
         ConfigError: the file cannot be read, is no TOML, has keys other than
             ``synonyms``, or the table is bad (the message names the file and the entry:
             ``synonyms.toml: synonyms[1]: ...``).
     """
-    from textpile.search.synonyms import synonym_table
+    from textpile.search.synonyms import NO_SYNONYMS, synonym_table
 
     groups = _read_toml_setting(path, "synonyms", "synonyms = [[...], ...]", "synonym table")
-    if groups is None:
-        return []
-    synonym_table(groups, f"{path}: synonyms")
-    return groups
+    return NO_SYNONYMS if groups is None else synonym_table(groups, f"{path}: synonyms")
 
 
 def read_extra_config(path, template_location) -> dict | None:

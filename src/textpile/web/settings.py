@@ -131,7 +131,7 @@ def search_time_limit_ms(config: dict | None) -> int:
     value = config.get("search_time_limit_ms", DEFAULT_BUDGET_MS)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SEARCH_TIME_LIMIT_MS:
         raise SettingsError("plugins.textpile.search_time_limit_ms: expected a whole number from 1 to "
-                           f"{MAX_SEARCH_TIME_LIMIT_MS}, got {value!r}")
+                            f"{MAX_SEARCH_TIME_LIMIT_MS}, got {value!r}")
     return value
 
 
@@ -153,6 +153,8 @@ def remote_shards(config: dict | None) -> list[str]:
         if problem is not None:
             raise SettingsError(f"plugins.textpile.shards[{i}]: {problem}, got {url!r}")
     return list(value)
+
+
 def results_per_site(config: dict | None) -> int:
     """The ``results_per_site`` of the plugin ``config`` (checked as :func:`search_time_limit_ms`
     checks the config).
@@ -165,7 +167,7 @@ def results_per_site(config: dict | None) -> int:
     value = (config or {}).get("results_per_site", DEFAULT_PER_SITE)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PER_PAGE:
         raise SettingsError(f"plugins.textpile.results_per_site: expected a whole number from 0 to {MAX_PER_PAGE}, "
-                           f"got {value!r}")
+                            f"got {value!r}")
     return value
 
 
@@ -229,7 +231,7 @@ def extra_config(config: dict | None) -> dict:
     if not isinstance(links, list) or not all(isinstance(link, dict) and isinstance(link.get("title"), str)
                                               and isinstance(link.get("url"), str) for link in links):
         raise SettingsError("plugins.textpile.extra.links: expected a list of tables with a text title and url, "
-                           f"got {links!r}")
+                            f"got {links!r}")
     return extra
 
 
